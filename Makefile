@@ -1,0 +1,44 @@
+# One command each, on a fresh clone: `make book`, `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PROFILE ?= cpu
+CHAPTER ?=
+PARAMS ?=
+
+.PHONY: book test unit smoke chapter clean clean-cache venv
+
+venv: $(VENV)/.installed
+
+# The environment is (re)created whenever the pinned dependencies change.
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	touch $@
+
+## Execute every chapter at the cpu profile (stale ones only) and build the HTML.
+book: venv
+	$(PY) -m normbook.build book --profile $(PROFILE)
+
+## Unit tests, every chapter executed at smoke with an empty cache, book built with -W.
+test: unit smoke
+
+unit: venv
+	$(PY) -m pytest
+
+smoke: venv
+	rm -rf _build/smoke/cache
+	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(PY) -m normbook.build book --profile smoke --strict --force
+
+## Re-execute one chapter with new parameters and rebuild its page:
+##   make chapter CHAPTER=book/a1_localization.py PARAMS='-p seq_len 200 -p norm group'
+chapter: venv
+	@test -n "$(CHAPTER)" || { echo "error: set CHAPTER=book/<chapter>.py"; exit 2; }
+	$(PY) -m normbook.build chapter $(CHAPTER) --profile $(PROFILE) $(PARAMS)
+
+clean:
+	rm -rf _build
+
+clean-cache: venv
+	$(PY) -m normbook.cache clear

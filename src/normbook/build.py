@@ -1,0 +1,223 @@
+"""The book pipeline: jupytext source -> papermill (profile + overrides) -> executed .ipynb
+-> Jupyter Book (execution off) rendering the executed notebooks.
+
+    python -m normbook.build book [--profile cpu] [--strict] [--force]
+    python -m normbook.build chapter book/a1_localization.py [--profile cpu] [-p NAME VALUE ...]
+
+A chapter whose source, parameters and library code are unchanged is not re-executed.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from . import cache
+from .params import PROFILES, ParameterError
+from .specs import SPECS
+
+ROOT = cache.REPO_ROOT
+BOOK = ROOT / "book"
+STATIC_SUFFIXES = {".md", ".bib", ".png", ".svg", ".jpg", ".css"}
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def build_dir(profile: str) -> Path:
+    return ROOT / "_build" / profile
+
+
+def html_dir(profile: str) -> Path:
+    return build_dir(profile) / "site" / "_build" / "html"
+
+
+def toc_files() -> list[str]:
+    """Every file the table of contents names, in order (without suffix)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for e in entries or []:
+            if "file" in e:
+                files.append(e["file"])
+            walk(e.get("sections"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return files
+
+
+def chapters() -> list[Path]:
+    """The executable chapters (jupytext percent-format .py files) in TOC order."""
+    return [ROOT / f"{f}.py" for f in toc_files() if (ROOT / f"{f}.py").exists()]
+
+
+def spec_for(path: Path):
+    try:
+        return SPECS[path.stem]
+    except KeyError:
+        raise BuildError(f"chapter {path.name} has no parameter spec in normbook.specs") from None
+
+
+def library_hash() -> str:
+    h = hashlib.sha256()
+    for f in sorted((ROOT / "src" / "normbook").rglob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def stamp(path: Path, params: dict) -> str:
+    blob = json.dumps({"source": path.read_text(), "params": params, "library": library_hash()},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def parse_overrides(path: Path, pairs: list[list[str]]) -> dict:
+    """``-p name value`` pairs, validated against the chapter's spec (one-line errors)."""
+    spec = spec_for(path)
+    raw = {k: v for k, v in pairs}
+    profile = raw.pop("profile", None)
+    values = {k: spec.param(k).check(v) for k, v in raw.items()}
+    if profile is not None:
+        values["profile"] = profile
+    return values
+
+
+def execute(path: Path, profile: str, overrides: dict, force: bool = False) -> tuple[Path, float | None]:
+    """Execute one chapter with papermill unless its stamp is current. Returns (notebook, seconds)."""
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+    spec = spec_for(path)
+    overrides = dict(overrides)
+    profile = overrides.pop("profile", profile)
+    resolved = spec.resolve(profile, **overrides)  # fail before any compute
+    out_dir = build_dir(profile) / "executed" / path.parent.relative_to(ROOT)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{path.stem}.ipynb"
+    stamp_file = out.with_suffix(".stamp")
+    key = stamp(path, dict(resolved))
+    if not force and out.exists() and stamp_file.exists() and stamp_file.read_text() == key:
+        print(f"[up to date] {path.relative_to(ROOT)} ({profile})", flush=True)
+        return out, None
+    stamp_file.unlink(missing_ok=True)
+    nb = jupytext.read(path)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    src = out_dir / f".{path.stem}.source.ipynb"
+    nbformat.write(nb, src)
+    params = {"profile": profile, **overrides}
+    print(f"[execute] {path.relative_to(ROOT)} profile={profile} overrides={overrides}", flush=True)
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(str(src), str(out), parameters=params, kernel_name="python3",
+                            cwd=str(path.parent), progress_bar=False, log_output=True)
+    except pm.PapermillExecutionError as exc:
+        raise BuildError(f"{path.relative_to(ROOT)} failed in cell {exc.exec_count}: "
+                         f"{exc.ename}: {exc.evalue}\n(executed notebook with the error: {out})") from None
+    finally:
+        src.unlink(missing_ok=True)
+    seconds = time.perf_counter() - t0
+    stamp_file.write_text(key)
+    print(f"[done] {path.relative_to(ROOT)} in {seconds:.1f} s", flush=True)
+    return out, seconds
+
+
+def _copy_if_changed(src: Path, dst: Path) -> None:
+    """Copy preserving unchanged files, so Sphinx re-reads only what changed."""
+    if dst.exists() and dst.read_bytes() == src.read_bytes():
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+
+
+def assemble_site(profile: str) -> Path:
+    """A Jupyter Book source tree: config, TOC, static pages and the executed notebooks."""
+    site = build_dir(profile) / "site"
+    for name in ("_config.yml", "_toc.yml", "references.bib"):
+        if (ROOT / name).exists():
+            _copy_if_changed(ROOT / name, site / name)
+    for f in BOOK.rglob("*"):
+        if f.is_file() and f.suffix in STATIC_SUFFIXES:
+            _copy_if_changed(f, site / f.relative_to(ROOT))
+    for ch in chapters():
+        nb = build_dir(profile) / "executed" / ch.relative_to(ROOT).with_suffix(".ipynb")
+        if not nb.exists():
+            raise BuildError(f"{ch.relative_to(ROOT)} has not been executed for profile {profile}")
+        _copy_if_changed(nb, site / ch.relative_to(ROOT).with_suffix(".ipynb"))
+    return site
+
+
+def render(profile: str, strict: bool = False) -> Path:
+    site = assemble_site(profile)
+    jb = Path(sys.executable).parent / "jupyter-book"
+    cmd = [str(jb if jb.exists() else "jupyter-book"), "build", str(site), "--builder", "html"]
+    if strict:
+        cmd += ["-W", "-n", "--keep-going"]
+    print("[render]", " ".join(cmd[1:]), flush=True)
+    if subprocess.run(cmd, cwd=ROOT).returncode:
+        raise BuildError("jupyter-book build failed (see the messages above)")
+    index = html_dir(profile) / "index.html"
+    print(f"[html] {index}", flush=True)
+    return index
+
+
+def cmd_book(args) -> None:
+    chs = chapters()
+    for ch in chs:  # validate every chapter's parameters before executing anything
+        spec_for(ch).resolve(args.profile)
+    timings = {}
+    for ch in chs:
+        _, secs = execute(ch, args.profile, {}, force=args.force)
+        timings[ch.stem] = secs
+    (build_dir(args.profile) / "timings.json").write_text(json.dumps(timings, indent=1))
+    render(args.profile, strict=args.strict)
+
+
+def cmd_chapter(args) -> None:
+    path = Path(args.path).resolve()
+    if path not in chapters():
+        raise BuildError(f"{args.path} is not an executable chapter; chapters: "
+                         + ", ".join(str(c.relative_to(ROOT)) for c in chapters()))
+    overrides = parse_overrides(path, args.p or [])
+    profile = overrides.pop("profile", args.profile)
+    nb, _ = execute(path, profile, overrides, force=True)
+    print(f"[notebook] {nb}", flush=True)
+    for ch in chapters():  # the rest of the book must exist to render the page in context
+        if ch != path:
+            execute(ch, profile, {})
+    render(profile)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m normbook.build")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("book", help="execute stale chapters and build the HTML")
+    b.add_argument("--profile", default="cpu", choices=PROFILES)
+    b.add_argument("--strict", action="store_true", help="warnings are errors (-W)")
+    b.add_argument("--force", action="store_true", help="re-execute every chapter")
+    c = sub.add_parser("chapter", help="re-execute one chapter with new parameters")
+    c.add_argument("path")
+    c.add_argument("--profile", default="cpu", choices=PROFILES)
+    c.add_argument("-p", nargs=2, action="append", metavar=("NAME", "VALUE"))
+    args = ap.parse_args(argv)
+    try:
+        {"book": cmd_book, "chapter": cmd_chapter}[args.cmd](args)
+    except (ParameterError, BuildError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
