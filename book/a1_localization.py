@@ -128,8 +128,8 @@ for name, net in nets.items():
     diff = checks.shift_check(net, P.seq_len, shift)
     for s, seed in enumerate(P.seeds):
         rows.append({"norm": name, "seed": seed, "gradient reach": int(reach[s]), "R": R,
-                     f"max |Δ| interior outputs, shift {shift}": float(diff[s])})
-shift_none = max(r[f"max |Δ| interior outputs, shift {shift}"] for r in rows if r["norm"] == "none")
+                     f"max abs change, shift {shift}": float(diff[s])})
+shift_none = max(r[f"max abs change, shift {shift}"] for r in rows if r["norm"] == "none")
 reach_none = max(r["gradient reach"] for r in rows if r["norm"] == "none")
 report.glue("a1_reach_none", reach_none)
 report.glue("a1_shift_none", shift_none)
@@ -155,6 +155,10 @@ axes[0, 0].set_title("training loss (running mean)")
 plt.show()
 hits = {name: res.meta["train_cache_hits"] for name, res in results.items()}
 print("trained models loaded from cache:", hits)
+n_per_index = int(results["none"]["out_count"].sum())
+half = (P.seq_len - 1) // 2
+report.glue("a1_n_eval", f"{n_per_index:,}")
+report.glue("a1_half", half)
 
 # %% [markdown]
 # ## Fig. 1a: mean prediction per index
@@ -168,8 +172,6 @@ summary = {}
 for name, res in results.items():
     summary[name] = localization.summarize(res["out_mean"], res["out_std"], res["out_count"], R,
                                            P.alpha, P.distance_window, P.distance_threshold)
-n_per_index = int(results["none"]["out_count"].sum())
-report.glue("a1_n_eval", f"{n_per_index:,}")
 
 fig, axes = plots.figure(ncols=2, width=6, height=3.4, sharey=True)
 for ax, (name, res) in zip(axes[0], results.items()):
@@ -192,8 +194,6 @@ plt.show()
 # error of the mean predictions.
 
 # %%
-half = (P.seq_len - 1) // 2
-report.glue("a1_half", half)
 rows = []
 for name, per_seed in summary.items():
     for seed, s in zip(P.seeds, per_seed):

@@ -191,6 +191,7 @@ def cmd_chapter(args) -> None:
                          + ", ".join(str(c.relative_to(ROOT)) for c in chapters()))
     overrides = parse_overrides(path, args.p or [])
     profile = overrides.pop("profile", args.profile)
+    spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
     nb, _ = execute(path, profile, overrides, force=True)
     print(f"[notebook] {nb}", flush=True)
     for ch in chapters():  # the rest of the book must exist to render the page in context

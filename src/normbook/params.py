@@ -31,7 +31,9 @@ class Param:
     def describe(self) -> str:
         if self.choices:
             return "one of " + ", ".join(map(repr, self.choices))
-        kind = f"a list of {self.list_of.__name__}" if self.type is list else f"a {self.type.__name__}"
+        names = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+        kind = (f"a comma-separated list of {names[self.list_of].split(' ', 1)[1]}s"
+                if self.type is list else names[self.type])
         lims = []
         if self.min is not None:
             lims.append(f">= {self.min:g}")

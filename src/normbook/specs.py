@@ -50,7 +50,7 @@ LOCALIZATION_PARAMS = [
     Param("steps", int, "Adam steps per model", min=1, max=10_000_000, reconstruction=True),
     Param("batch_size", int, "training batch size", min=1, max=4096, reconstruction=True),
     Param("lr", float, "Adam learning rate", min=1e-7, max=1.0, reconstruction=True),
-    Param("seeds", list, "training seeds (one model each)", list_of=int, min=0, max=2**31 - 1),
+    Param("seeds", list, "training seeds (one model each)", list_of=int, min=0, max=1e9),
     Param("n_eval", int, "predictions per index for the Welch tests", min=4, max=10**9),
     Param("eval_batch_size", int, "evaluation batch size (matters for BatchNorm minibatch statistics)",
           min=1, max=65_536),
