@@ -1,0 +1,4 @@
+"""Parameter specs of the Part B chapters (registered in normbook.specs.SPECS)."""
+from __future__ import annotations
+
+B_SPECS: dict = {}
