@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
+import re
 import shutil
 import subprocess
 import sys
@@ -123,8 +123,11 @@ def execute(path: Path, profile: str, overrides: dict, force: bool = False) -> t
         pm.execute_notebook(str(src), str(out), parameters=params, kernel_name="python3",
                             cwd=str(path.parent), progress_bar=False, log_output=True)
     except pm.PapermillExecutionError as exc:
+        tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(exc.traceback[-6:]))
         raise BuildError(f"{path.relative_to(ROOT)} failed in cell {exc.exec_count}: "
-                         f"{exc.ename}: {exc.evalue}\n(executed notebook with the error: {out})") from None
+                         f"{exc.ename}: {exc.evalue}\n--- cell source ---\n{exc.source}\n"
+                         f"--- traceback (end) ---\n{tb}\n"
+                         f"(executed notebook with the error: {out})") from None
     finally:
         src.unlink(missing_ok=True)
     seconds = time.perf_counter() - t0
@@ -141,25 +144,49 @@ def _copy_if_changed(src: Path, dst: Path) -> None:
     shutil.copy2(src, dst)
 
 
-def assemble_site(profile: str) -> Path:
-    """A Jupyter Book source tree: config, TOC, static pages and the executed notebooks."""
+def _toc_without(missing: set[str]) -> str:
+    """The TOC minus chapters that have not been executed (for a one-chapter rebuild)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+
+    def keep(entries):
+        return [e for e in entries or [] if e.get("file") not in missing]
+    for part in toc.get("parts", []):
+        part["chapters"] = keep(part.get("chapters"))
+    toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
+    return yaml.safe_dump(toc, sort_keys=False)
+
+
+def assemble_site(profile: str, partial: bool = False) -> Path:
+    """A Jupyter Book source tree: config, TOC, static pages and the executed notebooks.
+
+    ``partial`` leaves out chapters not yet executed at this profile instead of failing.
+    """
     site = build_dir(profile) / "site"
-    for name in ("_config.yml", "_toc.yml", "references.bib"):
+    missing = set()
+    for ch in chapters():
+        rel = ch.relative_to(ROOT).with_suffix(".ipynb")
+        nb = build_dir(profile) / "executed" / rel
+        if not nb.exists():
+            if not partial:
+                raise BuildError(f"{ch.relative_to(ROOT)} has not been executed for profile {profile}")
+            missing.add(str(rel.with_suffix("")))
+            (site / rel).unlink(missing_ok=True)
+            continue
+        _copy_if_changed(nb, site / rel)
+    for name in ("_config.yml", "references.bib"):
         if (ROOT / name).exists():
             _copy_if_changed(ROOT / name, site / name)
+    toc = _toc_without(missing)
+    if not (site / "_toc.yml").exists() or (site / "_toc.yml").read_text() != toc:
+        (site / "_toc.yml").write_text(toc)
     for f in BOOK.rglob("*"):
         if f.is_file() and f.suffix in STATIC_SUFFIXES:
             _copy_if_changed(f, site / f.relative_to(ROOT))
-    for ch in chapters():
-        nb = build_dir(profile) / "executed" / ch.relative_to(ROOT).with_suffix(".ipynb")
-        if not nb.exists():
-            raise BuildError(f"{ch.relative_to(ROOT)} has not been executed for profile {profile}")
-        _copy_if_changed(nb, site / ch.relative_to(ROOT).with_suffix(".ipynb"))
     return site
 
 
-def render(profile: str, strict: bool = False) -> Path:
-    site = assemble_site(profile)
+def render(profile: str, strict: bool = False, partial: bool = False) -> Path:
+    site = assemble_site(profile, partial)
     jb = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(jb if jb.exists() else "jupyter-book"), "build", str(site), "--builder", "html"]
     if strict:
@@ -194,10 +221,7 @@ def cmd_chapter(args) -> None:
     spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
     nb, _ = execute(path, profile, overrides, force=True)
     print(f"[notebook] {nb}", flush=True)
-    for ch in chapters():  # the rest of the book must exist to render the page in context
-        if ch != path:
-            execute(ch, profile, {})
-    render(profile)
+    render(profile, partial=True)  # chapters never executed at this profile are left out
 
 
 def main(argv: list[str] | None = None) -> int:

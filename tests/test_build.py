@@ -1,0 +1,67 @@
+import io
+
+import pytest
+import yaml
+
+from normbook import build, progress
+
+
+@pytest.fixture
+def chapter(tmp_path, monkeypatch):
+    """A copy of chapter A1 inside a throw-away project root."""
+    (tmp_path / "book").mkdir()
+    src = build.ROOT / "book" / "a1_localization.py"
+    path = tmp_path / "book" / "a1_localization.py"
+    path.write_text(src.read_text())
+    monkeypatch.setattr(build, "ROOT", tmp_path)
+    return path
+
+
+def test_stamp_changes_with_source_and_parameters(chapter):
+    base = build.stamp(chapter, {"seq_len": 150})
+    assert build.stamp(chapter, {"seq_len": 150}) == base
+    assert build.stamp(chapter, {"seq_len": 200}) != base
+    chapter.write_text(chapter.read_text() + "\n# edited\n")
+    assert build.stamp(chapter, {"seq_len": 150}) != base
+
+
+def test_up_to_date_chapter_is_not_reexecuted(chapter, monkeypatch):
+    import papermill
+
+    calls = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda src, out, **kw: calls.append(kw["parameters"])
+                        or open(out, "w").write("{}"))
+    _, secs = build.execute(chapter, "smoke", {})
+    assert secs is not None and calls == [{"profile": "smoke"}]
+    _, secs = build.execute(chapter, "smoke", {})
+    assert secs is None and len(calls) == 1                       # stamp current: skipped
+    build.execute(chapter, "smoke", {"seq_len": 64})
+    assert calls[-1] == {"profile": "smoke", "seq_len": 64}       # new parameters: executed
+
+
+def test_failed_execution_names_the_cell_and_leaves_no_stamp(chapter, monkeypatch):
+    import papermill
+
+    def fail(src, out, **kw):
+        open(out, "w").write("{}")
+        raise papermill.PapermillExecutionError(3, 7, "x = 1 / 0", "ZeroDivisionError", "division by zero",
+                                                ["\x1b[31mZeroDivisionError\x1b[0m: division by zero"])
+    monkeypatch.setattr(papermill, "execute_notebook", fail)
+    with pytest.raises(build.BuildError, match="failed in cell 7: ZeroDivisionError") as err:
+        build.execute(chapter, "smoke", {})
+    assert "x = 1 / 0" in str(err.value) and "\x1b" not in str(err.value)
+    assert not list(chapter.parent.parent.rglob("*.stamp"))
+
+
+def test_partial_toc_drops_unexecuted_chapters():
+    toc = yaml.safe_load(build._toc_without({"book/a1_localization"}))
+    files = [c["file"] for p in toc.get("parts", []) for c in p["chapters"]]
+    assert "book/a1_localization" not in files and toc["root"] == "book/intro"
+
+
+def test_progress_lines_are_readable_outside_a_terminal(capsys):
+    out = io.StringIO()
+    lines = progress._Lines(out)
+    lines.write("\rtrain:  10%|#         | 1/10\r")
+    lines.write("\rtrain: 100%|##########| 10/10\n")
+    assert out.getvalue().splitlines() == ["train:  10%|#         | 1/10", "train: 100%|##########| 10/10"]
