@@ -18,7 +18,7 @@ def md(text: str) -> None:
     display(Markdown(text))
 
 
-def glue(name: str, value, fmt: str | None = None):
+def glue(name: str, value):
     """Store a number for the prose (``{glue:text}`name```) and return it."""
     from myst_nb import glue as _glue
     _glue(name, value, display=False)
@@ -57,9 +57,8 @@ class Run:
     provenance: list[str] = field(default_factory=list)
 
     def show_parameters(self) -> None:
-        rows = [{"parameter": "profile", "value": self.params.profile, "meaning": "parameter profile",
-                 "source": "paper fact / reconstruction"}]
-        rows[0]["source"] = ""
+        rows = [{"parameter": "`profile`", "value": f"`{self.params.profile}`",
+                 "meaning": "parameter profile", "source": ""}]
         for p in self.spec.params:
             rows.append({"parameter": f"`{p.name}`", "value": f"`{self.params[p.name]}`",
                          "meaning": p.doc, "source": "reconstruction" if p.reconstruction else ""})
