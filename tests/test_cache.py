@@ -89,3 +89,11 @@ def test_evaluation_is_cached_too(monkeypatch):
     second, _ = localization.run(cnn, tc, ev, [0])
     assert second.hit
     np.testing.assert_array_equal(first["out_mean"], second["out_mean"])
+
+
+def test_evaluation_without_probes():
+    cnn = CNNConfig(depth=2, width=4, norm="instance")
+    tc = TrainConfig(seq_len=24, steps=2, batch_size=4)
+    entry, _ = localization.run(cnn, tc, EvalConfig(n_samples=64, batch_size=16), [0], with_probes=False)
+    assert entry["out_count"].sum() == 64 and entry["probe_count"].sum() == 0
+    assert "probe_weights" not in entry

@@ -33,6 +33,7 @@ def test_override_wins_and_none_keeps_the_profile_value():
     ({"kernel": 4}, "parameter 'kernel': must be odd"),
     ({"norm": "group", "groups": 5}, "parameter 'groups': must divide width=32"),
     ({"n_eval": 40}, "parameter 'n_eval': must be at least"),
+    ({"norm": "none"}, "parameter 'norm': must name a normalization"),
 ])
 def test_bad_parameters_give_a_one_line_error(overrides, match):
     with pytest.raises(ParameterError, match=match) as err:

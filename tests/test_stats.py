@@ -41,11 +41,13 @@ def test_interior_is_where_the_receptive_field_misses_the_padding():
     np.testing.assert_array_equal(np.flatnonzero(m), [3, 4, 5, 6])
 
 
-def test_localization_distance_ignores_isolated_false_positives():
+def test_localization_distance_ignores_false_positives_away_from_the_boundary():
     seq_len = 101
     dist = stats.boundary_distance(seq_len)
     mask = dist <= 10                 # a solid band of 11 indices at each end
     mask[50] = True                   # one false positive in the middle
+    assert stats.localization_distance(mask, window=2, threshold=0.5) == 10
+    mask[40:61] = True                # a run of false positives, not connected to the band
     assert stats.localization_distance(mask, window=2, threshold=0.5) == 10
     assert stats.localization_distance(np.ones(seq_len, bool), window=2) == 50
     assert stats.localization_distance(np.zeros(seq_len, bool), window=2) == -1

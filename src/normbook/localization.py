@@ -82,10 +82,12 @@ def evaluate(net: StackedCNN, seq_len: int, ev: EvalConfig, probe_weights: torch
     n_batches = max(2, -(-ev.n_samples // ev.batch_size))
     for b in progress(range(n_batches), desc="evaluate"):
         x = sample_inputs(ev.batch_size, m, seq_len, gens, ev.input_kind)
-        out, acts = net(x, return_activations=probe_weights is not None)
+        if probe_weights is None:
+            out_mom[b % 2].update(net(x).numpy())
+            continue
+        out, acts = net(x, return_activations=True)
         out_mom[b % 2].update(out.numpy())
-        if probe_weights is not None:
-            probe_mom[b % 2].update(probes.apply_probes(acts, probe_weights).numpy())
+        probe_mom[b % 2].update(probes.apply_probes(acts, probe_weights).numpy())
     arrays = {}
     for name, moms in (("out", out_mom), ("probe", probe_mom)):
         arrays[f"{name}_mean"] = np.stack([mo.mean for mo in moms])

@@ -41,8 +41,10 @@ def depth_map(ax, localized: np.ndarray, radius_per_depth: np.ndarray, title: st
     with the receptive-field reach R(depth) from both boundaries."""
     depth, seq_len = localized.shape[0], localized.shape[-1]
     frac = localized.mean(axis=1) if localized.ndim == 3 else localized
-    ax.imshow(frac, aspect="auto", origin="lower", cmap="rocket_r", vmin=0, vmax=1,
-              extent=(-0.5, seq_len - 0.5, 0.5, depth + 0.5), interpolation="nearest")
+    im = ax.imshow(frac, aspect="auto", origin="lower", cmap="rocket_r", vmin=0, vmax=1,
+                   extent=(-0.5, seq_len - 0.5, 0.5, depth + 0.5), interpolation="nearest")
+    ax.grid(False)
+    ax.figure.colorbar(im, ax=ax, label="fraction of seeds localized", shrink=0.85)
     d = np.arange(1, depth + 1)
     ax.plot(np.minimum(radius_per_depth, seq_len - 1), d, color="c", lw=1.5, label="R(depth)")
     ax.plot(np.maximum(seq_len - 1 - radius_per_depth, 0), d, color="c", lw=1.5)

@@ -86,20 +86,23 @@ def interior_mask(seq_len: int, radius: int) -> np.ndarray:
 
 
 def localization_distance(mask: np.ndarray, window: int = 4, threshold: float = 0.5) -> int:
-    """How far from the boundary localization reaches, robust to isolated false positives.
+    """How far inward from the boundary localization reaches without a break.
 
-    The largest boundary distance r at which at least ``threshold`` of the indices with
-    boundary distance in [r-window, r+window] are localized; -1 when none qualifies.
+    Walking inward from r = 0, the reach is the last boundary distance r at which at least
+    ``threshold`` of the indices with boundary distance in [r-window, r+window] are
+    localized; -1 when r = 0 already fails. Requiring contiguity with the boundary matters:
+    neighbouring indices share inputs, so the test's false positives come in runs, and a
+    run in the middle of the sequence must not count as reach.
     """
     mask = np.asarray(mask, dtype=bool)
     dist = boundary_distance(mask.shape[-1])
-    r_max = int(dist.max())
-    best = -1
-    for r in range(r_max + 1):
+    reach = -1
+    for r in range(int(dist.max()) + 1):
         sel = (dist >= r - window) & (dist <= r + window)
-        if mask[sel].mean() >= threshold:
-            best = r
-    return best
+        if mask[sel].mean() < threshold:
+            break
+        reach = r
+    return reach
 
 
 @dataclass(frozen=True)
