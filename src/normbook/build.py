@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import re
 import shutil
 import subprocess
@@ -224,6 +225,16 @@ def cmd_chapter(args) -> None:
     render(profile, partial=True)  # chapters never executed at this profile are left out
 
 
+def _show_papermill_log() -> None:
+    """Stream the chapters' own output (progress bars included) to the console."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("    | %(message)s"))
+    log = logging.getLogger("papermill")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m normbook.build")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -236,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--profile", default="cpu", choices=PROFILES)
     c.add_argument("-p", nargs=2, action="append", metavar=("NAME", "VALUE"))
     args = ap.parse_args(argv)
+    _show_papermill_log()
     try:
         {"book": cmd_book, "chapter": cmd_chapter}[args.cmd](args)
     except (ParameterError, BuildError) as exc:
