@@ -18,11 +18,10 @@ def md(text: str) -> None:
     display(Markdown(text))
 
 
-def glue(name: str, value):
-    """Store a number for the prose (``{glue:text}`name```) and return it."""
+def glue(name: str, value) -> None:
+    """Store a number for the prose (``{glue:text}`name```)."""
     from myst_nb import glue as _glue
     _glue(name, value, display=False)
-    return value
 
 
 def table(rows: list[dict], floatfmt: str = ".3g") -> str:
