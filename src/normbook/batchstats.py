@@ -39,12 +39,7 @@ def evaluate_batches(net: StackedCNN, seq_len: int, n_samples: int, batch_size: 
         out = net(sample_inputs(batch_size, m, seq_len, gens)).numpy()
         single[b % 2].update(out)
         means[b % 2].update(out.mean(axis=0, keepdims=True))
-    arrays = {}
-    for name, moms in (("out", single), ("bmean", means)):
-        arrays[f"{name}_mean"] = np.stack([mo.mean for mo in moms])
-        arrays[f"{name}_std"] = np.stack([mo.std for mo in moms])
-        arrays[f"{name}_count"] = np.array([mo.count for mo in moms])
-    return arrays
+    return {**stats.stack_moments("out", single), **stats.stack_moments("bmean", means)}
 
 
 def run(cnn: CNNConfig, tc: TrainConfig, seeds: list[int], n_samples: int, batch_size: int,

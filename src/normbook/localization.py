@@ -88,12 +88,7 @@ def evaluate(net: StackedCNN, seq_len: int, ev: EvalConfig, probe_weights: torch
         out, acts = net(x, return_activations=True)
         out_mom[b % 2].update(out.numpy())
         probe_mom[b % 2].update(probes.apply_probes(acts, probe_weights).numpy())
-    arrays = {}
-    for name, moms in (("out", out_mom), ("probe", probe_mom)):
-        arrays[f"{name}_mean"] = np.stack([mo.mean for mo in moms])
-        arrays[f"{name}_std"] = np.stack([mo.std for mo in moms])
-        arrays[f"{name}_count"] = np.array([mo.count for mo in moms])
-    return arrays
+    return {**stats.stack_moments("out", out_mom), **stats.stack_moments("probe", probe_mom)}
 
 
 def run(cnn: CNNConfig, tc: TrainConfig, ev: EvalConfig, seeds: list[int], with_probes: bool = True):

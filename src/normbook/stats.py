@@ -43,6 +43,13 @@ class RunningMoments:
         return np.sqrt(self.var)
 
 
+def stack_moments(prefix: str, streams: list[RunningMoments]) -> dict[str, np.ndarray]:
+    """``{prefix}_mean``, ``_std`` and ``_count`` arrays over independent streams (axis 0)."""
+    return {f"{prefix}_mean": np.stack([m.mean for m in streams]),
+            f"{prefix}_std": np.stack([m.std for m in streams]),
+            f"{prefix}_count": np.array([m.count for m in streams])}
+
+
 def neighbour_pvalues(mean_a, std_a, n_a, mean_b, std_b, n_b) -> tuple[np.ndarray, np.ndarray]:
     """Welch p-values of index i (stream a) against i-1 and i+1 (stream b), along the last axis.
 
