@@ -40,9 +40,13 @@
 # and at $10^{-3}$ one of two seeds had barely begun to localize after 3,000 steps), batch 32,
 # a fixed step budget; the localization test compares index $i$
 # with its two neighbours (the hardest pair under a monotone ramp), using predictions
-# from *independent* inputs; the localization distance is the largest boundary distance
-# $r$ at which at least half of the indices within ±`distance_window` of $r$ are
-# localized (so isolated false positives do not count); probes are ridge-regression 1×1
+# from *independent* inputs; the localization distance is how far localization reaches
+# inward *without a break*: walking in from the ends, the last boundary distance $r$ at
+# which at least half of the indices within ±`distance_window` of $r$ are localized (the
+# test's false positives come in runs, because neighbouring outputs share inputs, so a run
+# in the middle must not count as reach; the price is that a gap of a few unlocalized
+# indices next to the boundary band stops the reach even when much of the interior is
+# localized, which is why we report the interior fraction beside it); probes are ridge-regression 1×1
 # convolutions fitted on fresh noise. At the `cpu` profile the sequence is shortened
 # ($\ell = 150$, $d = 8$, $R = 16$) and training is far shorter than the paper's.
 # :::
@@ -259,7 +263,8 @@ report.md(report.table(rows))
 # %% [markdown]
 # ## Verdict at this profile
 #
-# The rules are fixed in `normbook.verdicts` before looking at the numbers: a claim is
+# The rules are written out in `normbook.verdicts`, and every number they use is printed
+# in the evidence column: a claim is
 # *reproduced* when every seed supports it, *partly* when some do or when the effect
 # appears but falls short of the paper's extent, *not reproduced* otherwise.
 
