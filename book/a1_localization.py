@@ -286,9 +286,7 @@ ledger = [
                      + str([any(d > r for d, r in zip(dist, radius_per_depth))
                             for dist in probe_dist[P.norm]])),
 ]
-for i, v in enumerate(ledger):
-    report.glue(f"a1_verdict_{i}", v.verdict)
-report.md(report.table([v.row() for v in ledger]))
+report.show_verdicts("a1", ledger)
 
 # %% [markdown]
 # In plain words, at this profile: Proposition C.1 is {glue:text}`a1_verdict_0`; the claim that

@@ -408,9 +408,7 @@ ledger = [
                      f"first depth beyond {P.hop_factor:g}R(d) per seed: {fmt_depths(beyond_single)}; "
                      f"output distances {out_dist[P.norm]} vs {P.hop_factor:g}R = {single_final:g}"),
 ]
-for i, v in enumerate(ledger):
-    report.glue(f"a2_verdict_{i}", v.verdict)
-report.md(report.table([v.row() for v in ledger]))
+report.show_verdicts("a2", ledger)
 
 # %% [markdown]
 # In plain words, at this profile: chance at zero overlap is {glue:text}`a2_verdict_0`;

@@ -457,9 +457,7 @@ ledger = [
                      f"batch-mean test, interior fraction at b = {ref_b}: {fmt(frac_ref)}, at b = {bs[-1]}: "
                      f"{fmt(frac_big)}; slope {fmt(slope_ref, '.2g')} vs {fmt(slope_big, '.2g')}"),
 ]
-for i, v in enumerate(ledger):
-    report.glue(f"a3_verdict_{i}", v.verdict)
-report.md(report.table([v.row() for v in ledger]))
+report.show_verdicts("a3", ledger)
 
 # %% [markdown]
 # In plain words, at this profile: growth of localization with the number of groups is

@@ -250,9 +250,7 @@ ledger = [
                      f"ours {acc['cifar10', True].mean():.2%} / "
                      f"{acc['cifar10', False].mean():.2%}, profile `{P.profile}`"),
 ]
-for i, v in enumerate(ledger):
-    report.glue(f"b1_verdict_{i}", v.verdict)
-report.md(report.table([v.row() for v in ledger]))
+report.show_verdicts("b1", ledger)
 
 # %% [markdown]
 # In plain words, at this profile: BN's accuracy advantage on CIFAR-10 is

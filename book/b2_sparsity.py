@@ -201,9 +201,7 @@ ledger = [
                      f"CIFAR-10 {direction['cifar10']}; BN more accurate on both: "
                      f"{'yes' if bn_better else 'no'}"),
 ]
-for i, v in enumerate(ledger):
-    report.glue(f"b2_verdict_{i}", v.verdict)
-report.md(report.table([v.row() for v in ledger]))
+report.show_verdicts("b2", ledger)
 
 # %% [markdown]
 # In plain words, at this profile: BN being less sparse on MNIST is

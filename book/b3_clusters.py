@@ -290,9 +290,7 @@ ledger = [
                      "; ".join(f"{ds}: BN lower in {int(fixed_lower[ds][half(ds)].sum())}/"
                                f"{fixed_lower[ds][half(ds)].size} deeper layers" for ds in DS)),
 ]
-for i, v in enumerate(ledger):
-    report.glue(f"b3_verdict_{i}", v.verdict)
-report.md(report.table([v.row() for v in ledger]))
+report.show_verdicts("b3", ledger)
 
 # %% [markdown]
 # In plain words, at this profile: purer class clusters with BN are

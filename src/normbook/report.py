@@ -24,6 +24,13 @@ def glue(name: str, value) -> None:
     _glue(name, value, display=False)
 
 
+def show_verdicts(prefix: str, ledger: list) -> None:
+    """Glue each verdict as ``{prefix}_verdict_{i}`` for the prose and show the table."""
+    for i, v in enumerate(ledger):
+        glue(f"{prefix}_verdict_{i}", v.verdict)
+    md(table([v.row() for v in ledger]))
+
+
 def table(rows: list[dict], floatfmt: str = ".3g") -> str:
     """A markdown table from a list of dicts (same keys)."""
     if not rows:
