@@ -99,3 +99,13 @@ def test_evaluation_without_probes():
     entry, _ = localization.run(cnn, tc, EvalConfig(n_samples=64, batch_size=16), [0], with_probes=False)
     assert entry["out_count"].sum() == 64 and entry["probe_count"].sum() == 0
     assert "probe_weights" not in entry
+
+
+def test_interrupted_write_leaves_no_entry_and_no_temporary(monkeypatch):
+    def killed(*a, **k):
+        raise KeyboardInterrupt        # as if the run were killed half-way through the write
+    monkeypatch.setattr(cache.torch, "save", killed)
+    with pytest.raises(KeyboardInterrupt):
+        cache.cached("t", {"a": 1}, _compute([]), (stats,))
+    assert not cache.is_cached("t", {"a": 1}, (stats,))
+    assert list((cache.cache_root() / "t").glob("*")) == []
