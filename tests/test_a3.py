@@ -170,10 +170,15 @@ def test_a2_a3_derive_their_localization_settings_from_a1():
         a1, a2, a3 = A1.resolve(profile), A2.resolve(profile), A3.resolve(profile)
         for name in A1.names:                               # the multi-hop section reuses A1's models
             assert a2[name] == a1[name], (profile, name)
-        for name in ("seq_len", "kernel", "depth", "width", "batch_size", "alpha", "seeds",
+        for name in ("kernel", "width", "steps", "lr", "batch_size", "alpha", "seeds", "n_eval",
                      "eval_batch_size", "distance_window", "distance_threshold", "probe_batches"):
             assert a3[name] == a1[name], (profile, name)
         assert a3.width in a3.group_counts                  # G = C, the InstanceNorm control
+    # A3 trains sixteen models: at 'cpu' a shorter, shallower net than A1's (same optimizer
+    # budget); at 'paper' its geometry is A1's, so A1's none/InstanceNorm models are reused.
+    cpu, paper = A3.resolve("cpu"), A3.resolve("paper")
+    assert (cpu.seq_len, cpu.depth) == (64, 4)
+    assert (paper.seq_len, paper.depth) == (A1.resolve("paper").seq_len, A1.resolve("paper").depth)
 
 
 @pytest.mark.parametrize("spec,overrides,match", [
@@ -187,7 +192,7 @@ def test_a2_a3_derive_their_localization_settings_from_a1():
     (A3, {"group_counts": [1, 3]}, "parameter 'group_counts': every G must divide width=32"),
     (A3, {"bn_eval_batch_sizes": [8, 40000]}, "parameter 'bn_eval_batch_sizes'"),
     (A3, {"norm": "batch"}, "unknown parameter 'norm'"),
-    (A3, {"seq_len": 30}, "parameter 'depth': receptive-field radius R"),
+    (A3, {"seq_len": 16}, "parameter 'depth': receptive-field radius R"),
 ])
 def test_a2_a3_bad_parameters_give_a_one_line_error(spec, overrides, match):
     with pytest.raises(ParameterError, match=match) as err:
