@@ -93,7 +93,7 @@ if (A1_P.seq_len, A1_P.depth, A1_P.steps, A1_P.lr) == (P.seq_len, P.depth, P.ste
     report.glue("a3_vs_a1", "this is chapter A1's configuration, so A1's no-norm and InstanceNorm "
                             "networks are loaded from the cache, not trained again")
 else:
-    report.glue("a3_vs_a1", f"chapter A1 uses l = {A1_P.seq_len} and d = {A1_P.depth} at this profile; "
+    report.glue("a3_vs_a1", f"chapter A1 uses ℓ = {A1_P.seq_len} and d = {A1_P.depth} at this profile; "
                             "networks of that size for every configuration here would not fit the "
                             "chapter's time budget on two cores, so this chapter uses a shorter, "
                             f"shallower network, trained with A1's optimizer ({P.steps:,} Adam steps "
