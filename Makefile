@@ -3,11 +3,12 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+BUILD := $(PY) -m normbook.core.build
 PROFILE ?= cpu
 CHAPTER ?=
 PARAMS ?=
 
-.PHONY: book test unit smoke chapter clean clean-cache venv
+.PHONY: book test unit lint format params smoke chapter clean clean-cache venv
 
 venv: $(VENV)/.installed
 
@@ -19,26 +20,40 @@ $(VENV)/.installed: pyproject.toml
 
 ## Execute every chapter at the cpu profile (stale ones only) and build the HTML.
 book: venv
-	$(PY) -m normbook.build book --profile $(PROFILE)
+	$(BUILD) book --profile $(PROFILE)
 
-## Unit tests, every chapter executed at smoke with an empty cache, book built with -W.
-test: unit smoke
+## Lint and format gate, parameters cells vs specs, unit tests, every chapter executed at
+## smoke with an empty cache, book built with -W.
+test: lint params unit smoke
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+## Apply the formatter and the safe lint fixes.
+format: venv
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+## Check every chapter's parameters cell against its spec (`make params WRITE=1` regenerates).
+params: venv
+	$(BUILD) params $(if $(WRITE),--write)
 
 unit: venv
 	$(PY) -m pytest
 
 smoke: venv
 	rm -rf _build/smoke/cache
-	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(PY) -m normbook.build book --profile smoke --strict --force
+	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force
 
 ## Re-execute one chapter with new parameters and rebuild its page:
 ##   make chapter CHAPTER=book/a1_localization.py PARAMS='-p seq_len 200 -p norm group'
 chapter: venv
 	@test -n "$(CHAPTER)" || { echo "error: set CHAPTER=book/<chapter>.py"; exit 2; }
-	$(PY) -m normbook.build chapter $(CHAPTER) --profile $(PROFILE) $(PARAMS)
+	$(BUILD) chapter $(CHAPTER) --profile $(PROFILE) $(PARAMS)
 
 clean:
 	rm -rf _build
 
 clean-cache: venv
-	$(PY) -m normbook.cache clear
+	$(PY) -m normbook.core.cache clear

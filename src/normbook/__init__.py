@@ -1,3 +1,19 @@
-"""normbook: the thin library behind the normalization-layers book."""
+"""normbook: the thin library behind the normalization-layers book.
 
-__version__ = "0.1.0"
+Three subpackages, one per concern:
+
+- :mod:`normbook.core`: shared machinery (experiment cache, chapter parameters, the build
+  pipeline, chapter reports, progress bars, figure theme, seeding, worker pools, statistics
+  primitives and the verdict vocabulary). Nothing in it knows about either paper.
+- :mod:`normbook.paper_a`: paper A, *Spooky Action at a Distance* (arXiv 2507.04709):
+  the localization task, the stacked 1-D CNNs, the localization detector, PackNorm, and the
+  figures and verdict rules of chapters A1-A3.
+- :mod:`normbook.paper_b`: paper B, *Impact of Batch Normalization on Convolutional Network
+  Representations* (arXiv 2501.14441): MNIST / CIFAR-10 readers, the classifiers, the
+  representation metrics, and the figures and verdict rules of chapters B1-B3.
+
+A chapter imports from ``core`` and from its own paper's package only; the build hashes exactly
+those two packages, so editing one paper never re-executes the other's chapters.
+"""
+
+__version__ = "0.2.0"

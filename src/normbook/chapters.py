@@ -1,0 +1,8 @@
+"""Which spec belongs to which chapter (the build looks chapters up here by file name)."""
+from __future__ import annotations
+
+from .methods import METHODS
+from .paper_a.specs import A_SPECS
+from .paper_b.specs import B_SPECS
+
+SPECS = {**A_SPECS, **B_SPECS, METHODS.chapter: METHODS}

@@ -1,0 +1,1 @@
+"""Shared machinery of the book; independent of either paper."""

@@ -1,0 +1,329 @@
+"""The book pipeline: jupytext source -> papermill (profile + overrides) -> executed .ipynb
+-> Jupyter Book (execution off) rendering the executed notebooks.
+
+    python -m normbook.core.build book [--profile cpu] [--strict] [--force]
+    python -m normbook.core.build chapter book/a1_localization.py [--profile cpu] [-p NAME VALUE ...]
+    python -m normbook.core.build params [--write]   # parameters cells vs the specs
+
+A chapter whose source, parameters and library code are unchanged is not re-executed. Its
+library code is ``normbook.core`` plus the packages its spec names (its own paper's), so an
+edit to one paper's code never re-executes the other paper's chapters.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from . import cache
+from .params import PROFILES, ParameterError, parameter_names
+
+ROOT = cache.REPO_ROOT
+BOOK = ROOT / "book"
+PACKAGE = Path(__file__).resolve().parents[1]   # src/normbook
+STATIC_SUFFIXES = {".md", ".bib", ".png", ".svg", ".jpg", ".css"}
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def build_dir(profile: str) -> Path:
+    return ROOT / "_build" / profile
+
+
+def html_dir(profile: str) -> Path:
+    return build_dir(profile) / "site" / "_build" / "html"
+
+
+def toc_files() -> list[str]:
+    """Every file the table of contents names, in order (without suffix)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for e in entries or []:
+            if "file" in e:
+                files.append(e["file"])
+            walk(e.get("sections"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return files
+
+
+def chapters() -> list[Path]:
+    """The executable chapters (jupytext percent-format .py files) in TOC order."""
+    return [ROOT / f"{f}.py" for f in toc_files() if (ROOT / f"{f}.py").exists()]
+
+
+def spec_for(path: Path):
+    from ..chapters import SPECS
+
+    try:
+        return SPECS[path.stem]
+    except KeyError:
+        raise BuildError(f"chapter {path.name} has no parameter spec in normbook.chapters") from None
+
+
+def library_files(packages: tuple[str, ...]) -> list[Path]:
+    """The library source a chapter depends on: ``core``, the named packages, and the
+    package's top-level modules."""
+    files = list(PACKAGE.glob("*.py"))
+    for pkg in ("core", *packages):
+        files += (PACKAGE / pkg).rglob("*.py")
+    return sorted(set(files))
+
+
+def library_hash(packages: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for f in library_files(packages):
+        h.update(str(f.relative_to(PACKAGE)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def stamp(path: Path, params: dict, packages: tuple[str, ...] = ()) -> str:
+    blob = json.dumps({"source": path.read_text(), "params": params,
+                       "library": library_hash(packages)}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def parse_overrides(path: Path, pairs: list[list[str]]) -> dict:
+    """``-p name value`` pairs, validated against the chapter's spec (one-line errors)."""
+    spec = spec_for(path)
+    raw = {k: v for k, v in pairs}
+    profile = raw.pop("profile", None)
+    values = {k: spec.param(k).check(v) for k, v in raw.items()}
+    if profile is not None:
+        values["profile"] = profile
+    return values
+
+
+def execute(path: Path, profile: str, overrides: dict, force: bool = False) -> tuple[Path, float | None]:
+    """Execute one chapter with papermill unless its stamp is current. Returns (notebook, seconds)."""
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+    spec = spec_for(path)
+    overrides = dict(overrides)
+    profile = overrides.pop("profile", profile)
+    resolved = spec.resolve(profile, **overrides)  # fail before any compute
+    out_dir = build_dir(profile) / "executed" / path.parent.relative_to(ROOT)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{path.stem}.ipynb"
+    stamp_file = out.with_suffix(".stamp")
+    key = stamp(path, dict(resolved), spec.packages)
+    if not force and out.exists() and stamp_file.exists() and stamp_file.read_text() == key:
+        print(f"[up to date] {path.relative_to(ROOT)} ({profile})", flush=True)
+        return out, None
+    stamp_file.unlink(missing_ok=True)
+    nb = jupytext.read(path)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    src = out_dir / f".{path.stem}.source.ipynb"
+    nbformat.write(nb, src)
+    params = {"profile": profile, **overrides}
+    print(f"[execute] {path.relative_to(ROOT)} profile={profile} overrides={overrides}", flush=True)
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(str(src), str(out), parameters=params, kernel_name="python3",
+                            cwd=str(path.parent), progress_bar=False, log_output=True)
+    except pm.PapermillExecutionError as exc:
+        tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(exc.traceback[-6:]))
+        raise BuildError(f"{path.relative_to(ROOT)} failed in cell {exc.exec_count}: "
+                         f"{exc.ename}: {exc.evalue}\n--- cell source ---\n{exc.source}\n"
+                         f"--- traceback (end) ---\n{tb}\n"
+                         f"(executed notebook with the error: {out})") from None
+    finally:
+        src.unlink(missing_ok=True)
+    seconds = time.perf_counter() - t0
+    stamp_file.write_text(key)
+    print(f"[done] {path.relative_to(ROOT)} in {seconds:.1f} s", flush=True)
+    return out, seconds
+
+
+def _copy_if_changed(src: Path, dst: Path) -> None:
+    """Copy preserving unchanged files, so Sphinx re-reads only what changed."""
+    if dst.exists() and dst.read_bytes() == src.read_bytes():
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+
+
+def _toc_without(missing: set[str]) -> str:
+    """The TOC minus chapters that have not been executed (for a one-chapter rebuild)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+
+    def keep(entries):
+        return [e for e in entries or [] if e.get("file") not in missing]
+    for part in toc.get("parts", []):
+        part["chapters"] = keep(part.get("chapters"))
+    toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
+    return yaml.safe_dump(toc, sort_keys=False)
+
+
+def assemble_site(profile: str, partial: bool = False) -> Path:
+    """A Jupyter Book source tree: config, TOC, static pages and the executed notebooks.
+
+    ``partial`` leaves out chapters not yet executed at this profile instead of failing.
+    """
+    site = build_dir(profile) / "site"
+    missing = set()
+    for ch in chapters():
+        rel = ch.relative_to(ROOT).with_suffix(".ipynb")
+        nb = build_dir(profile) / "executed" / rel
+        if not nb.exists():
+            if not partial:
+                raise BuildError(f"{ch.relative_to(ROOT)} has not been executed for profile {profile}")
+            missing.add(str(rel.with_suffix("")))
+            (site / rel).unlink(missing_ok=True)
+            continue
+        _copy_if_changed(nb, site / rel)
+    for name in ("_config.yml", "references.bib"):
+        if (ROOT / name).exists():
+            _copy_if_changed(ROOT / name, site / name)
+    toc = _toc_without(missing)
+    if not (site / "_toc.yml").exists() or (site / "_toc.yml").read_text() != toc:
+        (site / "_toc.yml").write_text(toc)
+    for f in BOOK.rglob("*"):
+        if f.is_file() and f.suffix in STATIC_SUFFIXES:
+            _copy_if_changed(f, site / f.relative_to(ROOT))
+    return site
+
+
+def render(profile: str, strict: bool = False, partial: bool = False) -> Path:
+    site = assemble_site(profile, partial)
+    jb = Path(sys.executable).parent / "jupyter-book"
+    cmd = [str(jb if jb.exists() else "jupyter-book"), "build", str(site), "--builder", "html"]
+    if strict:
+        cmd += ["-W", "-n", "--keep-going"]
+    print("[render]", " ".join(cmd[1:]), flush=True)
+    if subprocess.run(cmd, cwd=ROOT).returncode:
+        raise BuildError("jupyter-book build failed (see the messages above)")
+    index = html_dir(profile) / "index.html"
+    print(f"[html] {index}", flush=True)
+    return index
+
+
+def cmd_book(args) -> None:
+    chs = chapters()
+    for ch in chs:  # validate every chapter's parameters before executing anything
+        spec_for(ch).resolve(args.profile)
+    timings = {}
+    for ch in chs:
+        _, secs = execute(ch, args.profile, {}, force=args.force)
+        timings[ch.stem] = secs
+    (build_dir(args.profile) / "timings.json").write_text(json.dumps(timings, indent=1))
+    render(args.profile, strict=args.strict)
+
+
+def cmd_chapter(args) -> None:
+    path = Path(args.path).resolve()
+    if path not in chapters():
+        raise BuildError(f"{args.path} is not an executable chapter; chapters: "
+                         + ", ".join(str(c.relative_to(ROOT)) for c in chapters()))
+    overrides = parse_overrides(path, args.p or [])
+    profile = overrides.pop("profile", args.profile)
+    spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
+    nb, _ = execute(path, profile, overrides, force=True)
+    print(f"[notebook] {nb}", flush=True)
+    render(profile, partial=True)  # chapters never executed at this profile are left out
+
+
+def parameters_cell(path: Path):
+    """The chapter's cell tagged ``parameters`` (a jupytext cell), or a BuildError."""
+    import jupytext
+
+    nb = jupytext.read(path)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise BuildError(f"{path.relative_to(ROOT)} must have exactly one cell tagged "
+                         f"'parameters', found {len(cells)}")
+    return nb, cells[0]
+
+
+def parameter_drift(path: Path) -> str | None:
+    """How the chapter's parameters cell differs from its spec (None: it does not)."""
+    spec = spec_for(path)
+    _, cell = parameters_cell(path)
+    if cell.source.strip() == spec.parameters_cell():
+        return None
+    have, want = parameter_names(cell.source), ["profile", *spec.names]
+    if have != want:
+        missing = [n for n in want if n not in have]
+        extra = [n for n in have if n not in want]
+        return (f"{path.relative_to(ROOT)}: parameters cell names {have} but the spec has "
+                f"{want} (missing {missing}, not in the spec {extra})")
+    return f"{path.relative_to(ROOT)}: parameters cell text differs from the spec's"
+
+
+def rewrite_parameters_cell(path: Path, source: str) -> None:
+    """Replace the body of the percent-format cell tagged ``parameters`` by ``source``."""
+    lines = path.read_text().splitlines(keepends=True)
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("# %%") and "parameters" in ln)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("# %%")), len(lines))
+    path.write_text("".join(lines[:start + 1]) + source + "\n\n" + "".join(lines[end:]))
+
+
+def cmd_params(args) -> None:
+    """Check every parameters cell against its spec; ``--write`` regenerates the cells."""
+    drift = []
+    for ch in chapters():
+        problem = parameter_drift(ch)
+        if problem is None:
+            continue
+        if args.write:
+            rewrite_parameters_cell(ch, spec_for(ch).parameters_cell())
+            print(f"[rewritten] {ch.relative_to(ROOT)}")
+        else:
+            drift.append(problem)
+    if drift:
+        raise BuildError("\n".join(drift) + "\n(fix: python -m normbook.core.build params --write)")
+    print("[params] every parameters cell matches its spec")
+
+
+def _show_papermill_log() -> None:
+    """Stream the chapters' own output (progress bars included) to the console."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("    | %(message)s"))
+    log = logging.getLogger("papermill")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m normbook.core.build")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("book", help="execute stale chapters and build the HTML")
+    b.add_argument("--profile", default="cpu", choices=PROFILES)
+    b.add_argument("--strict", action="store_true", help="warnings are errors (-W)")
+    b.add_argument("--force", action="store_true", help="re-execute every chapter")
+    c = sub.add_parser("chapter", help="re-execute one chapter with new parameters")
+    c.add_argument("path")
+    c.add_argument("--profile", default="cpu", choices=PROFILES)
+    c.add_argument("-p", nargs=2, action="append", metavar=("NAME", "VALUE"))
+    m = sub.add_parser("params", help="check the parameters cells against the specs")
+    m.add_argument("--write", action="store_true", help="regenerate drifted cells from the specs")
+    args = ap.parse_args(argv)
+    _show_papermill_log()
+    try:
+        {"book": cmd_book, "chapter": cmd_chapter, "params": cmd_params}[args.cmd](args)
+    except (ParameterError, BuildError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,189 @@
+"""Chapter parameters: profiles, overrides and validation before any compute.
+
+Every chapter declares a :class:`Spec`: its knobs with types and limits, the values
+each profile gives them, and cross-checks between knobs. ``Spec.resolve`` turns a
+profile plus overrides into a validated :class:`Params`, or raises
+:class:`ParameterError` with a one-line message naming the parameter and what is valid.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+PROFILES = ("smoke", "cpu", "paper")
+
+
+class ParameterError(ValueError):
+    """A chapter parameter that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: type
+    doc: str
+    choices: tuple | None = None
+    min: float | None = None
+    max: float | None = None
+    reconstruction: bool = False   # PROTOCOL leaves it open; we chose the value
+    list_of: type | None = None    # for list-valued knobs (type=list)
+
+    def describe(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(map(repr, self.choices))
+        names = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+        kind = (f"a comma-separated list of {names[self.list_of].split(' ', 1)[1]}s"
+                if self.type is list else names[self.type])
+        lims = []
+        if self.min is not None:
+            lims.append(f">= {self.min:g}")
+        if self.max is not None:
+            lims.append(f"<= {self.max:g}")
+        return kind + (" " + " and ".join(lims) if lims else "")
+
+    def check(self, value: Any) -> Any:
+        """Coerce and validate one value; raise ParameterError otherwise."""
+        v = value
+        if self.type is list:
+            if isinstance(v, str):  # command-line form: "0,1,2"
+                v = [s for s in v.replace(" ", "").split(",") if s]
+            if not isinstance(v, (list, tuple)) or not v:
+                self._fail(value)
+            v = [self._scalar(x, self.list_of, value) for x in v]
+            for x in v:
+                self._range(x, value)
+            return v
+        v = self._scalar(v, self.type, value)
+        if self.choices is not None and v not in self.choices:
+            self._fail(value)
+        self._range(v, value)
+        return v
+
+    def _scalar(self, v: Any, typ: type, orig: Any) -> Any:
+        if typ is bool:
+            if isinstance(v, str) and v.lower() in ("true", "false", "1", "0"):
+                return v.lower() in ("true", "1")
+            if isinstance(v, bool):
+                return v
+            self._fail(orig)
+        if typ is int:
+            if isinstance(v, bool):
+                self._fail(orig)
+            if isinstance(v, str):
+                try:
+                    v = int(v)
+                except ValueError:
+                    self._fail(orig)
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            if not isinstance(v, int):
+                self._fail(orig)
+            return v
+        if typ is float:
+            if isinstance(v, bool):
+                self._fail(orig)
+            try:
+                return float(v)
+            except (TypeError, ValueError):
+                self._fail(orig)
+        if typ is str:
+            if not isinstance(v, str):
+                self._fail(orig)
+            return v
+        raise TypeError(f"unsupported parameter type {typ}")
+
+    def _range(self, v: Any, orig: Any) -> None:
+        if (self.min is not None and v < self.min) or (self.max is not None and v > self.max):
+            self._fail(orig)
+
+    def _fail(self, value: Any):
+        raise ParameterError(f"parameter '{self.name}': must be {self.describe()}, got {value!r}")
+
+
+class Params(dict):
+    """Resolved parameters; also readable as attributes (``P.seq_len``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError as exc:
+            raise AttributeError(name) from exc
+
+
+@dataclass
+class Spec:
+    """A chapter's knobs. ``packages`` names the library subpackages the chapter's results
+    depend on (besides ``core``): the build re-executes it when their code changes."""
+
+    chapter: str
+    params: list[Param]
+    profiles: dict[str, dict[str, Any]]
+    checks: list[Callable[[Params], str | None]] = field(default_factory=list)
+    packages: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        names = {p.name for p in self.params}
+        for prof, values in self.profiles.items():
+            missing, extra = names - set(values), set(values) - names
+            if missing or extra:
+                raise TypeError(f"{self.chapter}: profile {prof} missing {missing} extra {extra}")
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise ParameterError(f"unknown parameter '{name}' for chapter {self.chapter}; "
+                             f"valid: profile, {', '.join(self.names)}")
+
+    def resolve(self, profile: str = "cpu", **overrides: Any) -> Params:
+        """Profile defaults, then overrides (``None`` means "keep the profile's value")."""
+        if profile not in PROFILES:
+            raise ParameterError(f"parameter 'profile': must be one of {', '.join(PROFILES)}, "
+                                 f"got {profile!r}")
+        values = dict(self.profiles[profile])
+        for name, value in overrides.items():
+            p = self.param(name)
+            if value is not None:
+                values[name] = p.check(value)
+        out = Params(profile=profile, **{n: self.param(n).check(v) for n, v in values.items()})
+        for check in self.checks:
+            msg = check(out)
+            if msg:
+                raise ParameterError(msg)
+        return out
+
+    def from_namespace(self, ns: dict[str, Any]) -> Params:
+        """Resolve from a notebook's globals (the parameters cell and papermill's injection)."""
+        return self.resolve(ns.get("profile", "cpu"), **{n: ns.get(n) for n in self.names})
+
+    def reconstructed(self) -> list[Param]:
+        return [p for p in self.params if p.reconstruction]
+
+    def parameters_cell(self) -> str:
+        """The source of the chapter's cell tagged ``parameters``, generated from this spec.
+
+        Every knob is ``None`` (take the profile's value) with its meaning as a comment; the
+        chapter's cell must equal this text (``python -m normbook.core.build params`` rewrites
+        it, and a test fails when the two drift).
+        """
+        lines = [f'profile = "cpu"  # {PROFILE_DOC}']
+        lines += [f"{p.name} = None  # {p.doc}" for p in self.params]
+        return "\n".join(lines)
+
+
+PROFILE_DOC = "smoke, cpu or paper; a knob left at None takes the profile's value"
+
+
+def parameter_names(cell_source: str) -> list[str]:
+    """Names assigned at top level of a parameters cell, in order."""
+    import ast
+
+    names = []
+    for node in ast.parse(cell_source).body:
+        if isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return names

@@ -1,0 +1,91 @@
+"""What a chapter shows: its parameters, glued numbers and figures, tables, verdicts, run record."""
+from __future__ import annotations
+
+import platform
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+import torch
+from IPython.display import Markdown, display
+
+from .. import __version__
+from . import cache
+from .fmt import table
+from .params import Params, Spec
+
+
+def md(text: str) -> None:
+    """Render MyST markdown (admonitions included) as a cell output."""
+    display(Markdown(text))
+
+
+def glue(name: str, value) -> None:
+    """Store a number for the prose (``{glue:text}`name```)."""
+    from myst_nb import glue as _glue
+    _glue(name, value, display=False)
+
+
+def figure(name: str, fig) -> None:
+    """Glue a figure under ``name`` for a ``{glue:figure}`` directive (numbered, captioned)
+    and close it, so it appears once, where the prose places it."""
+    import matplotlib.pyplot as plt
+
+    glue(name, fig)
+    plt.close(fig)
+
+
+def show_verdicts(prefix: str, ledger: list) -> None:
+    """Glue each verdict as ``{prefix}_verdict_{i}`` for the prose and show the table."""
+    for i, v in enumerate(ledger):
+        glue(f"{prefix}_verdict_{i}", v.verdict)
+    md(table([v.row() for v in ledger]))
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cache.REPO_ROOT,
+                             capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=cache.REPO_ROOT, capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "") or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+@dataclass
+class Run:
+    """One execution of a chapter: its parameters, start time and what it used."""
+
+    spec: Spec
+    params: Params
+    t0: float = field(default_factory=time.perf_counter)
+    provenance: list[str] = field(default_factory=list)
+
+    def show_parameters(self) -> None:
+        rows = [{"parameter": "`profile`", "value": f"`{self.params.profile}`",
+                 "meaning": "parameter profile", "source": ""}]
+        for p in self.spec.params:
+            rows.append({"parameter": f"`{p.name}`", "value": f"`{self.params[p.name]}`",
+                         "meaning": p.doc, "source": "reconstruction" if p.reconstruction else ""})
+        md(f"**Parameters of this run** (profile `{self.params.profile}`):\n\n" + table(rows))
+
+    def finish(self) -> None:
+        """The run's footer: profile, versions, data provenance and wall time."""
+        wall = time.perf_counter() - self.t0
+        glue(f"{self.spec.chapter}_wall_s", wall)
+        lines = [f"- chapter `{self.spec.chapter}`, profile `{self.params.profile}`",
+                 f"- normbook {__version__} (commit {_git_commit()}), torch {torch.__version__}, "
+                 f"Python {platform.python_version()}, {torch.get_num_threads()} threads",
+                 f"- experiment cache: `{cache.cache_root()}`",
+                 *([f"- data: {p}" for p in self.provenance] or ["- data: none (synthetic inputs)"]),
+                 f"- wall time of this execution: **{wall:.1f} s**"]
+        md("**Run record**\n\n" + "\n".join(lines))
+
+
+def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
+    """Validate the parameters cell (and papermill's injection) before any compute."""
+    params = spec.from_namespace(namespace)
+    run = Run(spec, params)
+    run.show_parameters()
+    return params, run

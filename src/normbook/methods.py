@@ -1,0 +1,67 @@
+"""The Methods page: its (parameter-free) spec, and the tables it shows, generated from the
+chapters' specs and the verdict rules' docstrings so that the page cannot disagree with the
+code that ran."""
+from __future__ import annotations
+
+import inspect
+import re
+from types import ModuleType
+
+from .core.fmt import table
+from .core.params import Spec
+
+METHODS = Spec(chapter="methods", params=[],
+               profiles={"smoke": {}, "cpu": {}, "paper": {}},
+               packages=("paper_a", "paper_b"))
+
+
+def _value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, list):
+        return ", ".join(_value(x) for x in v)
+    return str(v)
+
+
+def profile_table(specs: list[Spec], knobs: dict[str, list[str]]) -> str:
+    """One row per (chapter, knob): its meaning and its value at each profile."""
+    rows = []
+    for spec in specs:
+        for name in knobs.get(spec.chapter, []):
+            p = spec.param(name)
+            rows.append({"chapter": spec.chapter.split("_")[0].upper(), "knob": f"`{name}`",
+                         "meaning": p.doc,
+                         **{prof: _value(spec.profiles[prof][name])
+                            for prof in ("smoke", "cpu", "paper")}})
+    return table(rows)
+
+
+def reconstruction_table(specs: list[Spec]) -> str:
+    """Every knob marked as our reconstruction, the chapters that have it, and its `paper`
+    profile value (the others are in each chapter's parameter table)."""
+    seen: dict[str, dict] = {}
+    for spec in specs:
+        for p in spec.reconstructed():
+            row = seen.setdefault(p.name, {"knob": f"`{p.name}`", "meaning": p.doc,
+                                           "chapters": [],
+                                           "paper value": _value(spec.profiles["paper"][p.name])})
+            row["chapters"].append(spec.chapter.split("_")[0].upper())
+    return table([{**r, "chapters": ", ".join(r["chapters"])} for r in seen.values()])
+
+
+def _summary(doc: str) -> str:
+    """A docstring as one line of prose (double-backtick code kept as code)."""
+    text = " ".join(inspect.cleandoc(doc).split())
+    return re.sub(r"``([^`]+)``", r"`\1`", text).replace("|", "\\|")
+
+
+def rules_table(*modules: ModuleType) -> str:
+    """Every verdict rule of the given modules: its name and its docstring."""
+    rows = []
+    for mod in modules:
+        for name, fn in inspect.getmembers(mod, inspect.isfunction):
+            if fn.__module__ != mod.__name__ or name.startswith("_") or name.endswith("_ledger"):
+                continue
+            short = mod.__name__.removeprefix("normbook.")
+            rows.append({"rule": f"`{short}.{name}`", "what it decides": _summary(fn.__doc__ or "")})
+    return table(rows)

@@ -1,0 +1,109 @@
+"""Output-only evaluation with per-sample *and* per-batch statistics; BatchNorm at evaluation
+(minibatch vs population statistics, evaluation batch size; paper A, Appendix D / Figs. 5-6).
+
+With minibatch statistics the samples of one evaluation batch share their normalization
+statistics, so their predictions are not independent. The per-sample Welch test of the
+localization detector assumes they are; :func:`evaluate_batches` therefore also streams the moments of
+per-batch mean predictions (batches *are* independent), for a test that stays valid, and
+reports the design effect: how much larger the variance of a batch mean is than independent
+samples would give (1 = no within-batch dependence).
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from ..core import cache, stats
+from ..core.progress import progress
+from ..core.seeding import generators
+from . import detector, localization
+from .cnn import CNNConfig, StackedCNN, set_batch_eval
+from .detector import Localization, Moments
+from .task import sample_inputs
+
+
+@torch.no_grad()
+def evaluate_batches(net: StackedCNN, seq_len: int, n_samples: int, batch_size: int, mode: str) -> dict:
+    """Per-index moments of single predictions and of batch-mean predictions, in two
+    independent streams (batches alternate), for evaluation statistics ``mode``."""
+    m = net.n_models
+    set_batch_eval(net, mode)
+    net.eval()
+    single = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
+    means = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
+    gens = generators(net.seeds, "eval")
+    n_batches = max(4, -(-n_samples // batch_size))
+    n_batches += n_batches % 2
+    for b in progress(range(n_batches), desc=f"evaluate ({mode}, batch {batch_size})"):
+        out = net(sample_inputs(batch_size, m, seq_len, gens)).numpy()
+        single[b % 2].update(out)
+        means[b % 2].update(out.mean(axis=0, keepdims=True))
+    return {**stats.stack_moments("out", single), **stats.stack_moments("bmean", means)}
+
+
+@dataclass
+class BatchStatsRun(localization.SummarizedRun):
+    """One normalization's networks evaluated at one batch size, with both tests."""
+
+    cnn: CNNConfig
+    seeds: list[int]
+    batch_size: int                  # evaluation batch size
+    mode: str                        # "minibatch" or "population" statistics
+    loss: np.ndarray                 # (steps, M)
+    out: Moments                     # single predictions
+    bmean: Moments                   # batch-mean predictions
+    per_seed: list[Localization]     # per-sample test (the paper's)
+    batch_mean: list[Localization]   # test on batch means (valid under within-batch dependence)
+    design_effect: np.ndarray        # (M,)
+    train_cache_hits: list[bool]
+
+
+
+def run(setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str) -> BatchStatsRun:
+    """Train (or load, shared with every other chapter) and evaluate with batch means (cached)."""
+    net, losses, hits = localization.trained(cnn, setup.train, list(setup.seeds))
+    tc = setup.train
+
+    def compute():
+        return cache.Entry(evaluate_batches(net, tc.seq_len, setup.eval.n_samples, batch_size,
+                                            mode))
+
+    config = {"cnn": asdict(localization.training_identity(cnn)), "train": asdict(tc),
+              "seeds": [int(s) for s in setup.seeds], "n_samples": int(setup.eval.n_samples),
+              "batch_size": int(batch_size), "mode": mode}
+    entry = cache.cached("a_batchstats", config, compute,
+                         localization.TRAIN_CODE + (stats, sys.modules[__name__]))
+    out, bmean = Moments.from_arrays(entry, "out"), Moments.from_arrays(entry, "bmean")
+    radius = cnn.receptive_radius
+    return BatchStatsRun(cnn=cnn, seeds=list(setup.seeds), batch_size=batch_size, mode=mode, loss=losses, out=out,
+                         bmean=bmean, per_seed=detector.summarize(out, radius, setup.detector),
+                         batch_mean=detector.summarize(bmean, radius, setup.detector),
+                         design_effect=design_effect(out, bmean, batch_size),
+                         train_cache_hits=hits)
+
+
+def design_effect(out: Moments, bmean: Moments, batch_size: int) -> np.ndarray:
+    """Per model: median over indices of batch_size * var(batch mean) / var(single prediction).
+
+    1 when the predictions in a batch are independent; larger when they move together
+    (shared minibatch statistics), in which case the per-sample test overstates significance.
+    """
+    var_single = (out.std ** 2).mean(axis=0)
+    var_bmean = (bmean.std ** 2).mean(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = batch_size * var_bmean / var_single
+    return np.nanmedian(ratio, axis=-1)
+
+
+def boundary_fractions(run) -> list[float]:
+    """Per model of a run: :func:`boundary_fraction` of its localized indices."""
+    return [boundary_fraction(s.localized, run.radius) for s in run.per_seed]
+
+
+def boundary_fraction(localized: np.ndarray, radius: int) -> float:
+    """Fraction of the indices within R of an end (where padding is visible) that are localized."""
+    band = detector.boundary_distance(localized.shape[-1]) < radius
+    return float(np.asarray(localized)[..., band].mean())

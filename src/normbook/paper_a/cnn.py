@@ -1,0 +1,110 @@
+"""The 1-D CNN of paper A, as a stack of M independent models.
+
+Each hidden block is conv(k) -> norm -> ReLU; a 1x1 conv head maps C channels to one
+prediction per position. M models (seeds or variants of one norm) are evaluated in one
+pass with grouped convolutions, which keeps both cores busy on small models.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+from . import stacking
+from .norms import StackedBatchNorm, make_norm
+
+PADDINGS = ("zeros", "circular")
+
+
+@dataclass(frozen=True)
+class CNNConfig:
+    depth: int = 16
+    width: int = 32
+    kernel: int = 5
+    norm: str = "instance"
+    groups: int = 1
+    batch_eval: str = "minibatch"
+    padding: str = "zeros"
+
+    @property
+    def receptive_radius(self) -> int:
+        """R(d) = floor(k/2) * d: how far an output can see along the sequence."""
+        return (self.kernel // 2) * self.depth
+
+    @property
+    def label(self) -> str:
+        """``none``, ``instance``, ``group (G=4)``, ``batch, minibatch``, ``layer``."""
+        if self.norm == "group":
+            return f"group (G={self.groups})"
+        return f"batch, {self.batch_eval}" if self.norm == "batch" else self.norm
+
+
+def _uniform_(t: torch.Tensor, bound: float, g: torch.Generator) -> None:
+    with torch.no_grad():
+        t.copy_(torch.rand(t.shape, generator=g) * 2 * bound - bound)
+
+
+class StackedCNN(nn.Module):
+    """M copies of the localization CNN; input (B, M, L) -> output (B, M, L)."""
+
+    def __init__(self, cfg: CNNConfig, seeds: list[int]):
+        super().__init__()
+        if cfg.padding not in PADDINGS:
+            raise ValueError(f"padding must be one of {PADDINGS}, got {cfg.padding!r}")
+        self.cfg, self.seeds, m, c = cfg, list(seeds), len(seeds), cfg.width
+        self.n_models = m
+        self.convs = nn.ModuleList()
+        self.norms = nn.ModuleList()
+        for layer in range(cfg.depth):
+            c_in = 1 if layer == 0 else c
+            self.convs.append(nn.Conv1d(m * c_in, m * c, cfg.kernel, padding=cfg.kernel // 2,
+                                        padding_mode=cfg.padding, groups=m))
+            self.norms.append(make_norm(cfg.norm, m, c, cfg.groups, cfg.batch_eval))
+        self.head = nn.Conv1d(m * c, m, 1, groups=m)
+        self._init_per_model()
+
+    def _init_per_model(self) -> None:
+        """PyTorch's default conv init, drawn per model from that model's seed.
+
+        Drawing model m's weights from its own generator makes the stacked model's
+        slice m identical to a model built alone with the same seed.
+        """
+        m = self.n_models
+        for i, seed in enumerate(self.seeds):
+            g = torch.Generator().manual_seed(seed)
+            for conv in [*self.convs, self.head]:
+                out_per, c_in, k = conv.out_channels // m, conv.in_channels // m, conv.kernel_size[0]
+                bound = 1.0 / math.sqrt(c_in * k)
+                sl = slice(i * out_per, (i + 1) * out_per)
+                _uniform_(conv.weight[sl], bound, g)
+                _uniform_(conv.bias[sl], bound, g)
+
+    def forward(self, x: torch.Tensor, return_activations: bool = False):
+        acts = []
+        h = x
+        for conv, norm in zip(self.convs, self.norms):
+            h = F.relu(norm(conv(h)))
+            if return_activations:
+                acts.append(h)
+        out = self.head(h)
+        return (out, acts) if return_activations else out
+
+    def model_state(self, i: int) -> dict[str, torch.Tensor]:
+        """Model i's parameters and buffers, unstacked (for the cache and for tests)."""
+        return stacking.unstack(self, i, self.n_models)
+
+    @classmethod
+    def from_model_states(cls, cfg: CNNConfig, seeds: list[int],
+                          states: list[dict[str, torch.Tensor]]) -> "StackedCNN":
+        """Stack separately stored models (the inverse of :meth:`model_state`), in eval mode."""
+        return stacking.restack(cls(cfg, seeds), states)
+
+
+def set_batch_eval(net: nn.Module, mode: str) -> None:
+    """Choose minibatch or population statistics for every BatchNorm at evaluation."""
+    for mod in net.modules():
+        if isinstance(mod, StackedBatchNorm):
+            mod.eval_mode = mode

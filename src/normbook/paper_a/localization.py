@@ -1,0 +1,236 @@
+"""The localization experiment: configs from a chapter's parameters, then train (cached per
+seed), evaluate with streaming statistics, probe every depth, and summarize with the detector.
+
+    setup = localization.configs(P)
+    none = localization.run(setup, setup.cnn("none"))
+    normed = localization.run(setup, setup.chapter_cnn)
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+import torch
+
+from ..core import cache, seeding, stats
+from ..core.progress import progress
+from ..core.seeding import generators
+from . import cnn as cnn_module
+from . import detector, multihop, norms, probes, stacking, task, training
+from .cnn import CNNConfig, StackedCNN, set_batch_eval
+from .detector import DetectorConfig, Localization, Moments
+from .task import sample_inputs
+from .training import TrainConfig, train_stack
+
+TRAIN_CODE = (task, norms, cnn_module, stacking, training, seeding)
+EVAL_CODE = TRAIN_CODE + (probes,)
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    n_samples: int = 51_200      # predictions per index, split over two independent streams
+    batch_size: int = 32         # matters only for BatchNorm with minibatch statistics
+    batch_eval: str = "minibatch"
+    probe_batches: int = 64      # batches of fresh noise used to fit each depth's probe
+    probe_ridge: float = 1e-3
+    input_kind: str = "noise"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything a localization run needs except the network's normalization."""
+
+    seq_len: int
+    kernel: int
+    depth: int
+    width: int
+    seeds: tuple[int, ...]
+    train: TrainConfig
+    eval: EvalConfig
+    detector: DetectorConfig
+    chapter_cnn: CNNConfig | None = None   # the normalization the chapter compares with none
+
+    @property
+    def radius(self) -> int:
+        """R = floor(k/2) * d."""
+        return (self.kernel // 2) * self.depth
+
+    @property
+    def half(self) -> int:
+        """The largest boundary distance there is: the middle of the sequence."""
+        return (self.seq_len - 1) // 2
+
+    @property
+    def radius_per_depth(self) -> np.ndarray:
+        """R(d) = floor(k/2) * d for d = 1..depth."""
+        return multihop.radius_per_depth(self.kernel, self.depth)
+
+    def cnn(self, norm: str, groups: int = 1, batch_eval: str = "minibatch") -> CNNConfig:
+        return CNNConfig(depth=self.depth, width=self.width, kernel=self.kernel, norm=norm,
+                         groups=groups, batch_eval=batch_eval)
+
+
+def configs(P) -> Setup:
+    """The run configuration of a chapter's resolved parameters (the A1 knobs)."""
+    norm = P.get("norm")
+    setup = Setup(
+        seq_len=P.seq_len, kernel=P.kernel, depth=P.depth, width=P.width, seeds=tuple(P.seeds),
+        train=TrainConfig(seq_len=P.seq_len, steps=P.steps, batch_size=P.batch_size, lr=P.lr),
+        eval=EvalConfig(n_samples=P.n_eval, batch_size=P.eval_batch_size,
+                        batch_eval=P.get("batch_eval", "minibatch"),
+                        probe_batches=P.probe_batches),
+        detector=DetectorConfig(P.alpha, P.distance_window, P.distance_threshold))
+    if norm is None:
+        return setup
+    return replace(setup, chapter_cnn=setup.cnn(norm, P.groups, P.batch_eval))
+
+
+def training_identity(cnn: CNNConfig) -> CNNConfig:
+    """The config that determines the trained weights (so equal models share a cache entry).
+
+    GroupNorm with G = C *is* InstanceNorm, and BatchNorm's evaluation mode does not
+    change training: both are normalized away so chapters reuse each other's models.
+    """
+    if cnn.norm == "group" and cnn.groups == cnn.width:
+        cnn = replace(cnn, norm="instance")
+    if cnn.norm != "group":
+        cnn = replace(cnn, groups=1)
+    return replace(cnn, batch_eval="minibatch")
+
+
+def trained(cnn: CNNConfig, tc: TrainConfig, seeds) -> tuple[StackedCNN, np.ndarray, list[bool]]:
+    """The trained stack for these seeds; seeds already cached are loaded, the rest are
+    trained together in one stacked pass. Returns (net, loss history (steps, M), hit per seed)."""
+    ident = training_identity(cnn)
+    keys = [{"cnn": asdict(ident), "train": asdict(tc), "seed": int(s)} for s in seeds]
+
+    def train_missing(idx: list[int]) -> list[cache.Entry]:
+        net, losses = train_stack(ident, tc, [seeds[i] for i in idx])
+        return [cache.Entry({"loss": losses[:, j]}, tensors=net.model_state(j))
+                for j in range(len(idx))]
+
+    entries = cache.cached_per_model("a_train", keys, train_missing, TRAIN_CODE)
+    net = StackedCNN.from_model_states(replace(ident, batch_eval=cnn.batch_eval), list(seeds),
+                                       [e.tensors for e in entries])
+    return net, np.stack([e["loss"] for e in entries], axis=1), [e.hit for e in entries]
+
+
+@torch.no_grad()
+def evaluate(net: StackedCNN, seq_len: int, ev: EvalConfig, probe_weights: torch.Tensor | None):
+    """Streaming per-index moments of the predictions (and probe outputs) on fresh noise.
+
+    Batches alternate between two accumulators, so each index has two independent
+    estimates: the neighbour test compares i in one with i +- 1 in the other.
+    """
+    m, depth = net.n_models, net.cfg.depth
+    set_batch_eval(net, ev.batch_eval)
+    net.eval()
+    out_mom = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
+    probe_mom = [stats.RunningMoments((depth, m, seq_len)) for _ in range(2)]
+    gens = generators(net.seeds, "eval")
+    n_batches = max(2, -(-ev.n_samples // ev.batch_size))
+    for b in progress(range(n_batches), desc="evaluate"):
+        x = sample_inputs(ev.batch_size, m, seq_len, gens, ev.input_kind)
+        if probe_weights is None:
+            out_mom[b % 2].update(net(x).numpy())
+            continue
+        out, acts = net(x, return_activations=True)
+        out_mom[b % 2].update(out.numpy())
+        probe_mom[b % 2].update(probes.apply_probes(acts, probe_weights).numpy())
+    return {**stats.stack_moments("out", out_mom), **stats.stack_moments("probe", probe_mom)}
+
+
+class SummarizedRun:
+    """What every evaluated run offers (it has ``cnn``, ``seeds`` and ``per_seed``)."""
+
+    cnn: CNNConfig
+    per_seed: list[Localization]
+
+    @property
+    def name(self) -> str:
+        return self.cnn.label
+
+    @property
+    def radius(self) -> int:
+        return self.cnn.receptive_radius
+
+    @property
+    def radius_per_depth(self) -> np.ndarray:
+        return multihop.radius_per_depth(self.cnn.kernel, self.cnn.depth)
+
+    @property
+    def distances(self) -> list[int]:
+        return [s.distance for s in self.per_seed]
+
+    @property
+    def frac_interior(self) -> list[float]:
+        return [s.frac_interior for s in self.per_seed]
+
+    @property
+    def slope_interior(self) -> list[float]:
+        return [s.effect_interior.slope for s in self.per_seed]
+
+    @property
+    def r2_interior(self) -> list[float]:
+        return [s.effect_interior.r2 for s in self.per_seed]
+
+
+@dataclass
+class LocalizationRun(SummarizedRun):
+    """One normalization's networks (one per seed), evaluated and summarized."""
+
+    cnn: CNNConfig
+    seeds: list[int]
+    net: StackedCNN = field(repr=False)
+    loss: np.ndarray                         # (steps, M)
+    out: Moments                             # predictions, (2, M, L)
+    per_seed: list[Localization]
+    train_cache_hits: list[bool]
+    cache_hit: bool                          # evaluation loaded from the cache
+    probe: Moments | None = None             # depth probes, (2, depth, M, L)
+    depth_maps: np.ndarray | None = None     # localized per depth, (depth, M, L)
+    probe_distances: np.ndarray | None = None  # (depth, M)
+
+    @property
+    def seq_len(self) -> int:
+        return self.out.mean.shape[-1]
+
+    @property
+    def n_per_index(self) -> int:
+        """Predictions per index, both streams together."""
+        return int(self.out.count.sum())
+
+
+def run(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> LocalizationRun:
+    """Train (or load) the seeds' networks, evaluate them (cached), and summarize.
+
+    BatchNorm is evaluated with the statistics ``cnn.batch_eval`` names."""
+    net, losses, hits = trained(cnn, setup.train, list(setup.seeds))
+    ev = replace(setup.eval, batch_eval=cnn.batch_eval)
+
+    def compute():
+        w = None
+        if with_probes:
+            w = probes.fit_probes(net, setup.seq_len, ev.probe_batches, 32, ev.probe_ridge,
+                                  ev.input_kind)
+        arrays = evaluate(net, setup.seq_len, ev, w)
+        if w is not None:
+            arrays["probe_weights"] = w.numpy()
+        return cache.Entry(arrays)
+
+    config = {"cnn": asdict(training_identity(cnn)), "batch_eval": cnn.batch_eval,
+              "train": asdict(setup.train), "eval": asdict(ev), "seeds": list(setup.seeds),
+              "probes": with_probes}
+    entry = cache.cached("a_eval", config, compute,
+                         EVAL_CODE + (stats, sys.modules[__name__]))
+    out = Moments.from_arrays(entry, "out")
+    result = LocalizationRun(cnn=cnn, seeds=list(setup.seeds), net=net, loss=losses, out=out,
+                             per_seed=detector.summarize(out, cnn.receptive_radius,
+                                                         setup.detector),
+                             train_cache_hits=hits, cache_hit=entry.hit)
+    if with_probes:
+        result.probe = Moments.from_arrays(entry, "probe")
+        result.depth_maps = detector.depth_maps(result.probe, setup.detector.alpha)
+        result.probe_distances = detector.distances(result.depth_maps, setup.detector)
+    return result

@@ -1,0 +1,140 @@
+"""Chapter A3's experiments: GroupNorm group counts, BatchNorm's evaluation statistics and
+batch size, and the null level every "localizes" is judged against.
+
+    setup = localization.configs(P)
+    groups = which_norms.group_sweep(setup, P.group_counts)
+    runs = which_norms.batchnorm_runs(setup)          # none, minibatch, population
+    null = which_norms.NullLevel.of(runs["none"], runs["batch, population"])
+    sizes = which_norms.eval_batch_sweep(setup, P.bn_eval_batch_sizes)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import stats as sps
+
+from . import batchstats, localization, verdicts
+from .batchstats import BatchStatsRun
+from .detector import Localization
+from .localization import LocalizationRun, Setup
+
+# Networks that provably cannot localize the interior: no normalization, and BatchNorm with
+# population statistics (a fixed affine map per channel; both exactly shift-equivariant).
+NULL_RUNS = ("none", "batch, population")
+
+METRICS: dict[str, Callable[[Localization], float]] = {
+    "localization distance": lambda s: s.distance,
+    "interior fraction localized": lambda s: s.frac_interior,
+    "interior slope (effect size)": lambda s: s.effect_interior.slope,
+}
+
+
+@dataclass(frozen=True)
+class NullLevel:
+    """The largest interior fraction and |slope| seen in networks that cannot localize."""
+
+    frac: float
+    slope: float
+    distances: list[int]
+    fracs: list[float]
+    slopes: list[float]
+
+    @classmethod
+    def of(cls, *runs) -> "NullLevel":
+        per_seed = [s for r in runs for s in r.per_seed]
+        fracs = [s.frac_interior for s in per_seed]
+        slopes = [s.effect_interior.slope for s in per_seed]
+        return cls(max(fracs), max(abs(v) for v in slopes), [s.distance for s in per_seed],
+                   fracs, slopes)
+
+    def beaten_by(self, loc: Localization) -> bool:
+        """:func:`verdicts.beyond_null` for one model."""
+        return verdicts.beyond_null(loc.frac_interior, loc.effect_interior.slope, self.fracs,
+                                    self.slopes)
+
+    def level(self, metric: Callable[[Localization], float], runs) -> float:
+        """The largest value of ``metric`` among the null networks' seeds."""
+        return max(metric(s) for r in runs for s in r.per_seed)
+
+
+@dataclass
+class GroupSweep:
+    """GroupNorm at every group count G: one run per G (per-sample and batch-mean tests)."""
+
+    group_counts: list[int]
+    width: int
+    runs: dict[int, BatchStatsRun]
+
+    def values(self, metric: Callable[[Localization], float]) -> np.ndarray:
+        """``metric`` per group count and seed, (G, seeds)."""
+        return np.array([[metric(s) for s in self.runs[g].per_seed] for g in self.group_counts],
+                        dtype=float)
+
+    @property
+    def distance(self) -> np.ndarray:
+        return self.values(METRICS["localization distance"]).astype(int)
+
+    @property
+    def slope(self) -> np.ndarray:
+        return self.values(METRICS["interior slope (effect size)"])
+
+    def spearman(self, metric: Callable[[Localization], float]) -> tuple[float, float]:
+        """Rank correlation of ``metric`` with G over every (G, seed)."""
+        vals = self.values(metric)
+        res = sps.spearmanr(np.repeat(self.group_counts, vals.shape[1]), vals.ravel())
+        return float(res.statistic), float(res.pvalue)
+
+    def beyond_null(self, null: NullLevel) -> dict[int, list[bool]]:
+        """Per G, per seed: does the interior localization clear the null level?"""
+        return {g: [null.beaten_by(s) for s in self.runs[g].per_seed] for g in self.group_counts}
+
+    @property
+    def instance(self) -> BatchStatsRun | None:
+        """The G = C run, which is InstanceNorm (the positive control), if swept."""
+        return self.runs.get(self.width)
+
+
+def group_sweep(setup: Setup, group_counts: list[int]) -> GroupSweep:
+    """Outputs only (no probes), evaluated with the chapter's evaluation batch size."""
+    runs = {g: batchstats.run(setup, setup.cnn("group", groups=g), setup.eval.batch_size,
+                              "minibatch") for g in group_counts}
+    return GroupSweep(list(group_counts), setup.width, runs)
+
+
+def batchnorm_runs(setup: Setup) -> dict[str, LocalizationRun]:
+    """No normalization, and BatchNorm evaluated with minibatch and with population statistics
+    (the same trained BatchNorm networks), each with depth probes."""
+    cnns = [setup.cnn("none"), setup.cnn("batch", batch_eval="minibatch"),
+            setup.cnn("batch", batch_eval="population")]
+    runs = [localization.run(setup, c, with_probes=True) for c in cnns]
+    return {r.name: r for r in runs}
+
+
+@dataclass
+class EvalBatchSweep:
+    """BatchNorm with minibatch statistics at several evaluation batch sizes, and with
+    population statistics."""
+
+    sizes: list[int]
+    runs: dict[int, BatchStatsRun]
+    population: BatchStatsRun
+    train_batch: int
+
+    @property
+    def reference(self) -> int:
+        """The training batch size if swept, else the smallest size."""
+        return self.train_batch if self.train_batch in self.sizes else self.sizes[0]
+
+    @property
+    def largest(self) -> int:
+        return self.sizes[-1]
+
+
+def eval_batch_sweep(setup: Setup, sizes: list[int]) -> EvalBatchSweep:
+    """The chapter's BatchNorm networks evaluated at every batch size in ``sizes``."""
+    bn = setup.cnn("batch")
+    runs = {b: batchstats.run(setup, bn, b, "minibatch") for b in sizes}
+    pop = batchstats.run(setup, bn, setup.eval.batch_size, "population")
+    return EvalBatchSweep(list(sizes), runs, pop, setup.train.batch_size)

@@ -1,0 +1,558 @@
+"""Seeded, deterministic training of paper B's classifiers, cached per seed.
+
+One :class:`ClassifierConfig` fixes everything that determines a trained model except its
+seed: dataset, architecture width, BatchNorm or Identity, optimizer, learning rate, batch
+size, the early-stopping rule and the data subsets. :func:`configs` gives the four
+(dataset, BatchNorm) variants of a chapter's parameters and :func:`run` trains (or loads from
+the experiment cache) one model per variant and seed:
+
+    models = classify.run(P)            # Models: trained models, splits, accuracies
+
+**Early-stopping rule** (our reconstruction; the paper states none). Train for at most
+``max_epochs`` passes over the training subset, in minibatches drawn without replacement in a
+seeded order. ``evals_per_epoch`` times per epoch (at evenly spaced steps) the model is
+evaluated in eval mode on the validation split. The weights with the lowest validation
+cross-entropy so far are kept; training stops once ``patience`` consecutive evaluations fail
+to lower it, or when the epochs run out. The reported model (test accuracy, representations)
+is the kept one.
+
+**Determinism.** The initial weights and the minibatch order come from the seed's "init" and
+"order" streams (:mod:`normbook.core.seeding`), and every model trains with one intra-op
+thread, so the result is bit-identical whether models train in this process or in
+``workers`` parallel processes (:mod:`normbook.core.workers`), and however many there are.
+
+**Data identity.** The cache key includes the SHA-256 of the data files, so a model trained
+on the rebuilt (JPEG) CIFAR-10 copy is never reused for the original archive, or vice versa.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..core import cache, seeding
+from ..core.progress import progress
+from ..core.workers import in_worker, run_jobs, single_thread
+from . import convnets, datasets, reported
+
+DATASETS = {
+    # name: (loader, architecture, normalization constants, full training-split size)
+    "mnist": (datasets.load_mnist, "standard_cnn", "mnist", 60_000),
+    "cifar10": (datasets.load_cifar10, "vgg16", "cifar10", 50_000),
+}
+N_TEST = 10_000
+
+
+@dataclass(frozen=True)
+class ClassifierConfig:
+    """Everything that determines a trained model, except its seed."""
+
+    dataset: str             # "mnist" (standard CNN) or "cifar10" (VGG-16)
+    batchnorm: bool          # BatchNorm2d after every conv, or Identity
+    width: float             # standard CNN: channels k of conv1; VGG-16: width multiplier
+    optimizer: str           # "sgd" or "adam"
+    lr: float
+    momentum: float = 0.0    # SGD only
+    batch_size: int = 128
+    max_epochs: int = 10
+    patience: int = 3        # evaluations without a lower validation loss before stopping
+    evals_per_epoch: int = 1
+    n_train: int = 10_000    # images from the official training split used for training
+    n_val: int = 2_000       # further images from the training split, for early stopping
+    n_test: int = N_TEST     # images of the official test split used for test accuracy
+    split_seed: int = 0      # which images go to train / val / test subsets
+    init: str = "kaiming"    # He init as torchvision's VGG, or "pytorch" (layer defaults)
+    device: str = "cpu"      # "cpu" or "cuda" (results differ between them, so it is keyed)
+
+    def __post_init__(self):
+        if self.dataset not in DATASETS:
+            raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {self.dataset!r}")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', got {self.device!r}")
+        if self.optimizer not in ("sgd", "adam"):
+            raise ValueError(f"optimizer must be 'sgd' or 'adam', got {self.optimizer!r}")
+        full = DATASETS[self.dataset][3]
+        if self.n_train < 1 or self.n_val < 1 or self.n_train + self.n_val > full:
+            raise ValueError(f"{self.dataset}: n_train + n_val = {self.n_train + self.n_val} must "
+                             f"be between 2 and {full} (the training split)")
+        if not 1 <= self.n_test <= N_TEST:
+            raise ValueError(f"n_test must be between 1 and {N_TEST}, got {self.n_test}")
+
+    @property
+    def arch(self) -> str:
+        return DATASETS[self.dataset][1]
+
+    @property
+    def label(self) -> str:
+        return "BN" if self.batchnorm else "no BN"
+
+    @property
+    def in_channels(self) -> int:
+        return 1 if self.dataset == "mnist" else 3
+
+    @property
+    def variant(self) -> Variant:
+        return Variant(self.dataset, self.batchnorm)
+
+    def at_paper_width(self) -> ClassifierConfig:
+        """The same config at the paper's width (k = 64, or the full VGG-16)."""
+        return replace(self, width=reported.WIDTH[self.dataset])
+
+    def model_kwargs(self) -> dict:
+        if self.arch == "standard_cnn":
+            return {"width": int(self.width), "batchnorm": self.batchnorm}
+        return {"width_mult": float(self.width), "batchnorm": self.batchnorm}
+
+    def build(self, seed: int) -> nn.Module:
+        model = convnets.build(self.arch, seed=seed, **self.model_kwargs())
+        if self.init == "kaiming":
+            kaiming_init(model, seed)
+        return model
+
+
+INITS = ("kaiming", "pytorch")
+
+
+class Variant(NamedTuple):
+    """A (dataset, BatchNorm) pair; equal to the plain tuple, so ``d["mnist", True]`` works."""
+
+    dataset: str
+    batchnorm: bool
+
+    @property
+    def label(self) -> str:
+        return "BN" if self.batchnorm else "no BN"
+
+
+VARIANTS = tuple(Variant(ds, bn) for ds in ("mnist", "cifar10") for bn in (True, False))
+
+
+@torch.no_grad()
+def kaiming_init(model: nn.Module, seed: int) -> nn.Module:
+    """torchvision's VGG initialisation, seeded: conv weights He-normal (fan_out, ReLU),
+    linear weights N(0, 0.01), biases 0, BatchNorm weight 1 / bias 0. PyTorch's layer
+    defaults shrink the signal layer after layer, which leaves a 13-layer VGG without
+    BatchNorm nearly untrainable at lr 1e-4 within a short budget."""
+    gen = seeding.generator(seed, "init")
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu", generator=gen)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0.0, 0.01, generator=gen)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.BatchNorm2d):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+    return model
+
+
+# --------------------------------------------------------------------------- data
+
+@dataclass
+class Splits:
+    """uint8 images of one dataset, split into train / val / test subsets."""
+
+    dataset: str
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    data_id: str                      # identifies the data files (SHA-256); part of cache keys
+    provenance: tuple = ()            # datasets.Provenance of the train and test files
+
+    @property
+    def normalize(self) -> str:
+        return DATASETS[self.dataset][2]
+
+    def tensors(self, part: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """Normalized float images (MNIST zero-padded to 32x32) and int64 labels."""
+        x, y = getattr(self, f"x_{part}"), getattr(self, f"y_{part}")
+        return datasets.to_tensors(x, y, pad_to=32, normalize=self.normalize)
+
+    def subset(self, n_train: int, n_val: int, n_test: int, split_seed: int) -> Splits:
+        """The subsets a config uses (see :func:`split_indices`)."""
+        tr, va = split_indices(len(self.y_train), n_train, n_val, split_seed)
+        te = test_indices(len(self.y_test), n_test, split_seed)
+        return Splits(self.dataset, self.x_train[tr], self.y_train[tr], self.x_train[va],
+                      self.y_train[va], self.x_test[te], self.y_test[te], self.data_id,
+                      self.provenance)
+
+    def of(self, cfg: ClassifierConfig) -> Splits:
+        """The subsets ``cfg`` trains, validates and tests on."""
+        return self.subset(cfg.n_train, cfg.n_val, cfg.n_test, cfg.split_seed)
+
+
+def split_indices(n_full: int, n_train: int, n_val: int, seed: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint (train, val) indices into the official training split: one seeded random
+    permutation, the first ``n_val`` for validation, the next ``n_train`` for training.
+    Uniformly random (not class-balanced), so the full split works for MNIST's unequal
+    class counts too."""
+    if n_train + n_val > n_full:
+        raise ValueError(f"n_train + n_val = {n_train + n_val} exceeds the {n_full} images")
+    perm = np.random.default_rng(seed).permutation(n_full)
+    return np.sort(perm[n_val:n_val + n_train]), np.sort(perm[:n_val])
+
+
+def test_indices(n_full: int, n_test: int, seed: int) -> np.ndarray:
+    """Sorted indices of ``n_test`` images of the official test split (all of them if
+    ``n_test`` covers it), drawn with a stream of ``seed`` apart from :func:`split_indices`."""
+    if n_test >= n_full:
+        return np.arange(n_full)
+    return np.sort(np.random.default_rng(seed + 7919).permutation(n_full)[:n_test])
+
+
+@lru_cache(maxsize=4)
+def _load_full_cached(dataset: str, allow_unverified: bool) -> Splits:
+    loader = DATASETS[dataset][0]
+    x_tr, y_tr, p_tr = loader("train", allow_unverified=allow_unverified)
+    x_te, y_te, p_te = loader("test", allow_unverified=allow_unverified)
+    data_id = "+".join(sorted(set(p_tr.sha256 + p_te.sha256)))
+    empty = x_tr[:0]
+    return Splits(dataset, x_tr, y_tr, empty, y_tr[:0], x_te, y_te, data_id, (p_tr, p_te))
+
+
+def load_full(dataset: str, allow_unverified: bool | None = None) -> Splits:
+    """The whole dataset (train and test splits) with its provenance, loaded once per process.
+    ``allow_unverified=None`` follows ``NORMBOOK_ALLOW_UNVERIFIED``."""
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+    return _load_full_cached(dataset, datasets.resolve_allow(allow_unverified))
+
+
+# --------------------------------------------------------------------------- training
+
+@torch.no_grad()
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 500
+             ) -> tuple[float, float]:
+    """(mean cross-entropy, accuracy) in eval mode; the model's mode is restored."""
+    was = model.training
+    model.eval()
+    dev = next(model.parameters()).device
+    loss, correct = 0.0, 0
+    for i in range(0, len(x), batch_size):
+        xb, yb = x[i:i + batch_size].to(dev), y[i:i + batch_size].to(dev)
+        out = model(xb)
+        loss += float(nn.functional.cross_entropy(out, yb, reduction="sum"))
+        correct += int((out.argmax(1) == yb).sum())
+    model.train(was)
+    return loss / len(x), correct / len(x)
+
+
+@dataclass
+class TrainResult:
+    state: dict[str, np.ndarray]   # the kept (lowest validation loss) weights
+    curves: dict[str, np.ndarray]  # per evaluation: epoch, train/val loss and accuracy
+    test_loss: float
+    test_acc: float
+    best_epoch: float              # when the kept weights were reached (in epochs)
+    stopped_epoch: float           # when training ended
+    early_stopped: bool
+    seconds: float
+
+
+def _eval_steps(steps_per_epoch: int, evals_per_epoch: int) -> set[int]:
+    k = max(1, min(evals_per_epoch, steps_per_epoch))
+    return {int(round(steps_per_epoch * (j + 1) / k)) for j in range(k)}
+
+
+def train_one(cfg: ClassifierConfig, seed: int, splits: Splits, desc: str | None = None,
+              show_progress: bool = True) -> TrainResult:
+    """Train one model per the early-stopping rule of this module's docstring. A worker
+    process shows no progress bar of its own (the pool shows one for all models)."""
+    t0 = time.perf_counter()
+    dev = torch.device(cfg.device)
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("device 'cuda' requested but CUDA is not available")
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+    with single_thread():
+        x_tr, y_tr = (t.to(dev) for t in splits.tensors("train"))
+        x_va, y_va = (t.to(dev) for t in splits.tensors("val"))
+        x_te, y_te = (t.to(dev) for t in splits.tensors("test"))
+        model = cfg.build(seed).to(dev)
+        model.train()
+        if cfg.optimizer == "sgd":
+            opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
+        else:
+            opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        gen = seeding.generator(seed, "order")
+        n = len(x_tr)
+        bs = min(cfg.batch_size, n)
+        steps_per_epoch = n // bs  # the last incomplete batch is dropped (BN needs > 1 sample)
+        evals = _eval_steps(steps_per_epoch, cfg.evals_per_epoch)
+        curves = {k: [] for k in ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")}
+        best_loss, best_state, best_epoch, bad = np.inf, None, 0.0, 0
+        run_loss, run_correct, run_n = 0.0, 0, 0
+        stop = False
+        total = cfg.max_epochs * steps_per_epoch
+        bar = (progress(total=total, desc=desc or f"{cfg.dataset} {cfg.label} seed {seed}")
+               if show_progress and not in_worker() else None)
+        for epoch in range(cfg.max_epochs):
+            order = torch.randperm(n, generator=gen).to(dev)
+            for step in range(1, steps_per_epoch + 1):
+                idx = order[(step - 1) * bs: step * bs]
+                xb, yb = x_tr[idx], y_tr[idx]
+                out = model(xb)
+                loss = nn.functional.cross_entropy(out, yb)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                run_loss += float(loss.detach()) * len(yb)
+                run_correct += int((out.argmax(1) == yb).sum())
+                run_n += len(yb)
+                if bar is not None:
+                    bar.update(1)
+                if not np.isfinite(float(loss.detach())):
+                    stop = True  # diverged: keep the best weights so far
+                if step in evals or stop:
+                    vl, va = evaluate(model, x_va, y_va)
+                    curves["epoch"].append(epoch + step / steps_per_epoch)
+                    curves["train_loss"].append(run_loss / max(run_n, 1))
+                    curves["train_acc"].append(run_correct / max(run_n, 1))
+                    curves["val_loss"].append(vl)
+                    curves["val_acc"].append(va)
+                    run_loss, run_correct, run_n = 0.0, 0, 0
+                    if vl < best_loss:
+                        best_loss, bad, best_epoch = vl, 0, curves["epoch"][-1]
+                        best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                    else:
+                        bad += 1
+                        stop = stop or bad >= cfg.patience
+                if stop:
+                    break
+            if stop:
+                break
+        if bar is not None:
+            bar.close()
+        if best_state is None:  # diverged before the first evaluation
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        model.load_state_dict(best_state)
+        test_loss, test_acc = evaluate(model, x_te, y_te)
+    return TrainResult(
+        state={k: v.cpu().numpy().copy() for k, v in best_state.items()},
+        curves={k: np.asarray(v, dtype=np.float64) for k, v in curves.items()},
+        test_loss=test_loss, test_acc=test_acc, best_epoch=best_epoch,
+        stopped_epoch=curves["epoch"][-1] if curves["epoch"] else 0.0,
+        early_stopped=bool(stop), seconds=time.perf_counter() - t0)
+
+
+def model_from_state(cfg: ClassifierConfig, state: dict) -> nn.Module:
+    """A model of ``cfg``'s architecture with the given weights, in eval mode."""
+    model = cfg.build(0)
+    model.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in state.items()})
+    return model.eval()
+
+
+# --------------------------------------------------------------------------- cache + workers
+
+def model_key(cfg: ClassifierConfig, seed: int, data_id: str) -> dict:
+    """The cache key of one trained model (also the start of its analyses' keys)."""
+    return {"config": asdict(cfg), "seed": int(seed), "data": data_id}
+
+
+def split_key(cfg: ClassifierConfig) -> tuple:
+    """Configs with equal split keys train, validate and test on the same images."""
+    return (cfg.dataset, cfg.n_train, cfg.n_val, cfg.n_test, cfg.split_seed)
+
+
+def _entry(res: TrainResult) -> cache.Entry:
+    arrays = {f"curve_{k}": v for k, v in res.curves.items()}
+    # np.array (not ascontiguousarray) keeps 0-d entries such as num_batches_tracked 0-d
+    tensors = {k: torch.from_numpy(np.array(v, copy=True)) for k, v in res.state.items()}
+    meta = {"test_loss": res.test_loss, "test_acc": res.test_acc, "best_epoch": res.best_epoch,
+            "stopped_epoch": res.stopped_epoch, "early_stopped": res.early_stopped,
+            "train_seconds": round(res.seconds, 2)}
+    return cache.Entry(arrays, tensors=tensors, meta=meta)
+
+
+@dataclass
+class Trained:
+    """A cached trained model: config, seed, weights, curves and test metrics."""
+
+    cfg: ClassifierConfig
+    seed: int
+    entry: cache.Entry
+
+    @property
+    def state(self) -> dict[str, torch.Tensor]:
+        return self.entry.tensors
+
+    @property
+    def curves(self) -> dict[str, np.ndarray]:
+        return {k[len("curve_"):]: v for k, v in self.entry.items() if k.startswith("curve_")}
+
+    @property
+    def test_acc(self) -> float:
+        return float(self.entry.meta["test_acc"])
+
+    @property
+    def best_epoch(self) -> float:
+        return float(self.entry.meta["best_epoch"])
+
+    @property
+    def stopped_epoch(self) -> float:
+        return float(self.entry.meta["stopped_epoch"])
+
+    @property
+    def early_stopped(self) -> bool:
+        return bool(self.entry.meta["early_stopped"])
+
+    @property
+    def train_seconds(self) -> float:
+        return float(self.entry.meta["train_seconds"])
+
+    @property
+    def hit(self) -> bool:
+        return self.entry.hit
+
+    def model(self) -> nn.Module:
+        return model_from_state(self.cfg, self.state)
+
+
+def _train_job(subsets: dict, cfg: ClassifierConfig, seed: int, key: tuple) -> TrainResult:
+    return train_one(cfg, seed, subsets[key])
+
+
+def _cost(cfg: ClassifierConfig) -> float:
+    """Rough relative cost, to start the longest jobs first."""
+    w = float(cfg.width)
+    per_img = 64.0 * w ** 2 if cfg.arch == "vgg16" else (w / 8) ** 2  # ~1 for VGG/8, CNN k=8
+    return per_img * cfg.n_train * cfg.max_epochs
+
+
+def train_all(jobs: list[tuple[ClassifierConfig, int]], splits: dict[str, Splits],
+              workers: int = 1) -> list[Trained]:
+    """Train or load every (config, seed) in ``jobs``; ``splits`` maps dataset -> the full
+    :class:`Splits` (from :func:`load_full`). Missing models are trained ``workers`` at a time
+    (1: in this process); each is written to the cache as soon as it finishes."""
+    keys = {(cfg, s): model_key(cfg, s, splits[cfg.dataset].data_id) for cfg, s in jobs}
+    missing = [(cfg, s) for cfg, s in jobs
+               if not cache.is_cached("b_train", keys[cfg, s], TRAIN_CODE)]
+    missing.sort(key=lambda j: -_cost(j[0]))
+    subsets = {split_key(c): splits[c.dataset].of(c) for c, _ in missing}
+    fresh: dict = {}
+    for i, res in run_jobs(_train_job, [(c, s, split_key(c)) for c, s in missing], subsets,
+                           workers, desc="train models"):
+        (cfg, s) = job = missing[i]
+        fresh[job] = cache.cached("b_train", keys[job], lambda r=res: _entry(r), TRAIN_CODE)
+        fresh[job].hit = False
+        print(f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
+              f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f}), "
+              f"{res.seconds:.1f} s", flush=True)
+    return [Trained(cfg, s, fresh[cfg, s] if (cfg, s) in fresh
+                    else cache.load("b_train", keys[cfg, s], TRAIN_CODE)) for cfg, s in jobs]
+
+
+# The library code that determines a trained model: its cache entries are keyed by its hash.
+TRAIN_CODE = (convnets, datasets, seeding, sys.modules[__name__])
+
+
+# --------------------------------------------------------------------------- chapter runner
+
+def allow_flag(value: str) -> bool | None:
+    """The chapters' ``allow_unverified`` parameter: 'yes' / 'no', or 'env' (None: follow
+    ``NORMBOOK_ALLOW_UNVERIFIED``)."""
+    return {"env": None, "yes": True, "no": False}[value]
+
+
+def resolve_device(value: str) -> str:
+    """The chapters' ``device`` parameter: 'auto' is 'cuda' when available, else 'cpu'."""
+    if value == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return value
+
+
+def configs(P) -> dict[Variant, ClassifierConfig]:
+    """The four (dataset, batchnorm) configs of a chapter's parameters: MNIST with SGD at one
+    learning rate, CIFAR-10 with Adam at the paper's two learning rates (BN / no BN)."""
+    out = {}
+    for v in VARIANTS:
+        ds, bn = v
+        common = dict(dataset=ds, batchnorm=bn, batch_size=P.batch_size, patience=P.patience,
+                      evals_per_epoch=P.evals_per_epoch, n_val=P.n_val, n_test=P.n_test,
+                      split_seed=P.split_seed, init=P.init, device=resolve_device(P.device))
+        if ds == "mnist":
+            out[v] = ClassifierConfig(width=P.mnist_width, optimizer="sgd", lr=P.mnist_lr,
+                                      momentum=P.mnist_momentum, max_epochs=P.mnist_epochs,
+                                      n_train=P.mnist_train, **common)
+        else:
+            out[v] = ClassifierConfig(width=P.vgg_width, optimizer="adam",
+                                      lr=P.cifar_lr_bn if bn else P.cifar_lr_nobn,
+                                      max_epochs=P.cifar_epochs, n_train=P.cifar_train, **common)
+    return out
+
+
+def load_data(P) -> dict[str, Splits]:
+    """Both full datasets (verified, or unverified copies when the parameters allow them)."""
+    allow = allow_flag(P.allow_unverified)
+    return {ds: load_full(ds, allow) for ds in DATASETS}
+
+
+@dataclass
+class Models:
+    """Every trained model of a chapter's parameters, one per (dataset, BatchNorm) variant and
+    seed, with the full datasets they were cut from."""
+
+    trained: dict[Variant, list[Trained]]   # per variant, one per seed (in seed order)
+    splits: dict[str, Splits]               # dataset -> full train and test splits
+
+    @property
+    def variants(self) -> list[Variant]:
+        return [Variant(*v) for v in self.trained]
+
+    @property
+    def configs(self) -> dict[Variant, ClassifierConfig]:
+        return {v: ts[0].cfg for v, ts in self.trained.items()}
+
+    @property
+    def seeds(self) -> list[int]:
+        return [t.seed for t in next(iter(self.trained.values()))]
+
+    @property
+    def all(self) -> list[Trained]:
+        return [t for ts in self.trained.values() for t in ts]
+
+    @property
+    def accuracy(self) -> dict[Variant, np.ndarray]:
+        """Test accuracy per variant, one value per seed."""
+        return {v: np.array([t.test_acc for t in ts]) for v, ts in self.trained.items()}
+
+    @property
+    def n_models(self) -> int:
+        return len(self.all)
+
+    @property
+    def cache_hits(self) -> int:
+        """Models loaded from the experiment cache rather than trained by this run."""
+        return sum(t.hit for t in self.all)
+
+    @property
+    def train_seconds(self) -> float:
+        """Single-thread training time of every model, when it was trained."""
+        return sum(t.train_seconds for t in self.all)
+
+    @property
+    def provenance(self) -> list[str]:
+        """Run-record lines of the data files used."""
+        return datasets.provenance_lines(self.splits)
+
+
+def run(P) -> Models:
+    """Load both datasets and train (or load) every variant and seed of a chapter's
+    parameters, ``P.workers`` models at a time."""
+    cfgs = configs(P)
+    splits = load_data(P)
+    done = train_all([(cfgs[v], s) for v in VARIANTS for s in P.seeds], splits, P.workers)
+    return Models({v: [t for t in done if t.cfg == cfgs[v]] for v in VARIANTS}, splits)

@@ -1,0 +1,575 @@
+"""MNIST and CIFAR-10 readers with checksum verification and provenance.
+
+Files are parsed with numpy only: MNIST from its IDX files (gzip or raw), CIFAR-10 from the
+official *binary* archive, read member by member from the tar stream (nothing is extracted to
+disk, nothing is unpickled). Every file is checked against the published MD5; a file that
+fails is refused unless the caller explicitly accepts an unverified copy, in which case the
+returned :class:`Provenance` says so and carries the file's actual checksums.
+
+Environment variables:
+
+- ``NORMBOOK_DATA``: the data directory (default ``<repo>/data``). A relative path is taken
+  from the current directory when it exists there, else from the repository root, so
+  ``NORMBOOK_DATA=../shared/data`` also works from a notebook running inside ``book/``.
+- ``NORMBOOK_ALLOW_UNVERIFIED=1``: accept files whose checksum does not match.
+- ``NORMBOOK_NO_DOWNLOAD=1``: never try to download missing files.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tarfile
+import tempfile
+import urllib.request
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..core.cache import REPO_ROOT
+
+MNIST_FILES = {
+    "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+    "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+}
+# MD5 of the *decompressed* IDX files (the .gz wrappers vary with compression settings).
+MNIST_MD5 = {
+    "train-images-idx3-ubyte": "6bbc9ace898e44ae57da46a324031adb",
+    "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
+    "t10k-images-idx3-ubyte": "2646ac647ad5339dbf082846283269ea",
+    "t10k-labels-idx1-ubyte": "27ae3e4e09519cfbb04c329615203637",
+}
+MNIST_MIRRORS = ("https://ossci-datasets.s3.amazonaws.com/mnist/",)
+
+CIFAR10_ARCHIVE = "cifar-10-binary.tar.gz"
+CIFAR10_MD5 = "c32a1d4ab5d03f1284b67883e8d87530"
+CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"
+CIFAR10_SUBDIRS = ("cifar10", "cifar10-jpeg")  # official location first, offline rebuild second
+CIFAR10_MEMBERS = {
+    "train": tuple(f"cifar-10-batches-bin/data_batch_{i}.bin" for i in range(1, 6)),
+    "test": ("cifar-10-batches-bin/test_batch.bin",),
+}
+CIFAR10_RECORD = 1 + 3 * 32 * 32
+CIFAR10_RECORDS_PER_FILE = 10_000
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer",
+                   "dog", "frog", "horse", "ship", "truck")
+
+MNIST_MEAN_STD = ((0.1307,), (0.3081,))
+CIFAR10_MEAN_STD = ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_IDX_IMAGES, _IDX_LABELS = 0x00000803, 0x00000801
+_TRUE = {"1", "true", "yes", "on"}
+
+
+class DataError(RuntimeError):
+    """A data file is missing, corrupt, or fails checksum verification."""
+
+
+# --------------------------------------------------------------------------- provenance
+
+@dataclass(frozen=True)
+class FileCheck:
+    """Verification record of one file.
+
+    ``md5`` is of the bytes the published checksum refers to (``md5_of``: "decompressed
+    content" for MNIST, "file" for the CIFAR-10 archive); ``sha256`` is always of the file as
+    stored on disk, so it identifies the exact copy used.
+    """
+    path: str
+    md5: str
+    sha256: str
+    expected_md5: str
+    md5_of: str = "file"
+
+    @property
+    def verified(self) -> bool:
+        return self.md5 == self.expected_md5
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a loaded split came from and whether it is the original data."""
+    dataset: str
+    split: str
+    checks: tuple[FileCheck, ...]
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return all(c.verified for c in self.checks)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(c.path for c in self.checks)
+
+    @property
+    def md5(self) -> tuple[str, ...]:
+        return tuple(c.md5 for c in self.checks)
+
+    @property
+    def sha256(self) -> tuple[str, ...]:
+        return tuple(c.sha256 for c in self.checks)
+
+    @property
+    def expected_md5(self) -> tuple[str, ...]:
+        return tuple(c.expected_md5 for c in self.checks)
+
+    def run_record(self) -> str:
+        """One line of a chapter's run record: the files, whether verified, their SHA-256."""
+        status = "verified" if self.verified else "UNVERIFIED copy"
+        files = ", ".join(f"`{os.path.basename(f)}`" for f in self.files)
+        return (f"{self.dataset} {self.split}: {files} ({status}; SHA-256 "
+                f"{', '.join(s[:16] + '…' for s in self.sha256)})")
+
+
+def provenance_admonition(prov: Provenance) -> str:
+    """MyST markdown for a chapter: a ``{warning}`` for unverified data, else a ``{note}``."""
+    if prov.verified:
+        files = ", ".join(f"`{Path(p).name}`" for p in prov.files)
+        return (f"```{{note}}\n{prov.dataset} ({prov.split} split) verified against the "
+                f"published MD5 checksums: {files}.\n```\n")
+    rows = "\n".join(
+        f"- `{c.path}`: MD5 `{c.md5}` (expected `{c.expected_md5}`), SHA-256 `{c.sha256}`"
+        for c in prov.checks if not c.verified)
+    note = prov.note or ("This copy is not the original data; results on it are close to, "
+                         "not equal to, results on the original data.")
+    return (f"```{{warning}} Unverified {prov.dataset} data\n"
+            f"The {prov.dataset} {prov.split} split used here failed checksum verification "
+            f"and was used only because unverified data was explicitly allowed.\n{note}\n\n"
+            f"{rows}\n```\n")
+
+
+def _provenances(splits: Mapping) -> list[Provenance]:
+    return [p for sp in splits.values() for p in sp.provenance]
+
+
+def provenance_notes(splits: Mapping, only_unverified: bool = False) -> str:
+    """One admonition per distinct file set behind ``splits`` (dataset -> an object with a
+    ``provenance`` tuple, such as :class:`..classify.Splits`); CIFAR-10's one archive serves
+    both of its splits and is shown once."""
+    seen, notes = set(), []
+    for p in _provenances(splits):
+        if (only_unverified and p.verified) or (p.dataset, p.sha256) in seen:
+            continue
+        seen.add((p.dataset, p.sha256))
+        notes.append(provenance_admonition(p))
+    return "\n".join(notes)
+
+
+def provenance_lines(splits: Mapping) -> list[str]:
+    """The run-record lines of every loaded file set (:meth:`Provenance.run_record`)."""
+    return [p.run_record() for p in _provenances(splits)]
+
+
+def data_note(splits: Mapping) -> str:
+    """Prose: which datasets are unverified copies, or that both are verified."""
+    unverified = sorted({p.dataset for p in _provenances(splits) if not p.verified})
+    if unverified:
+        return "an unverified copy of " + " and ".join(unverified)
+    return "verified copies of both datasets"
+
+
+# --------------------------------------------------------------------------- settings
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in _TRUE
+
+
+def data_dir() -> Path:
+    """The data directory: ``$NORMBOOK_DATA`` or ``<repo>/data``."""
+    env = os.environ.get("NORMBOOK_DATA")
+    if not env:
+        return REPO_ROOT / "data"
+    p = Path(env).expanduser()
+    if p.is_absolute() or p.exists():
+        return p.resolve()
+    return (REPO_ROOT / p).resolve()
+
+
+def resolve_allow(allow_unverified: bool | None) -> bool:
+    """Whether unverified copies are accepted: as given, or ``NORMBOOK_ALLOW_UNVERIFIED``
+    when ``None``."""
+    return _env_flag("NORMBOOK_ALLOW_UNVERIFIED") if allow_unverified is None else allow_unverified
+
+
+def _resolve_download(download: bool | None) -> bool:
+    return (not _env_flag("NORMBOOK_NO_DOWNLOAD")) if download is None else download
+
+
+# --------------------------------------------------------------------------- hashing
+
+# (resolved path, size, mtime_ns, what) -> (md5, sha256); an edited or replaced file changes
+# size or mtime, so a stale entry cannot vouch for it.
+_HASH_CACHE: dict[tuple, tuple[str, str]] = {}
+
+
+def _file_key(path: Path, what: str) -> tuple:
+    st = path.stat()
+    return (str(path.resolve()), st.st_size, st.st_mtime_ns, what)
+
+
+def _hash_stream(path: Path) -> tuple[str, str]:
+    md5, sha = hashlib.md5(), hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            md5.update(chunk)
+            sha.update(chunk)
+    return md5.hexdigest(), sha.hexdigest()
+
+
+def _cached_hashes(path: Path, what: str, compute: Callable[[], tuple[str, str]]):
+    key = _file_key(path, what)
+    if key not in _HASH_CACHE:
+        _HASH_CACHE[key] = compute()
+    return _HASH_CACHE[key]
+
+
+def _enforce(check: FileCheck, dataset: str, allow: bool, fix_url: str) -> None:
+    if check.verified or allow:
+        return
+    raise DataError(
+        f"Checksum mismatch for {check.path}: expected MD5 {check.expected_md5} "
+        f"(of the {check.md5_of}), actual MD5 {check.md5} (file SHA-256 {check.sha256}). "
+        f"This is not the original {dataset} file and will not be used silently. To fix: "
+        f"replace it with the original file (delete it and re-run with network access to "
+        f"download it from {fix_url}), or set NORMBOOK_ALLOW_UNVERIFIED=1 (or pass "
+        f"allow_unverified=True) to accept an unverified copy; its checksums are then "
+        f"recorded in the provenance and must be reported with the results.")
+
+
+# --------------------------------------------------------------------------- download
+
+def _open_url(url: str, timeout: float = 60.0):
+    # Indirection so tests can replace the network with a local stub.
+    return urllib.request.urlopen(url, timeout=timeout)
+
+
+def _download(url: str, dest: Path, verify: Callable[[Path], None]) -> None:
+    """Fetch ``url`` to ``dest`` atomically; ``verify(tmp)`` must pass before the rename."""
+    from tqdm.auto import tqdm
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    tmp = Path(tmp)
+    try:
+        with os.fdopen(fd, "wb") as out, _open_url(url) as resp:
+            total = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
+            with tqdm(total=int(total) if total else None, unit="B", unit_scale=True,
+                      desc=dest.name, leave=False) as bar:
+                while chunk := resp.read(1 << 20):
+                    out.write(chunk)
+                    bar.update(len(chunk))
+        verify(tmp)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _missing_error(dataset: str, paths: Sequence[Path], reason: str) -> DataError:
+    where = "\n".join(f"  {p}" for p in paths)
+    return DataError(
+        f"{dataset} data not found ({reason}). Expected at:\n{where}\n"
+        f"Place the files there, or set NORMBOOK_DATA to a directory that holds them "
+        f"(e.g. NORMBOOK_DATA=../shared/data for the offline copy, relative to the project "
+        f"root). Downloads can be disabled with NORMBOOK_NO_DOWNLOAD=1.")
+
+
+# --------------------------------------------------------------------------- MNIST
+
+def _mnist_candidates(root: Path, name: str) -> tuple[Path, Path]:
+    return root / "mnist" / f"{name}.gz", root / "mnist" / name
+
+
+def _read_maybe_gzip(path: Path, expected_md5: str) -> tuple[bytes, bytes]:
+    raw = path.read_bytes()
+    if raw[:2] != _GZIP_MAGIC:
+        return raw, raw
+    try:
+        return raw, gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as e:
+        raise DataError(f"Corrupt or truncated gzip file {path} ({e}); expected the "
+                        f"decompressed content to have MD5 {expected_md5}. Replace the "
+                        f"file.") from e
+
+
+def _mnist_check(path: Path, name: str) -> tuple[FileCheck, bytes]:
+    expected = MNIST_MD5[name]
+    raw, content = _read_maybe_gzip(path, expected)
+
+    def compute():
+        return hashlib.md5(content).hexdigest(), hashlib.sha256(raw).hexdigest()
+
+    md5, sha = _cached_hashes(path, "mnist-content", compute)
+    return FileCheck(str(path), md5, sha, expected, "decompressed content"), content
+
+
+def _parse_idx(content: bytes, path: Path, expected_md5: str, images: bool) -> np.ndarray:
+    def bad(msg: str) -> DataError:
+        return DataError(f"Invalid IDX file {path}: {msg} (expected the decompressed "
+                         f"content to have MD5 {expected_md5}). Replace the file.")
+
+    ndim = 3 if images else 1
+    header = 4 + 4 * ndim
+    if len(content) < header:
+        raise bad(f"only {len(content)} bytes, shorter than the {header}-byte header")
+    magic = int.from_bytes(content[:4], "big")
+    want = _IDX_IMAGES if images else _IDX_LABELS
+    if magic != want:
+        raise bad(f"magic number {magic:#010x}, expected {want:#010x}")
+    dims = [int.from_bytes(content[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    if images and dims[1:] != [28, 28]:
+        raise bad(f"image size {dims[1]}x{dims[2]}, expected 28x28")
+    size = int(np.prod(dims))
+    if len(content) != header + size:
+        kind = "truncated" if len(content) < header + size else "trailing bytes"
+        raise bad(f"{kind}: {len(content) - header} data bytes for dims {dims}")
+    return np.frombuffer(content, np.uint8, count=size, offset=header).reshape(dims).copy()
+
+
+def _mnist_download_verify(name: str) -> Callable[[Path], None]:
+    def verify(tmp: Path) -> None:
+        _, content = _read_maybe_gzip(tmp, MNIST_MD5[name])
+        md5 = hashlib.md5(content).hexdigest()
+        if md5 != MNIST_MD5[name]:
+            raise DataError(f"Downloaded {name} has MD5 {md5}, expected {MNIST_MD5[name]}; "
+                            f"not installed.")
+    return verify
+
+
+def _locate_mnist(root: Path, names: Sequence[str], download: bool) -> list[Path]:
+    found, missing = {}, []
+    for name in names:
+        hit = next((p for p in _mnist_candidates(root, name) if p.is_file()), None)
+        if hit is None:
+            missing.append(name)
+        else:
+            found[name] = hit
+    if missing:
+        expected = [p for n in missing for p in _mnist_candidates(root, n)[:1]]
+        if not download:
+            raise _missing_error("MNIST", expected, "download disabled")
+        for name in missing:
+            dest = _mnist_candidates(root, name)[0]
+            errors = []
+            for mirror in MNIST_MIRRORS:
+                try:
+                    _download(f"{mirror}{name}.gz", dest, _mnist_download_verify(name))
+                    break
+                except Exception as e:  # network, permissions, bad payload: try next mirror
+                    errors.append(f"{mirror}: {e}")
+            else:
+                raise _missing_error("MNIST", expected, "download failed: " + "; ".join(errors))
+            found[name] = dest
+    return [found[n] for n in names]
+
+
+def load_mnist(split: str = "train", root: str | Path | None = None, *,
+               allow_unverified: bool | None = None, download: bool | None = None,
+               ) -> tuple[np.ndarray, np.ndarray, Provenance]:
+    """Load an MNIST split as ``(images uint8 [N,28,28], labels uint8 [N], provenance)``.
+
+    Files are looked up as ``<root>/mnist/<name>.gz`` then ``<root>/mnist/<name>``
+    (``root`` defaults to :func:`data_dir`). Verification is on the decompressed bytes.
+    """
+    if split not in MNIST_FILES:
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    root = Path(root) if root is not None else data_dir()
+    allow = resolve_allow(allow_unverified)
+    names = MNIST_FILES[split]
+    paths = _locate_mnist(root, names, _resolve_download(download))
+    checks, arrays = [], []
+    for path, name, is_images in zip(paths, names, (True, False)):
+        check, content = _mnist_check(path, name)
+        _enforce(check, "MNIST", allow, MNIST_MIRRORS[0] + name + ".gz")
+        arrays.append(_parse_idx(content, path, check.expected_md5, is_images))
+        checks.append(check)
+    images, labels = arrays
+    if len(images) != len(labels):
+        raise DataError(f"MNIST {split}: {len(images)} images in {paths[0]} but "
+                        f"{len(labels)} labels in {paths[1]}.")
+    if labels.size and labels.max() > 9:
+        raise DataError(f"MNIST labels in {paths[1]} exceed 9 (expected MD5 "
+                        f"{checks[1].expected_md5}).")
+    note = "" if all(c.verified for c in checks) else (
+        "These MNIST files do not match the published checksums: results may differ from "
+        "results on the original data.")
+    return images, labels, Provenance("MNIST", split, tuple(checks), note)
+
+
+# --------------------------------------------------------------------------- CIFAR-10
+
+def _cifar_candidates(root: Path) -> list[Path]:
+    return [root / sub / CIFAR10_ARCHIVE for sub in CIFAR10_SUBDIRS]
+
+
+def _cifar_download_verify(tmp: Path) -> None:
+    md5, _ = _hash_stream(tmp)
+    if md5 != CIFAR10_MD5:
+        raise DataError(f"Downloaded CIFAR-10 archive has MD5 {md5}, expected {CIFAR10_MD5}; "
+                        f"not installed.")
+
+
+def _locate_cifar(root: Path, download: bool) -> Path:
+    candidates = _cifar_candidates(root)
+    hit = next((p for p in candidates if p.is_file()), None)
+    if hit is not None:
+        return hit
+    if not download:
+        raise _missing_error("CIFAR-10", candidates, "download disabled")
+    try:
+        _download(CIFAR10_URL, candidates[0], _cifar_download_verify)
+    except Exception as e:
+        raise _missing_error("CIFAR-10", candidates, f"download failed: {e}") from e
+    return candidates[0]
+
+
+def _read_cifar_members(path: Path, members: Sequence[str], expected_md5: str,
+                        records_per_file: int | None) -> dict[str, bytes]:
+    def bad(msg: str) -> DataError:
+        return DataError(f"Invalid CIFAR-10 archive {path}: {msg} (the official archive has "
+                         f"MD5 {expected_md5}). Replace the file.")
+
+    wanted, out = set(members), {}
+    try:
+        # Stream mode: one sequential pass, stopping once every wanted member has been read
+        # (random access into a .tar.gz would re-decompress from the start).
+        with tarfile.open(path, mode="r|gz") as tar:
+            for m in tar:
+                if m.name not in wanted:
+                    continue
+                if not m.isfile():
+                    raise bad(f"member {m.name} is not a regular file")
+                if m.size % CIFAR10_RECORD:
+                    raise bad(f"member {m.name} has {m.size} bytes, not a multiple of the "
+                              f"{CIFAR10_RECORD}-byte record")
+                if records_per_file is not None and m.size != records_per_file * CIFAR10_RECORD:
+                    raise bad(f"member {m.name} has {m.size // CIFAR10_RECORD} records, "
+                              f"expected {records_per_file}")
+                buf = tar.extractfile(m).read()
+                if len(buf) != m.size:
+                    raise bad(f"member {m.name} truncated")
+                out[m.name] = buf
+                if len(out) == len(wanted):
+                    break
+    except DataError:
+        raise
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise bad(f"corrupt or truncated ({type(e).__name__}: {e})") from e
+    missing = [n for n in members if n not in out]
+    if missing:
+        raise bad(f"missing member(s) {missing}")
+    return out
+
+
+def load_cifar10(split: str = "train", root: str | Path | None = None, *,
+                 allow_unverified: bool | None = None, download: bool | None = None,
+                 records_per_file: int | None = CIFAR10_RECORDS_PER_FILE,
+                 ) -> tuple[np.ndarray, np.ndarray, Provenance]:
+    """Load a CIFAR-10 split as ``(images uint8 [N,3,32,32], labels uint8 [N], provenance)``.
+
+    Images are channel-major (NCHW), the archive's own layout and what torch expects; use
+    ``images.transpose(0, 2, 3, 1)`` to plot. The archive is looked up as
+    ``<root>/cifar10/cifar-10-binary.tar.gz`` then ``<root>/cifar10-jpeg/...`` (the offline
+    copy rebuilt from JPEGs, which fails verification and therefore needs
+    ``allow_unverified``). ``records_per_file=None`` only checks whole records (for tests).
+    """
+    if split not in CIFAR10_MEMBERS:
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    root = Path(root) if root is not None else data_dir()
+    path = _locate_cifar(root, _resolve_download(download))
+    md5, sha = _cached_hashes(path, "file", lambda: _hash_stream(path))
+    check = FileCheck(str(path), md5, sha, CIFAR10_MD5, "file")
+    _enforce(check, "CIFAR-10", resolve_allow(allow_unverified), CIFAR10_URL)
+    members = CIFAR10_MEMBERS[split]
+    bufs = _read_cifar_members(path, members, CIFAR10_MD5, records_per_file)
+    records = np.concatenate([np.frombuffer(bufs[m], np.uint8).reshape(-1, CIFAR10_RECORD)
+                              for m in members])
+    labels = records[:, 0].copy()
+    images = records[:, 1:].reshape(-1, 3, 32, 32).copy()
+    if labels.size and labels.max() > 9:
+        raise DataError(f"CIFAR-10 labels in {path} exceed 9 (official archive MD5 "
+                        f"{CIFAR10_MD5}).")
+    note = ""
+    if not check.verified:
+        note = ("This CIFAR-10 archive is not the official one (checksum mismatch)"
+                + (": it was rebuilt from a JPEG export, so every pixel went through lossy "
+                   "compression and the record order is a fixed shuffle"
+                   if path.parent.name == "cifar10-jpeg" else "")
+                + ". Results on it are close to, not equal to, results on the original data.")
+    return images, labels, Provenance("CIFAR-10", split, (check,), note)
+
+
+# --------------------------------------------------------------------------- tensors & subsets
+
+def to_tensors(images: np.ndarray, labels: np.ndarray, pad_to: int | None = 32,
+               normalize: str | tuple | None = None):
+    """uint8 images -> ``(x float32 [N,C,S,S], y int64 [N])``.
+
+    ``images`` is [N,H,W] (a channel axis is added) or [N,C,H,W]. Pixels are scaled to
+    [0, 1] and zero-padded symmetrically to ``pad_to`` (MNIST 28 -> 32; a no-op for
+    CIFAR-10). ``normalize``: None, "mnist", "cifar10" (standard constants) or
+    ``(mean, std)`` per channel.
+    """
+    import torch
+
+    x = torch.from_numpy(np.ascontiguousarray(images))
+    if x.ndim == 3:
+        x = x[:, None]
+    if x.ndim != 4:
+        raise ValueError(f"images must be [N,H,W] or [N,C,H,W], got shape {tuple(x.shape)}")
+    x = x.float()
+    if pad_to is not None:
+        h, w = x.shape[-2:]
+        if h > pad_to or w > pad_to:
+            raise ValueError(f"cannot pad {h}x{w} images to {pad_to}")
+        top, left = (pad_to - h) // 2, (pad_to - w) // 2
+        if (h, w) != (pad_to, pad_to):
+            # Pad before normalising so the border equals the raw images' black background.
+            x = torch.nn.functional.pad(x, (left, pad_to - w - left, top, pad_to - h - top))
+    if normalize is not None:
+        if isinstance(normalize, str):
+            table = {"mnist": MNIST_MEAN_STD, "cifar10": CIFAR10_MEAN_STD}
+            if normalize not in table:
+                raise ValueError("normalize must be None, 'mnist', 'cifar10' or (mean, std)")
+            normalize = table[normalize]
+        mean, std = (torch.as_tensor(v, dtype=torch.float32).view(1, -1, 1, 1) * 255.0
+                     for v in normalize)
+        x.sub_(mean).div_(std)  # in place, on the 0..255 scale: one pass, no extra copy
+    else:
+        x.div_(255.0)
+    y = torch.as_tensor(np.asarray(labels), dtype=torch.int64)
+    if len(y) != len(x):
+        raise ValueError(f"{len(x)} images but {len(y)} labels")
+    return x, y
+
+
+def subset(labels: np.ndarray, *, n: int | None = None, n_per_class: int | None = None,
+           seed: int = 0, within: np.ndarray | None = None) -> np.ndarray:
+    """Sorted indices of a class-balanced random subset.
+
+    Give ``n_per_class``, or ``n`` in total (``n // C`` per class; the remainder goes to
+    randomly chosen classes). ``within`` restricts the choice to those indices.
+    """
+    if (n is None) == (n_per_class is None):
+        raise ValueError("give exactly one of n and n_per_class")
+    labels = np.asarray(labels)
+    pool = np.arange(len(labels)) if within is None else np.asarray(within)
+    classes = np.unique(labels[pool])
+    rng = np.random.default_rng(seed)
+    if n_per_class is not None:
+        counts = np.full(len(classes), n_per_class)
+    else:
+        counts = np.full(len(classes), n // len(classes))
+        counts[rng.choice(len(classes), n % len(classes), replace=False)] += 1
+    out = []
+    for c, k in zip(classes, counts):
+        idx = pool[labels[pool] == c]
+        if k > len(idx):
+            raise ValueError(f"class {c} has {len(idx)} examples, {k} requested")
+        out.append(rng.choice(idx, k, replace=False))
+    return np.sort(np.concatenate(out))

@@ -1,0 +1,156 @@
+"""Every figure of chapters B1-B3, one function each.
+
+Each function takes measured results, draws, and returns the figure; the chapter glues it
+under a label and captions it with the function's name. No computation happens here.
+"""
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+from ..core.figures import NORM_COLORS, canvas
+from . import reported
+from .analysis import Clusters, Sparsity
+from .classify import DATASETS, Models, Splits
+from .datasets import CIFAR10_CLASSES
+
+COLORS = {"BN": NORM_COLORS["batch"], "no BN": NORM_COLORS["none"]}
+DATASET_TITLES = {"mnist": "MNIST, standard CNN", "cifar10": "CIFAR-10, VGG-16"}
+LABELS = {True: "BN", False: "no BN"}
+
+
+def _by_label(values: dict, dataset: str) -> dict[str, np.ndarray]:
+    """``{"BN": values[dataset, True], "no BN": values[dataset, False]}``."""
+    return {LABELS[bn]: values[dataset, bn] for bn in (True, False)}
+
+
+def _curves(ax_loss, ax_acc, curves: dict[str, list[dict[str, np.ndarray]]]) -> None:
+    """Training loss (solid) and validation loss (dashed) on ``ax_loss``; validation accuracy
+    on ``ax_acc``; one line per seed. ``curves``: label -> per-seed curve dicts."""
+    for label, per_seed in curves.items():
+        c = COLORS[label]
+        for s, cv in enumerate(per_seed):
+            first = s == 0
+            ax_loss.plot(cv["epoch"], cv["train_loss"], color=c, lw=1.2,
+                         label=f"{label}, train" if first else None)
+            ax_loss.plot(cv["epoch"], cv["val_loss"], color=c, lw=1.2, ls="--",
+                         label=f"{label}, validation" if first else None)
+            ax_acc.plot(cv["epoch"], cv["val_acc"], color=c, lw=1.2, marker=".",
+                        label=label if first else None)
+    ax_loss.set_xlabel("epoch")
+    ax_loss.set_ylabel("cross-entropy")
+    ax_loss.set_yscale("log")
+    ax_loss.yaxis.set_major_formatter(ScalarFormatter())
+    ax_loss.yaxis.set_minor_formatter(NullFormatter())
+    ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylabel("validation accuracy")
+    ax_loss.legend(fontsize=8)
+    ax_acc.legend(fontsize=8)
+
+
+def _layer_profile(ax, values: dict[str, np.ndarray], ylabel: str, layer_names=None) -> None:
+    """Mean ± sd over seeds per layer (band), seeds as dots. ``values``: label -> [seeds, L]."""
+    for i, (label, v) in enumerate(values.items()):
+        v = np.asarray(v, float)
+        x = np.arange(1, v.shape[1] + 1)
+        c = COLORS[label]
+        m = v.mean(axis=0)
+        sd = v.std(axis=0, ddof=1) if v.shape[0] > 1 else np.zeros_like(m)
+        ax.plot(x, m, color=c, lw=1.8, marker="o", ms=4, label=f"{label} (mean ± sd)")
+        ax.fill_between(x, m - sd, m + sd, color=c, alpha=0.2, lw=0)
+        off = (i - (len(values) - 1) / 2) * 0.12
+        for row in v:
+            ax.plot(x + off, row, ".", color=c, ms=3, alpha=0.6)
+    n = np.asarray(next(iter(values.values()))).shape[1]
+    ax.set_xticks(np.arange(1, n + 1))
+    if layer_names is not None:
+        ax.set_xticklabels([str(s).replace("conv", "") for s in layer_names])
+    ax.set_xlabel("conv layer")
+    ax.set_ylabel(ylabel)
+
+
+def sample_images(splits: dict[str, Splits]):
+    """The first training image of every class, one row per dataset."""
+    fig, axes = canvas(ncols=10, nrows=2, width=1.0, height=1.15)
+    for row, (ds, sp) in enumerate(splits.items()):
+        for c in range(reported.N_CLASSES):
+            img = sp.x_train[int(np.flatnonzero(sp.y_train == c)[0])]
+            ax = axes[row, c]
+            ax.imshow(img if img.ndim == 2 else img.transpose(1, 2, 0),
+                      cmap="gray" if img.ndim == 2 else None)
+            ax.set_axis_off()
+            ax.set_title(str(c) if ds == "mnist" else CIFAR10_CLASSES[c], fontsize=8)
+    return fig
+
+
+def training_curves(models: Models):
+    """Per dataset (column): training and validation loss (top), validation accuracy
+    (bottom), one line per seed, BN and no BN."""
+    fig, axes = canvas(ncols=2, nrows=2, width=5.2, height=3.0)
+    for col, ds in enumerate(DATASETS):
+        curves = {LABELS[bn]: [t.curves for t in models.trained[ds, bn]] for bn in (True, False)}
+        _curves(axes[0, col], axes[1, col], curves)
+        axes[0, col].set_title(DATASET_TITLES[ds])
+    return fig
+
+
+def sparsity_profiles(sparsity: Sparsity):
+    """Per dataset (column): layer sparsity (top) and average channel sparsity (bottom) per
+    conv layer, mean ± sd over seeds and single seeds."""
+    fig, axes = canvas(ncols=2, nrows=2, width=5.2, height=3.0)
+    for col, ds in enumerate(DATASETS):
+        names = sparsity.layer_names[ds]
+        _layer_profile(axes[0, col], _by_label(sparsity.layer, ds), "layer sparsity", names)
+        _layer_profile(axes[1, col], _by_label(sparsity.channel, ds), "average channel sparsity",
+                       names)
+        axes[0, col].set_title(DATASET_TITLES[ds])
+        axes[0, col].legend(fontsize=8)
+    return fig
+
+
+def class_dbi(clusters: Clusters):
+    """Class-based DBI per conv layer, one panel per dataset."""
+    fig, axes = canvas(ncols=2, width=5.2, height=3.0)
+    for col, ds in enumerate(DATASETS):
+        _layer_profile(axes[0, col], _by_label(clusters.class_dbi, ds),
+                       "class-based DBI (lower = purer)", clusters.layer_names[ds])
+        axes[0, col].set_title(DATASET_TITLES[ds])
+        axes[0, col].legend(fontsize=8)
+    return fig
+
+
+def k_means_profiles(clusters: Clusters):
+    """Per dataset (column): k* per layer with the number of classes (top), DBI(k*)
+    (middle) and DBI at the fixed k (bottom)."""
+    cfg = clusters.config
+    fig, axes = canvas(ncols=2, nrows=3, width=5.2, height=2.8)
+    for col, ds in enumerate(DATASETS):
+        names = clusters.layer_names[ds]
+        ax = axes[0, col]
+        _layer_profile(ax, _by_label(clusters.k_star, ds), "k* = argmin DBI")
+        ax.axhline(reported.N_CLASSES, color="k", lw=0.8, ls=":",
+                   label=f"{reported.N_CLASSES} classes")
+        ax.set_ylim(cfg.k_min - 0.5, cfg.k_max + 0.5)
+        ax.legend(fontsize=8)
+        ax.set_title(DATASET_TITLES[ds])
+        _layer_profile(axes[1, col], _by_label(clusters.dbi_k_star, ds), "DBI(k*)", names)
+        _layer_profile(axes[2, col], _by_label(clusters.dbi_fixed_k, ds),
+                       f"DBI at k = {cfg.fixed_k}", names)
+        axes[1, col].legend(fontsize=8)
+    return fig
+
+
+def dbi_over_k(clusters: Clusters):
+    """DBI against k for the last conv layer, mean over seeds, one panel per dataset."""
+    fig, axes = canvas(ncols=2, width=5.2, height=2.8)
+    for col, ds in enumerate(DATASETS):
+        ax = axes[0, col]
+        for label, v in _by_label(clusters.dbi_curve, ds).items():
+            ax.plot(clusters.ks, np.asarray(v, float)[:, -1].mean(axis=0), color=COLORS[label],
+                    marker=".", label=label)
+        ax.set_xlabel("k (k-means)")
+        ax.set_ylabel("DBI")
+        ax.set_title(f"{DATASET_TITLES[ds]}: last conv layer ({clusters.layer_names[ds][-1]})",
+                     fontsize=10)
+        ax.legend(fontsize=8)
+    return fig

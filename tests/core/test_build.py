@@ -1,0 +1,111 @@
+import io
+
+import pytest
+import yaml
+
+from normbook.core import build, progress
+
+
+@pytest.fixture
+def chapter(tmp_path, monkeypatch):
+    """A copy of chapter A1 inside a throw-away project root."""
+    (tmp_path / "book").mkdir()
+    src = build.ROOT / "book" / "a1_localization.py"
+    path = tmp_path / "book" / "a1_localization.py"
+    path.write_text(src.read_text())
+    monkeypatch.setattr(build, "ROOT", tmp_path)
+    return path
+
+
+def test_stamp_changes_with_source_and_parameters(chapter):
+    base = build.stamp(chapter, {"seq_len": 150})
+    assert build.stamp(chapter, {"seq_len": 150}) == base
+    assert build.stamp(chapter, {"seq_len": 200}) != base
+    chapter.write_text(chapter.read_text() + "\n# edited\n")
+    assert build.stamp(chapter, {"seq_len": 150}) != base
+
+
+def test_up_to_date_chapter_is_not_reexecuted(chapter, monkeypatch):
+    import papermill
+
+    calls = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda src, out, **kw: calls.append(kw["parameters"])
+                        or open(out, "w").write("{}"))
+    _, secs = build.execute(chapter, "smoke", {})
+    assert secs is not None and calls == [{"profile": "smoke"}]
+    _, secs = build.execute(chapter, "smoke", {})
+    assert secs is None and len(calls) == 1                       # stamp current: skipped
+    build.execute(chapter, "smoke", {"seq_len": 64})
+    assert calls[-1] == {"profile": "smoke", "seq_len": 64}       # new parameters: executed
+
+
+def test_failed_execution_names_the_cell_and_leaves_no_stamp(chapter, monkeypatch):
+    import papermill
+
+    def fail(src, out, **kw):
+        open(out, "w").write("{}")
+        raise papermill.PapermillExecutionError(3, 7, "x = 1 / 0", "ZeroDivisionError", "division by zero",
+                                                ["\x1b[31mZeroDivisionError\x1b[0m: division by zero"])
+    monkeypatch.setattr(papermill, "execute_notebook", fail)
+    with pytest.raises(build.BuildError, match="failed in cell 7: ZeroDivisionError") as err:
+        build.execute(chapter, "smoke", {})
+    assert "x = 1 / 0" in str(err.value) and "\x1b" not in str(err.value)
+    assert not list(chapter.parent.parent.rglob("*.stamp"))
+
+
+def test_partial_toc_drops_unexecuted_chapters():
+    toc = yaml.safe_load(build._toc_without({"book/a1_localization"}))
+    files = [c["file"] for p in toc.get("parts", []) for c in p["chapters"]]
+    assert "book/a1_localization" not in files and toc["root"] == "book/intro"
+
+
+def test_progress_lines_are_readable_outside_a_terminal(capsys):
+    out = io.StringIO()
+    lines = progress._Lines(out)
+    lines.write("\rtrain:  10%|#         | 1/10\r")
+    lines.write("\rtrain: 100%|##########| 10/10\n")
+    assert out.getvalue().splitlines() == ["train:  10%|#         | 1/10", "train: 100%|##########| 10/10"]
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "normbook"
+    for rel in ("__init__.py", "core/cache.py", "paper_a/cnn.py", "paper_b/convnets.py"):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(f"# {rel}\n")
+    return pkg
+
+
+def test_a_chapter_depends_on_core_and_its_own_paper_only(tmp_path, monkeypatch):
+    pkg = _package(tmp_path)
+    monkeypatch.setattr(build, "PACKAGE", pkg)
+    a, b = build.library_hash(("paper_a",)), build.library_hash(("paper_b",))
+    (pkg / "paper_b" / "convnets.py").write_text("# edited paper B\n")
+    assert build.library_hash(("paper_a",)) == a                 # paper A is not re-executed
+    assert build.library_hash(("paper_b",)) != b
+    b = build.library_hash(("paper_b",))
+    (pkg / "core" / "cache.py").write_text("# edited core\n")
+    assert build.library_hash(("paper_a",)) != a and build.library_hash(("paper_b",)) != b
+
+
+def test_every_chapter_names_its_papers_package():
+    for chapter in build.chapters():
+        packages = build.spec_for(chapter).packages
+        assert packages and all((build.PACKAGE / p).is_dir() for p in packages), chapter
+        if chapter.stem[0] in "ab":
+            assert packages == (f"paper_{chapter.stem[0]}",), chapter
+
+
+def test_parameters_cells_match_their_specs():
+    assert [build.parameter_drift(c) for c in build.chapters()] == [None] * len(build.chapters())
+
+
+def test_a_drifted_parameters_cell_is_reported_and_rewritten(chapter, monkeypatch):
+    text = chapter.read_text().replace("seq_len = None", "seq_length = None")
+    chapter.write_text(text)
+    monkeypatch.setattr(build, "chapters", lambda: [chapter])
+    problem = build.parameter_drift(chapter)
+    assert "seq_length" in problem and "'seq_len'" in problem
+    with pytest.raises(build.BuildError, match="params --write"):
+        build.cmd_params(type("Args", (), {"write": False})())
+    build.cmd_params(type("Args", (), {"write": True})())
+    assert build.parameter_drift(chapter) is None and "seq_len = None  #" in chapter.read_text()

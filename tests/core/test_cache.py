@@ -1,0 +1,93 @@
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from normbook.core import cache, fmt, stats
+
+
+def _compute(counter):
+    def compute():
+        counter.append(1)
+        return cache.Entry({"x": np.arange(3)}, tensors={"w": torch.ones(2)}, meta={"note": "hi"})
+    return compute
+
+
+def test_hit_does_not_recompute_and_returns_the_same_data():
+    calls = []
+    first = cache.cached("t", {"a": 1}, _compute(calls), (stats,))
+    second = cache.cached("t", {"a": 1}, _compute(calls), (stats,))
+    assert len(calls) == 1 and not first.hit and second.hit
+    np.testing.assert_array_equal(second["x"], np.arange(3))
+    assert torch.equal(second.tensors["w"], torch.ones(2))
+    assert second.meta["note"] == "hi" and second.meta["config"] == {"a": 1}
+
+
+def test_key_depends_on_config_and_code():
+    calls = []
+    cache.cached("t", {"a": 1}, _compute(calls), (stats,))
+    cache.cached("t", {"a": 2}, _compute(calls), (stats,))
+    cache.cached("t", {"a": 1}, _compute(calls), (stats, fmt))   # other code, other key
+    assert len(calls) == 3
+
+
+def test_interrupted_compute_leaves_no_entry():
+    def boom():
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        cache.cached("t", {"a": 1}, boom, (stats,))
+    assert not cache.is_cached("t", {"a": 1}, (stats,))
+    kind_dir = cache.cache_root() / "t"
+    leftovers = list(kind_dir.glob("*")) if kind_dir.exists() else []
+    assert leftovers == []                 # no half-written temporary directory either
+
+
+def test_corrupt_entry_is_an_error_not_a_silent_recompute():
+    calls = []
+    cache.cached("t", {"a": 1}, _compute(calls), (stats,))
+    path = cache.entry_path("t", {"a": 1}, (stats,))
+    (path / "arrays.npz").write_bytes(b"garbage")
+    with pytest.raises(cache.CacheError, match="normbook.core.cache clear"):
+        cache.cached("t", {"a": 1}, _compute(calls), (stats,))
+    assert len(calls) == 1
+
+
+def test_clear_and_info():
+    cache.cached("t", {"a": 1}, _compute([]), (stats,))
+    assert cache.info()["t"][0] == 1
+    cache.clear()
+    assert cache.info() == {}
+
+
+def test_interrupted_write_leaves_no_entry_and_no_temporary(monkeypatch):
+    def killed(*a, **k):
+        raise KeyboardInterrupt        # as if the run were killed half-way through the write
+    monkeypatch.setattr(cache.torch, "save", killed)
+    with pytest.raises(KeyboardInterrupt):
+        cache.cached("t", {"a": 1}, _compute([]), (stats,))
+    assert not cache.is_cached("t", {"a": 1}, (stats,))
+    assert list((cache.cache_root() / "t").glob("*")) == []
+
+
+def test_cached_per_model_computes_only_the_missing_models_together():
+    batches = []
+
+    def compute(idx):
+        batches.append(list(idx))
+        return [cache.Entry({"i": np.array(i)}) for i in idx]
+
+    first = cache.cached_per_model("m", [{"s": 0}, {"s": 1}], compute, (stats,))
+    assert batches == [[0, 1]] and [e.hit for e in first] == [False, False]
+    again = cache.cached_per_model("m", [{"s": 1}, {"s": 2}, {"s": 0}], compute, (stats,))
+    assert batches == [[0, 1], [1]]                  # only {"s": 2} (index 1 here) is new
+    assert [e.hit for e in again] == [True, False, True]
+    assert [int(e["i"]) for e in again] == [1, 1, 0]
+
+
+def test_load_refuses_a_missing_entry():
+    with pytest.raises(cache.CacheError, match="missing"):
+        cache.load("t", {"a": 1}, (stats,))
+    cache.cached("t", {"a": 1}, _compute([]), (stats,))
+    assert cache.load("t", {"a": 1}, (stats,)).hit

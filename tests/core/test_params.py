@@ -1,0 +1,71 @@
+import pytest
+
+from normbook.chapters import SPECS
+from normbook.core import build
+from normbook.core.params import Param, ParameterError
+from normbook.paper_a.specs import A1
+
+
+def test_profiles_resolve_and_cpu_keeps_the_papers_length_to_radius_ratio():
+    for profile in ("smoke", "cpu", "paper"):
+        P = A1.resolve(profile)
+        assert P.profile == profile
+    cpu, paper = A1.resolve("cpu"), A1.resolve("paper")
+    ratio = lambda P: P.seq_len / ((P.kernel // 2) * P.depth)
+    assert ratio(paper) == pytest.approx(600 / 64)
+    assert ratio(cpu) == pytest.approx(ratio(paper), rel=0.01)
+
+
+def test_override_wins_and_none_keeps_the_profile_value():
+    P = A1.resolve("cpu", seq_len=200, norm="group", groups=4, width=None)
+    assert (P.seq_len, P.norm, P.groups, P.width) == (200, "group", 4, A1.profiles["cpu"]["width"])
+
+
+@pytest.mark.parametrize("overrides,match", [
+    ({"seq_length": 10}, "unknown parameter 'seq_length'"),
+    ({"seq_len": "long"}, "parameter 'seq_len': must be an integer"),
+    ({"seq_len": 2.5}, "parameter 'seq_len'"),
+    ({"norm": "weight"}, "parameter 'norm': must be one of"),
+    ({"alpha": 0.9}, "parameter 'alpha': must be a number"),
+    ({"steps": 0}, "parameter 'steps'"),
+    ({"seeds": [0, -1]}, "parameter 'seeds'"),
+    ({"seeds": []}, "parameter 'seeds'"),
+    ({"seq_len": 30}, "parameter 'depth': receptive-field radius R"),   # R = 16 >= 30/2 - 2
+    ({"kernel": 4}, "parameter 'kernel': must be odd"),
+    ({"norm": "group", "groups": 5}, "parameter 'groups': must divide width=32"),
+    ({"n_eval": 40}, "parameter 'n_eval': must be at least"),
+    ({"norm": "none"}, "parameter 'norm': must name a normalization"),
+])
+def test_bad_parameters_give_a_one_line_error(overrides, match):
+    with pytest.raises(ParameterError, match=match) as err:
+        A1.resolve("cpu", **overrides)
+    assert "\n" not in str(err.value)
+
+
+def test_unknown_profile():
+    with pytest.raises(ParameterError, match="parameter 'profile': must be one of smoke, cpu, paper"):
+        A1.resolve("gpu")
+
+
+def test_command_line_values_are_coerced_by_type():
+    p = Param("seeds", list, "", list_of=int, min=0)
+    assert p.check("0,1, 2") == [0, 1, 2]
+    assert Param("flag", bool, "").check("true") is True
+    assert Param("lr", float, "").check("3e-3") == pytest.approx(3e-3)
+
+
+def test_every_chapter_in_the_toc_has_a_spec():
+    for chapter in build.chapters():
+        assert chapter.stem in SPECS
+
+
+def test_make_chapter_rejects_bad_parameters_before_executing(capsys, monkeypatch):
+    monkeypatch.setattr(build, "execute", lambda *a, **k: pytest.fail("executed"))
+    code = build.main(["chapter", "book/a1_localization.py", "-p", "seq_len", "abc"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0
+    assert err.startswith("error: parameter 'seq_len'")
+    code = build.main(["chapter", "book/a1_localization.py", "-p", "depth", "40"])
+    assert code == 2 and "receptive-field radius" in capsys.readouterr().err
+    code = build.main(["chapter", "book/a1_localization.py", "-p", "colour", "red"])
+    assert code == 2 and "unknown parameter 'colour'" in capsys.readouterr().err

@@ -1,0 +1,62 @@
+"""The localization runner: configs from parameters, per-seed training cache, cached evaluation,
+typed results."""
+import numpy as np
+import pytest
+import torch
+
+from normbook.paper_a import localization
+
+
+def test_configs_carry_every_knob(tiny_setup):
+    setup = tiny_setup(seeds=(3, 4))
+    assert setup.seeds == (3, 4) and setup.radius == 2 and setup.half == 11
+    assert (setup.train.seq_len, setup.train.steps, setup.eval.batch_size) == (24, 3, 16)
+    assert setup.chapter_cnn.norm == "instance" and setup.radius_per_depth.tolist() == [1, 2]
+
+
+def test_trained_models_hit_the_cache_per_seed(monkeypatch, tiny_setup):
+    setup = tiny_setup()
+    cnn, tc = setup.cnn("instance"), setup.train
+    net_a, loss_a, hits = localization.trained(cnn, tc, [0, 1])
+    assert hits == [False, False]
+    seen = []
+    real = localization.train_stack
+    monkeypatch.setattr(localization, "train_stack",
+                        lambda c, t, seeds: seen.append(seeds) or real(c, t, seeds))
+    net_b, loss_b, hits = localization.trained(cnn, tc, [1, 0, 2])
+    assert seen == [[2]] and hits == [True, True, False]          # only the new seed trains
+    np.testing.assert_array_equal(loss_b[:, 1], loss_a[:, 0])
+    for name, t in net_a.model_state(0).items():
+        assert torch.equal(net_b.model_state(1)[name], t)
+    # GroupNorm with G = C is InstanceNorm: the same cached models are reused
+    localization.trained(setup.cnn("group", groups=4), tc, [0])
+    assert seen == [[2]]
+
+
+def test_evaluation_is_cached_too(monkeypatch, tiny_setup):
+    setup = tiny_setup()
+    first = localization.run(setup, setup.cnn("none"))
+    assert not first.cache_hit and first.depth_maps.shape == (2, 1, 24)
+    monkeypatch.setattr(localization, "evaluate", lambda *a, **k: pytest.fail("re-evaluated"))
+    second = localization.run(setup, setup.cnn("none"))
+    assert second.cache_hit and second.train_cache_hits == [True]
+    np.testing.assert_array_equal(first.out.mean, second.out.mean)
+    assert second.distances == first.distances and second.n_per_index == 64
+
+
+def test_evaluation_without_probes(tiny_setup):
+    setup = tiny_setup()
+    res = localization.run(setup, setup.cnn("instance"), with_probes=False)
+    assert res.n_per_index == 64 and res.probe is None and res.depth_maps is None
+    assert len(res.per_seed) == 1 and res.name == "instance"
+
+
+def test_same_seed_same_numbers(tiny_setup, tmp_path, monkeypatch):
+    setup = tiny_setup(seeds=(0, 1))
+    a = localization.run(setup, setup.cnn("instance"))
+    monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "other"))   # recompute from scratch
+    b = localization.run(setup, setup.cnn("instance"))
+    assert not b.cache_hit
+    np.testing.assert_array_equal(a.loss, b.loss)
+    np.testing.assert_array_equal(a.out.mean, b.out.mean)
+    np.testing.assert_array_equal(a.probe.mean, b.probe.mean)

@@ -1,0 +1,100 @@
+import numpy as np
+import pytest
+import torch
+
+from normbook.core.seeding import generators
+from normbook.paper_a import equivariance as checks
+from normbook.paper_a.cnn import CNNConfig, StackedCNN, set_batch_eval
+from normbook.paper_a.norms import make_norm
+from normbook.paper_a.task import sample_inputs
+
+
+@pytest.mark.parametrize("kernel,depth", [(3, 2), (5, 4), (7, 3)])
+def test_receptive_field_from_input_gradients(kernel, depth):
+    net = StackedCNN(CNNConfig(depth=depth, width=8, kernel=kernel, norm="none"), [0, 1])
+    reach = checks.gradient_reach(net, seq_len=64)
+    assert list(reach) == [(kernel // 2) * depth] * 2
+
+
+def test_instance_norm_reaches_the_whole_sequence():
+    net = StackedCNN(CNNConfig(depth=2, width=8, kernel=3, norm="instance"), [0])
+    assert checks.gradient_reach(net, seq_len=64)[0] == 32
+
+
+def test_no_norm_interior_is_shift_equivariant_instance_norm_is_not():
+    none = StackedCNN(CNNConfig(depth=4, width=8, norm="none"), [0, 1])
+    inst = StackedCNN(CNNConfig(depth=4, width=8, norm="instance"), [0, 1])
+    assert np.all(checks.shift_check(none, 80, shift=5) == 0.0)       # bit-identical
+    assert np.all(checks.shift_check(inst, 80, shift=5) > 1e-4)
+
+
+def test_stacked_model_equals_models_built_alone():
+    cfg = CNNConfig(depth=3, width=8, norm="group", groups=2)
+    stacked = StackedCNN(cfg, [3, 7])
+    x = sample_inputs(4, 2, 40, generators([3, 7], "eval"))
+    out = stacked(x)
+    for i, seed in enumerate([3, 7]):
+        alone = StackedCNN(cfg, [seed])
+        for name, t in alone.model_state(0).items():
+            assert torch.equal(t, stacked.model_state(i)[name]), name
+        torch.testing.assert_close(alone(x[:, i:i + 1]), out[:, i:i + 1], rtol=1e-5, atol=1e-6)
+
+
+def test_restacking_stored_models_round_trips():
+    cfg = CNNConfig(depth=2, width=4, norm="batch")
+    net = StackedCNN(cfg, [0, 1])
+    again = StackedCNN.from_model_states(cfg, [0, 1], [net.model_state(0), net.model_state(1)])
+    for (k, a), b in zip(net.state_dict().items(), again.state_dict().values()):
+        assert torch.equal(a, b), k
+
+
+def test_group_norm_with_g_equal_c_is_instance_norm():
+    torch.manual_seed(0)
+    x = torch.randn(3, 2 * 8, 20)
+    gn, inn = make_norm("group", 2, 8, groups=8), make_norm("instance", 2, 8)
+    with torch.no_grad():
+        for mod in (gn, inn):
+            mod.weight.copy_(torch.linspace(0.5, 2, 16))
+            mod.bias.copy_(torch.linspace(-1, 1, 16))
+    torch.testing.assert_close(gn(x), inn(x))
+    ref = torch.nn.functional.instance_norm(x, weight=inn.weight, bias=inn.bias)
+    torch.testing.assert_close(inn(x), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_group_norm_with_one_group_pools_channels_and_positions_per_model():
+    x = torch.randn(2, 2 * 4, 10)
+    y = make_norm("group", 2, 4, groups=1)(x)
+    per_model = y.view(2, 2, 4 * 10)
+    torch.testing.assert_close(per_model.mean(-1), torch.zeros(2, 2), atol=1e-5, rtol=0)
+    torch.testing.assert_close(per_model.var(-1, unbiased=False), torch.ones(2, 2), atol=1e-3, rtol=0)
+
+
+def test_channel_layer_norm_shares_nothing_across_positions():
+    norm = make_norm("layer", 1, 4)
+    x = torch.randn(2, 4, 10)
+    y = norm(x)
+    x2 = x.clone()
+    x2[:, 0, 7] += 5.0          # one channel: a shift of all channels would cancel
+    y2 = norm(x2)
+    changed = (y2 - y).abs().amax(dim=(0, 1)) > 1e-6
+    assert changed.tolist() == [i == 7 for i in range(10)]
+
+
+def test_batch_norm_evaluation_modes():
+    net = StackedCNN(CNNConfig(depth=2, width=4, norm="batch"), [0])
+    net.train()
+    for _ in range(3):
+        net(torch.randn(8, 1, 30))
+    net.eval()
+    x = torch.randn(8, 1, 30)
+    other = x.clone()
+    other[1:] = torch.randn(7, 1, 30) * 3 + 1
+    set_batch_eval(net, "population")
+    torch.testing.assert_close(net(x)[0], net(other)[0])          # sample 0 alone decides
+    set_batch_eval(net, "minibatch")
+    assert (net(x)[0] - net(other)[0]).abs().max() > 1e-3          # the rest of the batch matters
+
+
+def test_unknown_norm_is_rejected():
+    with pytest.raises(ValueError, match="norm must be one of"):
+        make_norm("weight", 1, 4)

@@ -1,0 +1,60 @@
+"""Every figure and table function of chapters B1-B3 runs on tiny trained models and shows
+what its caption promises."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from normbook.paper_b import analysis, figures, tables
+
+
+@pytest.fixture
+def results(tiny_models):
+    sparsity = analysis.sparsity(tiny_models, analysis.SparsityConfig(n_images=50))
+    clusters = analysis.clusters(tiny_models, analysis.ClusterConfig(
+        n_images=50, pca_components=5, k_min=2, k_max=6, fixed_k=4))
+    yield tiny_models, sparsity, clusters
+    plt.close("all")
+
+
+def _rows(markdown: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")] for line in markdown.splitlines()[2:]]
+
+
+def test_figures_have_one_panel_per_dataset_and_quantity(results):
+    models, sparsity, clusters = results
+    fig = figures.sample_images(models.splits)
+    assert len(fig.axes) == 20 and fig.axes[10].get_title() == "airplane"
+    fig = figures.training_curves(models)
+    assert len(fig.axes) == 4 and fig.axes[0].get_title() == "MNIST, standard CNN"
+    assert len(fig.axes[0].lines) == 2 * 2 * 2   # BN / no BN x seeds x (train, validation)
+    fig = figures.sparsity_profiles(sparsity)
+    assert len(fig.axes) == 4 and fig.axes[1].get_ylabel() == "layer sparsity"
+    assert len(figures.class_dbi(clusters).axes) == 2
+    fig = figures.k_means_profiles(clusters)
+    assert len(fig.axes) == 6 and fig.axes[0].get_ylim() == (1.5, 6.5)
+    fig = figures.dbi_over_k(clusters)
+    x, y = fig.axes[1].lines[0].get_data()
+    assert x.tolist() == [2, 3, 4, 5, 6]
+    np.testing.assert_allclose(y, clusters.dbi_curve["cifar10", True][:, -1].mean(axis=0))
+    assert "conv13" in fig.axes[1].get_title()
+
+
+def test_tables(results):
+    models, sparsity, clusters = results
+    rows = _rows(tables.layer_shapes(models.configs))
+    assert len(rows) == 4 + 1 + 13 + 1
+    assert rows[0] == ["mnist", "conv1", "2×32×32", "64×32×32"]
+    assert rows[4][:2] == ["mnist", "**parameters**"] and rows[-1][3] == "14,728,266"
+    rows = _rows(tables.training_runs(models))
+    assert len(rows) == 8 and rows[0][:3] == ["mnist", "BN", "0"]
+    assert rows[0][-1] == f"{models.trained['mnist', True][0].test_acc:.2%}"
+    rows = _rows(tables.table1(models))
+    assert [r[-1] for r in rows] == ["not in our source"] * 2 + ["85.990%", "79.435%"]
+    rows = _rows(tables.sparsity_per_layer(sparsity))
+    assert len(rows) == 4 + 13 and rows[-1][1] == "conv13"
+    rows = _rows(tables.clusters_per_layer(clusters))
+    k = clusters.k_star["mnist", False][:, 0]
+    assert len(rows) == 17 and rows[0][6] == f"{int(k[0])}, {int(k[1])}"
+
