@@ -18,10 +18,10 @@
 # Paper A (Pfrommer, Ma, Huang, Sojoudi, arXiv 2507.04709) trains a 1-D CNN to map pure
 # Gaussian noise to a linear ramp: the only way to predict index $i$'s target is to know
 # *where* $i$ is. A purely convolutional network sees only $R = \lfloor k/2\rfloor\cdot d$
-# inputs to each side, so far from the zero-padded ends every output sees statistically
-# identical inputs and cannot know its position. The paper reports that adding
-# InstanceNorm lets the network localize **every** index of a sequence of length
-# {glue:text}`a1_paper_len` with $R$ = {glue:text}`a1_paper_R`, and argues that the normalization statistics act as a side channel.
+# inputs to each side, so far from the zero-padded ends every output sees statistically identical
+# inputs and cannot know its position. The paper reports that adding InstanceNorm lets the network
+# localize **every** index of a sequence of length {glue:text}`a1_paper_len` with $R$ =
+# {glue:text}`a1_paper_R`, and argues that the normalization statistics act as a side channel.
 #
 # This chapter checks the receptive-field argument numerically ({ref}`a1-task`), trains both
 # networks ({ref}`a1-training`), tests localization with the paper's Welch criterion and
@@ -37,13 +37,13 @@
 # t-test at $p <$ {glue:text}`a1_paper_alpha`; Fig. 1a
 # compares no normalization with InstanceNorm; Fig. 1b probes localization per depth.
 #
-# **Our reconstruction** (see {ref}`methods-reconstruction-a`; every item is a parameter of
-# this chapter): the kernel $k$, and a depth that keeps $\ell/R$ near the paper's
-# {glue:text}`a1_paper_ratio` at every profile (this run: {glue:text}`a1_ratio`); the width
-# $C$; Adam at a fixed step budget, batch size and learning rate (this run:
-# {glue:text}`a1_steps` steps at {glue:text}`a1_lr`; the `cpu` step budget is
-# {glue:text}`a1_budget` of the `paper` one, so `cpu` takes larger steps); the localization test compares index $i$ with its
-# two neighbours (the hardest pair under a monotone ramp), using predictions from
+# **Our reconstruction** (see {ref}`methods-reconstruction-a`; every item is a parameter of this
+# chapter): the kernel $k$, and a depth that keeps $\ell/R$ near the paper's
+# {glue:text}`a1_paper_ratio` at every profile (this run: {glue:text}`a1_ratio`); the width $C$;
+# Adam at a fixed step budget, batch size and learning rate (this run: {glue:text}`a1_steps` steps
+# at {glue:text}`a1_lr`; the `cpu` step budget is {glue:text}`a1_budget` of the `paper` one, so
+# `cpu` takes larger steps); the localization test compares index $i$ with its two neighbours (the
+# hardest pair under a monotone ramp), using predictions from
 # *independent* inputs ({ref}`methods-detector`); the localization distance is how far
 # localization reaches inward *without a break* ({ref}`methods-distance`); probes are
 # ridge-regression 1×1 convolutions fitted on fresh noise. At the `cpu` profile the sequence

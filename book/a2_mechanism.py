@@ -88,8 +88,16 @@ transition_level = None  # accuracy that defines the transition overlap
 
 # %%
 from normbook.core import fmt, report, stats
-from normbook.paper_a import diagrams, figures, localization, multihop, packnorm, reported
-from normbook.paper_a import tables, verdicts
+from normbook.paper_a import (
+    diagrams,
+    figures,
+    localization,
+    multihop,
+    packnorm,
+    reported,
+    tables,
+    verdicts,
+)
 from normbook.paper_a.specs import A2
 
 P, run = report.start(A2, globals())
@@ -147,8 +155,9 @@ report.glue("a2_half", setup.half)
 # length.
 
 # %%
-report.figure("fig-a2-pair", figures.packnorm_example(pack_setup.path_len,
-                                                      pack_setup.path_len // 2))
+report.figure(
+    "fig-a2-pair", figures.packnorm_example(pack_setup.path_len, pack_setup.path_len // 2)
+)
 report.glue("a2_R_pack", pack_setup.radius)
 report.glue("a2_path_len", pack_setup.path_len)
 report.glue("a2_overlaps", fmt.join(pack_setup.overlaps))
@@ -170,8 +179,10 @@ report.glue("a2_overlaps", fmt.join(pack_setup.overlaps))
 # %%
 pack = packnorm.run(pack_setup)
 for name, a in (("PackNorm", pack.pack), ("control", pack.control)):
-    print(f"{name} models loaded from cache: {sum(a.train_cache_hits)} of "
-          f"{len(a.train_cache_hits)}; training time of this run {a.train_seconds:.1f} s")
+    print(
+        f"{name} models loaded from cache: {sum(a.train_cache_hits)} of "
+        f"{len(a.train_cache_hits)}; training time of this run {a.train_seconds:.1f} s"
+    )
 report.figure("fig-a2-fig3", figures.packnorm_accuracy(pack))
 report.md(tables.packnorm(pack))
 
@@ -180,9 +191,9 @@ report.md(tables.packnorm(pack))
 # :name: fig-a2-fig3
 # :alt: Test accuracy against overlap for each seed, the control near chance, loss curves.
 #
-# Fig. 3 reproduced: test accuracy (Wilson {glue:text}`a2_conf` intervals) against the overlap $o$, per seed
-# and mean; crosses, the per-path InstanceNorm control; green, the paper's transition scaled
-# to our $\ell'$. Right: training loss per overlap. Drawn by
+# Fig. 3 reproduced: test accuracy (Wilson {glue:text}`a2_conf` intervals) against the overlap
+# $o$, per seed and mean; crosses, the per-path InstanceNorm control; green, the paper's
+# transition scaled to our $\ell'$. Right: training loss per overlap. Drawn by
 # `paper_a.figures.packnorm_accuracy`.
 # ```
 #
@@ -280,14 +291,13 @@ report.glue("a2_out_dist_none", fmt.join(none.distances))
 # (a2-verdict)=
 # ## Verdict at this profile
 #
-# The rules are in `paper_a.verdicts` and on the Methods page ({ref}`methods-verdicts`):
-# chance at $o = 0$ means no seed's exact binomial test rejects 1/2 at level
-# {glue:text}`a2_level_test`;
-# "overlap enables discrimination" needs a significantly positive Spearman correlation of
-# accuracy with overlap and at least {glue:text}`a2_full_acc` accuracy at full overlap (every seed: reproduced;
-# some: partly); the transition is *reproduced* inside the paper's band, *partly* within one
-# of our grid steps of it; multi-hop is *reproduced* when every seed's probes localize beyond
-# $3R(d)$ at some depth.
+# The rules are in `paper_a.verdicts` and on the Methods page ({ref}`methods-verdicts`): chance at
+# $o = 0$ means no seed's exact binomial test rejects 1/2 at level {glue:text}`a2_level_test`;
+# "overlap enables discrimination" needs a significantly positive Spearman correlation of accuracy
+# with overlap and at least {glue:text}`a2_full_acc` accuracy at full overlap (every seed:
+# reproduced; some: partly); the transition is *reproduced* inside the paper's band, *partly*
+# within one of our grid steps of it; multi-hop is *reproduced* when every seed's probes localize
+# beyond $3R(d)$ at some depth.
 
 # %%
 ledger = verdicts.a2_ledger(pack, hops, normed, P.hop_factor)

@@ -28,13 +28,13 @@
 #
 # :::{admonition} Paper facts and our reconstruction
 # :class: important
-# **Paper facts.** Same task and network as chapter {ref}`a1` ($\ell$ =
-# {glue:text}`a3_paper_len`, $R$ = {glue:text}`a3_paper_R`, Welch test at $p <$
-# {glue:text}`a3_paper_alpha`). GroupNorm with $G \in \{${glue:text}`a3_paper_groups`$\}$
-# and $C$ = {glue:text}`a3_paper_C`: the average localization distance grows with $G$ (Fig. 4). BatchNorm with minibatch statistics at
-# inference localizes, though less easily than GroupNorm and with trouble at some indices
-# near the boundary (Fig. 5, Appendix D); with population statistics localization is
-# destroyed (Fig. 6). The no-norm network localizes only within $R$ of the ends.
+# **Paper facts.** Same task and network as chapter {ref}`a1` ($\ell$ = {glue:text}`a3_paper_len`,
+# $R$ = {glue:text}`a3_paper_R`, Welch test at $p <$ {glue:text}`a3_paper_alpha`). GroupNorm with
+# $G \in \{${glue:text}`a3_paper_groups`$\}$ and $C$ = {glue:text}`a3_paper_C`: the average
+# localization distance grows with $G$ (Fig. 4). BatchNorm with minibatch statistics at inference
+# localizes, though less easily than GroupNorm and with trouble at some indices near the boundary
+# (Fig. 5, Appendix D); with population statistics localization is destroyed (Fig. 6). The no-norm
+# network localizes only within $R$ of the ends.
 #
 # **Our reconstruction** (see {ref}`methods-reconstruction-a`; every item is a parameter):
 # chapter A1's architecture, optimizer, localization test and distance definition, derived
@@ -71,22 +71,32 @@ bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatc
 
 # %%
 from normbook.core import fmt, report
-from normbook.paper_a import batchstats, equivariance, figures, localization, reported, specs
-from normbook.paper_a import tables, verdicts, which_norms
+from normbook.paper_a import (
+    batchstats,
+    equivariance,
+    figures,
+    localization,
+    reported,
+    specs,
+    tables,
+    verdicts,
+    which_norms,
+)
 from normbook.paper_a.specs import A3
 
 P, run = report.start(A3, globals())
 setup = localization.configs(P)
-n_configs = len(P.group_counts) + 2          # the group counts, BatchNorm, no normalization
-for name, value in (("steps", f"{P.steps:,}"), ("eval_bs", P.eval_batch_size), ("L", P.seq_len),
-                    ("d", P.depth), ("R", setup.radius), ("half", setup.half),
-                    ("n_models", n_configs * len(P.seeds)), ("n_configs", n_configs),
-                    ("n_seeds", len(P.seeds)), ("vs_a1", specs.a1_reuse_note(P)),
-                    ("paper_len", reported.SEQ_LEN), ("paper_R", reported.RADIUS),
-                    ("paper_alpha", reported.WELCH_ALPHA), ("level", verdicts.LEVEL),
-                    ("paper_groups", fmt.join(reported.GROUP_COUNTS)),
-                    ("paper_C", reported.WIDTH)):
-    report.glue(f"a3_{name}", value)
+
+# %%
+n_configs = len(P.group_counts) + 2  # the group counts, BatchNorm, no normalization
+report.glue_all("a3", {
+    "steps": f"{P.steps:,}", "eval_bs": P.eval_batch_size, "L": P.seq_len, "d": P.depth,
+    "R": setup.radius, "half": setup.half, "n_models": n_configs * len(P.seeds),
+    "n_configs": n_configs, "n_seeds": len(P.seeds), "vs_a1": specs.a1_reuse_note(P),
+    "paper_len": reported.SEQ_LEN, "paper_R": reported.RADIUS,
+    "paper_alpha": reported.WELCH_ALPHA, "level": verdicts.LEVEL,
+    "paper_groups": fmt.join(reported.GROUP_COUNTS), "paper_C": reported.WIDTH,
+})  # fmt: skip
 
 # %% [markdown]
 # (a3-training)=
@@ -103,7 +113,7 @@ for name, value in (("steps", f"{P.steps:,}"), ("eval_bs", P.eval_batch_size), (
 
 # %%
 groups = which_norms.group_sweep(setup, P.group_counts)
-bn = which_norms.batchnorm_runs(setup)     # none; BatchNorm with minibatch / population stats
+bn = which_norms.batchnorm_runs(setup)  # none; BatchNorm with minibatch / population stats
 null_runs = [bn[name] for name in which_norms.NULL_RUNS]
 null = which_norms.NullLevel.of(*null_runs)
 runs = [*groups.runs.values(), bn["none"], bn["batch, minibatch"]]
@@ -156,10 +166,13 @@ rho_d, p_d = groups.spearman(which_norms.METRICS["localization distance"])
 rho_s, p_s = groups.spearman(which_norms.METRICS["interior slope (effect size)"])
 gs = groups.group_counts
 report.glue("a3_real_by_G", "; ".join(f"G = {g}: {sum(real[g])}" for g in gs))
-report.glue("a3_dist_by_G", "; ".join(f"G = {g}: {fmt.mean_sd(groups.distance[i], '.1f')}"
-                                      for i, g in enumerate(gs)))
-report.glue("a3_slope_by_G", "; ".join(f"G = {g}: {groups.slope[i].mean():.3f}"
-                                       for i, g in enumerate(gs)))
+report.glue(
+    "a3_dist_by_G",
+    "; ".join(f"G = {g}: {fmt.mean_sd(groups.distance[i], '.1f')}" for i, g in enumerate(gs)),
+)
+report.glue(
+    "a3_slope_by_G", "; ".join(f"G = {g}: {groups.slope[i].mean():.3f}" for i, g in enumerate(gs))
+)
 report.glue("a3_rho_d", f"{rho_d:.2f} (p = {p_d:.2g})")
 report.glue("a3_rho_s", f"{rho_s:.2f} (p = {p_s:.2g})")
 report.glue("a3_none_dist", fmt.join(bn["none"].distances))
@@ -190,9 +203,13 @@ report.glue("a3_none_dist", fmt.join(bn["none"].distances))
 # each evaluation batch* of {glue:text}`a3_eval_bs` samples ({numref}`fig-a3-fig5`).
 
 # %%
-report.figure("fig-a3-fig5", figures.predictions_and_maps(
-    [bn["none"], bn["batch, minibatch"]],
-    "Fig. 5: BatchNorm (minibatch statistics at evaluation) vs none"))
+report.figure(
+    "fig-a3-fig5",
+    figures.predictions_and_maps(
+        [bn["none"], bn["batch, minibatch"]],
+        "Fig. 5: BatchNorm (minibatch statistics at evaluation) vs none",
+    ),
+)
 
 # %% [markdown]
 # ```{glue:figure} fig-a3-fig5
@@ -215,11 +232,17 @@ report.figure("fig-a3-fig5", figures.predictions_and_maps(
 # check of the test's false-positive rate in the interior.
 
 # %%
-report.figure("fig-a3-fig6", figures.predictions_and_maps(
-    [bn["batch, minibatch"], bn["batch, population"]],
-    "Fig. 6: BatchNorm with minibatch vs population statistics at evaluation"))
+report.figure(
+    "fig-a3-fig6",
+    figures.predictions_and_maps(
+        [bn["batch, minibatch"], bn["batch, population"]],
+        "Fig. 6: BatchNorm with minibatch vs population statistics at evaluation",
+    ),
+)
 shifts = {n: equivariance.check(bn[n]) for n in ("none", "batch, population", "batch, minibatch")}
-report.glue("a3_shift", "; ".join(f"{n}: {fmt.join(c.max_change, '.2g')}" for n, c in shifts.items()))
+report.glue(
+    "a3_shift", "; ".join(f"{n}: {fmt.join(c.max_change, '.2g')}" for n, c in shifts.items())
+)
 
 # %% [markdown]
 # ```{glue:figure} fig-a3-fig6
@@ -272,8 +295,9 @@ report.glue("a3_ref_b", sizes.reference)
 report.glue("a3_big_b", sizes.largest)
 report.glue("a3_frac_ref", fmt.join([s.frac_interior for s in ref.batch_mean], ".2f"))
 report.glue("a3_frac_big", fmt.join([s.frac_interior for s in big.batch_mean], ".2f"))
-report.glue("a3_deff", "; ".join(f"b = {b}: {sizes.runs[b].design_effect.mean():.2f}"
-                                 for b in sizes.sizes))
+report.glue(
+    "a3_deff", "; ".join(f"b = {b}: {sizes.runs[b].design_effect.mean():.2f}" for b in sizes.sizes)
+)
 report.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 
 # %% [markdown]
@@ -297,21 +321,21 @@ report.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # (a3-verdict)=
 # ## Verdict at this profile
 #
-# Rules (in `paper_a.verdicts`, listed in {ref}`methods-verdicts`; "localizes" always means
-# beyond the null level defined above): "grows with $G$" is *reproduced* when the interior
-# slope rises with $G$ (Spearman $\rho > 0$ at level {glue:text}`a3_level`), the largest $G$ beats the
-# smallest for every seed, and every seed localizes at two or more group counts (a trend, not
-# one point); *partly* when the correlation is positive and the largest $G$ is ahead for some
-# seed. BatchNorm claims are graded per seed (every seed: reproduced; some: partly).
-# "Population statistics destroy localization" needs exact shift-equivariance of the trained
-# nets and no localization. The boundary claim compares the fraction localized within $R$ of
-# the ends with the no-norm network's. The evaluation-batch claim is ours, not the paper's:
-# interior fraction and slope (batch-mean test) lower at the largest evaluation batch than at
-# the training batch size. A claim that needs localization to be present is *inconclusive*
-# when its positive control does not localize for any seed: InstanceNorm ($G = C$) trained
-# identically for the GroupNorm and BatchNorm claims (localizes, per seed:
-# {glue:text}`a3_control`), BatchNorm with minibatch statistics for the boundary and
-# batch-size claims. Then the budget, not the claim, is what failed.
+# Rules (in `paper_a.verdicts`, listed in {ref}`methods-verdicts`; "localizes" always means beyond
+# the null level defined above): "grows with $G$" is *reproduced* when the interior slope rises
+# with $G$ (Spearman $\rho > 0$ at level {glue:text}`a3_level`), the largest $G$ beats the
+# smallest for every seed, and every seed localizes at two or more group counts (a trend, not one
+# point); *partly* when the correlation is positive and the largest $G$ is ahead for some seed.
+# BatchNorm claims are graded per seed (every seed: reproduced; some: partly). "Population
+# statistics destroy localization" needs exact shift-equivariance of the trained nets and no
+# localization. The boundary claim compares the fraction localized within $R$ of the ends with the
+# no-norm network's. The evaluation-batch claim is ours, not the paper's: interior fraction and
+# slope (batch-mean test) lower at the largest evaluation batch than at the training batch size. A
+# claim that needs localization to be present is *inconclusive* when its positive control does not
+# localize for any seed: InstanceNorm ($G = C$) trained identically for the GroupNorm and
+# BatchNorm claims (localizes, per seed: {glue:text}`a3_control`), BatchNorm with minibatch
+# statistics for the boundary and batch-size claims. Then the budget, not the claim, is what
+# failed.
 
 # %%
 ledger = verdicts.a3_ledger(groups, bn, null, shifts["batch, population"], sizes)

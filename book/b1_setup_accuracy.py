@@ -146,8 +146,10 @@ report.md(tables.layer_shapes(classify.configs(P)))
 # %%
 models = classify.run(P)
 run.provenance.extend(models.provenance)
-print(f"{models.n_models} models, {models.cache_hits} loaded from the cache; "
-      f"{models.train_seconds:.0f} s of single-thread training in total")
+print(
+    f"{models.n_models} models, {models.cache_hits} loaded from the cache; "
+    f"{models.train_seconds:.0f} s of single-thread training in total"
+)
 report.figure("fig-b1-curves", figures.training_curves(models))
 
 # %% [markdown]

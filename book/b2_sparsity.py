@@ -100,8 +100,10 @@ print(f"{models.n_models} trained models, {models.cache_hits} loaded from the ca
 
 # %%
 sparsity = analysis.sparsity(models, analysis.SparsityConfig.of(P), P.workers)
-print(f"sparsity analysis: {sparsity.cache_hits} of {sparsity.n_models} models from the "
-      f"cache; {sparsity.seconds:.0f} s of single-thread compute when they were computed")
+print(
+    f"sparsity analysis: {sparsity.cache_hits} of {sparsity.n_models} models from the "
+    f"cache; {sparsity.seconds:.0f} s of single-thread compute when they were computed"
+)
 report.figure("fig-b2-sparsity", figures.sparsity_profiles(sparsity))
 
 # %% [markdown]

@@ -34,12 +34,12 @@
 # `sklearn.cluster.KMeans` for k = {glue:text}`b3_paper_k_range`, k* = argmin DBI; DBI(k*)
 # per layer; mean ± sd over {glue:text}`b3_paper_seeds` seeds.
 #
-# **Our reconstruction** (see {ref}`methods-reconstruction-b`; every item a parameter): the
-# models of chapter {ref}`b1` (loaded from the cache); class-balanced images from each
-# model's training subset (`cluster_images`; {glue:text}`b3_n_images` in this run); k-means
-# runs on the first `pca_components` principal components of a layer's activations
-# ({glue:text}`b3_pca` in this run; 0 means raw activations) with `kmeans_n_init` restarts, **but every DBI, class-based or k-means, is
-# computed on the raw flattened activations**, so PCA changes only how the partitions are
+# **Our reconstruction** (see {ref}`methods-reconstruction-b`; every item a parameter): the models
+# of chapter {ref}`b1` (loaded from the cache); class-balanced images from each model's training
+# subset (`cluster_images`; {glue:text}`b3_n_images` in this run); k-means runs on the first
+# `pca_components` principal components of a layer's activations ({glue:text}`b3_pca` in this run;
+# 0 means raw activations) with `kmeans_n_init` restarts, **but every DBI, class-based or k-means,
+# is computed on the raw flattened activations**, so PCA changes only how the partitions are
 # found, not how they are scored. We also report DBI at a fixed k = {glue:text}`b3_fixed_k`
 # (the number of classes), which the paper's public review asks for because choosing k by
 # DBI and then reporting that DBI flatters the selected k.
@@ -83,14 +83,15 @@ from normbook.paper_b import analysis, classify, datasets, figures, reported, ta
 from normbook.paper_b.specs import B3
 
 P, run = report.start(B3, globals())
-for name, value in (("paper_images", f"{reported.N_IMAGES:,}"), ("paper_seeds", reported.N_SEEDS),
-                    ("paper_k_range", "{}..{}".format(*reported.K_RANGE)),
-                    ("n_classes", reported.N_CLASSES), ("k_tol", reported.K_STAR_TOLERANCE),
-                    ("k_range", f"{P.k_min}..{P.k_max}"), ("k_max", P.k_max),
-                    ("fixed_k", P.fixed_k), ("n_images", f"{P.cluster_images:,}"),
-                    ("pca", P.pca_components),
-                    ("lrs", f"{P.cifar_lr_bn:g} vs {P.cifar_lr_nobn:g}")):
-    report.glue(f"b3_{name}", value)
+
+# %%
+report.glue_all("b3", {
+    "paper_images": f"{reported.N_IMAGES:,}", "paper_seeds": reported.N_SEEDS,
+    "paper_k_range": "{}..{}".format(*reported.K_RANGE), "n_classes": reported.N_CLASSES,
+    "k_tol": reported.K_STAR_TOLERANCE, "k_range": f"{P.k_min}..{P.k_max}", "k_max": P.k_max,
+    "fixed_k": P.fixed_k, "n_images": f"{P.cluster_images:,}", "pca": P.pca_components,
+    "lrs": f"{P.cifar_lr_bn:g} vs {P.cifar_lr_nobn:g}",
+})  # fmt: skip
 
 # %% [markdown]
 # (b3-models)=
@@ -104,8 +105,10 @@ report.md(datasets.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
 print(f"{models.n_models} trained models, {models.cache_hits} loaded from the cache")
 clusters = analysis.clusters(models, analysis.ClusterConfig.of(P), P.workers)
-print(f"cluster analysis: {clusters.cache_hits} of {clusters.n_models} models from the "
-      f"cache; {clusters.seconds:.0f} s of single-thread compute when they were computed")
+print(
+    f"cluster analysis: {clusters.cache_hits} of {clusters.n_models} models from the "
+    f"cache; {clusters.seconds:.0f} s of single-thread compute when they were computed"
+)
 
 # %% [markdown]
 # (b3-class)=
@@ -174,8 +177,10 @@ report.figure("fig-b3-dbi-k", figures.dbi_over_k(clusters))
 
 # %%
 report.md(tables.clusters_per_layer(clusters))
-k_star, dbi_k_star, dbi_fixed_k = (verdicts.Contrast.per_dataset(values) for values in
-                                   (clusters.k_star, clusters.dbi_k_star, clusters.dbi_fixed_k))
+k_star, dbi_k_star, dbi_fixed_k = (
+    verdicts.Contrast.per_dataset(values)
+    for values in (clusters.k_star, clusters.dbi_k_star, clusters.dbi_fixed_k)
+)
 for ds in classify.DATASETS:
     _, bn, nobn = k_star[ds].settling
     report.glue(f"b3_settle_{ds}", f"{bn:.1f} with BN and {nobn:.1f} without")

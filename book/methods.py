@@ -37,12 +37,12 @@ from normbook.paper_b import verdicts as verdicts_b
 P, run = report.start(SPECS["methods"], globals())
 specs = [s for name, s in SPECS.items() if name != "methods"]
 a1, b3 = SPECS["a1_localization"].profiles["paper"], SPECS["b3_clusters"].profiles["paper"]
-for name, value in (("alpha", reported_a.WELCH_ALPHA), ("len", reported_a.SEQ_LEN),
-                    ("radius", reported_a.RADIUS), ("kernel", a1["kernel"]),
-                    ("width", a1["width"]), ("depth", a1["depth"]), ("seeds", len(a1["seeds"])),
-                    ("k_range", f"{b3['k_min']} to {b3['k_max']}"),
-                    ("lr_ratio", f"{b3['cifar_lr_bn'] / b3['cifar_lr_nobn']:g}")):
-    report.glue(f"m_{name}", value)
+report.glue_all("m", {
+    "alpha": reported_a.WELCH_ALPHA, "len": reported_a.SEQ_LEN, "radius": reported_a.RADIUS,
+    "kernel": a1["kernel"], "width": a1["width"], "depth": a1["depth"],
+    "seeds": len(a1["seeds"]), "k_range": f"{b3['k_min']} to {b3['k_max']}",
+    "lr_ratio": f"{b3['cifar_lr_bn'] / b3['cifar_lr_nobn']:g}",
+})  # fmt: skip
 
 # %% [markdown]
 # (methods-profiles)=
@@ -63,14 +63,26 @@ for name, value in (("alpha", reported_a.WELCH_ALPHA), ("len", reported_a.SEQ_LE
 # The knobs that differ most between the profiles:
 
 # %%
-report.md(methods.profile_table(specs, {
-    "a1_localization": ["seq_len", "depth", "steps", "lr", "seeds", "n_eval"],
-    "a2_mechanism": ["pack_depth", "pack_steps", "pack_seeds", "n_test"],
-    "a3_which_norms": ["seq_len", "depth", "group_counts", "bn_eval_batch_sizes"],
-    "b1_setup_accuracy": ["seeds", "mnist_width", "vgg_width", "mnist_train", "cifar_train",
-                          "mnist_epochs", "cifar_epochs"],
-    "b3_clusters": ["cluster_images", "pca_components", "kmeans_n_init"],
-}))
+report.md(
+    methods.profile_table(
+        specs,
+        {
+            "a1_localization": ["seq_len", "depth", "steps", "lr", "seeds", "n_eval"],
+            "a2_mechanism": ["pack_depth", "pack_steps", "pack_seeds", "n_test"],
+            "a3_which_norms": ["seq_len", "depth", "group_counts", "bn_eval_batch_sizes"],
+            "b1_setup_accuracy": [
+                "seeds",
+                "mnist_width",
+                "vgg_width",
+                "mnist_train",
+                "cifar_train",
+                "mnist_epochs",
+                "cifar_epochs",
+            ],
+            "b3_clusters": ["cluster_images", "pca_components", "kmeans_n_init"],
+        },
+    )
+)
 
 # %% [markdown]
 # (methods-reconstruction-a)=
@@ -179,29 +191,28 @@ report.md(methods.profile_table(specs, {
 # geometry works; both datasets are normalized with the usual per-channel constants; there is
 # no data augmentation.
 #
-# **Networks and training.** MNIST uses the "standard CNN" of Nakkiran et al. (3×3 convolutions
-# of widths $k, 2k, 4k, 8k$, each conv → BatchNorm → ReLU, max-pools, one linear layer),
-# trained with SGD at the paper's learning rate with and without BatchNorm; CIFAR-10 uses
-# VGG-16 with Adam at the paper's two learning rates, one with BatchNorm and
-# {glue:text}`m_lr_ratio` times smaller without (the confound the paper's public review objects to). "No BN" replaces each
-# BatchNorm by the identity and changes nothing else. Our choices: He initialisation as in
-# torchvision's VGG, the minibatch size, SGD momentum, a validation split held out of the
-# training split, and an early-stopping rule (the weights with the lowest validation loss are
-# kept; training stops after `patience` evaluations without improvement or when the epochs
-# run out). At `cpu` both networks are narrower and see fewer images and epochs than the
-# paper's, so their accuracies are far below the paper's and only the BN versus no-BN
-# comparison is at stake.
+# **Networks and training.** MNIST uses the "standard CNN" of Nakkiran et al. (3×3 convolutions of
+# widths $k, 2k, 4k, 8k$, each conv → BatchNorm → ReLU, max-pools, one linear layer), trained with
+# SGD at the paper's learning rate with and without BatchNorm; CIFAR-10 uses VGG-16 with Adam at
+# the paper's two learning rates, one with BatchNorm and {glue:text}`m_lr_ratio` times smaller
+# without (the confound the paper's public review objects to). "No BN" replaces each BatchNorm by
+# the identity and changes nothing else. Our choices: He initialisation as in torchvision's VGG,
+# the minibatch size, SGD momentum, a validation split held out of the training split, and an
+# early-stopping rule (the weights with the lowest validation loss are kept; training stops after
+# `patience` evaluations without improvement or when the epochs run out). At `cpu` both networks
+# are narrower and see fewer images and epochs than the paper's, so their accuracies are far below
+# the paper's and only the BN versus no-BN comparison is at stake.
 #
-# **Representations and metrics.** The post-ReLU activations of every convolutional layer,
-# model in evaluation mode, on class-balanced images. *Layer sparsity* is the fraction of
-# exactly-zero activations; *average channel sparsity* averages each channel map over space
-# first (our reading), so that it differs from layer sparsity. Cluster purity is the
-# Davies–Bouldin index (`sklearn.metrics.davies_bouldin_score`), with the true labels as
-# clusters and for k-means partitions (`sklearn.cluster.KMeans`, $k$ from {glue:text}`m_k_range`, $k^*$ =
-# the $k$ with the lowest index). k-means may run on principal components to save time, but
-# every index is computed on the raw activations. We also report the index at a fixed $k$,
-# chosen without looking at it. Error bars are standard deviations over seeds; with two seeds
-# at `cpu`, no difference between BN and no BN is yet tested for significance.
+# **Representations and metrics.** The post-ReLU activations of every convolutional layer, model
+# in evaluation mode, on class-balanced images. *Layer sparsity* is the fraction of exactly-zero
+# activations; *average channel sparsity* averages each channel map over space first (our
+# reading), so that it differs from layer sparsity. Cluster purity is the Davies–Bouldin index
+# (`sklearn.metrics.davies_bouldin_score`), with the true labels as clusters and for k-means
+# partitions (`sklearn.cluster.KMeans`, $k$ from {glue:text}`m_k_range`, $k^*$ = the $k$ with the
+# lowest index). k-means may run on principal components to save time, but every index is computed
+# on the raw activations. We also report the index at a fixed $k$, chosen without looking at it.
+# Error bars are standard deviations over seeds; with two seeds at `cpu`, no difference between BN
+# and no BN is yet tested for significance.
 #
 # (methods-reconstructed-knobs)=
 # ### Every reconstructed knob

@@ -1,5 +1,6 @@
 """The chapters stay thin: short cells, no functions, every figure glued, labelled and
 captioned with the library function that drew it."""
+
 import importlib
 import re
 
@@ -9,13 +10,16 @@ import pytest
 from normbook.core import build
 
 CHAPTERS = build.chapters()
-MAX_CELL_LINES = 32     # the parameters cell of the largest chapter is generated: exempt
+MAX_CELL_LINES = 32  # the parameters cell of the largest chapter is generated: exempt
 
 
 def _code_cells(path):
     nb = jupytext.read(path)
-    return [c for c in nb.cells if c.cell_type == "code"
-            and "parameters" not in c.metadata.get("tags", [])]
+    return [
+        c
+        for c in nb.cells
+        if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])
+    ]
 
 
 def _markdown(path):

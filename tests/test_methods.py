@@ -1,4 +1,5 @@
 """The Methods page's generated tables list what the code really has."""
+
 from normbook import methods
 from normbook.chapters import SPECS
 from normbook.paper_a import verdicts as verdicts_a
@@ -7,10 +8,16 @@ from normbook.paper_b import verdicts as verdicts_b
 
 def test_rules_table_lists_every_rule_and_no_ledger():
     text = methods.rules_table(verdicts_a, verdicts_b)
-    for name in ("norm_reaches", "grows_with_groups", "beyond_null", "matches_paper",
-                 "settles_earlier", "better_only_at_last"):
+    for name in (
+        "norm_reaches",
+        "grows_with_groups",
+        "beyond_null",
+        "matches_paper",
+        "settles_earlier",
+        "better_only_at_last",
+    ):
         assert f"verdicts.{name}`" in text, name
-    assert "_ledger" not in text and "Verdict`" not in text     # imported names are not rules
+    assert "_ledger" not in text and "Verdict`" not in text  # imported names are not rules
     assert text.count("\n") + 1 == 2 + text.count("| `paper_")
 
 
@@ -19,10 +26,12 @@ def test_reconstruction_table_has_every_reconstructed_knob_once():
     text = methods.reconstruction_table(specs)
     knobs = {p.name for s in specs for p in s.reconstructed()}
     assert knobs and all(text.count(f"| `{k}` |") == 1 for k in knobs)
-    assert "| `seeds` |" not in text                            # not a reconstruction
+    assert "| `seeds` |" not in text  # not a reconstruction
 
 
 def test_profile_table_shows_the_profiles_values():
     text = methods.profile_table([SPECS["a1_localization"]], {"a1_localization": ["seq_len"]})
     a1 = SPECS["a1_localization"].profiles
-    assert f"| {a1['smoke']['seq_len']} | {a1['cpu']['seq_len']} | {a1['paper']['seq_len']} |" in text
+    assert (
+        f"| {a1['smoke']['seq_len']} | {a1['cpu']['seq_len']} | {a1['paper']['seq_len']} |" in text
+    )

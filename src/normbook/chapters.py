@@ -1,4 +1,5 @@
 """Which spec belongs to which chapter (the build looks chapters up here by file name)."""
+
 from __future__ import annotations
 
 from .methods import METHODS

@@ -1,6 +1,7 @@
 """The Methods page: its (parameter-free) spec, and the tables it shows, generated from the
 chapters' specs and the verdict rules' docstrings so that the page cannot disagree with the
 code that ran."""
+
 from __future__ import annotations
 
 import inspect
@@ -10,9 +11,12 @@ from types import ModuleType
 from .core.fmt import table
 from .core.params import Spec
 
-METHODS = Spec(chapter="methods", params=[],
-               profiles={"smoke": {}, "cpu": {}, "paper": {}},
-               packages=("paper_a", "paper_b"))
+METHODS = Spec(
+    chapter="methods",
+    params=[],
+    profiles={"smoke": {}, "cpu": {}, "paper": {}},
+    packages=("paper_a", "paper_b"),
+)
 
 
 def _value(v) -> str:
@@ -29,10 +33,17 @@ def profile_table(specs: list[Spec], knobs: dict[str, list[str]]) -> str:
     for spec in specs:
         for name in knobs.get(spec.chapter, []):
             p = spec.param(name)
-            rows.append({"chapter": spec.chapter.split("_")[0].upper(), "knob": f"`{name}`",
-                         "meaning": p.doc,
-                         **{prof: _value(spec.profiles[prof][name])
-                            for prof in ("smoke", "cpu", "paper")}})
+            rows.append(
+                {
+                    "chapter": spec.chapter.split("_")[0].upper(),
+                    "knob": f"`{name}`",
+                    "meaning": p.doc,
+                    **{
+                        prof: _value(spec.profiles[prof][name])
+                        for prof in ("smoke", "cpu", "paper")
+                    },
+                }
+            )
     return table(rows)
 
 
@@ -42,9 +53,15 @@ def reconstruction_table(specs: list[Spec]) -> str:
     seen: dict[str, dict] = {}
     for spec in specs:
         for p in spec.reconstructed():
-            row = seen.setdefault(p.name, {"knob": f"`{p.name}`", "meaning": p.doc,
-                                           "chapters": [],
-                                           "paper value": _value(spec.profiles["paper"][p.name])})
+            row = seen.setdefault(
+                p.name,
+                {
+                    "knob": f"`{p.name}`",
+                    "meaning": p.doc,
+                    "chapters": [],
+                    "paper value": _value(spec.profiles["paper"][p.name]),
+                },
+            )
             row["chapters"].append(spec.chapter.split("_")[0].upper())
     return table([{**r, "chapters": ", ".join(r["chapters"])} for r in seen.values()])
 
@@ -63,5 +80,7 @@ def rules_table(*modules: ModuleType) -> str:
             if fn.__module__ != mod.__name__ or name.startswith("_") or name.endswith("_ledger"):
                 continue
             short = mod.__name__.removeprefix("normbook.")
-            rows.append({"rule": f"`{short}.{name}`", "what it decides": _summary(fn.__doc__ or "")})
+            rows.append(
+                {"rule": f"`{short}.{name}`", "what it decides": _summary(fn.__doc__ or "")}
+            )
     return table(rows)

@@ -29,14 +29,17 @@ def test_up_to_date_chapter_is_not_reexecuted(chapter, monkeypatch):
     import papermill
 
     calls = []
-    monkeypatch.setattr(papermill, "execute_notebook", lambda src, out, **kw: calls.append(kw["parameters"])
-                        or open(out, "w").write("{}"))
+    monkeypatch.setattr(
+        papermill,
+        "execute_notebook",
+        lambda src, out, **kw: calls.append(kw["parameters"]) or open(out, "w").write("{}"),
+    )
     _, secs = build.execute(chapter, "smoke", {})
     assert secs is not None and calls == [{"profile": "smoke"}]
     _, secs = build.execute(chapter, "smoke", {})
-    assert secs is None and len(calls) == 1                       # stamp current: skipped
+    assert secs is None and len(calls) == 1  # stamp current: skipped
     build.execute(chapter, "smoke", {"seq_len": 64})
-    assert calls[-1] == {"profile": "smoke", "seq_len": 64}       # new parameters: executed
+    assert calls[-1] == {"profile": "smoke", "seq_len": 64}  # new parameters: executed
 
 
 def test_failed_execution_names_the_cell_and_leaves_no_stamp(chapter, monkeypatch):
@@ -44,8 +47,15 @@ def test_failed_execution_names_the_cell_and_leaves_no_stamp(chapter, monkeypatc
 
     def fail(src, out, **kw):
         open(out, "w").write("{}")
-        raise papermill.PapermillExecutionError(3, 7, "x = 1 / 0", "ZeroDivisionError", "division by zero",
-                                                ["\x1b[31mZeroDivisionError\x1b[0m: division by zero"])
+        raise papermill.PapermillExecutionError(
+            3,
+            7,
+            "x = 1 / 0",
+            "ZeroDivisionError",
+            "division by zero",
+            ["\x1b[31mZeroDivisionError\x1b[0m: division by zero"],
+        )
+
     monkeypatch.setattr(papermill, "execute_notebook", fail)
     with pytest.raises(build.BuildError, match="failed in cell 7: ZeroDivisionError") as err:
         build.execute(chapter, "smoke", {})
@@ -64,7 +74,10 @@ def test_progress_lines_are_readable_outside_a_terminal(capsys):
     lines = progress._Lines(out)
     lines.write("\rtrain:  10%|#         | 1/10\r")
     lines.write("\rtrain: 100%|##########| 10/10\n")
-    assert out.getvalue().splitlines() == ["train:  10%|#         | 1/10", "train: 100%|##########| 10/10"]
+    assert out.getvalue().splitlines() == [
+        "train:  10%|#         | 1/10",
+        "train: 100%|##########| 10/10",
+    ]
 
 
 def _package(tmp_path):
@@ -80,7 +93,7 @@ def test_a_chapter_depends_on_core_and_its_own_paper_only(tmp_path, monkeypatch)
     monkeypatch.setattr(build, "PACKAGE", pkg)
     a, b = build.library_hash(("paper_a",)), build.library_hash(("paper_b",))
     (pkg / "paper_b" / "convnets.py").write_text("# edited paper B\n")
-    assert build.library_hash(("paper_a",)) == a                 # paper A is not re-executed
+    assert build.library_hash(("paper_a",)) == a  # paper A is not re-executed
     assert build.library_hash(("paper_b",)) != b
     b = build.library_hash(("paper_b",))
     (pkg / "core" / "cache.py").write_text("# edited core\n")

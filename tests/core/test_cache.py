@@ -1,6 +1,3 @@
-import json
-import os
-
 import numpy as np
 import pytest
 import torch
@@ -12,6 +9,7 @@ def _compute(counter):
     def compute():
         counter.append(1)
         return cache.Entry({"x": np.arange(3)}, tensors={"w": torch.ones(2)}, meta={"note": "hi"})
+
     return compute
 
 
@@ -29,19 +27,20 @@ def test_key_depends_on_config_and_code():
     calls = []
     cache.cached("t", {"a": 1}, _compute(calls), (stats,))
     cache.cached("t", {"a": 2}, _compute(calls), (stats,))
-    cache.cached("t", {"a": 1}, _compute(calls), (stats, fmt))   # other code, other key
+    cache.cached("t", {"a": 1}, _compute(calls), (stats, fmt))  # other code, other key
     assert len(calls) == 3
 
 
 def test_interrupted_compute_leaves_no_entry():
     def boom():
         raise KeyboardInterrupt
+
     with pytest.raises(KeyboardInterrupt):
         cache.cached("t", {"a": 1}, boom, (stats,))
     assert not cache.is_cached("t", {"a": 1}, (stats,))
     kind_dir = cache.cache_root() / "t"
     leftovers = list(kind_dir.glob("*")) if kind_dir.exists() else []
-    assert leftovers == []                 # no half-written temporary directory either
+    assert leftovers == []  # no half-written temporary directory either
 
 
 def test_corrupt_entry_is_an_error_not_a_silent_recompute():
@@ -63,7 +62,8 @@ def test_clear_and_info():
 
 def test_interrupted_write_leaves_no_entry_and_no_temporary(monkeypatch):
     def killed(*a, **k):
-        raise KeyboardInterrupt        # as if the run were killed half-way through the write
+        raise KeyboardInterrupt  # as if the run were killed half-way through the write
+
     monkeypatch.setattr(cache.torch, "save", killed)
     with pytest.raises(KeyboardInterrupt):
         cache.cached("t", {"a": 1}, _compute([]), (stats,))
@@ -81,7 +81,7 @@ def test_cached_per_model_computes_only_the_missing_models_together():
     first = cache.cached_per_model("m", [{"s": 0}, {"s": 1}], compute, (stats,))
     assert batches == [[0, 1]] and [e.hit for e in first] == [False, False]
     again = cache.cached_per_model("m", [{"s": 1}, {"s": 2}, {"s": 0}], compute, (stats,))
-    assert batches == [[0, 1], [1]]                  # only {"s": 2} (index 1 here) is new
+    assert batches == [[0, 1], [1]]  # only {"s": 2} (index 1 here) is new
     assert [e.hit for e in again] == [True, False, True]
     assert [int(e["i"]) for e in again] == [1, 1, 0]
 

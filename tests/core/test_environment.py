@@ -1,4 +1,5 @@
 """One source of truth for versions: environment.yml must mirror pyproject.toml."""
+
 import tomllib
 from importlib.metadata import version
 from pathlib import Path

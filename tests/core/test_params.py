@@ -21,21 +21,24 @@ def test_override_wins_and_none_keeps_the_profile_value():
     assert (P.seq_len, P.norm, P.groups, P.width) == (200, "group", 4, A1.profiles["cpu"]["width"])
 
 
-@pytest.mark.parametrize("overrides,match", [
-    ({"seq_length": 10}, "unknown parameter 'seq_length'"),
-    ({"seq_len": "long"}, "parameter 'seq_len': must be an integer"),
-    ({"seq_len": 2.5}, "parameter 'seq_len'"),
-    ({"norm": "weight"}, "parameter 'norm': must be one of"),
-    ({"alpha": 0.9}, "parameter 'alpha': must be a number"),
-    ({"steps": 0}, "parameter 'steps'"),
-    ({"seeds": [0, -1]}, "parameter 'seeds'"),
-    ({"seeds": []}, "parameter 'seeds'"),
-    ({"seq_len": 30}, "parameter 'depth': receptive-field radius R"),   # R = 16 >= 30/2 - 2
-    ({"kernel": 4}, "parameter 'kernel': must be odd"),
-    ({"norm": "group", "groups": 5}, "parameter 'groups': must divide width=32"),
-    ({"n_eval": 40}, "parameter 'n_eval': must be at least"),
-    ({"norm": "none"}, "parameter 'norm': must name a normalization"),
-])
+@pytest.mark.parametrize(
+    "overrides,match",
+    [
+        ({"seq_length": 10}, "unknown parameter 'seq_length'"),
+        ({"seq_len": "long"}, "parameter 'seq_len': must be an integer"),
+        ({"seq_len": 2.5}, "parameter 'seq_len'"),
+        ({"norm": "weight"}, "parameter 'norm': must be one of"),
+        ({"alpha": 0.9}, "parameter 'alpha': must be a number"),
+        ({"steps": 0}, "parameter 'steps'"),
+        ({"seeds": [0, -1]}, "parameter 'seeds'"),
+        ({"seeds": []}, "parameter 'seeds'"),
+        ({"seq_len": 30}, "parameter 'depth': receptive-field radius R"),  # R = 16 >= 30/2 - 2
+        ({"kernel": 4}, "parameter 'kernel': must be odd"),
+        ({"norm": "group", "groups": 5}, "parameter 'groups': must divide width=32"),
+        ({"n_eval": 40}, "parameter 'n_eval': must be at least"),
+        ({"norm": "none"}, "parameter 'norm': must name a normalization"),
+    ],
+)
 def test_bad_parameters_give_a_one_line_error(overrides, match):
     with pytest.raises(ParameterError, match=match) as err:
         A1.resolve("cpu", **overrides)
@@ -43,7 +46,9 @@ def test_bad_parameters_give_a_one_line_error(overrides, match):
 
 
 def test_unknown_profile():
-    with pytest.raises(ParameterError, match="parameter 'profile': must be one of smoke, cpu, paper"):
+    with pytest.raises(
+        ParameterError, match="parameter 'profile': must be one of smoke, cpu, paper"
+    ):
         A1.resolve("gpu")
 
 

@@ -7,9 +7,19 @@ from normbook.paper_a.specs import A1
 @pytest.fixture
 def tiny_setup():
     """A factory of small, validated localization setups (chapter A1's knobs)."""
+
     def make(seeds=(0,), n_eval=64, **overrides):
-        knobs = dict(seq_len=24, kernel=3, depth=2, width=4, steps=3, batch_size=8,
-                     eval_batch_size=16, probe_batches=2)
+        knobs = dict(
+            seq_len=24,
+            kernel=3,
+            depth=2,
+            width=4,
+            steps=3,
+            batch_size=8,
+            eval_batch_size=16,
+            probe_batches=2,
+        )
         P = A1.resolve("smoke", seeds=list(seeds), n_eval=n_eval, **{**knobs, **overrides})
         return localization.configs(P)
+
     return make

@@ -1,4 +1,5 @@
 """Evaluation with per-sample and batch-mean statistics (BatchNorm at evaluation)."""
+
 import numpy as np
 import pytest
 import torch
@@ -41,8 +42,8 @@ def test_run_is_cached_and_shares_trained_models(monkeypatch, tiny_setup):
     monkeypatch.setattr(batchstats, "evaluate_batches", lambda *a: calls.append(a) or real(*a))
     again = batchstats.run(setup, cnn, 16, "minibatch")
     other_mode = batchstats.run(setup, cnn, 16, "population")
-    assert len(calls) == 1 and calls[0][-1] == "population"    # only the new mode evaluates
-    assert other_mode.train_cache_hits == [True]               # same trained model
+    assert len(calls) == 1 and calls[0][-1] == "population"  # only the new mode evaluates
+    assert other_mode.train_cache_hits == [True]  # same trained model
     np.testing.assert_array_equal(first.out.mean, again.out.mean)
     assert not np.array_equal(first.out.mean, other_mode.out.mean)
     assert len(first.per_seed) == len(first.batch_mean) == 1 and first.design_effect.shape == (1,)

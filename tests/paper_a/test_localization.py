@@ -1,5 +1,6 @@
 """The localization runner: configs from parameters, per-seed training cache, cached evaluation,
 typed results."""
+
 import numpy as np
 import pytest
 import torch
@@ -21,10 +22,11 @@ def test_trained_models_hit_the_cache_per_seed(monkeypatch, tiny_setup):
     assert hits == [False, False]
     seen = []
     real = localization.train_stack
-    monkeypatch.setattr(localization, "train_stack",
-                        lambda c, t, seeds: seen.append(seeds) or real(c, t, seeds))
+    monkeypatch.setattr(
+        localization, "train_stack", lambda c, t, seeds: seen.append(seeds) or real(c, t, seeds)
+    )
     net_b, loss_b, hits = localization.trained(cnn, tc, [1, 0, 2])
-    assert seen == [[2]] and hits == [True, True, False]          # only the new seed trains
+    assert seen == [[2]] and hits == [True, True, False]  # only the new seed trains
     np.testing.assert_array_equal(loss_b[:, 1], loss_a[:, 0])
     for name, t in net_a.model_state(0).items():
         assert torch.equal(net_b.model_state(1)[name], t)
@@ -54,7 +56,7 @@ def test_evaluation_without_probes(tiny_setup):
 def test_same_seed_same_numbers(tiny_setup, tmp_path, monkeypatch):
     setup = tiny_setup(seeds=(0, 1))
     a = localization.run(setup, setup.cnn("instance"))
-    monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "other"))   # recompute from scratch
+    monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "other"))  # recompute from scratch
     b = localization.run(setup, setup.cnn("instance"))
     assert not b.cache_hit
     np.testing.assert_array_equal(a.loss, b.loss)

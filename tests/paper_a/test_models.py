@@ -24,7 +24,7 @@ def test_instance_norm_reaches_the_whole_sequence():
 def test_no_norm_interior_is_shift_equivariant_instance_norm_is_not():
     none = StackedCNN(CNNConfig(depth=4, width=8, norm="none"), [0, 1])
     inst = StackedCNN(CNNConfig(depth=4, width=8, norm="instance"), [0, 1])
-    assert np.all(checks.shift_check(none, 80, shift=5) == 0.0)       # bit-identical
+    assert np.all(checks.shift_check(none, 80, shift=5) == 0.0)  # bit-identical
     assert np.all(checks.shift_check(inst, 80, shift=5) > 1e-4)
 
 
@@ -37,7 +37,7 @@ def test_stacked_model_equals_models_built_alone():
         alone = StackedCNN(cfg, [seed])
         for name, t in alone.model_state(0).items():
             assert torch.equal(t, stacked.model_state(i)[name]), name
-        torch.testing.assert_close(alone(x[:, i:i + 1]), out[:, i:i + 1], rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(alone(x[:, i : i + 1]), out[:, i : i + 1], rtol=1e-5, atol=1e-6)
 
 
 def test_restacking_stored_models_round_trips():
@@ -66,7 +66,9 @@ def test_group_norm_with_one_group_pools_channels_and_positions_per_model():
     y = make_norm("group", 2, 4, groups=1)(x)
     per_model = y.view(2, 2, 4 * 10)
     torch.testing.assert_close(per_model.mean(-1), torch.zeros(2, 2), atol=1e-5, rtol=0)
-    torch.testing.assert_close(per_model.var(-1, unbiased=False), torch.ones(2, 2), atol=1e-3, rtol=0)
+    torch.testing.assert_close(
+        per_model.var(-1, unbiased=False), torch.ones(2, 2), atol=1e-3, rtol=0
+    )
 
 
 def test_channel_layer_norm_shares_nothing_across_positions():
@@ -74,7 +76,7 @@ def test_channel_layer_norm_shares_nothing_across_positions():
     x = torch.randn(2, 4, 10)
     y = norm(x)
     x2 = x.clone()
-    x2[:, 0, 7] += 5.0          # one channel: a shift of all channels would cancel
+    x2[:, 0, 7] += 5.0  # one channel: a shift of all channels would cancel
     y2 = norm(x2)
     changed = (y2 - y).abs().amax(dim=(0, 1)) > 1e-6
     assert changed.tolist() == [i == 7 for i in range(10)]
@@ -90,9 +92,9 @@ def test_batch_norm_evaluation_modes():
     other = x.clone()
     other[1:] = torch.randn(7, 1, 30) * 3 + 1
     set_batch_eval(net, "population")
-    torch.testing.assert_close(net(x)[0], net(other)[0])          # sample 0 alone decides
+    torch.testing.assert_close(net(x)[0], net(other)[0])  # sample 0 alone decides
     set_batch_eval(net, "minibatch")
-    assert (net(x)[0] - net(other)[0]).abs().max() > 1e-3          # the rest of the batch matters
+    assert (net(x)[0] - net(other)[0]).abs().max() > 1e-3  # the rest of the batch matters
 
 
 def test_unknown_norm_is_rejected():

@@ -1,4 +1,5 @@
 """GroupNorm and BatchNorm variants: what each pools, and Proposition C.1 for BatchNorm."""
+
 import torch
 
 from normbook.paper_a import equivariance as checks
@@ -9,14 +10,14 @@ from normbook.paper_a.norms import make_norm
 def test_group_norm_pools_within_groups_only():
     """G groups give G independent statistics: perturbing a channel moves its own group's
     outputs at every position, and leaves the other groups untouched."""
-    norm = make_norm("group", 1, 8, groups=4)                  # groups of 2 channels
+    norm = make_norm("group", 1, 8, groups=4)  # groups of 2 channels
     x = torch.randn(2, 8, 12)
     x2 = x.clone()
     x2[:, 0, 5] += 3.0
-    delta = (norm(x2) - norm(x)).abs().amax(dim=0)             # (channels, positions)
-    assert (delta[1] > 1e-4).all()                             # same group, every position
+    delta = (norm(x2) - norm(x)).abs().amax(dim=0)  # (channels, positions)
+    assert (delta[1] > 1e-4).all()  # same group, every position
     assert (delta[0, [0, 11]] > 1e-4).all()
-    assert delta[2:].max() == 0.0                              # other groups: nothing
+    assert delta[2:].max() == 0.0  # other groups: nothing
 
 
 def test_group_norm_one_group_couples_every_channel_and_position():

@@ -48,9 +48,9 @@ def test_statistics_are_joint_only_when_coupled(coupled):
     b2[:, :, 3] += 4.0
     change_a = (pn(a, b2)[0] - pn(a, b)[0]).abs().max().item()
     if coupled:
-        assert change_a > 1e-2         # path B moved the joint statistics, hence path A's output
+        assert change_a > 1e-2  # path B moved the joint statistics, hence path A's output
     else:
-        assert change_a == 0.0         # per-path InstanceNorm: path A cannot see path B
+        assert change_a == 0.0  # per-path InstanceNorm: path A cannot see path B
 
 
 @pytest.mark.parametrize("coupling", ["pack", "separate"])
@@ -72,8 +72,9 @@ def test_stacked_models_equal_models_built_alone():
         out = stacked(a, b)
         for i, seed in enumerate([3, 8]):
             alone = StackedPackNet(cfg, [seed])
-            torch.testing.assert_close(alone(a[:, i:i + 1], b[:, i:i + 1]), out[:, i:i + 1],
-                                       rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(
+                alone(a[:, i : i + 1], b[:, i : i + 1]), out[:, i : i + 1], rtol=1e-5, atol=1e-6
+            )
 
 
 def test_overlapping_pairs_share_exactly_o_samples():
@@ -81,9 +82,11 @@ def test_overlapping_pairs_share_exactly_o_samples():
     a, b, y = packnorm.sample_pair(400, L, o, torch.Generator().manual_seed(0))
     pos, neg = y > 0, y == 0
     assert 100 < pos.sum() < 300
-    assert torch.equal(b[pos, :o], a[pos, L - o:])              # b starts where a's last o samples are
-    assert not torch.equal(b[pos, o:o + 1], a[pos, L - 1:L])    # ...and continues with fresh noise
-    assert (b[neg, :o] - a[neg, L - o:]).abs().min() > 0         # independent: nothing shared
+    assert torch.equal(b[pos, :o], a[pos, L - o :])  # b starts where a's last o samples are
+    assert not torch.equal(
+        b[pos, o : o + 1], a[pos, L - 1 : L]
+    )  # ...and continues with fresh noise
+    assert (b[neg, :o] - a[neg, L - o :]).abs().min() > 0  # independent: nothing shared
     full = packnorm.sample_pair(50, L, L, torch.Generator().manual_seed(1))
     assert torch.equal(full[1][full[2] > 0], full[0][full[2] > 0])  # o = l': b is a
 
@@ -128,8 +131,8 @@ def test_training_is_seeded_and_learns_full_overlap_but_not_zero_overlap():
     net, _ = packnorm.train_pack(cfg, tc, [0, 5], [0, 0])
     n = 4000
     correct = packnorm.correct_counts(net, 5, [0, 5], n)
-    assert stats.chance_pvalue(correct[0], n) > 1e-3       # o = 0: a coin
-    assert correct[1] / n > 0.75                               # o = l': easy
+    assert stats.chance_pvalue(correct[0], n) > 1e-3  # o = 0: a coin
+    assert correct[1] / n > 0.75  # o = l': easy
 
 
 def test_run_caches_each_model_and_reuses_it():
@@ -137,7 +140,7 @@ def test_run_caches_each_model_and_reuses_it():
     tc = PackTrainConfig(path_len=5, steps=5, batch_size=8)
     first = packnorm.accuracy(cfg, tc, [0, 3], [0], n_test=64)
     assert not any(first.train_cache_hits) and first.train_seconds > 0
-    second = packnorm.accuracy(cfg, tc, [0, 3], [0, 1], n_test=64)   # seed 0 reused, 1 new
+    second = packnorm.accuracy(cfg, tc, [0, 3], [0, 1], n_test=64)  # seed 0 reused, 1 new
     assert second.train_cache_hits == [True, False, True, False]
     np.testing.assert_array_equal(second.correct[:, 0], first.correct[:, 0])
     third = packnorm.accuracy(cfg, tc, [0, 3], [0, 1], n_test=64)
@@ -152,7 +155,9 @@ def test_wilson_interval_matches_the_formula():
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     lo, hi = stats.wilson(np.array([k]), n)
-    assert lo[0] == pytest.approx(centre - half, rel=1e-6) and hi[0] == pytest.approx(centre + half, rel=1e-6)
+    assert lo[0] == pytest.approx(centre - half, rel=1e-6) and hi[0] == pytest.approx(
+        centre + half, rel=1e-6
+    )
 
 
 def test_transition_overlap_interpolates_and_reports_none():

@@ -1,4 +1,5 @@
 """Chapters A2 and A3 derive their settings from A1; bad values give one-line errors."""
+
 import pytest
 
 from normbook.core.params import ParameterError
@@ -8,12 +9,24 @@ from normbook.paper_a.specs import A1, A2, A3
 def test_a2_a3_derive_their_localization_settings_from_a1():
     for profile in ("smoke", "cpu", "paper"):
         a1, a2, a3 = A1.resolve(profile), A2.resolve(profile), A3.resolve(profile)
-        for name in A1.names:                               # the multi-hop section reuses A1's models
+        for name in A1.names:  # the multi-hop section reuses A1's models
             assert a2[name] == a1[name], (profile, name)
-        for name in ("kernel", "width", "steps", "lr", "batch_size", "alpha", "seeds", "n_eval",
-                     "eval_batch_size", "distance_window", "distance_threshold", "probe_batches"):
+        for name in (
+            "kernel",
+            "width",
+            "steps",
+            "lr",
+            "batch_size",
+            "alpha",
+            "seeds",
+            "n_eval",
+            "eval_batch_size",
+            "distance_window",
+            "distance_threshold",
+            "probe_batches",
+        ):
             assert a3[name] == a1[name], (profile, name)
-        assert a3.width in a3.group_counts                  # G = C, the InstanceNorm control
+        assert a3.width in a3.group_counts  # G = C, the InstanceNorm control
     # A3 trains sixteen models: at 'cpu' a shorter, shallower net than A1's (same optimizer
     # budget); at 'paper' its geometry is A1's, so A1's none/InstanceNorm models are reused.
     cpu, paper = A3.resolve("cpu"), A3.resolve("paper")
@@ -21,19 +34,22 @@ def test_a2_a3_derive_their_localization_settings_from_a1():
     assert (paper.seq_len, paper.depth) == (A1.resolve("paper").seq_len, A1.resolve("paper").depth)
 
 
-@pytest.mark.parametrize("spec,overrides,match", [
-    (A2, {"overlap_fracs": [0.0, 1.5]}, "parameter 'overlap_fracs'"),
-    (A2, {"pack_kernel": 4}, "parameter 'pack_kernel': must be odd"),
-    (A2, {"pack_head": "max"}, "parameter 'pack_head': must be one of"),
-    (A2, {"hop_factor": 1.0}, "parameter 'hop_factor': must be > 1"),
-    (A2, {"n_test": 3}, "parameter 'n_test'"),
-    (A2, {"pack_seeds": []}, "parameter 'pack_seeds'"),
-    (A2, {"transition_level": 0.3}, "parameter 'transition_level'"),
-    (A3, {"group_counts": [1, 3]}, "parameter 'group_counts': every G must divide width=32"),
-    (A3, {"bn_eval_batch_sizes": [8, 40000]}, "parameter 'bn_eval_batch_sizes'"),
-    (A3, {"norm": "batch"}, "unknown parameter 'norm'"),
-    (A3, {"seq_len": 16}, "parameter 'depth': receptive-field radius R"),
-])
+@pytest.mark.parametrize(
+    "spec,overrides,match",
+    [
+        (A2, {"overlap_fracs": [0.0, 1.5]}, "parameter 'overlap_fracs'"),
+        (A2, {"pack_kernel": 4}, "parameter 'pack_kernel': must be odd"),
+        (A2, {"pack_head": "max"}, "parameter 'pack_head': must be one of"),
+        (A2, {"hop_factor": 1.0}, "parameter 'hop_factor': must be > 1"),
+        (A2, {"n_test": 3}, "parameter 'n_test'"),
+        (A2, {"pack_seeds": []}, "parameter 'pack_seeds'"),
+        (A2, {"transition_level": 0.3}, "parameter 'transition_level'"),
+        (A3, {"group_counts": [1, 3]}, "parameter 'group_counts': every G must divide width=32"),
+        (A3, {"bn_eval_batch_sizes": [8, 40000]}, "parameter 'bn_eval_batch_sizes'"),
+        (A3, {"norm": "batch"}, "unknown parameter 'norm'"),
+        (A3, {"seq_len": 16}, "parameter 'depth': receptive-field radius R"),
+    ],
+)
 def test_a2_a3_bad_parameters_give_a_one_line_error(spec, overrides, match):
     with pytest.raises(ParameterError, match=match) as err:
         spec.resolve("cpu", **overrides)

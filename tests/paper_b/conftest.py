@@ -16,7 +16,7 @@ def _synthetic_full(n_train=400, n_test=120, seed=0, dataset="mnist") -> Splits:
         x = rng.integers(0, 60, (n, *shape)).astype(np.uint8)
         for i, c in enumerate(y):
             r, q = divmod(int(c), 5)
-            x[i, ..., 2 + 14 * r: 12 + 14 * r, 5 * q: 8 + 5 * q] = 250
+            x[i, ..., 2 + 14 * r : 12 + 14 * r, 5 * q : 8 + 5 * q] = 250
         return x, y
 
     x_tr, y_tr = make(n_train)
@@ -25,9 +25,20 @@ def _synthetic_full(n_train=400, n_test=120, seed=0, dataset="mnist") -> Splits:
 
 
 def _tiny_cfg(**kw) -> ClassifierConfig:
-    base = dict(dataset="mnist", batchnorm=True, width=2, optimizer="adam", lr=0.01,
-                batch_size=16, max_epochs=2, patience=3, evals_per_epoch=2, n_train=256,
-                n_val=64, n_test=100)
+    base = dict(
+        dataset="mnist",
+        batchnorm=True,
+        width=2,
+        optimizer="adam",
+        lr=0.01,
+        batch_size=16,
+        max_epochs=2,
+        patience=3,
+        evals_per_epoch=2,
+        n_train=256,
+        n_val=64,
+        n_test=100,
+    )
     return ClassifierConfig(**{**base, **kw})
 
 
@@ -48,9 +59,18 @@ def tiny_models(tmp_path_factory) -> Models:
     """Two seeds of all four (dataset, BN) variants, tiny and trained on synthetic data with
     the chapters' optimizers, in a cache of their own."""
     full = {ds: _synthetic_full(dataset=ds, seed=i) for i, ds in enumerate(classify.DATASETS)}
-    cfgs = {v: _tiny_cfg(dataset=v.dataset, batchnorm=v.batchnorm, max_epochs=1, n_train=160,
-                         n_val=40, n_test=60, width=2 if v.dataset == "mnist" else 1 / 32)
-            for v in classify.VARIANTS}
+    cfgs = {
+        v: _tiny_cfg(
+            dataset=v.dataset,
+            batchnorm=v.batchnorm,
+            max_epochs=1,
+            n_train=160,
+            n_val=40,
+            n_test=60,
+            width=2 if v.dataset == "mnist" else 1 / 32,
+        )
+        for v in classify.VARIANTS
+    }
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("NORMBOOK_CACHE", str(tmp_path_factory.mktemp("tiny-models")))
         done = classify.train_all([(c, s) for c in cfgs.values() for s in (0, 1)], full)

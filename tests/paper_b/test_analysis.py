@@ -1,5 +1,6 @@
 """Paper B representation analysis: shapes and values on tiny models, the cache, workers,
 and the typed results the chapters read."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -105,8 +106,9 @@ def test_analyse_all_is_cached_per_model_and_config(setup, monkeypatch):
         for k in old:
             np.testing.assert_array_equal(new[k], old[k])
     with pytest.raises(AssertionError, match="recomputed"):
-        ra.analyse_all(dataclasses.replace(scfg, channel_spatial_mean=False), trained,
-                       {"mnist": full})
+        ra.analyse_all(
+            dataclasses.replace(scfg, channel_spatial_mean=False), trained, {"mnist": full}
+        )
 
 
 def test_analysis_in_worker_processes_matches_in_process(setup, tmp_path, monkeypatch):
@@ -115,8 +117,9 @@ def test_analysis_in_worker_processes_matches_in_process(setup, tmp_path, monkey
     ccfg = ra.ClusterConfig(n_images=50, pca_components=5, k_max=5, fixed_k=5)
     local = ra.analyse_all(ccfg, trained, {"mnist": full})
     monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "other-cache"))
-    pooled = ra.analyse_all(ccfg, trained * 2, {"mnist": full},
-                            workers=2)  # two jobs, so the worker pool is used
+    pooled = ra.analyse_all(
+        ccfg, trained * 2, {"mnist": full}, workers=2
+    )  # two jobs, so the worker pool is used
     assert [e.hit for e in pooled] == [False, False]
     for e in pooled:
         for k in ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k", "dbi_curve"):
@@ -135,8 +138,10 @@ def test_typed_results_per_variant(tiny_models):
     scfg = ra.SparsityConfig(n_images=50, batch_size=20)
     sp = ra.sparsity(tiny_models, scfg)
     assert sp.config == scfg and sp.n_models == 8 and sp.cache_hits == 0 and sp.seconds > 0
-    assert sp.layer_names == {"mnist": [f"conv{i}" for i in range(1, 5)],
-                              "cifar10": [f"conv{i}" for i in range(1, 14)]}
+    assert sp.layer_names == {
+        "mnist": [f"conv{i}" for i in range(1, 5)],
+        "cifar10": [f"conv{i}" for i in range(1, 14)],
+    }
     assert set(sp.layer) == set(classify.VARIANTS) == set(sp.channel)
     assert sp.layer["mnist", True].shape == (2, 4) and sp.channel["cifar10", False].shape == (2, 13)
     # the arrays are the per-model entries, seeds along axis 0

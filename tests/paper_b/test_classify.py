@@ -1,5 +1,6 @@
 """Paper B training: determinism, the early-stopping rule, the cache, workers, and the
 typed result of a chapter's training run."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +29,9 @@ def test_same_seed_same_weights_and_accuracy_different_seed_differs(synthetic_fu
     assert all(np.array_equal(a.state[k], b.state[k]) for k in a.state)
     assert a.test_acc == b.test_acc and a.test_loss == b.test_loss
     np.testing.assert_array_equal(a.curves["val_loss"], b.curves["val_loss"])
-    assert not np.array_equal(a.state["features.conv1.conv.weight"],
-                              c.state["features.conv1.conv.weight"])
+    assert not np.array_equal(
+        a.state["features.conv1.conv.weight"], c.state["features.conv1.conv.weight"]
+    )
     assert torch.get_num_threads() == 2  # the one-thread setting is restored (conftest sets 2)
     # it learned the synthetic task (a broken training loop would sit near 0.1)
     assert a.test_acc > 0.5
@@ -38,8 +40,15 @@ def test_same_seed_same_weights_and_accuracy_different_seed_differs(synthetic_fu
 def test_early_stopping_stops_after_patience_and_keeps_best_weights(synthetic_full, tiny_cfg):
     full = synthetic_full()
     # lr so large that SGD diverges: the validation loss stops improving early on
-    cfg = tiny_cfg(batchnorm=False, optimizer="sgd", lr=5.0, momentum=0.9, max_epochs=6,
-                   patience=2, evals_per_epoch=4)
+    cfg = tiny_cfg(
+        batchnorm=False,
+        optimizer="sgd",
+        lr=5.0,
+        momentum=0.9,
+        max_epochs=6,
+        patience=2,
+        evals_per_epoch=4,
+    )
     res = classify.train_one(cfg, 0, _sub(full, cfg), show_progress=False)
     v = res.curves["val_loss"]
     assert res.early_stopped
@@ -110,8 +119,7 @@ def test_worker_processes_give_identical_models(synthetic_full, tiny_cfg):
     full = {"mnist": synthetic_full()}
     cfg = tiny_cfg(max_epochs=1, n_train=128, n_val=32, n_test=50)
     jobs = [(cfg, 0), (dataclasses.replace(cfg, batchnorm=False), 0)]
-    local = [classify.train_one(c, s, _sub(full["mnist"], c), show_progress=False)
-             for c, s in jobs]
+    local = [classify.train_one(c, s, _sub(full["mnist"], c), show_progress=False) for c, s in jobs]
     pooled = classify.train_all(jobs, full, workers=2)
     for loc, t in zip(local, pooled):
         assert not t.hit and t.test_acc == loc.test_acc
@@ -151,14 +159,17 @@ def test_seeded_streams_are_the_books_seeding_rule():
     nn.init.kaiming_normal_(want, mode="fan_out", nonlinearity="relu", generator=gen)
     assert torch.equal(model[0].weight, want)
     order = torch.randperm(10, generator=classify.seeding.generator(5, "order"))
-    assert torch.equal(order, torch.randperm(
-        10, generator=torch.Generator().manual_seed(5 * 1_000_003 + 11)))
+    assert torch.equal(
+        order, torch.randperm(10, generator=torch.Generator().manual_seed(5 * 1_000_003 + 11))
+    )
 
 
 def test_models_typed_result(synthetic_full, tiny_cfg):
     full = {"mnist": synthetic_full()}
-    cfgs = {Variant("mnist", bn): tiny_cfg(batchnorm=bn, max_epochs=1, n_train=128, n_val=32,
-                                           n_test=50) for bn in (True, False)}
+    cfgs = {
+        Variant("mnist", bn): tiny_cfg(batchnorm=bn, max_epochs=1, n_train=128, n_val=32, n_test=50)
+        for bn in (True, False)
+    }
     done = classify.train_all([(c, s) for c in cfgs.values() for s in (3, 4)], full)
     models = Models({v: [t for t in done if t.cfg == c] for v, c in cfgs.items()}, full)
     assert models.seeds == [3, 4] and models.n_models == 4 and models.cache_hits == 0
@@ -167,8 +178,9 @@ def test_models_typed_result(synthetic_full, tiny_cfg):
     assert set(acc) == {("mnist", True), ("mnist", False)} and acc["mnist", True].shape == (2,)
     assert acc["mnist", False].tolist() == [t.test_acc for t in done[2:]]
     assert models.train_seconds == pytest.approx(sum(t.train_seconds for t in done))
-    assert models.provenance == []      # synthetic data has no files
+    assert models.provenance == []  # synthetic data has no files
     assert all(t.stopped_epoch == 1.0 and not t.early_stopped for t in models.all)
     again = classify.train_all([(c, s) for c in cfgs.values() for s in (3, 4)], full)
-    assert Models({v: [t for t in again if t.cfg == c] for v, c in cfgs.items()},
-                  full).cache_hits == 4
+    assert (
+        Models({v: [t for t in again if t.cfg == c] for v, c in cfgs.items()}, full).cache_hits == 4
+    )

@@ -1,4 +1,5 @@
 """Part B networks: geometry, activation capture, BN vs Identity, seeded construction."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,8 +25,12 @@ def test_standard_cnn_shapes_and_capture(bn):
     acts = capture_activations(model, x, batch_size=2)
     assert list(acts) == names
     shapes = {n: a.shape for n, a in acts.items()}
-    assert shapes == {"conv1": (5, k, 32, 32), "conv2": (5, 2 * k, 32, 32),
-                      "conv3": (5, 4 * k, 16, 16), "conv4": (5, 8 * k, 8, 8)}
+    assert shapes == {
+        "conv1": (5, k, 32, 32),
+        "conv2": (5, 2 * k, 32, 32),
+        "conv3": (5, 4 * k, 16, 16),
+        "conv4": (5, 8 * k, 8, 8),
+    }
     assert all(a.dtype == np.float32 and (a >= 0).all() for a in acts.values())
     flat = capture_activations(model, x, layers=["conv4"], flatten=True)
     assert list(flat) == ["conv4"] and flat["conv4"].shape == (5, 8 * k * 64)
@@ -120,8 +125,12 @@ def test_seeded_construction():
 def test_geometry_shapes_and_parameter_count():
     model = build("standard_cnn", seed=0, width=4, batchnorm=True)
     shapes, n_params = geometry(model, in_channels=1)
-    assert shapes == {"conv1": (4, 32, 32), "conv2": (8, 32, 32), "conv3": (16, 16, 16),
-                      "conv4": (32, 8, 8)}
-    convs = 9 * (1 * 4 + 4 * 8 + 8 * 16 + 16 * 32) + (4 + 8 + 16 + 32)   # weights + biases
-    bn = 2 * (4 + 8 + 16 + 32)                                           # weight + bias
+    assert shapes == {
+        "conv1": (4, 32, 32),
+        "conv2": (8, 32, 32),
+        "conv3": (16, 16, 16),
+        "conv4": (32, 8, 8),
+    }
+    convs = 9 * (1 * 4 + 4 * 8 + 8 * 16 + 16 * 32) + (4 + 8 + 16 + 32)  # weights + biases
+    bn = 2 * (4 + 8 + 16 + 32)  # weight + bias
     assert n_params == convs + bn + 32 * 10 + 10

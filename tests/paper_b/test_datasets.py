@@ -1,5 +1,6 @@
 """Dataset readers: formats, verification, refusal of unverified or corrupt files, and the
 provenance notes the chapters show."""
+
 from __future__ import annotations
 
 import gzip
@@ -30,6 +31,7 @@ def _offline(monkeypatch):
 
 
 # --------------------------------------------------------------------------- writers
+
 
 def idx_bytes(arr: np.ndarray) -> bytes:
     magic = 0x00000803 if arr.ndim == 3 else 0x00000801
@@ -67,8 +69,10 @@ def fake_cifar(root: Path, n=4, sub="cifar10", bad_member=None):
     path.parent.mkdir(parents=True, exist_ok=True)
     out = {"train": ([], []), "test": ([], [])}
     with tarfile.open(path, "w:gz") as tar:
-        for split, members in (("train", data.CIFAR10_MEMBERS["train"]),
-                               ("test", data.CIFAR10_MEMBERS["test"])):
+        for split, members in (
+            ("train", data.CIFAR10_MEMBERS["train"]),
+            ("test", data.CIFAR10_MEMBERS["test"]),
+        ):
             for j, member in enumerate(members):
                 im, lb, raw = cifar_records(n, seed=100 * (split == "test") + j)
                 if member == bad_member:
@@ -91,6 +95,7 @@ def md5_of(path: Path) -> str:
 
 
 # --------------------------------------------------------------------------- MNIST
+
 
 @pytest.mark.parametrize("gz", [True, False])
 def test_mnist_roundtrip_verified(tmp_path, monkeypatch, gz):
@@ -193,7 +198,9 @@ def test_mnist_download_atomic_and_verified(tmp_path, monkeypatch):
     np.testing.assert_array_equal(x, images)
     assert prov.verified and all(u.startswith(data.MNIST_MIRRORS[0]) for u in urls)
     assert sorted(p.name for p in (root / "mnist").iterdir()) == [
-        "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]  # no .part left behind
+        "t10k-images-idx3-ubyte.gz",
+        "t10k-labels-idx1-ubyte.gz",
+    ]  # no .part left behind
 
 
 def test_download_bad_payload_not_installed(tmp_path, monkeypatch):
@@ -216,12 +223,12 @@ def test_download_network_failure(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------- CIFAR-10
 
+
 def test_cifar_roundtrip_verified(tmp_path, monkeypatch):
     arrays, path = fake_cifar(tmp_path)
     monkeypatch.setattr(data, "CIFAR10_MD5", md5_of(path))
     for split, n in (("train", 20), ("test", 4)):
-        x, y, prov = data.load_cifar10(split, root=tmp_path, download=False,
-                                       records_per_file=None)
+        x, y, prov = data.load_cifar10(split, root=tmp_path, download=False, records_per_file=None)
         assert x.shape == (n, 3, 32, 32) and x.dtype == np.uint8 and y.shape == (n,)
         np.testing.assert_array_equal(x, arrays[split][0])
         np.testing.assert_array_equal(y, arrays[split][1])
@@ -244,8 +251,9 @@ def test_cifar_checksum_mismatch_refused_then_allowed(tmp_path):
     msg = str(e.value)
     assert str(path) in msg and data.CIFAR10_MD5 in msg and md5_of(path) in msg
     assert "NORMBOOK_ALLOW_UNVERIFIED=1" in msg
-    x, y, prov = data.load_cifar10("test", root=tmp_path, download=False,
-                                   records_per_file=None, allow_unverified=True)
+    x, y, prov = data.load_cifar10(
+        "test", root=tmp_path, download=False, records_per_file=None, allow_unverified=True
+    )
     np.testing.assert_array_equal(x, arrays["test"][0])
     assert not prov.verified and prov.md5 == (md5_of(path),)
     assert prov.sha256 == (hashlib.sha256(path.read_bytes()).hexdigest(),)
@@ -259,8 +267,7 @@ def test_cifar_prefers_official_location(tmp_path, monkeypatch):
     _, official = fake_cifar(tmp_path, sub="cifar10")
     fake_cifar(tmp_path, sub="cifar10-jpeg")
     monkeypatch.setattr(data, "CIFAR10_MD5", md5_of(official))
-    _, _, prov = data.load_cifar10("test", root=tmp_path, download=False,
-                                   records_per_file=None)
+    _, _, prov = data.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
     assert prov.files == (str(official),) and prov.verified
 
 
@@ -285,8 +292,9 @@ def test_cifar_not_a_tar(tmp_path):
 def test_cifar_wrong_record_size(tmp_path):
     _, path = fake_cifar(tmp_path, bad_member="cifar-10-batches-bin/test_batch.bin")
     with pytest.raises(data.DataError) as e:
-        data.load_cifar10("test", root=tmp_path, download=False, allow_unverified=True,
-                          records_per_file=None)
+        data.load_cifar10(
+            "test", root=tmp_path, download=False, allow_unverified=True, records_per_file=None
+        )
     assert "test_batch.bin" in str(e.value) and str(path) in str(e.value)
 
 
@@ -315,6 +323,7 @@ def test_hash_cache_invalidated_on_change(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------- helpers
 
+
 def test_data_dir(monkeypatch, tmp_path):
     monkeypatch.delenv("NORMBOOK_DATA", raising=False)
     assert data.data_dir() == REPO / "data"
@@ -333,7 +342,8 @@ def test_to_tensors_pad_and_normalize():
     xc, _ = data.to_tensors(c, [0, 1, 2], normalize="cifar10")
     assert xc.shape == (3, 3, 32, 32)
     assert xc[0, :, 0, 0].tolist() == pytest.approx(
-        [-m / s for m, s in zip(*data.CIFAR10_MEAN_STD)], rel=1e-5)
+        [-m / s for m, s in zip(*data.CIFAR10_MEAN_STD)], rel=1e-5
+    )
 
 
 def test_subset_balanced():
@@ -353,6 +363,7 @@ def test_subset_balanced():
 
 # --------------------------------------------------------------------------- provenance
 
+
 class _Loaded:
     """Stands in for classify.Splits: only the provenance of its train and test files."""
 
@@ -361,17 +372,18 @@ class _Loaded:
 
 
 def _prov(dataset, split, ok, sha="ab" * 32):
-    check = data.FileCheck(f"/d/{dataset}-{split}.bin", "0" * 32 if ok else "1" * 32, sha,
-                           "0" * 32)
+    check = data.FileCheck(f"/d/{dataset}-{split}.bin", "0" * 32 if ok else "1" * 32, sha, "0" * 32)
     return data.Provenance(dataset, split, (check,))
 
 
 def test_provenance_notes_one_per_file_set_and_only_unverified_on_request():
     # MNIST: two verified file sets; CIFAR-10: one unverified archive behind both splits
-    splits = {"mnist": _Loaded(_prov("MNIST", "train", True, "a" * 64),
-                               _prov("MNIST", "test", True, "b" * 64)),
-              "cifar10": _Loaded(_prov("CIFAR-10", "train", False),
-                                 _prov("CIFAR-10", "test", False))}
+    splits = {
+        "mnist": _Loaded(
+            _prov("MNIST", "train", True, "a" * 64), _prov("MNIST", "test", True, "b" * 64)
+        ),
+        "cifar10": _Loaded(_prov("CIFAR-10", "train", False), _prov("CIFAR-10", "test", False)),
+    }
     notes = data.provenance_notes(splits)
     assert notes.count("{note}") == 2 and notes.count("{warning}") == 1
     only = data.provenance_notes(splits, only_unverified=True)
@@ -386,6 +398,7 @@ def test_provenance_notes_one_per_file_set_and_only_unverified_on_request():
 
 # --------------------------------------------------------------------------- real data
 
+
 def _real_root() -> Path | None:
     env = os.environ.get("NORMBOOK_DATA")
     root = Path(env) if env else REPO.parent / "shared" / "data"
@@ -394,8 +407,9 @@ def _real_root() -> Path | None:
     return root if (root / "mnist").is_dir() else None
 
 
-@pytest.mark.skipif(_real_root() is None,
-                    reason="no offline data (NORMBOOK_DATA or ../shared/data)")
+@pytest.mark.skipif(
+    _real_root() is None, reason="no offline data (NORMBOOK_DATA or ../shared/data)"
+)
 def test_real_offline_data():
     root = _real_root()
     x, y, prov = data.load_mnist("test", root=root, download=False)

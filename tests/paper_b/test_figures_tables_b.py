@@ -1,5 +1,6 @@
 """Every figure and table function of chapters B1-B3 runs on tiny trained models and shows
 what its caption promises."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -12,8 +13,10 @@ from normbook.paper_b import analysis, figures, tables
 @pytest.fixture
 def results(tiny_models):
     sparsity = analysis.sparsity(tiny_models, analysis.SparsityConfig(n_images=50))
-    clusters = analysis.clusters(tiny_models, analysis.ClusterConfig(
-        n_images=50, pca_components=5, k_min=2, k_max=6, fixed_k=4))
+    clusters = analysis.clusters(
+        tiny_models,
+        analysis.ClusterConfig(n_images=50, pca_components=5, k_min=2, k_max=6, fixed_k=4),
+    )
     yield tiny_models, sparsity, clusters
     plt.close("all")
 
@@ -28,7 +31,7 @@ def test_figures_have_one_panel_per_dataset_and_quantity(results):
     assert len(fig.axes) == 20 and fig.axes[10].get_title() == "airplane"
     fig = figures.training_curves(models)
     assert len(fig.axes) == 4 and fig.axes[0].get_title() == "MNIST, standard CNN"
-    assert len(fig.axes[0].lines) == 2 * 2 * 2   # BN / no BN x seeds x (train, validation)
+    assert len(fig.axes[0].lines) == 2 * 2 * 2  # BN / no BN x seeds x (train, validation)
     fig = figures.sparsity_profiles(sparsity)
     assert len(fig.axes) == 4 and fig.axes[1].get_ylabel() == "layer sparsity"
     assert len(figures.class_dbi(clusters).axes) == 2
@@ -57,4 +60,3 @@ def test_tables(results):
     rows = _rows(tables.clusters_per_layer(clusters))
     k = clusters.k_star["mnist", False][:, 0]
     assert len(rows) == 17 and rows[0][6] == f"{int(k[0])}, {int(k[1])}"
-

@@ -1,4 +1,5 @@
 """Sparsity and cluster-purity metrics on hand-made data with known answers."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,19 +30,19 @@ def test_layer_sparsity_chunked_matches_direct():
 
 def test_channel_sparsity_known_values():
     a = np.zeros((2, 3, 2, 2))
-    a[:, 1] = 1.0              # channel 1 never zero
-    a[0, 2, 0, 0] = 0.5        # channel 2: one non-zero element of 8
-    a[1, 2] = 0.01             # channel 2, sample 1: tiny but non-zero everywhere
+    a[:, 1] = 1.0  # channel 1 never zero
+    a[0, 2, 0, 0] = 0.5  # channel 2: one non-zero element of 8
+    a[1, 2] = 0.01  # channel 2, sample 1: tiny but non-zero everywhere
     np.testing.assert_allclose(rep.channel_sparsity(a), [1.0, 0.0, 3 / 8])
     np.testing.assert_allclose(rep.channel_sparsity(a, eps=0.01), [1.0, 0.0, 7 / 8])
     # Spatial mean: is the whole map (near) zero for a sample?
     np.testing.assert_allclose(rep.channel_sparsity(a, spatial_mean=True), [1.0, 0.0, 0.0])
-    np.testing.assert_allclose(rep.channel_sparsity(a, eps=0.01, spatial_mean=True),
-                               [1.0, 0.0, 0.5])
+    np.testing.assert_allclose(
+        rep.channel_sparsity(a, eps=0.01, spatial_mean=True), [1.0, 0.0, 0.5]
+    )
     # element-wise, every channel has as many elements: the mean is layer sparsity exactly
     assert rep.channel_sparsity(a).mean() == pytest.approx(rep.layer_sparsity(a))
-    np.testing.assert_allclose(rep.channel_sparsity(np.array([[0.0, 1.0], [0.0, 0.0]])),
-                               [1.0, 0.5])
+    np.testing.assert_allclose(rep.channel_sparsity(np.array([[0.0, 1.0], [0.0, 0.0]])), [1.0, 0.5])
 
 
 def test_to_features():
@@ -51,8 +52,14 @@ def test_to_features():
 
 
 def _blobs(std, seed=0, centers=4, n=200, dim=8):
-    return make_blobs(n_samples=n, centers=centers, n_features=dim, cluster_std=std,
-                      center_box=(-10, 10), random_state=seed)
+    return make_blobs(
+        n_samples=n,
+        centers=centers,
+        n_features=dim,
+        cluster_std=std,
+        center_box=(-10, 10),
+        random_state=seed,
+    )
 
 
 def test_class_dbi_matches_sklearn_and_orders_separation():
@@ -80,8 +87,14 @@ def test_kmeans_sweep_finds_true_k(true_k):
 
 
 def test_kmeans_sweep_fits_reduced_features_and_scores_raw_ones():
-    x, y = make_blobs(n_samples=300, centers=6, n_features=20, cluster_std=0.6,
-                      center_box=(-10, 10), random_state=2)
+    x, y = make_blobs(
+        n_samples=300,
+        centers=6,
+        n_features=20,
+        cluster_std=0.6,
+        center_box=(-10, 10),
+        random_state=2,
+    )
     z = rep.reduce_dim(x, 5)
     sw = rep.kmeans_sweep(z, x, range(2, 11), n_init=2, seed=0, fixed_k=4)
     assert sw.k_star == 6

@@ -1,4 +1,5 @@
 """The paper B specs: shared training knobs, one-line errors, command-line strings."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,26 +18,29 @@ def test_training_parameters_shared_by_all_part_b_chapters():
     assert len(B1.resolve("cpu").seeds) >= 2
 
 
-@pytest.mark.parametrize("spec, overrides, match", [
-    (B1, {"nonsense": 1}, "unknown parameter 'nonsense'"),
-    (B1, {"mnist_width": "wide"}, "parameter 'mnist_width'"),
-    (B1, {"mnist_width": 2.5}, "parameter 'mnist_width'"),
-    (B1, {"seeds": "0,x"}, "parameter 'seeds'"),
-    (B1, {"seeds": [1, 1]}, "distinct"),
-    (B1, {"allow_unverified": "maybe"}, "parameter 'allow_unverified'"),
-    (B1, {"device": "gpu"}, "parameter 'device'"),
-    (B1, {"init": "xavier"}, "parameter 'init'"),
-    (B1, {"mnist_train": 59_000, "n_val": 2_000}, "exceeds the 60,000"),
-    (B1, {"cifar_train": 49_000, "n_val": 2_000}, "exceeds the 50,000"),
-    (B1, {"n_test": 20_000}, "parameter 'n_test'"),
-    (B1, {"batch_size": 700}, "parameter 'batch_size'"),
-    (B1, {"cifar_lr_nobn": 0}, "parameter 'cifar_lr_nobn'"),
-    (B2, {"sparsity_images": 400}, "parameter 'sparsity_images'"),
-    (B2, {"sparsity_split": "val"}, "parameter 'sparsity_split'"),
-    (B3, {"k_min": 9, "k_max": 5}, "parameter 'k_min'"),
-    (B3, {"k_max": 300}, "parameter 'k_max'"),
-    (B3, {"cluster_features": "pixels"}, "parameter 'cluster_features'"),
-])
+@pytest.mark.parametrize(
+    "spec, overrides, match",
+    [
+        (B1, {"nonsense": 1}, "unknown parameter 'nonsense'"),
+        (B1, {"mnist_width": "wide"}, "parameter 'mnist_width'"),
+        (B1, {"mnist_width": 2.5}, "parameter 'mnist_width'"),
+        (B1, {"seeds": "0,x"}, "parameter 'seeds'"),
+        (B1, {"seeds": [1, 1]}, "distinct"),
+        (B1, {"allow_unverified": "maybe"}, "parameter 'allow_unverified'"),
+        (B1, {"device": "gpu"}, "parameter 'device'"),
+        (B1, {"init": "xavier"}, "parameter 'init'"),
+        (B1, {"mnist_train": 59_000, "n_val": 2_000}, "exceeds the 60,000"),
+        (B1, {"cifar_train": 49_000, "n_val": 2_000}, "exceeds the 50,000"),
+        (B1, {"n_test": 20_000}, "parameter 'n_test'"),
+        (B1, {"batch_size": 700}, "parameter 'batch_size'"),
+        (B1, {"cifar_lr_nobn": 0}, "parameter 'cifar_lr_nobn'"),
+        (B2, {"sparsity_images": 400}, "parameter 'sparsity_images'"),
+        (B2, {"sparsity_split": "val"}, "parameter 'sparsity_split'"),
+        (B3, {"k_min": 9, "k_max": 5}, "parameter 'k_min'"),
+        (B3, {"k_max": 300}, "parameter 'k_max'"),
+        (B3, {"cluster_features": "pixels"}, "parameter 'cluster_features'"),
+    ],
+)
 def test_spec_errors_are_one_line(spec, overrides, match):
     with pytest.raises(ParameterError, match=match) as exc:
         spec.resolve("smoke", **overrides)

@@ -2,13 +2,14 @@
 -> Jupyter Book (execution off) rendering the executed notebooks.
 
     python -m normbook.core.build book [--profile cpu] [--strict] [--force]
-    python -m normbook.core.build chapter book/a1_localization.py [--profile cpu] [-p NAME VALUE ...]
+    python -m normbook.core.build chapter book/a1_localization.py [--profile cpu] [-p NAME VALUE]
     python -m normbook.core.build params [--write]   # parameters cells vs the specs
 
 A chapter whose source, parameters and library code are unchanged is not re-executed. Its
 library code is ``normbook.core`` plus the packages its spec names (its own paper's), so an
 edit to one paper's code never re-executes the other paper's chapters.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ from .params import PROFILES, ParameterError, parameter_names
 
 ROOT = cache.REPO_ROOT
 BOOK = ROOT / "book"
-PACKAGE = Path(__file__).resolve().parents[1]   # src/normbook
+PACKAGE = Path(__file__).resolve().parents[1]  # src/normbook
 STATIC_SUFFIXES = {".md", ".bib", ".png", ".svg", ".jpg", ".css"}
 
 
@@ -55,6 +56,7 @@ def toc_files() -> list[str]:
             if "file" in e:
                 files.append(e["file"])
             walk(e.get("sections"))
+
     for part in toc.get("parts", []):
         walk(part.get("chapters"))
     walk(toc.get("chapters"))
@@ -72,7 +74,9 @@ def spec_for(path: Path):
     try:
         return SPECS[path.stem]
     except KeyError:
-        raise BuildError(f"chapter {path.name} has no parameter spec in normbook.chapters") from None
+        raise BuildError(
+            f"chapter {path.name} has no parameter spec in normbook.chapters"
+        ) from None
 
 
 def library_files(packages: tuple[str, ...]) -> list[Path]:
@@ -93,8 +97,11 @@ def library_hash(packages: tuple[str, ...]) -> str:
 
 
 def stamp(path: Path, params: dict, packages: tuple[str, ...] = ()) -> str:
-    blob = json.dumps({"source": path.read_text(), "params": params,
-                       "library": library_hash(packages)}, sort_keys=True, default=str)
+    blob = json.dumps(
+        {"source": path.read_text(), "params": params, "library": library_hash(packages)},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -109,8 +116,12 @@ def parse_overrides(path: Path, pairs: list[list[str]]) -> dict:
     return values
 
 
-def execute(path: Path, profile: str, overrides: dict, force: bool = False) -> tuple[Path, float | None]:
-    """Execute one chapter with papermill unless its stamp is current. Returns (notebook, seconds)."""
+def execute(
+    path: Path, profile: str, overrides: dict, force: bool = False
+) -> tuple[Path, float | None]:
+    """Execute one chapter with papermill unless its stamp is current.
+
+    Returns (executed notebook, seconds; None when it was up to date)."""
     import jupytext
     import nbformat
     import papermill as pm
@@ -129,21 +140,34 @@ def execute(path: Path, profile: str, overrides: dict, force: bool = False) -> t
         return out, None
     stamp_file.unlink(missing_ok=True)
     nb = jupytext.read(path)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     src = out_dir / f".{path.stem}.source.ipynb"
     nbformat.write(nb, src)
     params = {"profile": profile, **overrides}
     print(f"[execute] {path.relative_to(ROOT)} profile={profile} overrides={overrides}", flush=True)
     t0 = time.perf_counter()
     try:
-        pm.execute_notebook(str(src), str(out), parameters=params, kernel_name="python3",
-                            cwd=str(path.parent), progress_bar=False, log_output=True)
+        pm.execute_notebook(
+            str(src),
+            str(out),
+            parameters=params,
+            kernel_name="python3",
+            cwd=str(path.parent),
+            progress_bar=False,
+            log_output=True,
+        )
     except pm.PapermillExecutionError as exc:
         tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(exc.traceback[-6:]))
-        raise BuildError(f"{path.relative_to(ROOT)} failed in cell {exc.exec_count}: "
-                         f"{exc.ename}: {exc.evalue}\n--- cell source ---\n{exc.source}\n"
-                         f"--- traceback (end) ---\n{tb}\n"
-                         f"(executed notebook with the error: {out})") from None
+        raise BuildError(
+            f"{path.relative_to(ROOT)} failed in cell {exc.exec_count}: "
+            f"{exc.ename}: {exc.evalue}\n--- cell source ---\n{exc.source}\n"
+            f"--- traceback (end) ---\n{tb}\n"
+            f"(executed notebook with the error: {out})"
+        ) from None
     finally:
         src.unlink(missing_ok=True)
     seconds = time.perf_counter() - t0
@@ -166,6 +190,7 @@ def _toc_without(missing: set[str]) -> str:
 
     def keep(entries):
         return [e for e in entries or [] if e.get("file") not in missing]
+
     for part in toc.get("parts", []):
         part["chapters"] = keep(part.get("chapters"))
     toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
@@ -184,7 +209,9 @@ def assemble_site(profile: str, partial: bool = False) -> Path:
         nb = build_dir(profile) / "executed" / rel
         if not nb.exists():
             if not partial:
-                raise BuildError(f"{ch.relative_to(ROOT)} has not been executed for profile {profile}")
+                raise BuildError(
+                    f"{ch.relative_to(ROOT)} has not been executed for profile {profile}"
+                )
             missing.add(str(rel.with_suffix("")))
             (site / rel).unlink(missing_ok=True)
             continue
@@ -230,8 +257,10 @@ def cmd_book(args) -> None:
 def cmd_chapter(args) -> None:
     path = Path(args.path).resolve()
     if path not in chapters():
-        raise BuildError(f"{args.path} is not an executable chapter; chapters: "
-                         + ", ".join(str(c.relative_to(ROOT)) for c in chapters()))
+        raise BuildError(
+            f"{args.path} is not an executable chapter; chapters: "
+            + ", ".join(str(c.relative_to(ROOT)) for c in chapters())
+        )
     overrides = parse_overrides(path, args.p or [])
     profile = overrides.pop("profile", args.profile)
     spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
@@ -247,8 +276,10 @@ def parameters_cell(path: Path):
     nb = jupytext.read(path)
     cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     if len(cells) != 1:
-        raise BuildError(f"{path.relative_to(ROOT)} must have exactly one cell tagged "
-                         f"'parameters', found {len(cells)}")
+        raise BuildError(
+            f"{path.relative_to(ROOT)} must have exactly one cell tagged "
+            f"'parameters', found {len(cells)}"
+        )
     return nb, cells[0]
 
 
@@ -262,8 +293,10 @@ def parameter_drift(path: Path) -> str | None:
     if have != want:
         missing = [n for n in want if n not in have]
         extra = [n for n in have if n not in want]
-        return (f"{path.relative_to(ROOT)}: parameters cell names {have} but the spec has "
-                f"{want} (missing {missing}, not in the spec {extra})")
+        return (
+            f"{path.relative_to(ROOT)}: parameters cell names {have} but the spec has "
+            f"{want} (missing {missing}, not in the spec {extra})"
+        )
     return f"{path.relative_to(ROOT)}: parameters cell text differs from the spec's"
 
 
@@ -272,7 +305,7 @@ def rewrite_parameters_cell(path: Path, source: str) -> None:
     lines = path.read_text().splitlines(keepends=True)
     start = next(i for i, ln in enumerate(lines) if ln.startswith("# %%") and "parameters" in ln)
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("# %%")), len(lines))
-    path.write_text("".join(lines[:start + 1]) + source + "\n\n" + "".join(lines[end:]))
+    path.write_text("".join(lines[: start + 1]) + source + "\n\n" + "".join(lines[end:]))
 
 
 def cmd_params(args) -> None:

@@ -7,6 +7,7 @@ place, so a killed run never leaves a half-written entry behind.
     python -m normbook.core.cache info     # what is cached, and how much
     python -m normbook.core.cache clear    # delete every entry
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,10 +18,11 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -99,21 +101,32 @@ def _read(path: Path) -> Entry:
         if (path / "tensors.pt").exists():
             tensors = torch.load(path / "tensors.pt", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any failure means the entry is unusable
-        raise CacheError(f"cache entry {path} is unreadable ({exc}); delete it or run "
-                         f"'python -m normbook.core.cache clear'") from exc
+        raise CacheError(
+            f"cache entry {path} is unreadable ({exc}); delete it or run "
+            f"'python -m normbook.core.cache clear'"
+        ) from exc
     return Entry(arrays, tensors, meta, hit=True)
 
 
-def entry_path(kind: str, config: Any, modules: tuple[ModuleType, ...], root: Path | None = None) -> Path:
+def entry_path(
+    kind: str, config: Any, modules: tuple[ModuleType, ...], root: Path | None = None
+) -> Path:
     return (root or cache_root()) / kind / config_key(config, code_hash(*modules))
 
 
-def is_cached(kind: str, config: Any, modules: tuple[ModuleType, ...], root: Path | None = None) -> bool:
+def is_cached(
+    kind: str, config: Any, modules: tuple[ModuleType, ...], root: Path | None = None
+) -> bool:
     return (entry_path(kind, config, modules, root) / "meta.json").exists()
 
 
-def cached(kind: str, config: Any, compute: Callable[[], Entry], modules: tuple[ModuleType, ...],
-           root: Path | None = None) -> Entry:
+def cached(
+    kind: str,
+    config: Any,
+    compute: Callable[[], Entry],
+    modules: tuple[ModuleType, ...],
+    root: Path | None = None,
+) -> Entry:
     """Return the cached entry for ``config``, computing and storing it on a miss."""
     code = code_hash(*modules)
     key = config_key(config, code)
@@ -122,9 +135,15 @@ def cached(kind: str, config: Any, compute: Callable[[], Entry], modules: tuple[
         return _read(path)
     t0 = time.perf_counter()
     entry = compute()
-    meta = {"kind": kind, "key": key, "config": config, "code_hash": code,
-            "compute_seconds": round(time.perf_counter() - t0, 2),
-            "created": time.strftime("%Y-%m-%d %H:%M:%S"), **entry.meta}
+    meta = {
+        "kind": kind,
+        "key": key,
+        "config": config,
+        "code_hash": code,
+        "compute_seconds": round(time.perf_counter() - t0, 2),
+        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        **entry.meta,
+    }
     _write(path, entry, meta)
     entry.meta, entry.hit = _jsonable(meta), False
     return entry
@@ -134,13 +153,18 @@ def load(kind: str, config: Any, modules: tuple[ModuleType, ...]) -> Entry:
     """The entry for ``config``, which must exist (an error otherwise, never a recompute)."""
     path = entry_path(kind, config, modules)
     if not (path / "meta.json").exists():
-        raise CacheError(f"cache entry {path} is missing (deleted while this run used it?); "
-                         f"re-run the chapter")
+        raise CacheError(
+            f"cache entry {path} is missing (deleted while this run used it?); re-run the chapter"
+        )
     return _read(path)
 
 
-def cached_per_model(kind: str, keys: list[Any], compute_missing: Callable[[list[int]], list[Entry]],
-                     modules: tuple[ModuleType, ...]) -> list[Entry]:
+def cached_per_model(
+    kind: str,
+    keys: list[Any],
+    compute_missing: Callable[[list[int]], list[Entry]],
+    modules: tuple[ModuleType, ...],
+) -> list[Entry]:
     """One entry per model, for models that are computed together but cached one by one.
 
     ``compute_missing(indices)`` computes the models not cached yet in one go (a stacked

@@ -4,6 +4,7 @@ Every figure of the book is drawn by one named function in ``paper_a.figures``,
 ``paper_a.diagrams`` or ``paper_b.figures``; those functions return the figure, and the
 chapter glues it under a label (:func:`normbook.core.report.figure`).
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -13,14 +14,26 @@ import seaborn as sns
 sns.set_theme(context="notebook", style="whitegrid")
 
 # One colour per normalization, used by both papers (paper B's "BN" is "batch").
-NORM_COLORS = {"none": "#7f7f7f", "instance": "#d62728", "group": "#1f77b4", "batch": "#2ca02c",
-               "layer": "#9467bd", "population": "#8c564b"}
+NORM_COLORS = {
+    "none": "#7f7f7f",
+    "instance": "#d62728",
+    "group": "#1f77b4",
+    "batch": "#2ca02c",
+    "layer": "#9467bd",
+    "population": "#8c564b",
+}
 
 
 def canvas(ncols: int = 1, nrows: int = 1, width: float = 6.0, height: float = 3.2, **kw):
     """``(fig, axes)`` with a 2-D array of axes, ``width`` x ``height`` inches per panel."""
-    return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
-                        constrained_layout=True, **kw)
+    return plt.subplots(
+        nrows,
+        ncols,
+        figsize=(width * ncols, height * nrows),
+        squeeze=False,
+        constrained_layout=True,
+        **kw,
+    )
 
 
 def running_mean(y: np.ndarray, k: int) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Formatting of measured numbers for prose, tables and verdict evidence (pure strings)."""
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

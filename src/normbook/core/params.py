@@ -5,10 +5,12 @@ each profile gives them, and cross-checks between knobs. ``Spec.resolve`` turns 
 profile plus overrides into a validated :class:`Params`, or raises
 :class:`ParameterError` with a one-line message naming the parameter and what is valid.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 PROFILES = ("smoke", "cpu", "paper")
 
@@ -25,15 +27,18 @@ class Param:
     choices: tuple | None = None
     min: float | None = None
     max: float | None = None
-    reconstruction: bool = False   # PROTOCOL leaves it open; we chose the value
-    list_of: type | None = None    # for list-valued knobs (type=list)
+    reconstruction: bool = False  # PROTOCOL leaves it open; we chose the value
+    list_of: type | None = None  # for list-valued knobs (type=list)
 
     def describe(self) -> str:
         if self.choices:
             return "one of " + ", ".join(map(repr, self.choices))
         names = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
-        kind = (f"a comma-separated list of {names[self.list_of].split(' ', 1)[1]}s"
-                if self.type is list else names[self.type])
+        kind = (
+            f"a comma-separated list of {names[self.list_of].split(' ', 1)[1]}s"
+            if self.type is list
+            else names[self.type]
+        )
         lims = []
         if self.min is not None:
             lims.append(f">= {self.min:g}")
@@ -136,14 +141,17 @@ class Spec:
         for p in self.params:
             if p.name == name:
                 return p
-        raise ParameterError(f"unknown parameter '{name}' for chapter {self.chapter}; "
-                             f"valid: profile, {', '.join(self.names)}")
+        raise ParameterError(
+            f"unknown parameter '{name}' for chapter {self.chapter}; "
+            f"valid: profile, {', '.join(self.names)}"
+        )
 
     def resolve(self, profile: str = "cpu", **overrides: Any) -> Params:
         """Profile defaults, then overrides (``None`` means "keep the profile's value")."""
         if profile not in PROFILES:
-            raise ParameterError(f"parameter 'profile': must be one of {', '.join(PROFILES)}, "
-                                 f"got {profile!r}")
+            raise ParameterError(
+                f"parameter 'profile': must be one of {', '.join(PROFILES)}, got {profile!r}"
+            )
         values = dict(self.profiles[profile])
         for name, value in overrides.items():
             p = self.param(name)

@@ -1,4 +1,5 @@
 """tqdm progress that stays readable in a terminal, a papermill log and a built page."""
+
 from __future__ import annotations
 
 import sys
@@ -30,5 +31,13 @@ def progress(iterable=None, *, total=None, desc: str = "", every: float = 20.0):
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     if tty:
         return tqdm(iterable, total=total, desc=desc, dynamic_ncols=True)
-    return tqdm(iterable, total=total, desc=desc, file=_Lines(sys.stdout), ascii=True,
-                ncols=88, mininterval=every, maxinterval=every * 3)
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc,
+        file=_Lines(sys.stdout),
+        ascii=True,
+        ncols=88,
+        mininterval=every,
+        maxinterval=every * 3,
+    )

@@ -1,4 +1,5 @@
 """What a chapter shows: its parameters, glued numbers and figures, tables, verdicts, run record."""
+
 from __future__ import annotations
 
 import platform
@@ -23,7 +24,14 @@ def md(text: str) -> None:
 def glue(name: str, value) -> None:
     """Store a number for the prose (``{glue:text}`name```)."""
     from myst_nb import glue as _glue
+
     _glue(name, value, display=False)
+
+
+def glue_all(prefix: str, values: dict) -> None:
+    """Glue every value as ``{prefix}_{name}``."""
+    for name, value in values.items():
+        glue(f"{prefix}_{name}", value)
 
 
 def figure(name: str, fig) -> None:
@@ -44,10 +52,20 @@ def show_verdicts(prefix: str, ledger: list) -> None:
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cache.REPO_ROOT,
-                             capture_output=True, text=True, timeout=5)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=cache.REPO_ROOT, capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=cache.REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cache.REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "") or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -63,23 +81,37 @@ class Run:
     provenance: list[str] = field(default_factory=list)
 
     def show_parameters(self) -> None:
-        rows = [{"parameter": "`profile`", "value": f"`{self.params.profile}`",
-                 "meaning": "parameter profile", "source": ""}]
+        rows = [
+            {
+                "parameter": "`profile`",
+                "value": f"`{self.params.profile}`",
+                "meaning": "parameter profile",
+                "source": "",
+            }
+        ]
         for p in self.spec.params:
-            rows.append({"parameter": f"`{p.name}`", "value": f"`{self.params[p.name]}`",
-                         "meaning": p.doc, "source": "reconstruction" if p.reconstruction else ""})
+            rows.append(
+                {
+                    "parameter": f"`{p.name}`",
+                    "value": f"`{self.params[p.name]}`",
+                    "meaning": p.doc,
+                    "source": "reconstruction" if p.reconstruction else "",
+                }
+            )
         md(f"**Parameters of this run** (profile `{self.params.profile}`):\n\n" + table(rows))
 
     def finish(self) -> None:
         """The run's footer: profile, versions, data provenance and wall time."""
         wall = time.perf_counter() - self.t0
         glue(f"{self.spec.chapter}_wall_s", wall)
-        lines = [f"- chapter `{self.spec.chapter}`, profile `{self.params.profile}`",
-                 f"- normbook {__version__} (commit {_git_commit()}), torch {torch.__version__}, "
-                 f"Python {platform.python_version()}, {torch.get_num_threads()} threads",
-                 f"- experiment cache: `{cache.cache_root()}`",
-                 *([f"- data: {p}" for p in self.provenance] or ["- data: none (synthetic inputs)"]),
-                 f"- wall time of this execution: **{wall:.1f} s**"]
+        lines = [
+            f"- chapter `{self.spec.chapter}`, profile `{self.params.profile}`",
+            f"- normbook {__version__} (commit {_git_commit()}), torch {torch.__version__}, "
+            f"Python {platform.python_version()}, {torch.get_num_threads()} threads",
+            f"- experiment cache: `{cache.cache_root()}`",
+            *([f"- data: {p}" for p in self.provenance] or ["- data: none (synthetic inputs)"]),
+            f"- wall time of this execution: **{wall:.1f} s**",
+        ]
         md("**Run record**\n\n" + "\n".join(lines))
 
 

@@ -6,21 +6,22 @@ so streams of one seed never repeat each other, and two models with different se
 share a stream. ``salt`` separates models that share a seed but differ in another knob
 (PackNorm's overlap).
 """
+
 from __future__ import annotations
 
 import torch
 
 # Stream numbers are global so that no two purposes can collide.
 STREAMS = {
-    "train": 0,       # paper A: training inputs
-    "probe_fit": 1,   # paper A: inputs the depth probes are fitted on
-    "eval": 2,        # paper A: evaluation inputs
-    "check": 3,       # paper A: inputs of numerical checks and examples
-    "order": 11,      # paper B: minibatch order
-    "init": 12,       # paper B: weight initialisation
+    "train": 0,  # paper A: training inputs
+    "probe_fit": 1,  # paper A: inputs the depth probes are fitted on
+    "eval": 2,  # paper A: evaluation inputs
+    "check": 3,  # paper A: inputs of numerical checks and examples
+    "order": 11,  # paper B: minibatch order
+    "init": 12,  # paper B: weight initialisation
 }
 
-_SEED_STRIDE = 1_000_003   # a prime larger than any salt + stream used here
+_SEED_STRIDE = 1_000_003  # a prime larger than any salt + stream used here
 
 
 def stream_seed(seed: int, stream: str, salt: int = 0) -> int:

@@ -1,5 +1,6 @@
 """Statistics primitives shared by both papers: streaming moments, effect sizes, binomial
 intervals and tests, seed summaries. Tests come from scipy.stats."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,32 +47,40 @@ class RunningMoments:
 
 def stack_moments(prefix: str, streams: list[RunningMoments]) -> dict[str, np.ndarray]:
     """``{prefix}_mean``, ``_std`` and ``_count`` arrays over independent streams (axis 0)."""
-    return {f"{prefix}_mean": np.stack([m.mean for m in streams]),
-            f"{prefix}_std": np.stack([m.std for m in streams]),
-            f"{prefix}_count": np.array([m.count for m in streams])}
+    return {
+        f"{prefix}_mean": np.stack([m.mean for m in streams]),
+        f"{prefix}_std": np.stack([m.std for m in streams]),
+        f"{prefix}_count": np.array([m.count for m in streams]),
+    }
 
 
 @dataclass(frozen=True)
 class EffectSize:
     """How large the position signal is, not only whether it is detectable."""
 
-    slope: float       # of mean prediction vs target (1 = the ramp itself)
-    r2: float          # of mean prediction vs target
-    mae: float         # mean |mean prediction - target|
+    slope: float  # of mean prediction vs target (1 = the ramp itself)
+    r2: float  # of mean prediction vs target
+    mae: float  # mean |mean prediction - target|
     n_indices: int
 
 
-def effect_size(mean_pred: np.ndarray, target: np.ndarray, where: np.ndarray | None = None) -> EffectSize:
+def effect_size(
+    mean_pred: np.ndarray, target: np.ndarray, where: np.ndarray | None = None
+) -> EffectSize:
     """Slope, R^2 and MAE of the per-index mean predictions against the ramp."""
     mean_pred, target = np.asarray(mean_pred, float), np.asarray(target, float)
     if where is not None:
         mean_pred, target = mean_pred[where], target[where]
     fit = sps.linregress(target, mean_pred)
-    return EffectSize(slope=float(fit.slope), r2=float(fit.rvalue**2),
-                      mae=float(np.abs(mean_pred - target).mean()), n_indices=int(target.size))
+    return EffectSize(
+        slope=float(fit.slope),
+        r2=float(fit.rvalue**2),
+        mae=float(np.abs(mean_pred - target).mean()),
+        n_indices=int(target.size),
+    )
 
 
-CONFIDENCE = 0.95   # of every interval the book reports
+CONFIDENCE = 0.95  # of every interval the book reports
 
 
 def wilson(correct, n: int, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
@@ -79,8 +88,9 @@ def wilson(correct, n: int, confidence: float = CONFIDENCE) -> tuple[np.ndarray,
     flat = np.asarray(correct).ravel()
     lo, hi = np.empty(flat.shape), np.empty(flat.shape)
     for i, k in enumerate(flat):
-        ci = sps.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence,
-                                                        method="wilson")
+        ci = sps.binomtest(int(k), int(n)).proportion_ci(
+            confidence_level=confidence, method="wilson"
+        )
         lo[i], hi[i] = ci.low, ci.high
     shape = np.shape(correct)
     return lo.reshape(shape), hi.reshape(shape)

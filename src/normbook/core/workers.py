@@ -4,12 +4,14 @@ Jobs share read-only data (a dataset, say), sent once to each worker instead of 
 Every job runs with one intra-op thread wherever it runs, so a result never depends on the
 number of workers.
 """
+
 from __future__ import annotations
 
 import multiprocessing as mp
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -42,8 +44,9 @@ def _call(fn: Callable, job: tuple) -> Any:
     return fn(_SHARED["data"], *job)
 
 
-def run_jobs(fn: Callable, jobs: list[tuple], shared: Any, workers: int = 1,
-             desc: str = "jobs") -> Iterator[tuple[int, Any]]:
+def run_jobs(
+    fn: Callable, jobs: list[tuple], shared: Any, workers: int = 1, desc: str = "jobs"
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(index, fn(shared, *job))`` for every job, in completion order.
 
     ``workers > 1`` with more than one job: a pool of 'spawn' processes (safe after torch and
@@ -51,8 +54,12 @@ def run_jobs(fn: Callable, jobs: list[tuple], shared: Any, workers: int = 1,
     """
     if len(jobs) > 1 and workers > 1:
         ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx,
-                                 initializer=_init, initargs=(shared,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(jobs)),
+            mp_context=ctx,
+            initializer=_init,
+            initargs=(shared,),
+        ) as pool:
             futures = {pool.submit(_call, fn, job): i for i, job in enumerate(jobs)}
             for fut in progress(as_completed(futures), total=len(futures), desc=desc):
                 yield futures[fut], fut.result()

@@ -3,11 +3,12 @@
 
 With minibatch statistics the samples of one evaluation batch share their normalization
 statistics, so their predictions are not independent. The per-sample Welch test of the
-localization detector assumes they are; :func:`evaluate_batches` therefore also streams the moments of
-per-batch mean predictions (batches *are* independent), for a test that stays valid, and
+localization detector assumes they are; :func:`evaluate_batches` therefore also streams the
+moments of per-batch mean predictions (batches *are* independent), for a test that stays valid, and
 reports the design effect: how much larger the variance of a batch mean is than independent
 samples would give (1 = no within-batch dependence).
 """
+
 from __future__ import annotations
 
 import sys
@@ -26,7 +27,9 @@ from .task import sample_inputs
 
 
 @torch.no_grad()
-def evaluate_batches(net: StackedCNN, seq_len: int, n_samples: int, batch_size: int, mode: str) -> dict:
+def evaluate_batches(
+    net: StackedCNN, seq_len: int, n_samples: int, batch_size: int, mode: str
+) -> dict:
     """Per-index moments of single predictions and of batch-mean predictions, in two
     independent streams (batches alternate), for evaluation statistics ``mode``."""
     m = net.n_models
@@ -50,16 +53,15 @@ class BatchStatsRun(localization.SummarizedRun):
 
     cnn: CNNConfig
     seeds: list[int]
-    batch_size: int                  # evaluation batch size
-    mode: str                        # "minibatch" or "population" statistics
-    loss: np.ndarray                 # (steps, M)
-    out: Moments                     # single predictions
-    bmean: Moments                   # batch-mean predictions
-    per_seed: list[Localization]     # per-sample test (the paper's)
-    batch_mean: list[Localization]   # test on batch means (valid under within-batch dependence)
-    design_effect: np.ndarray        # (M,)
+    batch_size: int  # evaluation batch size
+    mode: str  # "minibatch" or "population" statistics
+    loss: np.ndarray  # (steps, M)
+    out: Moments  # single predictions
+    bmean: Moments  # batch-mean predictions
+    per_seed: list[Localization]  # per-sample test (the paper's)
+    batch_mean: list[Localization]  # test on batch means (valid under within-batch dependence)
+    design_effect: np.ndarray  # (M,)
     train_cache_hits: list[bool]
-
 
 
 def run(setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str) -> BatchStatsRun:
@@ -68,21 +70,36 @@ def run(setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str) -
     tc = setup.train
 
     def compute():
-        return cache.Entry(evaluate_batches(net, tc.seq_len, setup.eval.n_samples, batch_size,
-                                            mode))
+        return cache.Entry(
+            evaluate_batches(net, tc.seq_len, setup.eval.n_samples, batch_size, mode)
+        )
 
-    config = {"cnn": asdict(localization.training_identity(cnn)), "train": asdict(tc),
-              "seeds": [int(s) for s in setup.seeds], "n_samples": int(setup.eval.n_samples),
-              "batch_size": int(batch_size), "mode": mode}
-    entry = cache.cached("a_batchstats", config, compute,
-                         localization.TRAIN_CODE + (stats, sys.modules[__name__]))
+    config = {
+        "cnn": asdict(localization.training_identity(cnn)),
+        "train": asdict(tc),
+        "seeds": [int(s) for s in setup.seeds],
+        "n_samples": int(setup.eval.n_samples),
+        "batch_size": int(batch_size),
+        "mode": mode,
+    }
+    entry = cache.cached(
+        "a_batchstats", config, compute, localization.TRAIN_CODE + (stats, sys.modules[__name__])
+    )
     out, bmean = Moments.from_arrays(entry, "out"), Moments.from_arrays(entry, "bmean")
     radius = cnn.receptive_radius
-    return BatchStatsRun(cnn=cnn, seeds=list(setup.seeds), batch_size=batch_size, mode=mode, loss=losses, out=out,
-                         bmean=bmean, per_seed=detector.summarize(out, radius, setup.detector),
-                         batch_mean=detector.summarize(bmean, radius, setup.detector),
-                         design_effect=design_effect(out, bmean, batch_size),
-                         train_cache_hits=hits)
+    return BatchStatsRun(
+        cnn=cnn,
+        seeds=list(setup.seeds),
+        batch_size=batch_size,
+        mode=mode,
+        loss=losses,
+        out=out,
+        bmean=bmean,
+        per_seed=detector.summarize(out, radius, setup.detector),
+        batch_mean=detector.summarize(bmean, radius, setup.detector),
+        design_effect=design_effect(out, bmean, batch_size),
+        train_cache_hits=hits,
+    )
 
 
 def design_effect(out: Moments, bmean: Moments, batch_size: int) -> np.ndarray:
@@ -91,8 +108,8 @@ def design_effect(out: Moments, bmean: Moments, batch_size: int) -> np.ndarray:
     1 when the predictions in a batch are independent; larger when they move together
     (shared minibatch statistics), in which case the per-sample test overstates significance.
     """
-    var_single = (out.std ** 2).mean(axis=0)
-    var_bmean = (bmean.std ** 2).mean(axis=0)
+    var_single = (out.std**2).mean(axis=0)
+    var_bmean = (bmean.std**2).mean(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = batch_size * var_bmean / var_single
     return np.nanmedian(ratio, axis=-1)

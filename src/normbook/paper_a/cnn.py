@@ -4,14 +4,15 @@ Each hidden block is conv(k) -> norm -> ReLU; a 1x1 conv head maps C channels to
 prediction per position. M models (seeds or variants of one norm) are evaluated in one
 pass with grouped convolutions, which keeps both cores busy on small models.
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 from . import stacking
 from .norms import StackedBatchNorm, make_norm
@@ -60,8 +61,16 @@ class StackedCNN(nn.Module):
         self.norms = nn.ModuleList()
         for layer in range(cfg.depth):
             c_in = 1 if layer == 0 else c
-            self.convs.append(nn.Conv1d(m * c_in, m * c, cfg.kernel, padding=cfg.kernel // 2,
-                                        padding_mode=cfg.padding, groups=m))
+            self.convs.append(
+                nn.Conv1d(
+                    m * c_in,
+                    m * c,
+                    cfg.kernel,
+                    padding=cfg.kernel // 2,
+                    padding_mode=cfg.padding,
+                    groups=m,
+                )
+            )
             self.norms.append(make_norm(cfg.norm, m, c, cfg.groups, cfg.batch_eval))
         self.head = nn.Conv1d(m * c, m, 1, groups=m)
         self._init_per_model()
@@ -76,7 +85,11 @@ class StackedCNN(nn.Module):
         for i, seed in enumerate(self.seeds):
             g = torch.Generator().manual_seed(seed)
             for conv in [*self.convs, self.head]:
-                out_per, c_in, k = conv.out_channels // m, conv.in_channels // m, conv.kernel_size[0]
+                out_per, c_in, k = (
+                    conv.out_channels // m,
+                    conv.in_channels // m,
+                    conv.kernel_size[0],
+                )
                 bound = 1.0 / math.sqrt(c_in * k)
                 sl = slice(i * out_per, (i + 1) * out_per)
                 _uniform_(conv.weight[sl], bound, g)
@@ -97,8 +110,9 @@ class StackedCNN(nn.Module):
         return stacking.unstack(self, i, self.n_models)
 
     @classmethod
-    def from_model_states(cls, cfg: CNNConfig, seeds: list[int],
-                          states: list[dict[str, torch.Tensor]]) -> "StackedCNN":
+    def from_model_states(
+        cls, cfg: CNNConfig, seeds: list[int], states: list[dict[str, torch.Tensor]]
+    ) -> StackedCNN:
         """Stack separately stored models (the inverse of :meth:`model_state`), in eval mode."""
         return stacking.restack(cls(cfg, seeds), states)
 

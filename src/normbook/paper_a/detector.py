@@ -5,6 +5,7 @@ alpha) from both neighbours i - 1 and i + 1, with i's moments from one stream of
 and the neighbours' from an independent second stream. The localization distance is how far
 inward from the ends localization reaches without a break.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from scipy import stats as sps
 from ..core.stats import EffectSize, effect_size
 from .task import ramp
 
+
 def neighbour_pvalues(mean_a, std_a, n_a, mean_b, std_b, n_b) -> tuple[np.ndarray, np.ndarray]:
     """Welch p-values of index i (stream a) against i-1 and i+1 (stream b), along the last axis.
 
@@ -24,12 +26,24 @@ def neighbour_pvalues(mean_a, std_a, n_a, mean_b, std_b, n_b) -> tuple[np.ndarra
     mean_a, std_a, mean_b, std_b = map(np.asarray, (mean_a, std_a, mean_b, std_b))
     left = np.full(mean_a.shape, np.nan)
     right = np.full(mean_a.shape, np.nan)
-    left[..., 1:] = sps.ttest_ind_from_stats(mean_a[..., 1:], std_a[..., 1:], n_a,
-                                             mean_b[..., :-1], std_b[..., :-1], n_b,
-                                             equal_var=False).pvalue
-    right[..., :-1] = sps.ttest_ind_from_stats(mean_a[..., :-1], std_a[..., :-1], n_a,
-                                               mean_b[..., 1:], std_b[..., 1:], n_b,
-                                               equal_var=False).pvalue
+    left[..., 1:] = sps.ttest_ind_from_stats(
+        mean_a[..., 1:],
+        std_a[..., 1:],
+        n_a,
+        mean_b[..., :-1],
+        std_b[..., :-1],
+        n_b,
+        equal_var=False,
+    ).pvalue
+    right[..., :-1] = sps.ttest_ind_from_stats(
+        mean_a[..., :-1],
+        std_a[..., :-1],
+        n_a,
+        mean_b[..., 1:],
+        std_b[..., 1:],
+        n_b,
+        equal_var=False,
+    ).pvalue
     return left, right
 
 
@@ -81,9 +95,9 @@ def localization_distance(mask: np.ndarray, window: int = 4, threshold: float = 
 class DetectorConfig:
     """The test's level and the definition of the localization distance."""
 
-    alpha: float = 0.1          # Welch test level (paper: 0.1)
-    window: int = 4             # half-width of the distance window
-    threshold: float = 0.5      # fraction of the window that must be localized
+    alpha: float = 0.1  # Welch test level (paper: 0.1)
+    window: int = 4  # half-width of the distance window
+    threshold: float = 0.5  # fraction of the window that must be localized
 
 
 @dataclass(frozen=True)
@@ -92,16 +106,17 @@ class Moments:
 
     mean: np.ndarray
     std: np.ndarray
-    count: np.ndarray           # (2,)
+    count: np.ndarray  # (2,)
 
     @classmethod
-    def from_arrays(cls, arrays, prefix: str) -> "Moments":
+    def from_arrays(cls, arrays, prefix: str) -> Moments:
         """Read ``{prefix}_mean``, ``_std``, ``_count`` (as written by ``stats.stack_moments``)."""
         return cls(arrays[f"{prefix}_mean"], arrays[f"{prefix}_std"], arrays[f"{prefix}_count"])
 
     def pvalues(self) -> tuple[np.ndarray, np.ndarray]:
-        return neighbour_pvalues(self.mean[0], self.std[0], self.count[0],
-                                 self.mean[1], self.std[1], self.count[1])
+        return neighbour_pvalues(
+            self.mean[0], self.std[0], self.count[0], self.mean[1], self.std[1], self.count[1]
+        )
 
     @property
     def pooled_mean(self) -> np.ndarray:
@@ -114,9 +129,9 @@ class Moments:
 class Localization:
     """One model's localized indices and effect sizes."""
 
-    localized: np.ndarray        # (L,) bool
-    distance: int                # localization distance (boundary -> inward)
-    frac_interior: float         # fraction of [R, l-1-R] localized
+    localized: np.ndarray  # (L,) bool
+    distance: int  # localization distance (boundary -> inward)
+    frac_interior: float  # fraction of [R, l-1-R] localized
     frac_all: float
     effect_all: EffectSize
     effect_interior: EffectSize
@@ -132,14 +147,16 @@ def summarize(moments: Moments, radius: int, detector: DetectorConfig) -> list[L
     out = []
     for m in range(moments.mean.shape[1]):
         loc = localized_mask(p_l[m], p_r[m], detector.alpha)
-        out.append(Localization(
-            localized=loc,
-            distance=localization_distance(loc, detector.window, detector.threshold),
-            frac_interior=float(loc[interior].mean()) if interior.any() else float("nan"),
-            frac_all=float(loc.mean()),
-            effect_all=effect_size(pooled[m], target),
-            effect_interior=effect_size(pooled[m], target, interior),
-        ))
+        out.append(
+            Localization(
+                localized=loc,
+                distance=localization_distance(loc, detector.window, detector.threshold),
+                frac_interior=float(loc[interior].mean()) if interior.any() else float("nan"),
+                frac_all=float(loc.mean()),
+                effect_all=effect_size(pooled[m], target),
+                effect_interior=effect_size(pooled[m], target, interior),
+            )
+        )
     return out
 
 
@@ -151,5 +168,12 @@ def depth_maps(probe: Moments, alpha: float) -> np.ndarray:
 
 def distances(maps: np.ndarray, detector: DetectorConfig) -> np.ndarray:
     """Localization distance per depth and model, (depth, M), from masks (depth, M, L)."""
-    return np.array([[localization_distance(maps[d, m], detector.window, detector.threshold)
-                      for m in range(maps.shape[1])] for d in range(maps.shape[0])])
+    return np.array(
+        [
+            [
+                localization_distance(maps[d, m], detector.window, detector.threshold)
+                for m in range(maps.shape[1])
+            ]
+            for d in range(maps.shape[0])
+        ]
+    )

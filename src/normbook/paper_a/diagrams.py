@@ -3,6 +3,7 @@
 Panel (a) is a schematic of one hop at one depth; panel (b) draws the reach that hopping can
 explain, per depth, from :mod:`normbook.paper_a.multihop` for the chapter's kernel and depth.
 """
+
 from __future__ import annotations
 
 import matplotlib.patches as mpatches
@@ -14,7 +15,9 @@ from .figures import hop_curves
 _NOISE, _PAD, _SHARED = "0.55", "white", "#ff7f0e"
 
 
-def one_hop(ax, n_cells: int = 26, radius: int = 4, i: int = 3, gap: int = 6, seed: int = 0) -> None:
+def one_hop(
+    ax, n_cells: int = 26, radius: int = 4, i: int = 3, gap: int = 6, seed: int = 0
+) -> None:
     """Schematic of one hop: index i sees the padding; index j's receptive field overlaps i's;
     the normalization statistics pool every position and are broadcast back to every position."""
     rng = np.random.default_rng(seed)
@@ -24,12 +27,22 @@ def one_hop(ax, n_cells: int = 26, radius: int = 4, i: int = 3, gap: int = 6, se
     # input row: padding cells then noise cells
     for c in range(-pad, n_cells):
         if c < 0:
-            ax.add_patch(mpatches.Rectangle((c, y_in), 0.9, 0.9, fc=_PAD, ec="0.3", hatch="///", lw=0.6))
+            ax.add_patch(
+                mpatches.Rectangle((c, y_in), 0.9, 0.9, fc=_PAD, ec="0.3", hatch="///", lw=0.6)
+            )
             continue
         shade = float(np.clip(0.5 + 0.18 * rng.standard_normal(), 0.15, 0.85))
         shared = max(i, j) - radius <= c <= min(i, j) + radius
-        ax.add_patch(mpatches.Rectangle((c, y_in), 0.9, 0.9, fc=str(shade),
-                                        ec=_SHARED if shared else "0.3", lw=2.0 if shared else 0.6))
+        ax.add_patch(
+            mpatches.Rectangle(
+                (c, y_in),
+                0.9,
+                0.9,
+                fc=str(shade),
+                ec=_SHARED if shared else "0.3",
+                lw=2.0 if shared else 0.6,
+            )
+        )
     ax.text(-pad - 0.3, y_in + 0.45, "input\n(noise)", ha="right", va="center", fontsize=8)
     ax.text(-1.1, y_in - 0.45, "zero\npadding", ha="center", va="top", fontsize=7)
     # activation row at depth d
@@ -40,34 +53,67 @@ def one_hop(ax, n_cells: int = 26, radius: int = 4, i: int = 3, gap: int = 6, se
     # receptive fields of i and j
     for idx, col in ((i, "#d62728"), (j, "#1f77b4")):
         lo, hi = idx - radius, idx + radius + 0.9
-        ax.fill([idx + 0.45, lo, hi], [y_act, y_in + 0.95, y_in + 0.95], color=col, alpha=0.13, lw=0)
+        ax.fill(
+            [idx + 0.45, lo, hi], [y_act, y_in + 0.95, y_in + 0.95], color=col, alpha=0.13, lw=0
+        )
         ax.plot([idx + 0.45, lo], [y_act, y_in + 0.95], color=col, lw=1)
         ax.plot([idx + 0.45, hi], [y_act, y_in + 0.95], color=col, lw=1)
     ax.text(i + 0.45, y_act + 1.05, "i", color="#d62728", ha="center", fontsize=10, weight="bold")
     ax.text(j + 0.45, y_act + 1.05, "j", color="#1f77b4", ha="center", fontsize=10, weight="bold")
     lo_shared, hi_shared = j - radius, i + radius + 0.9
-    ax.annotate("shared noise patch", xy=((lo_shared + hi_shared) / 2, y_in - 0.05),
-                xytext=((lo_shared + hi_shared) / 2 + 5, y_in - 1.1), fontsize=8, color=_SHARED,
-                arrowprops=dict(arrowstyle="->", color=_SHARED), ha="left", va="center")
+    ax.annotate(
+        "shared noise patch",
+        xy=((lo_shared + hi_shared) / 2, y_in - 0.05),
+        xytext=((lo_shared + hi_shared) / 2 + 5, y_in - 1.1),
+        fontsize=8,
+        color=_SHARED,
+        arrowprops=dict(arrowstyle="->", color=_SHARED),
+        ha="left",
+        va="center",
+    )
     # normalization statistics: gather from every position, broadcast to every position
     box_x0, box_x1 = n_cells * 0.24, n_cells * 0.8
-    ax.add_patch(mpatches.FancyBboxPatch((box_x0, y_stat), box_x1 - box_x0, 0.9,
-                                         boxstyle="round,pad=0.15", fc="#fff2cc", ec="0.3"))
-    ax.text((box_x0 + box_x1) / 2, y_stat + 0.45,
-            r"norm statistics $\mu_c,\ \sigma_c$ (pooled over all positions)",
-            ha="center", va="center", fontsize=8)
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (box_x0, y_stat),
+            box_x1 - box_x0,
+            0.9,
+            boxstyle="round,pad=0.15",
+            fc="#fff2cc",
+            ec="0.3",
+        )
+    )
+    ax.text(
+        (box_x0 + box_x1) / 2,
+        y_stat + 0.45,
+        r"norm statistics $\mu_c,\ \sigma_c$ (pooled over all positions)",
+        ha="center",
+        va="center",
+        fontsize=8,
+    )
     for c in range(0, n_cells, 3):
-        ax.annotate("", xy=((box_x0 + box_x1) / 2 + (c - n_cells / 2) * 0.25, y_stat - 0.05),
-                    xytext=(c + 0.45, y_act + 0.95),
-                    arrowprops=dict(arrowstyle="->", color="0.6", lw=0.6, shrinkA=0, shrinkB=0))
-    ax.annotate("", xy=(n_cells - 1, y_act + 0.95), xytext=(box_x1, y_stat + 0.45),
-                arrowprops=dict(arrowstyle="->", color="k", lw=1.2, connectionstyle="arc3,rad=-0.3"))
+        ax.annotate(
+            "",
+            xy=((box_x0 + box_x1) / 2 + (c - n_cells / 2) * 0.25, y_stat - 0.05),
+            xytext=(c + 0.45, y_act + 0.95),
+            arrowprops=dict(arrowstyle="->", color="0.6", lw=0.6, shrinkA=0, shrinkB=0),
+        )
+    ax.annotate(
+        "",
+        xy=(n_cells - 1, y_act + 0.95),
+        xytext=(box_x1, y_stat + 0.45),
+        arrowprops=dict(arrowstyle="->", color="k", lw=1.2, connectionstyle="arc3,rad=-0.3"),
+    )
     ax.text(n_cells - 0.5, y_stat + 0.2, "broadcast back\nto every index", fontsize=8, ha="right")
-    ax.text(-pad - 3.3, y_in - 2.0,
-            "i sees the padding, so it knows where it is; its activation shifts the pooled "
-            "statistics.\nj shares part of i's input, so after normalization j can read i's "
-            "shift back out:\nposition travels R + 2R = 3R from the end in one hop.",
-            fontsize=8, va="top")
+    ax.text(
+        -pad - 3.3,
+        y_in - 2.0,
+        "i sees the padding, so it knows where it is; its activation shifts the pooled "
+        "statistics.\nj shares part of i's input, so after normalization j can read i's "
+        "shift back out:\nposition travels R + 2R = 3R from the end in one hop.",
+        fontsize=8,
+        va="top",
+    )
     ax.set_xlim(-pad - 3.5, n_cells + 0.5)
     ax.set_ylim(y_in - 4.4, y_stat + 1.3)
     ax.set_aspect("equal")

@@ -1,4 +1,5 @@
 """Numerical checks of the receptive-field argument (Proposition C.1 of paper A)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,9 +22,11 @@ def gradient_reach(net: StackedCNN, seq_len: int, n_inputs: int = 4) -> np.ndarr
     """
     net.eval()
     centre = seq_len // 2
-    x = sample_inputs(n_inputs, net.n_models, seq_len, generators(net.seeds, "check")).requires_grad_(True)
+    x = sample_inputs(
+        n_inputs, net.n_models, seq_len, generators(net.seeds, "check")
+    ).requires_grad_(True)
     net(x)[:, :, centre].sum().backward()
-    nonzero = (x.grad != 0).any(dim=0)          # (M, L)
+    nonzero = (x.grad != 0).any(dim=0)  # (M, L)
     offsets = np.abs(np.arange(seq_len) - centre)
     return np.array([offsets[nz.numpy()].max() if nz.any() else -1 for nz in nonzero])
 
@@ -47,7 +50,7 @@ def shift_check(net: StackedCNN, seq_len: int, shift: int, n_inputs: int = 8) ->
     if hi < lo:
         raise ValueError(f"shift {shift} leaves no interior for R={radius}, l={seq_len}")
     y, y_shift = net(x), net(x_shift)
-    diff = (y_shift[..., lo + shift: hi + shift + 1] - y[..., lo: hi + 1]).abs()
+    diff = (y_shift[..., lo + shift : hi + shift + 1] - y[..., lo : hi + 1]).abs()
     return diff.amax(dim=(0, 2)).numpy()
 
 
@@ -58,9 +61,9 @@ class Equivariance:
     name: str
     seeds: list[int]
     radius: int
-    reach: np.ndarray          # gradient reach from the centre
+    reach: np.ndarray  # gradient reach from the centre
     shift: int
-    max_change: np.ndarray     # largest interior change under the shift (0.0 = bit-identical)
+    max_change: np.ndarray  # largest interior change under the shift (0.0 = bit-identical)
 
     @property
     def exact(self) -> list[bool]:
@@ -72,5 +75,11 @@ def check(run, shift: int | None = None) -> Equivariance:
     """Gradient reach and the shift check for a localization run (shift default: R // 2)."""
     seq_len = run.seq_len
     shift = shift or max(1, run.radius // 2)
-    return Equivariance(run.name, list(run.seeds), run.radius, gradient_reach(run.net, seq_len), shift,
-                        shift_check(run.net, seq_len, shift))
+    return Equivariance(
+        run.name,
+        list(run.seeds),
+        run.radius,
+        gradient_reach(run.net, seq_len),
+        shift,
+        shift_check(run.net, seq_len, shift),
+    )

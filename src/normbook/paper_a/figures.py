@@ -3,6 +3,7 @@
 Each function takes measured results, draws, and returns the figure; the chapter glues it
 under a label and captions it with the function's name. No computation happens here.
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -38,8 +39,15 @@ def _mean_predictions(ax, run, title: str) -> None:
     idx, c = np.arange(seq_len), color(run)
     _receptive_bands(ax, seq_len, run.radius)
     ax.plot(idx, ramp(seq_len).numpy(), color="k", lw=1, ls="--", label="target ramp")
-    ax.fill_between(idx, mean[0] - std[0], mean[0] + std[0], color=c, alpha=0.12, lw=0,
-                    label="± 1 sd of predictions (seed 0)")
+    ax.fill_between(
+        idx,
+        mean[0] - std[0],
+        mean[0] + std[0],
+        color=c,
+        alpha=0.12,
+        lw=0,
+        label="± 1 sd of predictions (seed 0)",
+    )
     for s in range(mean.shape[0]):
         ax.plot(idx, mean[s], color=c, lw=1.2, alpha=0.9, label=run.name if s == 0 else None)
     lo = ax.get_ylim()[0]
@@ -55,9 +63,16 @@ def _depth_map(ax, run, title: str) -> None:
     receptive-field reach R(depth) from both boundaries."""
     maps = run.depth_maps
     depth, seq_len = maps.shape[0], maps.shape[-1]
-    im = ax.imshow(maps.mean(axis=1), aspect="auto", origin="lower", cmap="rocket_r", vmin=0,
-                   vmax=1, extent=(-0.5, seq_len - 0.5, 0.5, depth + 0.5),
-                   interpolation="nearest")
+    im = ax.imshow(
+        maps.mean(axis=1),
+        aspect="auto",
+        origin="lower",
+        cmap="rocket_r",
+        vmin=0,
+        vmax=1,
+        extent=(-0.5, seq_len - 0.5, 0.5, depth + 0.5),
+        interpolation="nearest",
+    )
     ax.grid(False)
     ax.figure.colorbar(im, ax=ax, label="fraction of seeds localized", shrink=0.85)
     d = np.arange(1, depth + 1)
@@ -93,8 +108,9 @@ def loss_curves(runs, title: str = "training loss (running mean)", smooth: int =
         k = max(1, min(smooth, hist.shape[0] // 4 or 1))
         for s in range(hist.shape[1]):
             y = running_mean(hist[:, s], k)
-            ax.plot(np.arange(y.size) + k, y, color=color(run), lw=1,
-                    label=run.name if s == 0 else None)
+            ax.plot(
+                np.arange(y.size) + k, y, color=color(run), lw=1, label=run.name if s == 0 else None
+            )
     ax.set_xlabel("step")
     ax.set_ylabel("MSE")
     ax.set_yscale("log")
@@ -138,14 +154,28 @@ def packnorm_example(path_len: int, overlap: int):
     a, b, y = sample_pair(64, path_len, overlap, generator(0, overlap, "check"))
     pos, neg = int(np.flatnonzero(y.numpy() > 0)[0]), int(np.flatnonzero(y.numpy() == 0)[0])
     fig, axes = canvas(ncols=2, width=5.2, height=2.4, sharey=True)
-    for ax, k, title in ((axes[0, 0], pos, f"overlapping (o = {overlap})"),
-                         (axes[0, 1], neg, "independent")):
+    for ax, k, title in (
+        (axes[0, 0], pos, f"overlapping (o = {overlap})"),
+        (axes[0, 1], neg, "independent"),
+    ):
         ax.plot(np.arange(path_len), a[k].numpy(), "o-", ms=3, color="#d62728", label="path A")
-        ax.plot(np.arange(path_len - overlap, 2 * path_len - overlap), b[k].numpy(), "s-", ms=3,
-                color="#1f77b4", label="path B")
+        ax.plot(
+            np.arange(path_len - overlap, 2 * path_len - overlap),
+            b[k].numpy(),
+            "s-",
+            ms=3,
+            color="#1f77b4",
+            label="path B",
+        )
         if k == pos:
-            ax.axvspan(path_len - overlap - 0.5, path_len - 0.5, color="#ff7f0e", alpha=0.15,
-                       lw=0, label="shared samples")
+            ax.axvspan(
+                path_len - overlap - 0.5,
+                path_len - 0.5,
+                color="#ff7f0e",
+                alpha=0.15,
+                lw=0,
+                label="shared samples",
+            )
         ax.set_title(title)
         ax.set_xlabel("position in z")
     axes[0, 0].legend(fontsize=7, loc="lower left")
@@ -160,23 +190,46 @@ def packnorm_accuracy(res: PackResult):
     ax = axes[0, 0]
     span = (pack.overlaps[-1] - pack.overlaps[0] + 1) / 10
     offsets = np.linspace(-0.12, 0.12, len(pack.seeds)) * span
-    for acc, (lo, hi), o, marker, label in ((pack.acc, pack.ci, pack.overlaps, "o", "PackNorm"),
-                                            (ctrl.acc, ctrl.ci, ctrl.overlaps, "x", None)):
+    for acc, (lo, hi), o, marker, label in (
+        (pack.acc, pack.ci, pack.overlaps, "o", "PackNorm"),
+        (ctrl.acc, ctrl.ci, ctrl.overlaps, "x", None),
+    ):
         for j, seed in enumerate(pack.seeds):
-            kw = (dict(ms=4, alpha=0.8, label=f"PackNorm, seed {seed}") if label else
-                  dict(ms=6, color="0.4",
-                       label="per-path InstanceNorm (control)" if j == 0 else None))
-            ax.errorbar(np.array(o) + offsets[j], acc[:, j],
-                        yerr=[acc[:, j] - lo[:, j], hi[:, j] - acc[:, j]], fmt=marker, capsize=2,
-                        **kw)
-    ax.plot(pack.overlaps, pack.acc.mean(axis=1), color="k", lw=1.5,
-            label="PackNorm, mean over seeds")
+            kw = (
+                dict(ms=4, alpha=0.8, label=f"PackNorm, seed {seed}")
+                if label
+                else dict(
+                    ms=6, color="0.4", label="per-path InstanceNorm (control)" if j == 0 else None
+                )
+            )
+            ax.errorbar(
+                np.array(o) + offsets[j],
+                acc[:, j],
+                yerr=[acc[:, j] - lo[:, j], hi[:, j] - acc[:, j]],
+                fmt=marker,
+                capsize=2,
+                **kw,
+            )
+    ax.plot(
+        pack.overlaps, pack.acc.mean(axis=1), color="k", lw=1.5, label="PackNorm, mean over seeds"
+    )
     ax.axhline(0.5, color="0.5", ls=":", lw=1)
-    ax.axhline(setup.transition_level, color="#ff7f0e", ls="--", lw=0.8,
-               label=f"transition level {setup.transition_level:g}")
+    ax.axhline(
+        setup.transition_level,
+        color="#ff7f0e",
+        ls="--",
+        lw=0.8,
+        label=f"transition level {setup.transition_level:g}",
+    )
     lo_f, hi_f = reported.pack_transition_fraction()
-    ax.axvspan(lo_f * setup.path_len, hi_f * setup.path_len, color="#2ca02c", alpha=0.12, lw=0,
-               label="paper's transition, scaled to l'")
+    ax.axvspan(
+        lo_f * setup.path_len,
+        hi_f * setup.path_len,
+        color="#2ca02c",
+        alpha=0.12,
+        lw=0,
+        label="paper's transition, scaled to l'",
+    )
     ax.set_xlabel("overlap o (samples)")
     ax.set_ylabel(f"test accuracy (Wilson {stats.CONFIDENCE:.0%} CI)")
     ax.set_title(f"Fig. 3: telling overlapping from independent (l' = {setup.path_len})")
@@ -184,8 +237,12 @@ def packnorm_accuracy(res: PackResult):
     ax = axes[0, 1]
     k = max(1, setup.train.steps // 30)
     for i, o in enumerate(pack.overlaps):
-        ax.plot(running_mean(pack.loss[:, i, :].mean(axis=1), k), lw=1, label=f"o = {o}",
-                color=plt.cm.viridis(i / max(1, len(pack.overlaps) - 1)))
+        ax.plot(
+            running_mean(pack.loss[:, i, :].mean(axis=1), k),
+            lw=1,
+            label=f"o = {o}",
+            color=plt.cm.viridis(i / max(1, len(pack.overlaps) - 1)),
+        )
     ax.axhline(np.log(2), color="0.5", ls=":", lw=1)
     ax.set_xlabel("step")
     ax.set_ylabel("BCE (running mean, mean over seeds)")
@@ -198,12 +255,24 @@ def hop_curves(kernel: int, depth: int, seq_len: int, factor: float):
     """(reach per depth, label, colour, line style) of the three hop bounds, capped at the
     middle of the sequence: shared by Fig. 2b and the probe-reach figure."""
     half = (seq_len - 1) / 2
-    return [(np.minimum(reach, half), label, col, ls) for reach, label, col, ls in (
-        (multihop.radius_per_depth(kernel, depth), "receptive field R(d)", "c", "-"),
-        (multihop.single_hop_reach(kernel, depth, factor), f"one hop {factor:g}R(d)", "#ff7f0e",
-         "--"),
-        (multihop.iterated_reach(kernel, depth, factor), "one hop per norm layer", "#d62728",
-         "-."))]
+    return [
+        (np.minimum(reach, half), label, col, ls)
+        for reach, label, col, ls in (
+            (multihop.radius_per_depth(kernel, depth), "receptive field R(d)", "c", "-"),
+            (
+                multihop.single_hop_reach(kernel, depth, factor),
+                f"one hop {factor:g}R(d)",
+                "#ff7f0e",
+                "--",
+            ),
+            (
+                multihop.iterated_reach(kernel, depth, factor),
+                "one hop per norm layer",
+                "#d62728",
+                "-.",
+            ),
+        )
+    ]
 
 
 def probe_reach(runs, hop_factor: float):
@@ -219,8 +288,15 @@ def probe_reach(runs, hop_factor: float):
     for run, marker in zip(runs, "so^v"):
         n = len(run.seeds)
         for s in range(n):
-            ax.plot(d + (s - (n - 1) / 2) * 0.08, run.probe_distances[:, s], marker, ms=5,
-                    color=color(run), alpha=0.8, label=f"probe, {run.name}" if s == 0 else None)
+            ax.plot(
+                d + (s - (n - 1) / 2) * 0.08,
+                run.probe_distances[:, s],
+                marker,
+                ms=5,
+                color=color(run),
+                alpha=0.8,
+                label=f"probe, {run.name}" if s == 0 else None,
+            )
     ax.axhline((seq_len - 1) // 2, color="0.5", ls=":", lw=1, label="middle of the sequence")
     ax.set_xlabel("depth d")
     ax.set_ylabel("localization distance from the end")
@@ -237,10 +313,17 @@ def groups(sweep: GroupSweep, null: NullLevel, null_runs, radius: int):
     for ax, (label, metric) in zip(axes[0], METRICS.items()):
         vals = sweep.values(metric)
         for j in range(vals.shape[1]):
-            ax.plot(gs, vals[:, j], "o", color=c, alpha=0.6, ms=5, label="seeds" if j == 0 else None)
+            ax.plot(
+                gs, vals[:, j], "o", color=c, alpha=0.6, ms=5, label="seeds" if j == 0 else None
+            )
         ax.plot(gs, vals.mean(axis=1), "-", color=c, lw=1.5, label="mean over seeds")
-        ax.axhline(null.level(metric, null_runs), color=NORM_COLORS["none"], ls="--", lw=1,
-                   label="null level (max of provably null nets)")
+        ax.axhline(
+            null.level(metric, null_runs),
+            color=NORM_COLORS["none"],
+            ls="--",
+            lw=1,
+            label="null level (max of provably null nets)",
+        )
         if label == "localization distance":
             ax.axhline(radius, color="c", ls=":", lw=1.2, label="R")
         ax.set_xscale("log", base=2)
@@ -257,26 +340,36 @@ def eval_batch_size(sweep: EvalBatchSweep):
     and distance under both tests, interior slope; population statistics as a reference."""
     fig, axes = canvas(ncols=3, width=3.9, height=3.2)
     bs, c = sweep.sizes, NORM_COLORS["batch"]
-    for ax, label in zip(axes[0], ("interior fraction localized", "localization distance",
-                                   "interior slope (effect size)")):
+    for ax, label in zip(
+        axes[0],
+        ("interior fraction localized", "localization distance", "interior slope (effect size)"),
+    ):
         metric = METRICS[label]
         for test, ls in (("per_seed", "-"), ("batch_mean", "--")):
             if label.startswith("interior slope") and test == "batch_mean":
-                continue   # the mean predictions, hence the slope, are the same for both tests
-            vals = np.array([[metric(s) for s in getattr(sweep.runs[b], test)] for b in bs],
-                            dtype=float)
+                continue  # the mean predictions, hence the slope, are the same for both tests
+            vals = np.array(
+                [[metric(s) for s in getattr(sweep.runs[b], test)] for b in bs], dtype=float
+            )
             for j in range(vals.shape[1]):
                 ax.plot(bs, vals[:, j], "o", color=c, alpha=0.5, ms=4)
             name = "per-sample test" if test == "per_seed" else "batch-mean test"
             ax.plot(bs, vals.mean(axis=1), ls=ls, color=c, lw=1.5, label=f"minibatch, {name}")
-        ax.axhline(np.mean([metric(s) for s in sweep.population.batch_mean]),
-                   color=NORM_COLORS["population"], ls=":", lw=1.5, label="population statistics")
+        ax.axhline(
+            np.mean([metric(s) for s in sweep.population.batch_mean]),
+            color=NORM_COLORS["population"],
+            ls=":",
+            lw=1.5,
+            label="population statistics",
+        )
         ax.axvline(sweep.train_batch, color="0.6", lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_xticks(bs, [str(b) for b in bs])
         ax.set_xlabel("evaluation batch size b")
         ax.set_title(label)
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle("BatchNorm with minibatch statistics: the evaluation batch size "
-                 f"(grey line: training batch {sweep.train_batch})")
+    fig.suptitle(
+        "BatchNorm with minibatch statistics: the evaluation batch size "
+        f"(grey line: training batch {sweep.train_batch})"
+    )
     return fig

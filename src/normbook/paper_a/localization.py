@@ -5,6 +5,7 @@ seed), evaluate with streaming statistics, probe every depth, and summarize with
     none = localization.run(setup, setup.cnn("none"))
     normed = localization.run(setup, setup.chapter_cnn)
 """
+
 from __future__ import annotations
 
 import sys
@@ -29,10 +30,10 @@ EVAL_CODE = TRAIN_CODE + (probes,)
 
 @dataclass(frozen=True)
 class EvalConfig:
-    n_samples: int = 51_200      # predictions per index, split over two independent streams
-    batch_size: int = 32         # matters only for BatchNorm with minibatch statistics
+    n_samples: int = 51_200  # predictions per index, split over two independent streams
+    batch_size: int = 32  # matters only for BatchNorm with minibatch statistics
     batch_eval: str = "minibatch"
-    probe_batches: int = 64      # batches of fresh noise used to fit each depth's probe
+    probe_batches: int = 64  # batches of fresh noise used to fit each depth's probe
     probe_ridge: float = 1e-3
     input_kind: str = "noise"
 
@@ -49,7 +50,7 @@ class Setup:
     train: TrainConfig
     eval: EvalConfig
     detector: DetectorConfig
-    chapter_cnn: CNNConfig | None = None   # the normalization the chapter compares with none
+    chapter_cnn: CNNConfig | None = None  # the normalization the chapter compares with none
 
     @property
     def radius(self) -> int:
@@ -67,20 +68,34 @@ class Setup:
         return multihop.radius_per_depth(self.kernel, self.depth)
 
     def cnn(self, norm: str, groups: int = 1, batch_eval: str = "minibatch") -> CNNConfig:
-        return CNNConfig(depth=self.depth, width=self.width, kernel=self.kernel, norm=norm,
-                         groups=groups, batch_eval=batch_eval)
+        return CNNConfig(
+            depth=self.depth,
+            width=self.width,
+            kernel=self.kernel,
+            norm=norm,
+            groups=groups,
+            batch_eval=batch_eval,
+        )
 
 
 def configs(P) -> Setup:
     """The run configuration of a chapter's resolved parameters (the A1 knobs)."""
     norm = P.get("norm")
     setup = Setup(
-        seq_len=P.seq_len, kernel=P.kernel, depth=P.depth, width=P.width, seeds=tuple(P.seeds),
+        seq_len=P.seq_len,
+        kernel=P.kernel,
+        depth=P.depth,
+        width=P.width,
+        seeds=tuple(P.seeds),
         train=TrainConfig(seq_len=P.seq_len, steps=P.steps, batch_size=P.batch_size, lr=P.lr),
-        eval=EvalConfig(n_samples=P.n_eval, batch_size=P.eval_batch_size,
-                        batch_eval=P.get("batch_eval", "minibatch"),
-                        probe_batches=P.probe_batches),
-        detector=DetectorConfig(P.alpha, P.distance_window, P.distance_threshold))
+        eval=EvalConfig(
+            n_samples=P.n_eval,
+            batch_size=P.eval_batch_size,
+            batch_eval=P.get("batch_eval", "minibatch"),
+            probe_batches=P.probe_batches,
+        ),
+        detector=DetectorConfig(P.alpha, P.distance_window, P.distance_threshold),
+    )
     if norm is None:
         return setup
     return replace(setup, chapter_cnn=setup.cnn(norm, P.groups, P.batch_eval))
@@ -107,12 +122,14 @@ def trained(cnn: CNNConfig, tc: TrainConfig, seeds) -> tuple[StackedCNN, np.ndar
 
     def train_missing(idx: list[int]) -> list[cache.Entry]:
         net, losses = train_stack(ident, tc, [seeds[i] for i in idx])
-        return [cache.Entry({"loss": losses[:, j]}, tensors=net.model_state(j))
-                for j in range(len(idx))]
+        return [
+            cache.Entry({"loss": losses[:, j]}, tensors=net.model_state(j)) for j in range(len(idx))
+        ]
 
     entries = cache.cached_per_model("a_train", keys, train_missing, TRAIN_CODE)
-    net = StackedCNN.from_model_states(replace(ident, batch_eval=cnn.batch_eval), list(seeds),
-                                       [e.tensors for e in entries])
+    net = StackedCNN.from_model_states(
+        replace(ident, batch_eval=cnn.batch_eval), list(seeds), [e.tensors for e in entries]
+    )
     return net, np.stack([e["loss"] for e in entries], axis=1), [e.hit for e in entries]
 
 
@@ -183,13 +200,13 @@ class LocalizationRun(SummarizedRun):
     cnn: CNNConfig
     seeds: list[int]
     net: StackedCNN = field(repr=False)
-    loss: np.ndarray                         # (steps, M)
-    out: Moments                             # predictions, (2, M, L)
+    loss: np.ndarray  # (steps, M)
+    out: Moments  # predictions, (2, M, L)
     per_seed: list[Localization]
     train_cache_hits: list[bool]
-    cache_hit: bool                          # evaluation loaded from the cache
-    probe: Moments | None = None             # depth probes, (2, depth, M, L)
-    depth_maps: np.ndarray | None = None     # localized per depth, (depth, M, L)
+    cache_hit: bool  # evaluation loaded from the cache
+    probe: Moments | None = None  # depth probes, (2, depth, M, L)
+    depth_maps: np.ndarray | None = None  # localized per depth, (depth, M, L)
     probe_distances: np.ndarray | None = None  # (depth, M)
 
     @property
@@ -212,23 +229,34 @@ def run(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> LocalizationR
     def compute():
         w = None
         if with_probes:
-            w = probes.fit_probes(net, setup.seq_len, ev.probe_batches, 32, ev.probe_ridge,
-                                  ev.input_kind)
+            w = probes.fit_probes(
+                net, setup.seq_len, ev.probe_batches, 32, ev.probe_ridge, ev.input_kind
+            )
         arrays = evaluate(net, setup.seq_len, ev, w)
         if w is not None:
             arrays["probe_weights"] = w.numpy()
         return cache.Entry(arrays)
 
-    config = {"cnn": asdict(training_identity(cnn)), "batch_eval": cnn.batch_eval,
-              "train": asdict(setup.train), "eval": asdict(ev), "seeds": list(setup.seeds),
-              "probes": with_probes}
-    entry = cache.cached("a_eval", config, compute,
-                         EVAL_CODE + (stats, sys.modules[__name__]))
+    config = {
+        "cnn": asdict(training_identity(cnn)),
+        "batch_eval": cnn.batch_eval,
+        "train": asdict(setup.train),
+        "eval": asdict(ev),
+        "seeds": list(setup.seeds),
+        "probes": with_probes,
+    }
+    entry = cache.cached("a_eval", config, compute, EVAL_CODE + (stats, sys.modules[__name__]))
     out = Moments.from_arrays(entry, "out")
-    result = LocalizationRun(cnn=cnn, seeds=list(setup.seeds), net=net, loss=losses, out=out,
-                             per_seed=detector.summarize(out, cnn.receptive_radius,
-                                                         setup.detector),
-                             train_cache_hits=hits, cache_hit=entry.hit)
+    result = LocalizationRun(
+        cnn=cnn,
+        seeds=list(setup.seeds),
+        net=net,
+        loss=losses,
+        out=out,
+        per_seed=detector.summarize(out, cnn.receptive_radius, setup.detector),
+        train_cache_hits=hits,
+        cache_hit=entry.hit,
+    )
     if with_probes:
         result.probe = Moments.from_arrays(entry, "probe")
         result.depth_maps = detector.depth_maps(result.probe, setup.detector.alpha)

@@ -12,6 +12,7 @@ hopping can explain grows as
 which is quadratic in depth when R(d) = floor(k/2) * d. This module compares both bounds
 with the localization distance of the depth probes (chapter A1's Fig. 1b).
 """
+
 from __future__ import annotations
 
 import math
@@ -57,13 +58,13 @@ def hops_needed(distance: float, radius: float, factor: float = 3.0) -> int:
 class HopComparison:
     """Depth probes' localization distances against the hop bounds, per depth and model."""
 
-    radius: np.ndarray            # R(d), (depth,)
-    single_hop: np.ndarray        # factor * R(d), capped at the half-length
-    iterated: np.ndarray          # one hop per norm layer, capped at the half-length
-    measured: np.ndarray          # probe distance, (depth, M)
-    hops: np.ndarray              # hops each distance needs, (depth, M)
-    beyond_single: np.ndarray     # measured > factor * R(d) (uncapped), (depth, M)
-    beyond_iterated: np.ndarray   # measured > iterated reach (uncapped), (depth, M)
+    radius: np.ndarray  # R(d), (depth,)
+    single_hop: np.ndarray  # factor * R(d), capped at the half-length
+    iterated: np.ndarray  # one hop per norm layer, capped at the half-length
+    measured: np.ndarray  # probe distance, (depth, M)
+    hops: np.ndarray  # hops each distance needs, (depth, M)
+    beyond_single: np.ndarray  # measured > factor * R(d) (uncapped), (depth, M)
+    beyond_iterated: np.ndarray  # measured > iterated reach (uncapped), (depth, M)
 
     def _first(self, mask: np.ndarray) -> list[int | None]:
         return [int(np.flatnonzero(col)[0]) + 1 if col.any() else None for col in mask.T]
@@ -97,7 +98,12 @@ def compare(distances: np.ndarray, kernel: int, seq_len: int, factor: float = 3.
     iterated = iterated_reach(kernel, depth, factor)
     measured = np.asarray(distances, dtype=int)
     hops = np.array([[hops_needed(x, r[d], factor) for x in measured[d]] for d in range(depth)])
-    return HopComparison(radius=r, single_hop=np.minimum(single, half).astype(float),
-                         iterated=np.minimum(iterated, half).astype(float), measured=measured,
-                         hops=hops, beyond_single=measured > single[:, None],
-                         beyond_iterated=measured > iterated[:, None])
+    return HopComparison(
+        radius=r,
+        single_hop=np.minimum(single, half).astype(float),
+        iterated=np.minimum(iterated, half).astype(float),
+        measured=measured,
+        hops=hops,
+        beyond_single=measured > single[:, None],
+        beyond_iterated=measured > iterated[:, None],
+    )

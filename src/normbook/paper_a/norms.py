@@ -4,11 +4,12 @@ Activations have shape (batch, M*C, length): model m owns channels [m*C, (m+1)*C
 Every layer below normalizes each model with its own statistics, so M models
 trained together behave exactly like M models trained alone.
 """
+
 from __future__ import annotations
 
 import torch
-from torch import nn
 import torch.nn.functional as F
+from torch import nn
 
 NORM_KINDS = ("none", "instance", "group", "batch", "layer")
 BATCH_EVAL_MODES = ("minibatch", "population")
@@ -57,8 +58,9 @@ class StackedBatchNorm(nn.BatchNorm1d):
         return F.batch_norm(x, None, None, self.weight, self.bias, True, 0.0, self.eps)
 
 
-def make_norm(kind: str, n_models: int, channels: int, groups: int = 1,
-              batch_eval: str = "minibatch") -> nn.Module:
+def make_norm(
+    kind: str, n_models: int, channels: int, groups: int = 1, batch_eval: str = "minibatch"
+) -> nn.Module:
     """One norm layer for M stacked models of C channels each.
 
     GroupNorm over M models with G groups each is exactly ``nn.GroupNorm(M*G, M*C)``

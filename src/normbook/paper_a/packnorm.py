@@ -15,6 +15,7 @@ Every (overlap, seed) pair is one model; all of them are trained side by side in
 network (grouped convolutions, per-model normalization), each with its own initialization
 and data stream, so a model trained in a stack is the model trained alone.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,7 +30,6 @@ from scipy import stats as sps
 from torch import nn
 
 from ..core import cache, seeding, stats
-from ..core.progress import progress
 from . import stacking
 
 COUPLINGS = ("pack", "separate")
@@ -49,7 +49,7 @@ class PackNorm(nn.Module):
         super().__init__()
         mc = n_models * channels
         self.coupled = coupled
-        self.norm = nn.GroupNorm(mc, mc, eps=eps, affine=True)   # G = C: InstanceNorm per model
+        self.norm = nn.GroupNorm(mc, mc, eps=eps, affine=True)  # G = C: InstanceNorm per model
 
     @property
     def weight(self) -> nn.Parameter:
@@ -63,7 +63,7 @@ class PackNorm(nn.Module):
         if not self.coupled:
             return self.norm(a), self.norm(b)
         joint = self.norm(torch.cat([a, b], dim=-1))
-        return joint[..., : a.shape[-1]], joint[..., a.shape[-1]:]
+        return joint[..., : a.shape[-1]], joint[..., a.shape[-1] :]
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,8 @@ class PackConfig:
     depth: int = 8
     width: int = 16
     kernel: int = 3
-    coupling: str = "pack"    # "separate": per-path InstanceNorm, the no-channel control
-    head: str = "pool"        # "pool": mean over path A's positions; "centre": path A's centre index
+    coupling: str = "pack"  # "separate": per-path InstanceNorm, the no-channel control
+    head: str = "pool"  # "pool": mean over path A's positions; "centre": path A's centre index
 
     @property
     def receptive_radius(self) -> int:
@@ -83,14 +83,14 @@ class PackConfig:
 
 @dataclass(frozen=True)
 class PackTrainConfig:
-    path_len: int = 17        # l' (protocol: 2R + 1)
+    path_len: int = 17  # l' (protocol: 2R + 1)
     steps: int = 1500
     batch_size: int = 64
     lr: float = 1e-3
 
 
 class StackedPackNet(nn.Module):
-    """M two-path networks side by side; ``forward(a, b)`` with (B, M, L) inputs -> (B, M) logits."""
+    """M two-path networks side by side: ``forward(a, b)``, (B, M, L) inputs -> (B, M) logits."""
 
     def __init__(self, cfg: PackConfig, seeds: list[int]):
         super().__init__()
@@ -102,10 +102,14 @@ class StackedPackNet(nn.Module):
         m, c = len(seeds), cfg.width
         self.n_models = m
         self.convs = nn.ModuleList(
-            nn.Conv1d(m * (1 if i == 0 else c), m * c, cfg.kernel, padding=cfg.kernel // 2, groups=m)
-            for i in range(cfg.depth))
-        self.norms = nn.ModuleList(PackNorm(m, c, coupled=cfg.coupling == "pack")
-                                   for _ in range(cfg.depth))
+            nn.Conv1d(
+                m * (1 if i == 0 else c), m * c, cfg.kernel, padding=cfg.kernel // 2, groups=m
+            )
+            for i in range(cfg.depth)
+        )
+        self.norms = nn.ModuleList(
+            PackNorm(m, c, coupled=cfg.coupling == "pack") for _ in range(cfg.depth)
+        )
         self.head_weight = nn.Parameter(torch.empty(m, c))
         self.head_bias = nn.Parameter(torch.empty(m))
         self._init_per_model()
@@ -121,7 +125,9 @@ class StackedPackNet(nn.Module):
                     out_per, c_in = conv.out_channels // m, conv.in_channels // m
                     bound = 1.0 / math.sqrt(c_in * conv.kernel_size[0])
                     sl = slice(i * out_per, (i + 1) * out_per)
-                    conv.weight[sl] = (torch.rand(conv.weight[sl].shape, generator=g) * 2 - 1) * bound
+                    conv.weight[sl] = (
+                        torch.rand(conv.weight[sl].shape, generator=g) * 2 - 1
+                    ) * bound
                     conv.bias[sl] = (torch.rand(conv.bias[sl].shape, generator=g) * 2 - 1) * bound
                 bound = 1.0 / math.sqrt(c)
                 self.head_weight[i] = (torch.rand(c, generator=g) * 2 - 1) * bound
@@ -130,7 +136,7 @@ class StackedPackNet(nn.Module):
     def features(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Last-layer activations of both paths, each (B, M*C, L)."""
         batch = a.shape[0]
-        h = torch.cat([a, b], dim=0)            # both paths through the same convolutions
+        h = torch.cat([a, b], dim=0)  # both paths through the same convolutions
         for conv, norm in zip(self.convs, self.norms):
             h = conv(h)
             ha, hb = norm(h[:batch], h[batch:])
@@ -147,13 +153,15 @@ class StackedPackNet(nn.Module):
 
 # ----------------------------------------------------------------------------- data
 
+
 def generator(seed: int, overlap: int, stream: str) -> torch.Generator:
     """The data stream of one (overlap, seed) model for one purpose."""
     return seeding.generator(seed, stream, salt=int(overlap) * 7_919)
 
 
-def sample_pair(batch: int, path_len: int, overlap: int, g: torch.Generator
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def sample_pair(
+    batch: int, path_len: int, overlap: int, g: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One model's batch: path A (B, L), path B (B, L), label (B,) = 1.0 when B overlaps A.
 
     Every draw is made whatever the labels, so the stream does not depend on them.
@@ -164,7 +172,7 @@ def sample_pair(batch: int, path_len: int, overlap: int, g: torch.Generator
     independent = torch.randn(batch, path_len, generator=g)
     label = (torch.rand(batch, generator=g) < 0.5).float()
     a = z[:, :path_len]
-    b_overlap = z[:, path_len - overlap: 2 * path_len - overlap]
+    b_overlap = z[:, path_len - overlap : 2 * path_len - overlap]
     b = torch.where(label[:, None] > 0, b_overlap, independent)
     return a, b, label
 
@@ -177,8 +185,14 @@ def sample_stack(batch: int, path_len: int, overlaps: list[int], gens: list[torc
 
 # ----------------------------------------------------------------------------- training
 
-def train_pack(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: list[int],
-               desc: str = "PackNorm") -> tuple[StackedPackNet, np.ndarray]:
+
+def train_pack(
+    cfg: PackConfig,
+    tc: PackTrainConfig,
+    overlaps: list[int],
+    seeds: list[int],
+    desc: str = "PackNorm",
+) -> tuple[StackedPackNet, np.ndarray]:
     """Train one model per (overlap, seed) pair, all in one stacked pass.
 
     The per-model binary cross-entropies are summed, so each model gets exactly its own
@@ -193,15 +207,18 @@ def train_pack(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds:
         a, b, y = sample_stack(tc.batch_size, tc.path_len, overlaps, gens)
         return F.binary_cross_entropy_with_logits(net(a, b), y, reduction="none").mean(dim=0)
 
-    losses = stacking.train(net, len(seeds), tc.steps, tc.lr, bce,
-                            f"{desc} ({cfg.coupling}, {len(seeds)} models)")
+    losses = stacking.train(
+        net, len(seeds), tc.steps, tc.lr, bce, f"{desc} ({cfg.coupling}, {len(seeds)} models)"
+    )
     return net, losses
 
 
 @torch.no_grad()
-def correct_counts(net: StackedPackNet, path_len: int, overlaps: list[int], n_test: int,
-                   batch_size: int = 1024) -> np.ndarray:
-    """Correct decisions per model on ``n_test`` fresh pairs (stream 'eval'); logit > 0 = overlap."""
+def correct_counts(
+    net: StackedPackNet, path_len: int, overlaps: list[int], n_test: int, batch_size: int = 1024
+) -> np.ndarray:
+    """Correct decisions per model on ``n_test`` fresh pairs (stream 'eval'); a positive logit
+    says "overlapping"."""
     net.eval()
     gens = [generator(s, o, "eval") for o, s in zip(overlaps, net.seeds)]
     correct = np.zeros(net.n_models, dtype=np.int64)
@@ -230,13 +247,20 @@ def trained(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: li
         t0 = time.perf_counter()
         net, losses = train_pack(cfg, tc, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx])
         seconds = time.perf_counter() - t0
-        return [cache.Entry({"loss": losses[:, j]}, tensors=stacking.unstack(net, j, len(idx)))
-                for j in range(len(idx))]
+        return [
+            cache.Entry({"loss": losses[:, j]}, tensors=stacking.unstack(net, j, len(idx)))
+            for j in range(len(idx))
+        ]
 
     entries = cache.cached_per_model("a_pack_train", keys, train_missing, CODE)
     net = stacking.restack(StackedPackNet(cfg, [s for _, s in pairs]), [e.tensors for e in entries])
-    return (net, [o for o, _ in pairs], np.stack([e["loss"] for e in entries], axis=1),
-            np.array([e.hit for e in entries]), seconds)
+    return (
+        net,
+        [o for o, _ in pairs],
+        np.stack([e["loss"] for e in entries], axis=1),
+        np.array([e.hit for e in entries]),
+        seconds,
+    )
 
 
 @dataclass(frozen=True)
@@ -244,7 +268,7 @@ class PackSetup:
     """The PackNorm sweep of a chapter's parameters: nets, training, overlaps, test size."""
 
     net: PackConfig
-    control: PackConfig              # per-path InstanceNorm: no channel between the paths
+    control: PackConfig  # per-path InstanceNorm: no channel between the paths
     train: PackTrainConfig
     overlaps: list[int]
     control_overlaps: list[int]
@@ -263,16 +287,26 @@ class PackSetup:
 
 def configs(P) -> PackSetup:
     """From the chapter's ``pack_*`` parameters; ``pack_len = 0`` means l' = 2R + 1."""
-    net = PackConfig(depth=P.pack_depth, width=P.pack_width, kernel=P.pack_kernel,
-                     coupling="pack", head=P.pack_head)
+    net = PackConfig(
+        depth=P.pack_depth,
+        width=P.pack_width,
+        kernel=P.pack_kernel,
+        coupling="pack",
+        head=P.pack_head,
+    )
     path_len = P.pack_len or 2 * net.receptive_radius + 1
-    return PackSetup(net=net, control=PackConfig(**{**asdict(net), "coupling": "separate"}),
-                     train=PackTrainConfig(path_len=path_len, steps=P.pack_steps,
-                                           batch_size=P.pack_batch_size, lr=P.pack_lr),
-                     overlaps=overlap_grid(path_len, P.overlap_fracs),
-                     control_overlaps=overlap_grid(path_len, P.control_fracs),
-                     seeds=list(P.pack_seeds), n_test=P.n_test,
-                     transition_level=P.transition_level)
+    return PackSetup(
+        net=net,
+        control=PackConfig(**{**asdict(net), "coupling": "separate"}),
+        train=PackTrainConfig(
+            path_len=path_len, steps=P.pack_steps, batch_size=P.pack_batch_size, lr=P.pack_lr
+        ),
+        overlaps=overlap_grid(path_len, P.overlap_fracs),
+        control_overlaps=overlap_grid(path_len, P.control_fracs),
+        seeds=list(P.pack_seeds),
+        n_test=P.n_test,
+        transition_level=P.transition_level,
+    )
 
 
 @dataclass
@@ -283,7 +317,7 @@ class Accuracy:
     seeds: list[int]
     correct: np.ndarray
     n_test: int
-    loss: np.ndarray = field(repr=False)     # (steps, n_overlaps, n_seeds)
+    loss: np.ndarray = field(repr=False)  # (steps, n_overlaps, n_seeds)
     train_cache_hits: list[bool] = field(default_factory=list)
     train_seconds: float = 0.0
 
@@ -334,8 +368,9 @@ class PackResult:
     @property
     def transition(self) -> float:
         """Overlap where the mean accuracy over seeds first reaches the transition level."""
-        return transition_overlap(self.pack.overlaps, self.pack.acc.mean(axis=1),
-                                  self.setup.transition_level)
+        return transition_overlap(
+            self.pack.overlaps, self.pack.acc.mean(axis=1), self.setup.transition_level
+        )
 
     @property
     def transition_fraction(self) -> float:
@@ -344,9 +379,10 @@ class PackResult:
 
     @property
     def transition_per_seed(self) -> list[float]:
-        return [transition_overlap(self.pack.overlaps, self.pack.acc[:, j],
-                                   self.setup.transition_level)
-                for j in range(len(self.pack.seeds))]
+        return [
+            transition_overlap(self.pack.overlaps, self.pack.acc[:, j], self.setup.transition_level)
+            for j in range(len(self.pack.seeds))
+        ]
 
     @property
     def grid_step(self) -> float:
@@ -355,8 +391,9 @@ class PackResult:
         return float(np.max(np.diff(o))) / self.setup.path_len if len(o) > 1 else 1.0
 
 
-def accuracy(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: list[int],
-             n_test: int) -> Accuracy:
+def accuracy(
+    cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: list[int], n_test: int
+) -> Accuracy:
     """Train (or load) every (overlap, seed) model and count correct decisions on ``n_test``
     fresh pairs each (cached)."""
     net, model_overlaps, losses, hits, seconds = trained(cfg, tc, overlaps, seeds)
@@ -365,24 +402,38 @@ def accuracy(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: l
         counts = correct_counts(net, tc.path_len, model_overlaps, n_test)
         return cache.Entry({"correct": counts.reshape(len(overlaps), len(seeds))})
 
-    config = {"net": asdict(cfg), "train": asdict(tc), "overlaps": [int(o) for o in overlaps],
-              "seeds": [int(s) for s in seeds], "n_test": int(n_test)}
+    config = {
+        "net": asdict(cfg),
+        "train": asdict(tc),
+        "overlaps": [int(o) for o in overlaps],
+        "seeds": [int(s) for s in seeds],
+        "n_test": int(n_test),
+    }
     entry = cache.cached("a_pack_eval", config, compute, CODE)
-    return Accuracy(overlaps=list(overlaps), seeds=list(seeds), correct=entry["correct"],
-                    n_test=int(n_test), loss=losses.reshape(tc.steps, len(overlaps), len(seeds)),
-                    train_cache_hits=hits.tolist(), train_seconds=seconds)
+    return Accuracy(
+        overlaps=list(overlaps),
+        seeds=list(seeds),
+        correct=entry["correct"],
+        n_test=int(n_test),
+        loss=losses.reshape(tc.steps, len(overlaps), len(seeds)),
+        train_cache_hits=hits.tolist(),
+        train_seconds=seconds,
+    )
 
 
 def run(setup: PackSetup) -> PackResult:
     """Fig. 3's sweep: PackNorm at every overlap, the control at its overlaps."""
-    return PackResult(setup=setup,
-                      pack=accuracy(setup.net, setup.train, setup.overlaps, setup.seeds,
-                                    setup.n_test),
-                      control=accuracy(setup.control, setup.train, setup.control_overlaps,
-                                       setup.seeds, setup.n_test))
+    return PackResult(
+        setup=setup,
+        pack=accuracy(setup.net, setup.train, setup.overlaps, setup.seeds, setup.n_test),
+        control=accuracy(
+            setup.control, setup.train, setup.control_overlaps, setup.seeds, setup.n_test
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------- statistics
+
 
 def transition_overlap(overlaps, accuracy, level: float = 0.75) -> float:
     """The overlap at which accuracy first reaches ``level`` (linear interpolation between
@@ -404,4 +455,4 @@ def overlap_grid(path_len: int, fractions: list[float]) -> list[int]:
     return sorted({int(round(f * path_len)) for f in fractions})
 
 
-CODE = (sys.modules[__name__], stacking, seeding)   # the source that keys the cache
+CODE = (sys.modules[__name__], stacking, seeding)  # the source that keys the cache

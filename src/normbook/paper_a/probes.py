@@ -5,6 +5,7 @@ shared by all positions) is fitted by ridge least squares to the ramp, on fresh 
 with the network frozen. Shared weights mean a probe adds no positional information
 of its own: whatever position it reads out was already in the activations.
 """
+
 from __future__ import annotations
 
 import torch
@@ -23,8 +24,14 @@ def _features(h: torch.Tensor, n_models: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def fit_probes(net: StackedCNN, seq_len: int, n_batches: int, batch_size: int,
-               ridge: float = 1e-3, input_kind: str = "noise") -> torch.Tensor:
+def fit_probes(
+    net: StackedCNN,
+    seq_len: int,
+    n_batches: int,
+    batch_size: int,
+    ridge: float = 1e-3,
+    input_kind: str = "noise",
+) -> torch.Tensor:
     """Probe weights, shape (depth, M, C+1), from accumulated normal equations."""
     m, c, depth = net.n_models, net.cfg.width, net.cfg.depth
     xtx = torch.zeros(depth, m, c + 1, c + 1, dtype=torch.float64)
@@ -32,7 +39,9 @@ def fit_probes(net: StackedCNN, seq_len: int, n_batches: int, batch_size: int,
     y = ramp(seq_len).double()
     gens = generators(net.seeds, "probe_fit")
     for _ in progress(range(n_batches), desc="fit probes"):
-        _, acts = net(sample_inputs(batch_size, m, seq_len, gens, input_kind), return_activations=True)
+        _, acts = net(
+            sample_inputs(batch_size, m, seq_len, gens, input_kind), return_activations=True
+        )
         for d, h in enumerate(acts):
             f = _features(h, m).double()
             xtx[d] += torch.einsum("bmil,bmjl->mij", f, f)
@@ -45,5 +54,7 @@ def fit_probes(net: StackedCNN, seq_len: int, n_batches: int, batch_size: int,
 def apply_probes(acts: list[torch.Tensor], weights: torch.Tensor) -> torch.Tensor:
     """Probe outputs for every depth: (B, depth, M, L)."""
     m = weights.shape[1]
-    return torch.stack([torch.einsum("bmil,mi->bml", _features(h, m), weights[d])
-                        for d, h in enumerate(acts)], dim=1)
+    return torch.stack(
+        [torch.einsum("bmil,mi->bml", _features(h, m), weights[d]) for d, h in enumerate(acts)],
+        dim=1,
+    )

@@ -3,6 +3,7 @@
 Knobs marked ``reconstruction=True`` are choices the paper leaves open; each chapter states
 them, the Methods page lists them, and a reader can change them.
 """
+
 from __future__ import annotations
 
 from ..core.params import Param, Spec
@@ -15,9 +16,11 @@ PACKAGES = ("paper_a",)
 def _needs_interior(P) -> str | None:
     radius = (P.kernel // 2) * P.depth
     if radius >= P.seq_len / 2 - 2:
-        return (f"parameter 'depth': receptive-field radius R = floor(kernel/2)*depth = {radius} "
-                f"must be < seq_len/2 - 2 = {P.seq_len / 2 - 2:g} so that an interior exists; "
-                f"lower depth or kernel, or raise seq_len")
+        return (
+            f"parameter 'depth': receptive-field radius R = floor(kernel/2)*depth = {radius} "
+            f"must be < seq_len/2 - 2 = {P.seq_len / 2 - 2:g} so that an interior exists; "
+            f"lower depth or kernel, or raise seq_len"
+        )
     return None
 
 
@@ -33,15 +36,19 @@ def _groups_divide(P) -> str | None:
 
 def _compares_a_norm(P) -> str | None:
     if P.norm == "none":
-        return "parameter 'norm': must name a normalization (instance, group, batch or layer); " \
-               "the chapter compares it against 'none'"
+        return (
+            "parameter 'norm': must name a normalization (instance, group, batch or layer); "
+            "the chapter compares it against 'none'"
+        )
     return None
 
 
 def _enough_samples(P) -> str | None:
     if P.n_eval < 2 * P.eval_batch_size:
-        return (f"parameter 'n_eval': must be at least 2*eval_batch_size = {2 * P.eval_batch_size} "
-                f"(two independent streams), got {P.n_eval}")
+        return (
+            f"parameter 'n_eval': must be at least 2*eval_batch_size = {2 * P.eval_batch_size} "
+            f"(two independent streams), got {P.n_eval}"
+        )
     return None
 
 
@@ -62,31 +69,89 @@ LOCALIZATION_PARAMS = [
     Param("lr", float, "Adam learning rate", min=1e-7, max=1.0, reconstruction=True),
     Param("seeds", list, "training seeds (one model each)", list_of=int, min=0, max=1e9),
     Param("n_eval", int, "predictions per index for the Welch tests", min=4, max=10**9),
-    Param("eval_batch_size", int, "evaluation batch size (matters for BatchNorm minibatch statistics)",
-          min=1, max=65_536),
+    Param(
+        "eval_batch_size",
+        int,
+        "evaluation batch size (matters for BatchNorm minibatch statistics)",
+        min=1,
+        max=65_536,
+    ),
     Param("alpha", float, "Welch test level (paper: 0.1)", min=1e-12, max=0.5),
-    Param("distance_window", int, "half-width of the window used for the localization distance",
-          min=0, max=10_000, reconstruction=True),
-    Param("distance_threshold", float, "fraction of the window that must be localized",
-          min=0.0, max=1.0, reconstruction=True),
-    Param("probe_batches", int, "batches of fresh noise to fit each depth's linear probe",
-          min=1, max=100_000, reconstruction=True),
+    Param(
+        "distance_window",
+        int,
+        "half-width of the window used for the localization distance",
+        min=0,
+        max=10_000,
+        reconstruction=True,
+    ),
+    Param(
+        "distance_threshold",
+        float,
+        "fraction of the window that must be localized",
+        min=0.0,
+        max=1.0,
+        reconstruction=True,
+    ),
+    Param(
+        "probe_batches",
+        int,
+        "batches of fresh noise to fit each depth's linear probe",
+        min=1,
+        max=100_000,
+        reconstruction=True,
+    ),
 ]
 
 A1 = Spec(
     chapter="a1_localization",
     params=LOCALIZATION_PARAMS,
     profiles=_profiles(
-        dict(kernel=5, norm="instance", groups=1, batch_eval="minibatch", batch_size=32,
-             alpha=reported.WELCH_ALPHA, distance_window=4, distance_threshold=0.5),
-        smoke=dict(seq_len=48, depth=4, width=8, steps=40, lr=1e-3, seeds=[0, 1], n_eval=2048,
-                   eval_batch_size=32, probe_batches=4),
+        dict(
+            kernel=5,
+            norm="instance",
+            groups=1,
+            batch_eval="minibatch",
+            batch_size=32,
+            alpha=reported.WELCH_ALPHA,
+            distance_window=4,
+            distance_threshold=0.5,
+        ),
+        smoke=dict(
+            seq_len=48,
+            depth=4,
+            width=8,
+            steps=40,
+            lr=1e-3,
+            seeds=[0, 1],
+            n_eval=2048,
+            eval_batch_size=32,
+            probe_batches=4,
+        ),
         # cpu: ~3% of the paper's step budget, so a 3x larger Adam step (both seeds learn
         # within 3,000 steps at 3e-3; at 1e-3 one of two seeds had barely started)
-        cpu=dict(seq_len=150, depth=8, width=32, steps=3000, lr=3e-3, seeds=[0, 1], n_eval=51_200,
-                 eval_batch_size=32, probe_batches=64),
-        paper=dict(seq_len=reported.SEQ_LEN, depth=32, width=32, steps=20_000, lr=1e-3, seeds=[0, 1, 2, 3],
-                   n_eval=3_200_000, eval_batch_size=32, probe_batches=256),
+        cpu=dict(
+            seq_len=150,
+            depth=8,
+            width=32,
+            steps=3000,
+            lr=3e-3,
+            seeds=[0, 1],
+            n_eval=51_200,
+            eval_batch_size=32,
+            probe_batches=64,
+        ),
+        paper=dict(
+            seq_len=reported.SEQ_LEN,
+            depth=32,
+            width=32,
+            steps=20_000,
+            lr=1e-3,
+            seeds=[0, 1, 2, 3],
+            n_eval=3_200_000,
+            eval_batch_size=32,
+            probe_batches=256,
+        ),
     ),
     checks=[_odd_kernel, _needs_interior, _groups_divide, _enough_samples, _compares_a_norm],
     packages=PACKAGES,
@@ -95,6 +160,7 @@ A1 = Spec(
 # ----------------------------------------------------------------------------- A2 and A3
 # Both chapters build on chapter A1's configuration: their localization knobs are derived from
 # A1's profiles (never copied), so A1's cached models are reused wherever the configs coincide.
+
 
 def _from_a1(profile: str, drop: tuple[str, ...] = (), **changes) -> dict:
     base = {k: v for k, v in A1.profiles[profile].items() if k not in drop}
@@ -110,63 +176,164 @@ def _pack_geometry(P) -> str | None:
 def _pack_overlaps(P) -> str | None:
     bad = [f for f in (*P.overlap_fracs, *P.control_fracs) if not 0.0 <= f <= 1.0]
     if bad:
-        return (f"parameter 'overlap_fracs'/'control_fracs': overlaps are fractions of the path "
-                f"length in [0, 1], got {bad[0]:g}")
+        return (
+            f"parameter 'overlap_fracs'/'control_fracs': overlaps are fractions of the path "
+            f"length in [0, 1], got {bad[0]:g}"
+        )
     return None
 
 
 def _hop_factor(P) -> str | None:
-    return None if P.hop_factor > 1 else f"parameter 'hop_factor': must be > 1, got {P.hop_factor:g}"
+    return (
+        None if P.hop_factor > 1 else f"parameter 'hop_factor': must be > 1, got {P.hop_factor:g}"
+    )
 
 
 PACK_PARAMS = [
-    Param("hop_factor", float, "single-hop reach in units of R(d) (paper: 3, i.e. R + 2R)",
-          min=1.0, max=100.0),
+    Param(
+        "hop_factor",
+        float,
+        "single-hop reach in units of R(d) (paper: 3, i.e. R + 2R)",
+        min=1.0,
+        max=100.0,
+    ),
     Param("pack_kernel", int, "PackNorm net: kernel size", min=1, max=99, reconstruction=True),
     Param("pack_depth", int, "PackNorm net: conv blocks", min=1, max=256, reconstruction=True),
     Param("pack_width", int, "PackNorm net: channels", min=1, max=1024, reconstruction=True),
-    Param("pack_len", int, "path length l' (0 = 2R+1, the protocol's choice)", min=0, max=100_000,
-          reconstruction=True),
-    Param("pack_head", str, "head on path A: mean over positions (pool) or centre index",
-          choices=("pool", "centre"), reconstruction=True),
-    Param("overlap_fracs", list, "overlaps swept, as fractions of l' (rounded to integers)",
-          list_of=float, min=0.0, max=1.0, reconstruction=True),
-    Param("control_fracs", list, "overlaps at which per-path InstanceNorm (no channel) is trained",
-          list_of=float, min=0.0, max=1.0, reconstruction=True),
-    Param("pack_steps", int, "PackNorm: Adam steps per model", min=1, max=10_000_000,
-          reconstruction=True),
-    Param("pack_batch_size", int, "PackNorm: training batch size", min=1, max=65_536,
-          reconstruction=True),
+    Param(
+        "pack_len",
+        int,
+        "path length l' (0 = 2R+1, the protocol's choice)",
+        min=0,
+        max=100_000,
+        reconstruction=True,
+    ),
+    Param(
+        "pack_head",
+        str,
+        "head on path A: mean over positions (pool) or centre index",
+        choices=("pool", "centre"),
+        reconstruction=True,
+    ),
+    Param(
+        "overlap_fracs",
+        list,
+        "overlaps swept, as fractions of l' (rounded to integers)",
+        list_of=float,
+        min=0.0,
+        max=1.0,
+        reconstruction=True,
+    ),
+    Param(
+        "control_fracs",
+        list,
+        "overlaps at which per-path InstanceNorm (no channel) is trained",
+        list_of=float,
+        min=0.0,
+        max=1.0,
+        reconstruction=True,
+    ),
+    Param(
+        "pack_steps",
+        int,
+        "PackNorm: Adam steps per model",
+        min=1,
+        max=10_000_000,
+        reconstruction=True,
+    ),
+    Param(
+        "pack_batch_size",
+        int,
+        "PackNorm: training batch size",
+        min=1,
+        max=65_536,
+        reconstruction=True,
+    ),
     Param("pack_lr", float, "PackNorm: Adam learning rate", min=1e-7, max=1.0, reconstruction=True),
-    Param("pack_seeds", list, "PackNorm: seeds (one model per seed and overlap)", list_of=int,
-          min=0, max=1e9),
+    Param(
+        "pack_seeds",
+        list,
+        "PackNorm: seeds (one model per seed and overlap)",
+        list_of=int,
+        min=0,
+        max=1e9,
+    ),
     Param("n_test", int, "PackNorm: fresh test pairs per model", min=16, max=10**8),
-    Param("transition_level", float, "accuracy that defines the transition overlap",
-          min=0.5, max=1.0, reconstruction=True),
+    Param(
+        "transition_level",
+        float,
+        "accuracy that defines the transition overlap",
+        min=0.5,
+        max=1.0,
+        reconstruction=True,
+    ),
 ]
 
 A2 = Spec(
     chapter="a2_mechanism",
     params=LOCALIZATION_PARAMS + PACK_PARAMS,
     profiles={
-        "smoke": _from_a1("smoke", hop_factor=reported.HOP_FACTOR, pack_kernel=3, pack_depth=2, pack_width=4,
-                          pack_len=0, pack_head="pool", overlap_fracs=[0.0, 0.5, 1.0],
-                          control_fracs=[1.0], pack_steps=30, pack_batch_size=16, pack_lr=1e-3,
-                          pack_seeds=[0], n_test=512, transition_level=0.75),
-        "cpu": _from_a1("cpu", hop_factor=reported.HOP_FACTOR, pack_kernel=3, pack_depth=8, pack_width=16,
-                        pack_len=0, pack_head="pool",
-                        overlap_fracs=[0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0],
-                        control_fracs=[1.0], pack_steps=1500, pack_batch_size=32, pack_lr=1e-3,
-                        pack_seeds=[0, 1], n_test=8192, transition_level=0.75),
-        "paper": _from_a1("paper", hop_factor=reported.HOP_FACTOR, pack_kernel=5, pack_depth=32, pack_width=32,
-                          pack_len=0, pack_head="pool",
-                          overlap_fracs=[0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0],
-                          control_fracs=[0.5, 1.0], pack_steps=10_000, pack_batch_size=32,
-                          pack_lr=1e-3, pack_seeds=[0, 1, 2, 3], n_test=100_000,
-                          transition_level=0.75),
+        "smoke": _from_a1(
+            "smoke",
+            hop_factor=reported.HOP_FACTOR,
+            pack_kernel=3,
+            pack_depth=2,
+            pack_width=4,
+            pack_len=0,
+            pack_head="pool",
+            overlap_fracs=[0.0, 0.5, 1.0],
+            control_fracs=[1.0],
+            pack_steps=30,
+            pack_batch_size=16,
+            pack_lr=1e-3,
+            pack_seeds=[0],
+            n_test=512,
+            transition_level=0.75,
+        ),
+        "cpu": _from_a1(
+            "cpu",
+            hop_factor=reported.HOP_FACTOR,
+            pack_kernel=3,
+            pack_depth=8,
+            pack_width=16,
+            pack_len=0,
+            pack_head="pool",
+            overlap_fracs=[0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0],
+            control_fracs=[1.0],
+            pack_steps=1500,
+            pack_batch_size=32,
+            pack_lr=1e-3,
+            pack_seeds=[0, 1],
+            n_test=8192,
+            transition_level=0.75,
+        ),
+        "paper": _from_a1(
+            "paper",
+            hop_factor=reported.HOP_FACTOR,
+            pack_kernel=5,
+            pack_depth=32,
+            pack_width=32,
+            pack_len=0,
+            pack_head="pool",
+            overlap_fracs=[0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0],
+            control_fracs=[0.5, 1.0],
+            pack_steps=10_000,
+            pack_batch_size=32,
+            pack_lr=1e-3,
+            pack_seeds=[0, 1, 2, 3],
+            n_test=100_000,
+            transition_level=0.75,
+        ),
     },
-    checks=[_odd_kernel, _needs_interior, _groups_divide, _enough_samples, _pack_geometry,
-            _pack_overlaps, _hop_factor],
+    checks=[
+        _odd_kernel,
+        _needs_interior,
+        _groups_divide,
+        _enough_samples,
+        _pack_geometry,
+        _pack_overlaps,
+        _hop_factor,
+    ],
     packages=PACKAGES,
 )
 
@@ -181,20 +348,35 @@ def _group_counts_divide(P) -> str | None:
 def _bn_batches(P) -> str | None:
     biggest = max(P.bn_eval_batch_sizes)
     if P.n_eval < 4 * biggest:
-        return (f"parameter 'bn_eval_batch_sizes': n_eval={P.n_eval} must be at least 4 batches of "
-                f"the largest size {biggest} (two streams, two batches each)")
+        return (
+            f"parameter 'bn_eval_batch_sizes': n_eval={P.n_eval} must be at least 4 batches of "
+            f"the largest size {biggest} (two streams, two batches each)"
+        )
     return None
 
 
-_A3_DROP = ("norm", "groups", "batch_eval")   # A3 sweeps these itself
+_A3_DROP = ("norm", "groups", "batch_eval")  # A3 sweeps these itself
 
 A3 = Spec(
     chapter="a3_which_norms",
-    params=[p for p in LOCALIZATION_PARAMS if p.name not in _A3_DROP] + [
-        Param("group_counts", list, "GroupNorm group counts G compared (G = width is InstanceNorm)",
-              list_of=int, min=1, max=1024),
-        Param("bn_eval_batch_sizes", list, "evaluation batch sizes for BatchNorm with minibatch "
-              "statistics", list_of=int, min=1, max=65_536),
+    params=[p for p in LOCALIZATION_PARAMS if p.name not in _A3_DROP]
+    + [
+        Param(
+            "group_counts",
+            list,
+            "GroupNorm group counts G compared (G = width is InstanceNorm)",
+            list_of=int,
+            min=1,
+            max=1024,
+        ),
+        Param(
+            "bn_eval_batch_sizes",
+            list,
+            "evaluation batch sizes for BatchNorm with minibatch statistics",
+            list_of=int,
+            min=1,
+            max=65_536,
+        ),
     ],
     profiles={
         "smoke": _from_a1("smoke", _A3_DROP, group_counts=[1, 2, 8], bn_eval_batch_sizes=[8, 64]),
@@ -203,10 +385,20 @@ A3 = Spec(
         # 1,200 steps only InstanceNorm began to localize. A shorter, shallower net (l = 64, d = 4,
         # R = 8; ~7 ms per model-step) learns the InstanceNorm channel within A1's optimizer budget
         # for both seeds (measured: interior slope 0.16-0.18). At 'paper' A3 is A1's configuration.
-        "cpu": _from_a1("cpu", _A3_DROP, seq_len=64, depth=4,
-                        group_counts=list(reported.GROUP_COUNTS), bn_eval_batch_sizes=[8, 32, 128]),
-        "paper": _from_a1("paper", _A3_DROP, group_counts=list(reported.GROUP_COUNTS),
-                          bn_eval_batch_sizes=[8, 32, 128, 512]),
+        "cpu": _from_a1(
+            "cpu",
+            _A3_DROP,
+            seq_len=64,
+            depth=4,
+            group_counts=list(reported.GROUP_COUNTS),
+            bn_eval_batch_sizes=[8, 32, 128],
+        ),
+        "paper": _from_a1(
+            "paper",
+            _A3_DROP,
+            group_counts=list(reported.GROUP_COUNTS),
+            bn_eval_batch_sizes=[8, 32, 128, 512],
+        ),
     },
     checks=[_odd_kernel, _needs_interior, _enough_samples, _group_counts_divide, _bn_batches],
     packages=PACKAGES,
@@ -227,10 +419,14 @@ def shares_a1_models(P) -> bool:
 def a1_reuse_note(P) -> str:
     """One sentence for the chapter: are the no-norm and InstanceNorm networks chapter A1's?"""
     if shares_a1_models(P):
-        return ("this is chapter A1's training configuration, so the no-norm and InstanceNorm "
-                "networks are chapter A1's (loaded from the cache when A1 has run with these "
-                "seeds)")
+        return (
+            "this is chapter A1's training configuration, so the no-norm and InstanceNorm "
+            "networks are chapter A1's (loaded from the cache when A1 has run with these "
+            "seeds)"
+        )
     a1 = A1.resolve(P.profile)
-    return (f"chapter A1 uses ℓ = {a1.seq_len}, d = {a1.depth}, {a1.steps:,} steps at learning "
-            f"rate {a1.lr:g} at this profile; the configurations differ, so this chapter trains "
-            f"its own no-norm and InstanceNorm networks")
+    return (
+        f"chapter A1 uses ℓ = {a1.seq_len}, d = {a1.depth}, {a1.steps:,} steps at learning "
+        f"rate {a1.lr:g} at this profile; the configurations differ, so this chapter trains "
+        f"its own no-norm and InstanceNorm networks"
+    )

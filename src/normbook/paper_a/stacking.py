@@ -3,9 +3,10 @@
 Every parameter and buffer of a stacked network has the models along its first axis, in equal
 slices, so one model can be cut out, stored on its own, and stacked again with others.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -22,7 +23,7 @@ def unstack(net: nn.Module, i: int, n_models: int) -> dict[str, torch.Tensor]:
         if t.ndim == 0:
             continue
         per = t.shape[0] // n_models
-        out[name] = t[i * per:(i + 1) * per].clone()
+        out[name] = t[i * per : (i + 1) * per].clone()
     return out
 
 
@@ -36,8 +37,14 @@ def restack(net: nn.Module, states: list[dict[str, torch.Tensor]]) -> nn.Module:
     return net.eval()
 
 
-def train(net: nn.Module, n_models: int, steps: int, lr: float,
-          per_model_loss: Callable[[], torch.Tensor], desc: str) -> np.ndarray:
+def train(
+    net: nn.Module,
+    n_models: int,
+    steps: int,
+    lr: float,
+    per_model_loss: Callable[[], torch.Tensor],
+    desc: str,
+) -> np.ndarray:
     """Adam on the sum of the models' losses, so each model gets exactly its own gradient
     (Adam is elementwise: each follows its solo trajectory up to float summation order).
     ``per_model_loss()`` draws a batch and returns the loss of every model, shape (M,).

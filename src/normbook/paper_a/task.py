@@ -1,4 +1,5 @@
 """The localization task of paper A: map i.i.d. Gaussian noise to a linear ramp."""
+
 from __future__ import annotations
 
 import torch
@@ -11,8 +12,9 @@ def ramp(seq_len: int) -> torch.Tensor:
     return torch.linspace(0.0, 1.0, seq_len)
 
 
-def sample_inputs(batch: int, n_models: int, seq_len: int, generators: list[torch.Generator],
-                  kind: str = "noise") -> torch.Tensor:
+def sample_inputs(
+    batch: int, n_models: int, seq_len: int, generators: list[torch.Generator], kind: str = "noise"
+) -> torch.Tensor:
     """Inputs of shape (batch, n_models, seq_len), one independent stream per model.
 
     Each model draws from its own generator so that a model trained inside a batched

@@ -1,4 +1,5 @@
 """Seeded, deterministic training of stacked localization CNNs."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,8 +22,13 @@ class TrainConfig:
     input_kind: str = "noise"
 
 
-def train_stack(cnn: CNNConfig, tc: TrainConfig, seeds: list[int], desc: str = "train",
-                threads: int | None = None) -> tuple[StackedCNN, np.ndarray]:
+def train_stack(
+    cnn: CNNConfig,
+    tc: TrainConfig,
+    seeds: list[int],
+    desc: str = "train",
+    threads: int | None = None,
+) -> tuple[StackedCNN, np.ndarray]:
     """Train one model per seed, all in one stacked pass.
 
     The summed per-model MSE gives every model exactly the gradient it would get alone,
@@ -39,6 +45,7 @@ def train_stack(cnn: CNNConfig, tc: TrainConfig, seeds: list[int], desc: str = "
         x = sample_inputs(tc.batch_size, len(seeds), tc.seq_len, gens, tc.input_kind)
         return ((net(x) - target) ** 2).mean(dim=(0, 2))
 
-    losses = stacking.train(net, len(seeds), tc.steps, tc.lr, mse,
-                            f"{desc} ({cnn.norm}, {len(seeds)} models)")
+    losses = stacking.train(
+        net, len(seeds), tc.steps, tc.lr, mse, f"{desc} ({cnn.norm}, {len(seeds)} models)"
+    )
     return net, losses

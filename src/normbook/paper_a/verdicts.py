@@ -1,16 +1,24 @@
 """Verdict rules for paper A's claims, fixed before looking at the numbers."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.fmt import depths, join, yes_no
 from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
-    INCONCLUSIVE, NOT, PARTLY, REPRODUCED, Verdict, grade, unless_control_fails)
+    INCONCLUSIVE,
+    NOT,
+    PARTLY,
+    REPRODUCED,
+    Verdict,
+    grade,
+    unless_control_fails,
+)
 from . import reported
 from .batchstats import boundary_fractions
 
-LEVEL = 0.05            # significance level of every test a rule uses
-FULL_ACCURACY = 0.9     # "PackNorm tells the sequences apart": accuracy at full overlap
+LEVEL = 0.05  # significance level of every test a rule uses
+FULL_ACCURACY = 0.9  # "PackNorm tells the sequences apart": accuracy at full overlap
 
 
 def no_norm_confined(distances: list[int], radius: int, max_abs_shift_diff: float) -> str:
@@ -42,8 +50,13 @@ def chance_at_zero_overlap(pvalues: list[float], level: float = LEVEL) -> str:
     return grade(all(ok), any(ok))
 
 
-def overlap_enables(spearman_rho: float, spearman_p: float, acc_full: list[float],
-                    level: float = LEVEL, full: float = FULL_ACCURACY) -> str:
+def overlap_enables(
+    spearman_rho: float,
+    spearman_p: float,
+    acc_full: list[float],
+    level: float = LEVEL,
+    full: float = FULL_ACCURACY,
+) -> str:
     """Fig. 3: accuracy rises with the overlap (Spearman rho > 0 at ``level``) and reaches
     ``full`` at complete overlap for every seed (reproduced) or some seed (partly)."""
     rising = spearman_rho > 0 and spearman_p < level
@@ -73,8 +86,9 @@ def beyond_single_hop(beyond_per_seed: list[bool]) -> str:
     return grade(all(beyond_per_seed), any(beyond_per_seed))
 
 
-def beyond_null(frac_interior: float, slope_interior: float, null_fracs: list[float],
-                null_slopes: list[float]) -> bool:
+def beyond_null(
+    frac_interior: float, slope_interior: float, null_fracs: list[float], null_slopes: list[float]
+) -> bool:
     """Interior localization that a provably null network does not show.
 
     The neighbour test's false positives come in clumps (neighbouring predictions share
@@ -87,8 +101,13 @@ def beyond_null(frac_interior: float, slope_interior: float, null_fracs: list[fl
     return frac_interior > max(null_fracs) and slope_interior > max(abs(s) for s in null_slopes)
 
 
-def grows_with_groups(rho: float, p: float, top_beats_bottom: list[bool], trend_per_seed: list[bool],
-                      level: float = LEVEL) -> str:
+def grows_with_groups(
+    rho: float,
+    p: float,
+    top_beats_bottom: list[bool],
+    trend_per_seed: list[bool],
+    level: float = LEVEL,
+) -> str:
     """Fig. 4: an effect that grows with G. Reproduced: positive rank correlation at ``level``,
     the largest G beats the smallest for every seed, and every seed localizes (beyond the null)
     at two or more group counts, so that it is a trend and not one point. Partly: a positive
@@ -102,26 +121,36 @@ def grows_with_groups(rho: float, p: float, top_beats_bottom: list[bool], trend_
 # Each chapter's claims, graded by the rules above from its typed results; the evidence
 # column prints every number a rule used.
 
+
 def a1_ledger(none, normed, eq_none, window: int) -> list[Verdict]:
     """Chapter A1: Prop. C.1, Fig. 1a and Fig. 1b."""
     radius, half = none.radius, (none.seq_len - 1) // 2
     shift_diff = float(max(eq_none.max_change))
-    per_depth = normed.probe_distances.T.tolist()            # per seed, per depth
+    per_depth = normed.probe_distances.T.tolist()  # per seed, per depth
     r_depth = normed.radius_per_depth.tolist()
     beyond = [any(d > r for d, r in zip(dist, r_depth)) for dist in per_depth]
     return [
-        Verdict("A", "Without normalization no index beyond R from the ends is localized "
-                "(Prop. C.1)", no_norm_confined(none.distances, radius, shift_diff),
-                f"distances {none.distances} vs R = {radius}; max interior shift difference "
-                f"{shift_diff:g}"),
-        Verdict("A", f"With {normed.name} the whole sequence is localized (Fig. 1a)",
-                norm_reaches(normed.distances, radius, half, window),
-                f"distances {normed.distances} (half-length {half}, R = {radius}); interior "
-                f"fraction {np.mean(normed.frac_interior):.1%}; interior slope "
-                f"{np.mean(normed.slope_interior):.3f}"),
-        Verdict("A", "With normalization, localization spreads inward faster than R(depth) "
-                "(Fig. 1b)", spreads_faster(per_depth, r_depth),
-                f"probe distance > R(depth) at some depth, per seed: {beyond}"),
+        Verdict(
+            "A",
+            "Without normalization no index beyond R from the ends is localized (Prop. C.1)",
+            no_norm_confined(none.distances, radius, shift_diff),
+            f"distances {none.distances} vs R = {radius}; max interior shift difference "
+            f"{shift_diff:g}",
+        ),
+        Verdict(
+            "A",
+            f"With {normed.name} the whole sequence is localized (Fig. 1a)",
+            norm_reaches(normed.distances, radius, half, window),
+            f"distances {normed.distances} (half-length {half}, R = {radius}); interior "
+            f"fraction {np.mean(normed.frac_interior):.1%}; interior slope "
+            f"{np.mean(normed.slope_interior):.3f}",
+        ),
+        Verdict(
+            "A",
+            "With normalization, localization spreads inward faster than R(depth) (Fig. 1b)",
+            spreads_faster(per_depth, r_depth),
+            f"probe distance > R(depth) at some depth, per seed: {beyond}",
+        ),
     ]
 
 
@@ -134,30 +163,45 @@ def a2_ledger(pack, hops, normed, hop_factor: float) -> list[Verdict]:
     frac = pack.transition_fraction
     single_final = hop_factor * normed.radius
     return [
-        Verdict("A", "With no overlap (o = 0) path A cannot beat chance (Fig. 3)",
-                chance_at_zero_overlap(p_zero) if p_zero else NOT,
-                f"accuracy {join(acc[0], '.3f')} at o = {o[0]}; binomial p = "
-                f"{join(p_zero, '.2f') or 'n/a'}"),
-        Verdict("A", "Overlap lets PackNorm tell the sequences apart; accuracy rises with o "
-                "(Fig. 3)", overlap_enables(rho, rho_p, list(acc[-1])),
-                f"Spearman rho {rho:.2f} (p = {rho_p:.2g}); accuracy at o = {o[-1]}: "
-                f"{join(acc[-1], '.3f')}"),
-        Verdict("A", "The transition lies at about half the path length "
-                f"(o ≈ {reported.PACK_TRANSITION[0]}–{reported.PACK_TRANSITION[1]} of "
-                f"{reported.PACK_PATH_LEN})",
-                transition_matches(frac, lo, hi, pack.grid_step),
-                f"ours: o ≈ {pack.transition:.1f} of {pack.setup.path_len} = {frac:.2f} l' "
-                f"(paper {lo:.2f}–{hi:.2f} l'; grid step {pack.grid_step:.2f} l')"),
-        Verdict("A", "PackNorm is the only channel: per-path InstanceNorm stays at chance "
-                "(control)", stays_at_chance(p_ctrl),
-                f"control accuracy {join(ctrl.ravel(), '.3f')} at o = "
-                f"{pack.control.overlaps}; binomial p = {join(p_ctrl, '.2f')}"),
-        Verdict("A", f"Localization reaches beyond one hop ({hop_factor:g}R(d)) at some depth, "
-                "which only multiple hops explain",
-                beyond_single_hop([b is not None for b in hops.first_beyond_single]),
-                f"first depth beyond {hop_factor:g}R(d) per seed: "
-                f"{depths(hops.first_beyond_single)}; output distances {normed.distances} vs "
-                f"{hop_factor:g}R = {single_final:g}"),
+        Verdict(
+            "A",
+            "With no overlap (o = 0) path A cannot beat chance (Fig. 3)",
+            chance_at_zero_overlap(p_zero) if p_zero else NOT,
+            f"accuracy {join(acc[0], '.3f')} at o = {o[0]}; binomial p = "
+            f"{join(p_zero, '.2f') or 'n/a'}",
+        ),
+        Verdict(
+            "A",
+            "Overlap lets PackNorm tell the sequences apart; accuracy rises with o (Fig. 3)",
+            overlap_enables(rho, rho_p, list(acc[-1])),
+            f"Spearman rho {rho:.2f} (p = {rho_p:.2g}); accuracy at o = {o[-1]}: "
+            f"{join(acc[-1], '.3f')}",
+        ),
+        Verdict(
+            "A",
+            "The transition lies at about half the path length "
+            f"(o ≈ {reported.PACK_TRANSITION[0]}–{reported.PACK_TRANSITION[1]} of "
+            f"{reported.PACK_PATH_LEN})",
+            transition_matches(frac, lo, hi, pack.grid_step),
+            f"ours: o ≈ {pack.transition:.1f} of {pack.setup.path_len} = {frac:.2f} l' "
+            f"(paper {lo:.2f}–{hi:.2f} l'; grid step {pack.grid_step:.2f} l')",
+        ),
+        Verdict(
+            "A",
+            "PackNorm is the only channel: per-path InstanceNorm stays at chance (control)",
+            stays_at_chance(p_ctrl),
+            f"control accuracy {join(ctrl.ravel(), '.3f')} at o = "
+            f"{pack.control.overlaps}; binomial p = {join(p_ctrl, '.2f')}",
+        ),
+        Verdict(
+            "A",
+            f"Localization reaches beyond one hop ({hop_factor:g}R(d)) at some depth, "
+            "which only multiple hops explain",
+            beyond_single_hop([b is not None for b in hops.first_beyond_single]),
+            f"first depth beyond {hop_factor:g}R(d) per seed: "
+            f"{depths(hops.first_beyond_single)}; output distances {normed.distances} vs "
+            f"{hop_factor:g}R = {single_final:g}",
+        ),
     ]
 
 
@@ -183,32 +227,49 @@ def a3_ledger(groups, bn: dict, null, eq_pop, sizes) -> list[Verdict]:
     slope_ref = [s.effect_interior.slope for s in ref]
     slope_big = [s.effect_interior.slope for s in big]
     real_ref = [null.beaten_by(s) for s in ref]
-    fades = [fb < fr and sb < sr for fb, fr, sb, sr in zip(frac_big, frac_ref, slope_big, slope_ref)]
+    fades = [
+        fb < fr and sb < sr for fb, fr, sb, sr in zip(frac_big, frac_ref, slope_big, slope_ref)
+    ]
     return [
-        Verdict("A", "GroupNorm: localization grows with the number of groups G (Fig. 4)",
-                unless_control_fails(grows_with_groups(rho, p, top_beats_bottom,
-                                                       [n >= 2 for n in n_real]), control_ok),
-                "mean interior slope per G: "
-                + join((f"{g}: {slope[i].mean():.3f}" for i, g in enumerate(gs)))
-                + f"; Spearman rho {rho:.2f} (p = {p:.2g}); group counts localizing per seed: "
-                f"{n_real}"),
-        Verdict("A", "BatchNorm with minibatch statistics at inference localizes (Fig. 5)",
-                unless_control_fails(grade(all(real_mb), any(real_mb)), control_ok),
-                f"localizes per seed: {yes_no(real_mb)}; interior fraction "
-                f"{join(mb.frac_interior, '.2f')}, slope {join(mb.slope_interior, '.2g')}; "
-                f"distances {mb.distances}"),
-        Verdict("A", "Population statistics destroy localization (Fig. 6)",
-                grade(all(eq_pop.exact) and not any(real_pop), any(eq_pop.exact)),
-                f"exactly shift-equivariant per seed: {yes_no(eq_pop.exact)}; interior fraction "
-                f"{join(pop.frac_interior, '.2f')}"),
-        Verdict("A", "BatchNorm (minibatch) misses some indices near the boundary (App. D)",
-                unless_control_fails(grade(all(bnd_lower), any(bnd_lower)), any(real_mb)),
-                f"fraction localized within R: minibatch {join(bfrac_mb, '.2f')}; "
-                f"none {join(bfrac_none, '.2f')}"),
-        Verdict("A", "(ours) Minibatch localization fades as the evaluation batch grows to "
-                f"{sizes.largest}",
-                unless_control_fails(grade(all(fades), any(fades)), any(real_ref)),
-                f"batch-mean test, interior fraction at b = {sizes.reference}: "
-                f"{join(frac_ref, '.2f')}, at b = {sizes.largest}: {join(frac_big, '.2f')}; "
-                f"slope {join(slope_ref, '.2g')} vs {join(slope_big, '.2g')}"),
+        Verdict(
+            "A",
+            "GroupNorm: localization grows with the number of groups G (Fig. 4)",
+            unless_control_fails(
+                grows_with_groups(rho, p, top_beats_bottom, [n >= 2 for n in n_real]), control_ok
+            ),
+            "mean interior slope per G: "
+            + join((f"{g}: {slope[i].mean():.3f}" for i, g in enumerate(gs)))
+            + f"; Spearman rho {rho:.2f} (p = {p:.2g}); group counts localizing per seed: "
+            f"{n_real}",
+        ),
+        Verdict(
+            "A",
+            "BatchNorm with minibatch statistics at inference localizes (Fig. 5)",
+            unless_control_fails(grade(all(real_mb), any(real_mb)), control_ok),
+            f"localizes per seed: {yes_no(real_mb)}; interior fraction "
+            f"{join(mb.frac_interior, '.2f')}, slope {join(mb.slope_interior, '.2g')}; "
+            f"distances {mb.distances}",
+        ),
+        Verdict(
+            "A",
+            "Population statistics destroy localization (Fig. 6)",
+            grade(all(eq_pop.exact) and not any(real_pop), any(eq_pop.exact)),
+            f"exactly shift-equivariant per seed: {yes_no(eq_pop.exact)}; interior fraction "
+            f"{join(pop.frac_interior, '.2f')}",
+        ),
+        Verdict(
+            "A",
+            "BatchNorm (minibatch) misses some indices near the boundary (App. D)",
+            unless_control_fails(grade(all(bnd_lower), any(bnd_lower)), any(real_mb)),
+            f"fraction localized within R: minibatch {join(bfrac_mb, '.2f')}; "
+            f"none {join(bfrac_none, '.2f')}",
+        ),
+        Verdict(
+            "A",
+            f"(ours) Minibatch localization fades as the evaluation batch grows to {sizes.largest}",
+            unless_control_fails(grade(all(fades), any(fades)), any(real_ref)),
+            f"batch-mean test, interior fraction at b = {sizes.reference}: "
+            f"{join(frac_ref, '.2f')}, at b = {sizes.largest}: {join(frac_big, '.2f')}; "
+            f"slope {join(slope_ref, '.2g')} vs {join(slope_big, '.2g')}",
+        ),
     ]

@@ -7,10 +7,11 @@ batch size, and the null level every "localizes" is judged against.
     null = which_norms.NullLevel.of(runs["none"], runs["batch, population"])
     sizes = which_norms.eval_batch_sweep(setup, P.bn_eval_batch_sizes)
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import stats as sps
@@ -42,17 +43,19 @@ class NullLevel:
     slopes: list[float]
 
     @classmethod
-    def of(cls, *runs) -> "NullLevel":
+    def of(cls, *runs) -> NullLevel:
         per_seed = [s for r in runs for s in r.per_seed]
         fracs = [s.frac_interior for s in per_seed]
         slopes = [s.effect_interior.slope for s in per_seed]
-        return cls(max(fracs), max(abs(v) for v in slopes), [s.distance for s in per_seed],
-                   fracs, slopes)
+        return cls(
+            max(fracs), max(abs(v) for v in slopes), [s.distance for s in per_seed], fracs, slopes
+        )
 
     def beaten_by(self, loc: Localization) -> bool:
         """:func:`verdicts.beyond_null` for one model."""
-        return verdicts.beyond_null(loc.frac_interior, loc.effect_interior.slope, self.fracs,
-                                    self.slopes)
+        return verdicts.beyond_null(
+            loc.frac_interior, loc.effect_interior.slope, self.fracs, self.slopes
+        )
 
     def level(self, metric: Callable[[Localization], float], runs) -> float:
         """The largest value of ``metric`` among the null networks' seeds."""
@@ -69,8 +72,9 @@ class GroupSweep:
 
     def values(self, metric: Callable[[Localization], float]) -> np.ndarray:
         """``metric`` per group count and seed, (G, seeds)."""
-        return np.array([[metric(s) for s in self.runs[g].per_seed] for g in self.group_counts],
-                        dtype=float)
+        return np.array(
+            [[metric(s) for s in self.runs[g].per_seed] for g in self.group_counts], dtype=float
+        )
 
     @property
     def distance(self) -> np.ndarray:
@@ -98,16 +102,21 @@ class GroupSweep:
 
 def group_sweep(setup: Setup, group_counts: list[int]) -> GroupSweep:
     """Outputs only (no probes), evaluated with the chapter's evaluation batch size."""
-    runs = {g: batchstats.run(setup, setup.cnn("group", groups=g), setup.eval.batch_size,
-                              "minibatch") for g in group_counts}
+    runs = {
+        g: batchstats.run(setup, setup.cnn("group", groups=g), setup.eval.batch_size, "minibatch")
+        for g in group_counts
+    }
     return GroupSweep(list(group_counts), setup.width, runs)
 
 
 def batchnorm_runs(setup: Setup) -> dict[str, LocalizationRun]:
     """No normalization, and BatchNorm evaluated with minibatch and with population statistics
     (the same trained BatchNorm networks), each with depth probes."""
-    cnns = [setup.cnn("none"), setup.cnn("batch", batch_eval="minibatch"),
-            setup.cnn("batch", batch_eval="population")]
+    cnns = [
+        setup.cnn("none"),
+        setup.cnn("batch", batch_eval="minibatch"),
+        setup.cnn("batch", batch_eval="population"),
+    ]
     runs = [localization.run(setup, c, with_probes=True) for c in cnns]
     return {r.name: r for r in runs}
 

@@ -22,6 +22,7 @@ once in worker processes, each with one thread, so results do not depend on ``wo
     sparsity = analysis.sparsity(models, analysis.SparsityConfig.of(P), P.workers)
     clusters = analysis.clusters(models, analysis.ClusterConfig.of(P), P.workers)
 """
+
 from __future__ import annotations
 
 import sys
@@ -40,11 +41,11 @@ from .classify import ClassifierConfig, Models, Splits, Trained, Variant
 
 @dataclass(frozen=True)
 class SparsityConfig:
-    split: str = "train"            # images from the model's training subset, or "test"
-    n_images: int = 5_000           # class-balanced (paper: 5,000 training images)
+    split: str = "train"  # images from the model's training subset, or "test"
+    n_images: int = 5_000  # class-balanced (paper: 5,000 training images)
     image_seed: int = 0
     channel_spatial_mean: bool = True
-    eps: float = 0.0                # |a| <= eps counts as zero (paper: exact zeros)
+    eps: float = 0.0  # |a| <= eps counts as zero (paper: exact zeros)
     batch_size: int = 500
 
     kind = "b_sparsity"
@@ -52,8 +53,12 @@ class SparsityConfig:
     @classmethod
     def of(cls, P) -> SparsityConfig:
         """From a chapter's parameters (the B2 knobs)."""
-        return cls(split=P.sparsity_split, n_images=P.sparsity_images,
-                   channel_spatial_mean=P.channel_spatial_mean, eps=P.zero_threshold)
+        return cls(
+            split=P.sparsity_split,
+            n_images=P.sparsity_images,
+            channel_spatial_mean=P.channel_spatial_mean,
+            eps=P.zero_threshold,
+        )
 
 
 @dataclass(frozen=True)
@@ -61,31 +66,39 @@ class ClusterConfig:
     split: str = "train"
     n_images: int = 5_000
     image_seed: int = 0
-    features: str = "flatten"       # or "channel_mean" (one value per channel)
-    pca_components: int = 0         # k-means on this many principal components; 0 = raw
+    features: str = "flatten"  # or "channel_mean" (one value per channel)
+    pca_components: int = 0  # k-means on this many principal components; 0 = raw
     k_min: int = 2
     k_max: int = 20
-    n_init: int = 1                 # k-means restarts per k
-    fixed_k: int = 10               # DBI at a k chosen without looking at DBI
+    n_init: int = 1  # k-means restarts per k
+    fixed_k: int = 10  # DBI at a k chosen without looking at DBI
     batch_size: int = 500
-    memory_mb: int = 1_000          # activations held at once; more layers -> several passes
+    memory_mb: int = 1_000  # activations held at once; more layers -> several passes
 
     kind = "b_clusters"
 
     @classmethod
     def of(cls, P) -> ClusterConfig:
         """From a chapter's parameters (the B3 knobs)."""
-        return cls(split=P.cluster_split, n_images=P.cluster_images, features=P.cluster_features,
-                   pca_components=P.pca_components, k_min=P.k_min, k_max=P.k_max,
-                   n_init=P.kmeans_n_init, fixed_k=P.fixed_k)
+        return cls(
+            split=P.cluster_split,
+            n_images=P.cluster_images,
+            features=P.cluster_features,
+            pca_components=P.pca_components,
+            k_min=P.k_min,
+            k_max=P.k_max,
+            n_init=P.kmeans_n_init,
+            fixed_k=P.fixed_k,
+        )
 
     @property
     def ks(self) -> np.ndarray:
         return np.arange(self.k_min, self.k_max + 1)
 
 
-def select_images(splits: Splits, split: str, n_images: int, seed: int
-                  ) -> tuple[torch.Tensor, np.ndarray]:
+def select_images(
+    splits: Splits, split: str, n_images: int, seed: int
+) -> tuple[torch.Tensor, np.ndarray]:
     """A class-balanced subset (``n_images // 10`` per class, the remainder to random
     classes) of the training or test subset: normalized tensors and labels."""
     if split not in ("train", "test"):
@@ -94,10 +107,12 @@ def select_images(splits: Splits, split: str, n_images: int, seed: int
     try:
         idx = datasets.subset(y_all, n=n_images, seed=seed)
     except ValueError as exc:
-        raise ValueError(f"cannot draw {n_images} class-balanced {split} images from "
-                         f"{len(y_all)}: {exc}") from None
-    x, _ = datasets.to_tensors(getattr(splits, f"x_{split}")[idx], y_all[idx], pad_to=32,
-                               normalize=splits.normalize)
+        raise ValueError(
+            f"cannot draw {n_images} class-balanced {split} images from {len(y_all)}: {exc}"
+        ) from None
+    x, _ = datasets.to_tensors(
+        getattr(splits, f"x_{split}")[idx], y_all[idx], pad_to=32, normalize=splits.normalize
+    )
     return x, y_all[idx]
 
 
@@ -114,8 +129,9 @@ def sparsity_stats(model, x: torch.Tensor, cfg: SparsityConfig) -> dict[str, np.
     layer = np.zeros(len(names))
     per_channel: list[np.ndarray] = [None] * len(names)
     for i in range(0, n, cfg.batch_size):
-        acts = convnets.capture_activations(model, x[i:i + cfg.batch_size],
-                                            batch_size=cfg.batch_size)
+        acts = convnets.capture_activations(
+            model, x[i : i + cfg.batch_size], batch_size=cfg.batch_size
+        )
         w = len(next(iter(acts.values()))) / n  # every sample has equally many elements
         for j, name in enumerate(names):
             a = acts[name]
@@ -123,8 +139,12 @@ def sparsity_stats(model, x: torch.Tensor, cfg: SparsityConfig) -> dict[str, np.
             ch = w * representations.channel_sparsity(a, cfg.eps, cfg.channel_spatial_mean)
             per_channel[j] = ch if per_channel[j] is None else per_channel[j] + ch
     offsets = np.cumsum([0] + [len(c) for c in per_channel])
-    return {"layer": layer, "channel": np.array([c.mean() for c in per_channel]),
-            "per_channel": np.concatenate(per_channel), "channel_offsets": offsets}
+    return {
+        "layer": layer,
+        "channel": np.array([c.mean() for c in per_channel]),
+        "per_channel": np.concatenate(per_channel),
+        "channel_offsets": offsets,
+    }
 
 
 def _layer_groups(sizes: dict[str, int], n: int, budget_bytes: float) -> list[list[str]]:
@@ -140,8 +160,9 @@ def _layer_groups(sizes: dict[str, int], n: int, budget_bytes: float) -> list[li
     return groups + ([cur] if cur else [])
 
 
-def cluster_stats(model, x: torch.Tensor, y: np.ndarray, cfg: ClusterConfig, seed: int = 0
-                  ) -> dict[str, np.ndarray]:
+def cluster_stats(
+    model, x: torch.Tensor, y: np.ndarray, cfg: ClusterConfig, seed: int = 0
+) -> dict[str, np.ndarray]:
     """Per layer [L]: ``class_dbi``, ``k_star``, ``dbi_k_star``, ``dbi_fixed_k``; the DBI
     curve over k, ``dbi_curve`` [L, len(ks)]; ``ks``. ``seed`` seeds PCA and k-means."""
     names = model.conv_layer_names()
@@ -155,8 +176,9 @@ def cluster_stats(model, x: torch.Tensor, y: np.ndarray, cfg: ClusterConfig, see
             feats = representations.to_features(acts.pop(name), cfg.features).astype(np.float32)
             out["class_dbi"][j] = representations.class_dbi(feats, y)
             fit = representations.reduce_dim(feats, cfg.pca_components or None, seed)
-            sw = representations.kmeans_sweep(fit, feats, cfg.ks, n_init=cfg.n_init, seed=seed,
-                                              fixed_k=cfg.fixed_k)
+            sw = representations.kmeans_sweep(
+                fit, feats, cfg.ks, n_init=cfg.n_init, seed=seed, fixed_k=cfg.fixed_k
+            )
             out["k_star"][j], out["dbi_k_star"][j] = sw.k_star, sw.dbi_k_star
             out["dbi_fixed_k"][j], out["dbi_curve"][j] = sw.dbi_fixed_k, sw.dbi
     out["ks"] = cfg.ks
@@ -187,32 +209,51 @@ def _job(subsets: dict, acfg: AnalysisConfig, cfg: ClassifierConfig, state: dict
     return _compute(acfg, cfg, state, subsets[key])
 
 
-def analyse_all(acfg: AnalysisConfig, trained: list[Trained], splits: dict[str, Splits],
-                workers: int = 1) -> list[cache.Entry]:
+def analyse_all(
+    acfg: AnalysisConfig, trained: list[Trained], splits: dict[str, Splits], workers: int = 1
+) -> list[cache.Entry]:
     """The analysis of every trained model, from the cache or computed ``workers`` at a time.
     ``splits`` maps dataset -> full :class:`.classify.Splits` (as for
     :func:`.classify.train_all`)."""
-    keys = [{"train": classify.model_key(t.cfg, t.seed, splits[t.cfg.dataset].data_id),
-             "analysis": asdict(acfg)} for t in trained]
+    keys = [
+        {
+            "train": classify.model_key(t.cfg, t.seed, splits[t.cfg.dataset].data_id),
+            "analysis": asdict(acfg),
+        }
+        for t in trained
+    ]
     missing = [i for i, k in enumerate(keys) if not cache.is_cached(acfg.kind, k, ANALYSIS_CODE)]
     cfgs = {i: trained[i].cfg for i in missing}
     subsets = {classify.split_key(c): splits[c.dataset].of(c) for c in cfgs.values()}
-    jobs = [(acfg, cfgs[i], {k: v.numpy() for k, v in trained[i].state.items()},
-             classify.split_key(cfgs[i])) for i in missing]
+    jobs = [
+        (
+            acfg,
+            cfgs[i],
+            {k: v.numpy() for k, v in trained[i].state.items()},
+            classify.split_key(cfgs[i]),
+        )
+        for i in missing
+    ]
     fresh = {}
     for j, arrays in run_jobs(_job, jobs, subsets, workers, desc=f"{acfg.kind[2:]} analysis"):
         i = missing[j]
         fresh[i] = cache.cached(acfg.kind, keys[i], lambda a=arrays: cache.Entry(a), ANALYSIS_CODE)
         fresh[i].hit = False
         t = trained[i]
-        print(f"analysed {t.cfg.dataset} {t.cfg.label} seed {t.seed} ({acfg.kind[2:]}): "
-              f"{float(arrays['seconds']):.1f} s", flush=True)
-    return [fresh[i] if i in fresh else cache.load(acfg.kind, k, ANALYSIS_CODE)
-            for i, k in enumerate(keys)]
+        print(
+            f"analysed {t.cfg.dataset} {t.cfg.label} seed {t.seed} ({acfg.kind[2:]}): "
+            f"{float(arrays['seconds']):.1f} s",
+            flush=True,
+        )
+    return [
+        fresh[i] if i in fresh else cache.load(acfg.kind, k, ANALYSIS_CODE)
+        for i, k in enumerate(keys)
+    ]
 
 
-def _per_variant(acfg: AnalysisConfig, models: Models, workers: int
-                 ) -> dict[Variant, list[cache.Entry]]:
+def _per_variant(
+    acfg: AnalysisConfig, models: Models, workers: int
+) -> dict[Variant, list[cache.Entry]]:
     """:func:`analyse_all` over every model of ``models``, in one pool."""
     entries = iter(analyse_all(acfg, models.all, models.splits, workers))
     return {v: [next(entries) for _ in ts] for v, ts in models.trained.items()}
@@ -230,8 +271,12 @@ def _bookkeeping(models: Models, entries: dict[Variant, list[cache.Entry]]) -> d
         if v[0] not in names:
             names[v[0]] = ts[0].model().conv_layer_names()
     flat = [e for es in entries.values() for e in es]
-    return dict(layer_names=names, n_models=len(flat), cache_hits=sum(e.hit for e in flat),
-                seconds=sum(float(e["seconds"]) for e in flat))
+    return dict(
+        layer_names=names,
+        n_models=len(flat),
+        cache_hits=sum(e.hit for e in flat),
+        seconds=sum(float(e["seconds"]) for e in flat),
+    )
 
 
 @dataclass
@@ -241,10 +286,10 @@ class Sparsity:
     config: SparsityConfig
     layer: dict[Variant, np.ndarray]
     channel: dict[Variant, np.ndarray]
-    layer_names: dict[str, list[str]]   # dataset -> conv layer names, in forward order
+    layer_names: dict[str, list[str]]  # dataset -> conv layer names, in forward order
     n_models: int
-    cache_hits: int                     # models whose analysis came from the cache
-    seconds: float                      # single-thread compute of every model, when computed
+    cache_hits: int  # models whose analysis came from the cache
+    seconds: float  # single-thread compute of every model, when computed
 
 
 @dataclass
@@ -252,11 +297,11 @@ class Clusters:
     """Cluster purity per variant: arrays [seeds, layers], DBI over k [seeds, layers, k]."""
 
     config: ClusterConfig
-    class_dbi: dict[Variant, np.ndarray]     # true labels as clusters
-    k_star: dict[Variant, np.ndarray]        # argmin over k of the k-means DBI
+    class_dbi: dict[Variant, np.ndarray]  # true labels as clusters
+    k_star: dict[Variant, np.ndarray]  # argmin over k of the k-means DBI
     dbi_k_star: dict[Variant, np.ndarray]
-    dbi_fixed_k: dict[Variant, np.ndarray]   # at config.fixed_k
-    dbi_curve: dict[Variant, np.ndarray]     # [seeds, layers, len(ks)]
+    dbi_fixed_k: dict[Variant, np.ndarray]  # at config.fixed_k
+    dbi_curve: dict[Variant, np.ndarray]  # [seeds, layers, len(ks)]
     layer_names: dict[str, list[str]]
     n_models: int
     cache_hits: int
@@ -270,20 +315,24 @@ class Clusters:
         """Per variant, seed and layer of ``dataset`` (flat): is k* at an end of the searched
         range? The DBI curve then has no minimum inside the range."""
         ends = (self.config.k_min, self.config.k_max)
-        return np.concatenate([np.isin(self.k_star[dataset, bn].ravel(), ends)
-                               for bn in (True, False)])
+        return np.concatenate(
+            [np.isin(self.k_star[dataset, bn].ravel(), ends) for bn in (True, False)]
+        )
 
 
 def sparsity(models: Models, config: SparsityConfig, workers: int = 1) -> Sparsity:
     """Sparsity of every trained model (cached per model and config)."""
     entries = _per_variant(config, models, workers)
-    return Sparsity(config, _stack(entries, "layer"), _stack(entries, "channel"),
-                    **_bookkeeping(models, entries))
+    return Sparsity(
+        config,
+        _stack(entries, "layer"),
+        _stack(entries, "channel"),
+        **_bookkeeping(models, entries),
+    )
 
 
 def clusters(models: Models, config: ClusterConfig, workers: int = 1) -> Clusters:
     """Cluster purity of every trained model (cached per model and config)."""
     entries = _per_variant(config, models, workers)
     metrics = ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k", "dbi_curve")
-    return Clusters(config, *(_stack(entries, m) for m in metrics),
-                    **_bookkeeping(models, entries))
+    return Clusters(config, *(_stack(entries, m) for m in metrics), **_bookkeeping(models, entries))

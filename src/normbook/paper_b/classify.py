@@ -24,6 +24,7 @@ thread, so the result is bit-identical whether models train in this process or i
 **Data identity.** The cache key includes the SHA-256 of the data files, so a model trained
 on the rebuilt (JPEG) CIFAR-10 copy is never reused for the original archive, or vice versa.
 """
+
 from __future__ import annotations
 
 import sys
@@ -53,22 +54,22 @@ N_TEST = 10_000
 class ClassifierConfig:
     """Everything that determines a trained model, except its seed."""
 
-    dataset: str             # "mnist" (standard CNN) or "cifar10" (VGG-16)
-    batchnorm: bool          # BatchNorm2d after every conv, or Identity
-    width: float             # standard CNN: channels k of conv1; VGG-16: width multiplier
-    optimizer: str           # "sgd" or "adam"
+    dataset: str  # "mnist" (standard CNN) or "cifar10" (VGG-16)
+    batchnorm: bool  # BatchNorm2d after every conv, or Identity
+    width: float  # standard CNN: channels k of conv1; VGG-16: width multiplier
+    optimizer: str  # "sgd" or "adam"
     lr: float
-    momentum: float = 0.0    # SGD only
+    momentum: float = 0.0  # SGD only
     batch_size: int = 128
     max_epochs: int = 10
-    patience: int = 3        # evaluations without a lower validation loss before stopping
+    patience: int = 3  # evaluations without a lower validation loss before stopping
     evals_per_epoch: int = 1
-    n_train: int = 10_000    # images from the official training split used for training
-    n_val: int = 2_000       # further images from the training split, for early stopping
-    n_test: int = N_TEST     # images of the official test split used for test accuracy
-    split_seed: int = 0      # which images go to train / val / test subsets
-    init: str = "kaiming"    # He init as torchvision's VGG, or "pytorch" (layer defaults)
-    device: str = "cpu"      # "cpu" or "cuda" (results differ between them, so it is keyed)
+    n_train: int = 10_000  # images from the official training split used for training
+    n_val: int = 2_000  # further images from the training split, for early stopping
+    n_test: int = N_TEST  # images of the official test split used for test accuracy
+    split_seed: int = 0  # which images go to train / val / test subsets
+    init: str = "kaiming"  # He init as torchvision's VGG, or "pytorch" (layer defaults)
+    device: str = "cpu"  # "cpu" or "cuda" (results differ between them, so it is keyed)
 
     def __post_init__(self):
         if self.dataset not in DATASETS:
@@ -81,8 +82,10 @@ class ClassifierConfig:
             raise ValueError(f"optimizer must be 'sgd' or 'adam', got {self.optimizer!r}")
         full = DATASETS[self.dataset][3]
         if self.n_train < 1 or self.n_val < 1 or self.n_train + self.n_val > full:
-            raise ValueError(f"{self.dataset}: n_train + n_val = {self.n_train + self.n_val} must "
-                             f"be between 2 and {full} (the training split)")
+            raise ValueError(
+                f"{self.dataset}: n_train + n_val = {self.n_train + self.n_val} must "
+                f"be between 2 and {full} (the training split)"
+            )
         if not 1 <= self.n_test <= N_TEST:
             raise ValueError(f"n_test must be between 1 and {N_TEST}, got {self.n_test}")
 
@@ -157,6 +160,7 @@ def kaiming_init(model: nn.Module, seed: int) -> nn.Module:
 
 # --------------------------------------------------------------------------- data
 
+
 @dataclass
 class Splits:
     """uint8 images of one dataset, split into train / val / test subsets."""
@@ -168,8 +172,8 @@ class Splits:
     y_val: np.ndarray
     x_test: np.ndarray
     y_test: np.ndarray
-    data_id: str                      # identifies the data files (SHA-256); part of cache keys
-    provenance: tuple = ()            # datasets.Provenance of the train and test files
+    data_id: str  # identifies the data files (SHA-256); part of cache keys
+    provenance: tuple = ()  # datasets.Provenance of the train and test files
 
     @property
     def normalize(self) -> str:
@@ -184,17 +188,26 @@ class Splits:
         """The subsets a config uses (see :func:`split_indices`)."""
         tr, va = split_indices(len(self.y_train), n_train, n_val, split_seed)
         te = test_indices(len(self.y_test), n_test, split_seed)
-        return Splits(self.dataset, self.x_train[tr], self.y_train[tr], self.x_train[va],
-                      self.y_train[va], self.x_test[te], self.y_test[te], self.data_id,
-                      self.provenance)
+        return Splits(
+            self.dataset,
+            self.x_train[tr],
+            self.y_train[tr],
+            self.x_train[va],
+            self.y_train[va],
+            self.x_test[te],
+            self.y_test[te],
+            self.data_id,
+            self.provenance,
+        )
 
     def of(self, cfg: ClassifierConfig) -> Splits:
         """The subsets ``cfg`` trains, validates and tests on."""
         return self.subset(cfg.n_train, cfg.n_val, cfg.n_test, cfg.split_seed)
 
 
-def split_indices(n_full: int, n_train: int, n_val: int, seed: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def split_indices(
+    n_full: int, n_train: int, n_val: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint (train, val) indices into the official training split: one seeded random
     permutation, the first ``n_val`` for validation, the next ``n_train`` for training.
     Uniformly random (not class-balanced), so the full split works for MNIST's unequal
@@ -202,7 +215,7 @@ def split_indices(n_full: int, n_train: int, n_val: int, seed: int
     if n_train + n_val > n_full:
         raise ValueError(f"n_train + n_val = {n_train + n_val} exceeds the {n_full} images")
     perm = np.random.default_rng(seed).permutation(n_full)
-    return np.sort(perm[n_val:n_val + n_train]), np.sort(perm[:n_val])
+    return np.sort(perm[n_val : n_val + n_train]), np.sort(perm[:n_val])
 
 
 def test_indices(n_full: int, n_test: int, seed: int) -> np.ndarray:
@@ -233,16 +246,18 @@ def load_full(dataset: str, allow_unverified: bool | None = None) -> Splits:
 
 # --------------------------------------------------------------------------- training
 
+
 @torch.no_grad()
-def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 500
-             ) -> tuple[float, float]:
+def evaluate(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 500
+) -> tuple[float, float]:
     """(mean cross-entropy, accuracy) in eval mode; the model's mode is restored."""
     was = model.training
     model.eval()
     dev = next(model.parameters()).device
     loss, correct = 0.0, 0
     for i in range(0, len(x), batch_size):
-        xb, yb = x[i:i + batch_size].to(dev), y[i:i + batch_size].to(dev)
+        xb, yb = x[i : i + batch_size].to(dev), y[i : i + batch_size].to(dev)
         out = model(xb)
         loss += float(nn.functional.cross_entropy(out, yb, reduction="sum"))
         correct += int((out.argmax(1) == yb).sum())
@@ -252,12 +267,12 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int
 
 @dataclass
 class TrainResult:
-    state: dict[str, np.ndarray]   # the kept (lowest validation loss) weights
+    state: dict[str, np.ndarray]  # the kept (lowest validation loss) weights
     curves: dict[str, np.ndarray]  # per evaluation: epoch, train/val loss and accuracy
     test_loss: float
     test_acc: float
-    best_epoch: float              # when the kept weights were reached (in epochs)
-    stopped_epoch: float           # when training ended
+    best_epoch: float  # when the kept weights were reached (in epochs)
+    stopped_epoch: float  # when training ended
     early_stopped: bool
     seconds: float
 
@@ -267,8 +282,13 @@ def _eval_steps(steps_per_epoch: int, evals_per_epoch: int) -> set[int]:
     return {int(round(steps_per_epoch * (j + 1) / k)) for j in range(k)}
 
 
-def train_one(cfg: ClassifierConfig, seed: int, splits: Splits, desc: str | None = None,
-              show_progress: bool = True) -> TrainResult:
+def train_one(
+    cfg: ClassifierConfig,
+    seed: int,
+    splits: Splits,
+    desc: str | None = None,
+    show_progress: bool = True,
+) -> TrainResult:
     """Train one model per the early-stopping rule of this module's docstring. A worker
     process shows no progress bar of its own (the pool shows one for all models)."""
     t0 = time.perf_counter()
@@ -297,12 +317,15 @@ def train_one(cfg: ClassifierConfig, seed: int, splits: Splits, desc: str | None
         run_loss, run_correct, run_n = 0.0, 0, 0
         stop = False
         total = cfg.max_epochs * steps_per_epoch
-        bar = (progress(total=total, desc=desc or f"{cfg.dataset} {cfg.label} seed {seed}")
-               if show_progress and not in_worker() else None)
+        bar = (
+            progress(total=total, desc=desc or f"{cfg.dataset} {cfg.label} seed {seed}")
+            if show_progress and not in_worker()
+            else None
+        )
         for epoch in range(cfg.max_epochs):
             order = torch.randperm(n, generator=gen).to(dev)
             for step in range(1, steps_per_epoch + 1):
-                idx = order[(step - 1) * bs: step * bs]
+                idx = order[(step - 1) * bs : step * bs]
                 xb, yb = x_tr[idx], y_tr[idx]
                 out = model(xb)
                 loss = nn.functional.cross_entropy(out, yb)
@@ -343,9 +366,13 @@ def train_one(cfg: ClassifierConfig, seed: int, splits: Splits, desc: str | None
     return TrainResult(
         state={k: v.cpu().numpy().copy() for k, v in best_state.items()},
         curves={k: np.asarray(v, dtype=np.float64) for k, v in curves.items()},
-        test_loss=test_loss, test_acc=test_acc, best_epoch=best_epoch,
+        test_loss=test_loss,
+        test_acc=test_acc,
+        best_epoch=best_epoch,
         stopped_epoch=curves["epoch"][-1] if curves["epoch"] else 0.0,
-        early_stopped=bool(stop), seconds=time.perf_counter() - t0)
+        early_stopped=bool(stop),
+        seconds=time.perf_counter() - t0,
+    )
 
 
 def model_from_state(cfg: ClassifierConfig, state: dict) -> nn.Module:
@@ -356,6 +383,7 @@ def model_from_state(cfg: ClassifierConfig, state: dict) -> nn.Module:
 
 
 # --------------------------------------------------------------------------- cache + workers
+
 
 def model_key(cfg: ClassifierConfig, seed: int, data_id: str) -> dict:
     """The cache key of one trained model (also the start of its analyses' keys)."""
@@ -371,9 +399,14 @@ def _entry(res: TrainResult) -> cache.Entry:
     arrays = {f"curve_{k}": v for k, v in res.curves.items()}
     # np.array (not ascontiguousarray) keeps 0-d entries such as num_batches_tracked 0-d
     tensors = {k: torch.from_numpy(np.array(v, copy=True)) for k, v in res.state.items()}
-    meta = {"test_loss": res.test_loss, "test_acc": res.test_acc, "best_epoch": res.best_epoch,
-            "stopped_epoch": res.stopped_epoch, "early_stopped": res.early_stopped,
-            "train_seconds": round(res.seconds, 2)}
+    meta = {
+        "test_loss": res.test_loss,
+        "test_acc": res.test_acc,
+        "best_epoch": res.best_epoch,
+        "stopped_epoch": res.stopped_epoch,
+        "early_stopped": res.early_stopped,
+        "train_seconds": round(res.seconds, 2),
+    }
     return cache.Entry(arrays, tensors=tensors, meta=meta)
 
 
@@ -391,7 +424,7 @@ class Trained:
 
     @property
     def curves(self) -> dict[str, np.ndarray]:
-        return {k[len("curve_"):]: v for k, v in self.entry.items() if k.startswith("curve_")}
+        return {k[len("curve_") :]: v for k, v in self.entry.items() if k.startswith("curve_")}
 
     @property
     def test_acc(self) -> float:
@@ -428,31 +461,47 @@ def _train_job(subsets: dict, cfg: ClassifierConfig, seed: int, key: tuple) -> T
 def _cost(cfg: ClassifierConfig) -> float:
     """Rough relative cost, to start the longest jobs first."""
     w = float(cfg.width)
-    per_img = 64.0 * w ** 2 if cfg.arch == "vgg16" else (w / 8) ** 2  # ~1 for VGG/8, CNN k=8
+    per_img = 64.0 * w**2 if cfg.arch == "vgg16" else (w / 8) ** 2  # ~1 for VGG/8, CNN k=8
     return per_img * cfg.n_train * cfg.max_epochs
 
 
-def train_all(jobs: list[tuple[ClassifierConfig, int]], splits: dict[str, Splits],
-              workers: int = 1) -> list[Trained]:
+def train_all(
+    jobs: list[tuple[ClassifierConfig, int]], splits: dict[str, Splits], workers: int = 1
+) -> list[Trained]:
     """Train or load every (config, seed) in ``jobs``; ``splits`` maps dataset -> the full
     :class:`Splits` (from :func:`load_full`). Missing models are trained ``workers`` at a time
     (1: in this process); each is written to the cache as soon as it finishes."""
     keys = {(cfg, s): model_key(cfg, s, splits[cfg.dataset].data_id) for cfg, s in jobs}
-    missing = [(cfg, s) for cfg, s in jobs
-               if not cache.is_cached("b_train", keys[cfg, s], TRAIN_CODE)]
+    missing = [
+        (cfg, s) for cfg, s in jobs if not cache.is_cached("b_train", keys[cfg, s], TRAIN_CODE)
+    ]
     missing.sort(key=lambda j: -_cost(j[0]))
     subsets = {split_key(c): splits[c.dataset].of(c) for c, _ in missing}
     fresh: dict = {}
-    for i, res in run_jobs(_train_job, [(c, s, split_key(c)) for c, s in missing], subsets,
-                           workers, desc="train models"):
+    for i, res in run_jobs(
+        _train_job,
+        [(c, s, split_key(c)) for c, s in missing],
+        subsets,
+        workers,
+        desc="train models",
+    ):
         (cfg, s) = job = missing[i]
         fresh[job] = cache.cached("b_train", keys[job], lambda r=res: _entry(r), TRAIN_CODE)
         fresh[job].hit = False
-        print(f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
-              f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f}), "
-              f"{res.seconds:.1f} s", flush=True)
-    return [Trained(cfg, s, fresh[cfg, s] if (cfg, s) in fresh
-                    else cache.load("b_train", keys[cfg, s], TRAIN_CODE)) for cfg, s in jobs]
+        print(
+            f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
+            f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f}), "
+            f"{res.seconds:.1f} s",
+            flush=True,
+        )
+    return [
+        Trained(
+            cfg,
+            s,
+            fresh[cfg, s] if (cfg, s) in fresh else cache.load("b_train", keys[cfg, s], TRAIN_CODE),
+        )
+        for cfg, s in jobs
+    ]
 
 
 # The library code that determines a trained model: its cache entries are keyed by its hash.
@@ -460,6 +509,7 @@ TRAIN_CODE = (convnets, datasets, seeding, sys.modules[__name__])
 
 
 # --------------------------------------------------------------------------- chapter runner
+
 
 def allow_flag(value: str) -> bool | None:
     """The chapters' ``allow_unverified`` parameter: 'yes' / 'no', or 'env' (None: follow
@@ -480,17 +530,37 @@ def configs(P) -> dict[Variant, ClassifierConfig]:
     out = {}
     for v in VARIANTS:
         ds, bn = v
-        common = dict(dataset=ds, batchnorm=bn, batch_size=P.batch_size, patience=P.patience,
-                      evals_per_epoch=P.evals_per_epoch, n_val=P.n_val, n_test=P.n_test,
-                      split_seed=P.split_seed, init=P.init, device=resolve_device(P.device))
+        common = dict(
+            dataset=ds,
+            batchnorm=bn,
+            batch_size=P.batch_size,
+            patience=P.patience,
+            evals_per_epoch=P.evals_per_epoch,
+            n_val=P.n_val,
+            n_test=P.n_test,
+            split_seed=P.split_seed,
+            init=P.init,
+            device=resolve_device(P.device),
+        )
         if ds == "mnist":
-            out[v] = ClassifierConfig(width=P.mnist_width, optimizer="sgd", lr=P.mnist_lr,
-                                      momentum=P.mnist_momentum, max_epochs=P.mnist_epochs,
-                                      n_train=P.mnist_train, **common)
+            out[v] = ClassifierConfig(
+                width=P.mnist_width,
+                optimizer="sgd",
+                lr=P.mnist_lr,
+                momentum=P.mnist_momentum,
+                max_epochs=P.mnist_epochs,
+                n_train=P.mnist_train,
+                **common,
+            )
         else:
-            out[v] = ClassifierConfig(width=P.vgg_width, optimizer="adam",
-                                      lr=P.cifar_lr_bn if bn else P.cifar_lr_nobn,
-                                      max_epochs=P.cifar_epochs, n_train=P.cifar_train, **common)
+            out[v] = ClassifierConfig(
+                width=P.vgg_width,
+                optimizer="adam",
+                lr=P.cifar_lr_bn if bn else P.cifar_lr_nobn,
+                max_epochs=P.cifar_epochs,
+                n_train=P.cifar_train,
+                **common,
+            )
     return out
 
 
@@ -505,8 +575,8 @@ class Models:
     """Every trained model of a chapter's parameters, one per (dataset, BatchNorm) variant and
     seed, with the full datasets they were cut from."""
 
-    trained: dict[Variant, list[Trained]]   # per variant, one per seed (in seed order)
-    splits: dict[str, Splits]               # dataset -> full train and test splits
+    trained: dict[Variant, list[Trained]]  # per variant, one per seed (in seed order)
+    splits: dict[str, Splits]  # dataset -> full train and test splits
 
     @property
     def variants(self) -> list[Variant]:

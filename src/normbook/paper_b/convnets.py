@@ -6,6 +6,7 @@ named ``conv1``, ``conv2``, ... inside ``model.features``. The no-BN model is th
 with BatchNorm replaced by Identity, nothing else changed. Each block owns its own
 non-inplace ``nn.ReLU`` so a forward hook on it sees exactly that layer's representation.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -16,19 +17,20 @@ import torch
 from torch import nn
 
 # Channels per conv, "M" = max-pool 2 (Simonyan & Zisserman, configuration D).
-VGG16_CFG = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M",
-             512, 512, 512, "M", 512, 512, 512, "M")
+VGG16_CFG = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M")
 
 
 class ConvBlock(nn.Sequential):
     """conv 3x3 (pad 1) -> BatchNorm2d or Identity -> ReLU."""
 
     def __init__(self, c_in: int, c_out: int, batchnorm: bool):
-        super().__init__(OrderedDict(
-            conv=nn.Conv2d(c_in, c_out, kernel_size=3, padding=1),
-            norm=nn.BatchNorm2d(c_out) if batchnorm else nn.Identity(),
-            relu=nn.ReLU(inplace=False),
-        ))
+        super().__init__(
+            OrderedDict(
+                conv=nn.Conv2d(c_in, c_out, kernel_size=3, padding=1),
+                norm=nn.BatchNorm2d(c_out) if batchnorm else nn.Identity(),
+                relu=nn.ReLU(inplace=False),
+            )
+        )
 
 
 class _ConvNet(nn.Module):
@@ -54,20 +56,25 @@ class StandardCNN(_ConvNet):
     Spatial size 32 -> 32 -> 16 -> 8 -> 4 -> 1.
     """
 
-    def __init__(self, width: int = 64, batchnorm: bool = True, in_channels: int = 1,
-                 num_classes: int = 10):
+    def __init__(
+        self, width: int = 64, batchnorm: bool = True, in_channels: int = 1, num_classes: int = 10
+    ):
         super().__init__()
         k = width
-        self.features = nn.Sequential(OrderedDict([
-            ("conv1", ConvBlock(in_channels, k, batchnorm)),
-            ("conv2", ConvBlock(k, 2 * k, batchnorm)),
-            ("pool2", nn.MaxPool2d(2)),
-            ("conv3", ConvBlock(2 * k, 4 * k, batchnorm)),
-            ("pool3", nn.MaxPool2d(2)),
-            ("conv4", ConvBlock(4 * k, 8 * k, batchnorm)),
-            ("pool4", nn.MaxPool2d(2)),
-            ("pool_final", nn.MaxPool2d(4)),
-        ]))
+        self.features = nn.Sequential(
+            OrderedDict(
+                [
+                    ("conv1", ConvBlock(in_channels, k, batchnorm)),
+                    ("conv2", ConvBlock(k, 2 * k, batchnorm)),
+                    ("pool2", nn.MaxPool2d(2)),
+                    ("conv3", ConvBlock(2 * k, 4 * k, batchnorm)),
+                    ("pool3", nn.MaxPool2d(2)),
+                    ("conv4", ConvBlock(4 * k, 8 * k, batchnorm)),
+                    ("pool4", nn.MaxPool2d(2)),
+                    ("pool_final", nn.MaxPool2d(4)),
+                ]
+            )
+        )
         self.classifier = nn.Linear(8 * k, num_classes)
 
 
@@ -77,8 +84,13 @@ class VGG16(_ConvNet):
     ``width_mult`` scales every conv's channels (at least 1) for cheaper profiles.
     """
 
-    def __init__(self, width_mult: float = 1.0, batchnorm: bool = True, in_channels: int = 3,
-                 num_classes: int = 10):
+    def __init__(
+        self,
+        width_mult: float = 1.0,
+        batchnorm: bool = True,
+        in_channels: int = 3,
+        num_classes: int = 10,
+    ):
         super().__init__()
         layers, c_in, i_conv, i_pool = [], in_channels, 0, 0
         for v in VGG16_CFG:
@@ -110,9 +122,15 @@ def build(arch: str, *, seed: int, **kwargs) -> _ConvNet:
         return ARCHITECTURES[arch](**kwargs)
 
 
-def capture_activations(model: nn.Module, x, *, batch_size: int = 256,
-                        layers: Sequence[str] | None = None, flatten: bool = False,
-                        dtype=np.float32) -> dict[str, np.ndarray]:
+def capture_activations(
+    model: nn.Module,
+    x,
+    *,
+    batch_size: int = 256,
+    layers: Sequence[str] | None = None,
+    flatten: bool = False,
+    dtype=np.float32,
+) -> dict[str, np.ndarray]:
     """Post-ReLU activations of every conv layer: ``{name: array [N, C, H, W]}``.
 
     Runs ``x`` ([N, C, H, W] tensor or array) in eval mode under ``torch.no_grad()`` in
@@ -120,8 +138,11 @@ def capture_activations(model: nn.Module, x, *, batch_size: int = 256,
     early VGG layers on thousands of images take gigabytes). The model's train/eval mode is
     restored and all hooks are removed afterwards, also on error.
     """
-    relus = model.conv_relus() if hasattr(model, "conv_relus") else OrderedDict(
-        (n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU))
+    relus = (
+        model.conv_relus()
+        if hasattr(model, "conv_relus")
+        else OrderedDict((n, m) for n, m in model.named_modules() if isinstance(m, nn.ReLU))
+    )
     names = list(relus) if layers is None else list(layers)
     unknown = [n for n in names if n not in relus]
     if unknown:
@@ -137,6 +158,7 @@ def capture_activations(model: nn.Module, x, *, batch_size: int = 256,
     def make_hook(name):
         def hook(_module, _inp, output):
             current[name] = output.detach()
+
         return hook
 
     handles = [relus[name].register_forward_hook(make_hook(name)) for name in names]
@@ -146,14 +168,14 @@ def capture_activations(model: nn.Module, x, *, batch_size: int = 256,
         with torch.no_grad():
             for start in range(0, n, batch_size):
                 current.clear()
-                model(x[start:start + batch_size].to(device=device, dtype=torch.float32))
+                model(x[start : start + batch_size].to(device=device, dtype=torch.float32))
                 for name in names:
                     a = current[name].cpu().numpy()
                     if flatten:
                         a = a.reshape(len(a), -1)
                     if name not in out:  # preallocate: avoids holding every batch twice
                         out[name] = np.empty((n, *a.shape[1:]), dtype=dtype)
-                    out[name][start:start + len(a)] = a
+                    out[name][start : start + len(a)] = a
     finally:
         for h in handles:
             h.remove()
@@ -161,10 +183,13 @@ def capture_activations(model: nn.Module, x, *, batch_size: int = 256,
     return {name: out[name] for name in names}
 
 
-def geometry(model: nn.Module, in_channels: int, size: int = 32
-             ) -> tuple[dict[str, tuple[int, ...]], int]:
+def geometry(
+    model: nn.Module, in_channels: int, size: int = 32
+) -> tuple[dict[str, tuple[int, ...]], int]:
     """The output shape (C, H, W) of every conv layer for one ``size`` x ``size`` input, and
     the model's number of parameters."""
     acts = capture_activations(model, np.zeros((1, in_channels, size, size), np.float32))
-    return ({name: a.shape[1:] for name, a in acts.items()},
-            sum(p.numel() for p in model.parameters()))
+    return (
+        {name: a.shape[1:] for name, a in acts.items()},
+        sum(p.numel() for p in model.parameters()),
+    )

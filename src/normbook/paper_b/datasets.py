@@ -14,6 +14,7 @@ Environment variables:
 - ``NORMBOOK_ALLOW_UNVERIFIED=1``: accept files whose checksum does not match.
 - ``NORMBOOK_NO_DOWNLOAD=1``: never try to download missing files.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -54,8 +55,18 @@ CIFAR10_MEMBERS = {
 }
 CIFAR10_RECORD = 1 + 3 * 32 * 32
 CIFAR10_RECORDS_PER_FILE = 10_000
-CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer",
-                   "dog", "frog", "horse", "ship", "truck")
+CIFAR10_CLASSES = (
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+)
 
 MNIST_MEAN_STD = ((0.1307,), (0.3081,))
 CIFAR10_MEAN_STD = ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))
@@ -71,6 +82,7 @@ class DataError(RuntimeError):
 
 # --------------------------------------------------------------------------- provenance
 
+
 @dataclass(frozen=True)
 class FileCheck:
     """Verification record of one file.
@@ -79,6 +91,7 @@ class FileCheck:
     content" for MNIST, "file" for the CIFAR-10 archive); ``sha256`` is always of the file as
     stored on disk, so it identifies the exact copy used.
     """
+
     path: str
     md5: str
     sha256: str
@@ -93,6 +106,7 @@ class FileCheck:
 @dataclass(frozen=True)
 class Provenance:
     """Where a loaded split came from and whether it is the original data."""
+
     dataset: str
     split: str
     checks: tuple[FileCheck, ...]
@@ -123,25 +137,35 @@ class Provenance:
         """One line of a chapter's run record: the files, whether verified, their SHA-256."""
         status = "verified" if self.verified else "UNVERIFIED copy"
         files = ", ".join(f"`{os.path.basename(f)}`" for f in self.files)
-        return (f"{self.dataset} {self.split}: {files} ({status}; SHA-256 "
-                f"{', '.join(s[:16] + '…' for s in self.sha256)})")
+        return (
+            f"{self.dataset} {self.split}: {files} ({status}; SHA-256 "
+            f"{', '.join(s[:16] + '…' for s in self.sha256)})"
+        )
 
 
 def provenance_admonition(prov: Provenance) -> str:
     """MyST markdown for a chapter: a ``{warning}`` for unverified data, else a ``{note}``."""
     if prov.verified:
         files = ", ".join(f"`{Path(p).name}`" for p in prov.files)
-        return (f"```{{note}}\n{prov.dataset} ({prov.split} split) verified against the "
-                f"published MD5 checksums: {files}.\n```\n")
+        return (
+            f"```{{note}}\n{prov.dataset} ({prov.split} split) verified against the "
+            f"published MD5 checksums: {files}.\n```\n"
+        )
     rows = "\n".join(
         f"- `{c.path}`: MD5 `{c.md5}` (expected `{c.expected_md5}`), SHA-256 `{c.sha256}`"
-        for c in prov.checks if not c.verified)
-    note = prov.note or ("This copy is not the original data; results on it are close to, "
-                         "not equal to, results on the original data.")
-    return (f"```{{warning}} Unverified {prov.dataset} data\n"
-            f"The {prov.dataset} {prov.split} split used here failed checksum verification "
-            f"and was used only because unverified data was explicitly allowed.\n{note}\n\n"
-            f"{rows}\n```\n")
+        for c in prov.checks
+        if not c.verified
+    )
+    note = prov.note or (
+        "This copy is not the original data; results on it are close to, "
+        "not equal to, results on the original data."
+    )
+    return (
+        f"```{{warning}} Unverified {prov.dataset} data\n"
+        f"The {prov.dataset} {prov.split} split used here failed checksum verification "
+        f"and was used only because unverified data was explicitly allowed.\n{note}\n\n"
+        f"{rows}\n```\n"
+    )
 
 
 def _provenances(splits: Mapping) -> list[Provenance]:
@@ -175,6 +199,7 @@ def data_note(splits: Mapping) -> str:
 
 
 # --------------------------------------------------------------------------- settings
+
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in _TRUE
@@ -239,10 +264,12 @@ def _enforce(check: FileCheck, dataset: str, allow: bool, fix_url: str) -> None:
         f"replace it with the original file (delete it and re-run with network access to "
         f"download it from {fix_url}), or set NORMBOOK_ALLOW_UNVERIFIED=1 (or pass "
         f"allow_unverified=True) to accept an unverified copy; its checksums are then "
-        f"recorded in the provenance and must be reported with the results.")
+        f"recorded in the provenance and must be reported with the results."
+    )
 
 
 # --------------------------------------------------------------------------- download
+
 
 def _open_url(url: str, timeout: float = 60.0):
     # Indirection so tests can replace the network with a local stub.
@@ -259,8 +286,13 @@ def _download(url: str, dest: Path, verify: Callable[[Path], None]) -> None:
     try:
         with os.fdopen(fd, "wb") as out, _open_url(url) as resp:
             total = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
-            with tqdm(total=int(total) if total else None, unit="B", unit_scale=True,
-                      desc=dest.name, leave=False) as bar:
+            with tqdm(
+                total=int(total) if total else None,
+                unit="B",
+                unit_scale=True,
+                desc=dest.name,
+                leave=False,
+            ) as bar:
                 while chunk := resp.read(1 << 20):
                     out.write(chunk)
                     bar.update(len(chunk))
@@ -276,10 +308,12 @@ def _missing_error(dataset: str, paths: Sequence[Path], reason: str) -> DataErro
         f"{dataset} data not found ({reason}). Expected at:\n{where}\n"
         f"Place the files there, or set NORMBOOK_DATA to a directory that holds them "
         f"(e.g. NORMBOOK_DATA=../shared/data for the offline copy, relative to the project "
-        f"root). Downloads can be disabled with NORMBOOK_NO_DOWNLOAD=1.")
+        f"root). Downloads can be disabled with NORMBOOK_NO_DOWNLOAD=1."
+    )
 
 
 # --------------------------------------------------------------------------- MNIST
+
 
 def _mnist_candidates(root: Path, name: str) -> tuple[Path, Path]:
     return root / "mnist" / f"{name}.gz", root / "mnist" / name
@@ -292,9 +326,11 @@ def _read_maybe_gzip(path: Path, expected_md5: str) -> tuple[bytes, bytes]:
     try:
         return raw, gzip.decompress(raw)
     except (OSError, EOFError, zlib.error) as e:
-        raise DataError(f"Corrupt or truncated gzip file {path} ({e}); expected the "
-                        f"decompressed content to have MD5 {expected_md5}. Replace the "
-                        f"file.") from e
+        raise DataError(
+            f"Corrupt or truncated gzip file {path} ({e}); expected the "
+            f"decompressed content to have MD5 {expected_md5}. Replace the "
+            f"file."
+        ) from e
 
 
 def _mnist_check(path: Path, name: str) -> tuple[FileCheck, bytes]:
@@ -310,8 +346,10 @@ def _mnist_check(path: Path, name: str) -> tuple[FileCheck, bytes]:
 
 def _parse_idx(content: bytes, path: Path, expected_md5: str, images: bool) -> np.ndarray:
     def bad(msg: str) -> DataError:
-        return DataError(f"Invalid IDX file {path}: {msg} (expected the decompressed "
-                         f"content to have MD5 {expected_md5}). Replace the file.")
+        return DataError(
+            f"Invalid IDX file {path}: {msg} (expected the decompressed "
+            f"content to have MD5 {expected_md5}). Replace the file."
+        )
 
     ndim = 3 if images else 1
     header = 4 + 4 * ndim
@@ -321,7 +359,7 @@ def _parse_idx(content: bytes, path: Path, expected_md5: str, images: bool) -> n
     want = _IDX_IMAGES if images else _IDX_LABELS
     if magic != want:
         raise bad(f"magic number {magic:#010x}, expected {want:#010x}")
-    dims = [int.from_bytes(content[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    dims = [int.from_bytes(content[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
     if images and dims[1:] != [28, 28]:
         raise bad(f"image size {dims[1]}x{dims[2]}, expected 28x28")
     size = int(np.prod(dims))
@@ -336,8 +374,10 @@ def _mnist_download_verify(name: str) -> Callable[[Path], None]:
         _, content = _read_maybe_gzip(tmp, MNIST_MD5[name])
         md5 = hashlib.md5(content).hexdigest()
         if md5 != MNIST_MD5[name]:
-            raise DataError(f"Downloaded {name} has MD5 {md5}, expected {MNIST_MD5[name]}; "
-                            f"not installed.")
+            raise DataError(
+                f"Downloaded {name} has MD5 {md5}, expected {MNIST_MD5[name]}; not installed."
+            )
+
     return verify
 
 
@@ -368,9 +408,13 @@ def _locate_mnist(root: Path, names: Sequence[str], download: bool) -> list[Path
     return [found[n] for n in names]
 
 
-def load_mnist(split: str = "train", root: str | Path | None = None, *,
-               allow_unverified: bool | None = None, download: bool | None = None,
-               ) -> tuple[np.ndarray, np.ndarray, Provenance]:
+def load_mnist(
+    split: str = "train",
+    root: str | Path | None = None,
+    *,
+    allow_unverified: bool | None = None,
+    download: bool | None = None,
+) -> tuple[np.ndarray, np.ndarray, Provenance]:
     """Load an MNIST split as ``(images uint8 [N,28,28], labels uint8 [N], provenance)``.
 
     Files are looked up as ``<root>/mnist/<name>.gz`` then ``<root>/mnist/<name>``
@@ -390,18 +434,27 @@ def load_mnist(split: str = "train", root: str | Path | None = None, *,
         checks.append(check)
     images, labels = arrays
     if len(images) != len(labels):
-        raise DataError(f"MNIST {split}: {len(images)} images in {paths[0]} but "
-                        f"{len(labels)} labels in {paths[1]}.")
+        raise DataError(
+            f"MNIST {split}: {len(images)} images in {paths[0]} but "
+            f"{len(labels)} labels in {paths[1]}."
+        )
     if labels.size and labels.max() > 9:
-        raise DataError(f"MNIST labels in {paths[1]} exceed 9 (expected MD5 "
-                        f"{checks[1].expected_md5}).")
-    note = "" if all(c.verified for c in checks) else (
-        "These MNIST files do not match the published checksums: results may differ from "
-        "results on the original data.")
+        raise DataError(
+            f"MNIST labels in {paths[1]} exceed 9 (expected MD5 {checks[1].expected_md5})."
+        )
+    note = (
+        ""
+        if all(c.verified for c in checks)
+        else (
+            "These MNIST files do not match the published checksums: results may differ from "
+            "results on the original data."
+        )
+    )
     return images, labels, Provenance("MNIST", split, tuple(checks), note)
 
 
 # --------------------------------------------------------------------------- CIFAR-10
+
 
 def _cifar_candidates(root: Path) -> list[Path]:
     return [root / sub / CIFAR10_ARCHIVE for sub in CIFAR10_SUBDIRS]
@@ -410,8 +463,9 @@ def _cifar_candidates(root: Path) -> list[Path]:
 def _cifar_download_verify(tmp: Path) -> None:
     md5, _ = _hash_stream(tmp)
     if md5 != CIFAR10_MD5:
-        raise DataError(f"Downloaded CIFAR-10 archive has MD5 {md5}, expected {CIFAR10_MD5}; "
-                        f"not installed.")
+        raise DataError(
+            f"Downloaded CIFAR-10 archive has MD5 {md5}, expected {CIFAR10_MD5}; not installed."
+        )
 
 
 def _locate_cifar(root: Path, download: bool) -> Path:
@@ -428,11 +482,14 @@ def _locate_cifar(root: Path, download: bool) -> Path:
     return candidates[0]
 
 
-def _read_cifar_members(path: Path, members: Sequence[str], expected_md5: str,
-                        records_per_file: int | None) -> dict[str, bytes]:
+def _read_cifar_members(
+    path: Path, members: Sequence[str], expected_md5: str, records_per_file: int | None
+) -> dict[str, bytes]:
     def bad(msg: str) -> DataError:
-        return DataError(f"Invalid CIFAR-10 archive {path}: {msg} (the official archive has "
-                         f"MD5 {expected_md5}). Replace the file.")
+        return DataError(
+            f"Invalid CIFAR-10 archive {path}: {msg} (the official archive has "
+            f"MD5 {expected_md5}). Replace the file."
+        )
 
     wanted, out = set(members), {}
     try:
@@ -445,11 +502,15 @@ def _read_cifar_members(path: Path, members: Sequence[str], expected_md5: str,
                 if not m.isfile():
                     raise bad(f"member {m.name} is not a regular file")
                 if m.size % CIFAR10_RECORD:
-                    raise bad(f"member {m.name} has {m.size} bytes, not a multiple of the "
-                              f"{CIFAR10_RECORD}-byte record")
+                    raise bad(
+                        f"member {m.name} has {m.size} bytes, not a multiple of the "
+                        f"{CIFAR10_RECORD}-byte record"
+                    )
                 if records_per_file is not None and m.size != records_per_file * CIFAR10_RECORD:
-                    raise bad(f"member {m.name} has {m.size // CIFAR10_RECORD} records, "
-                              f"expected {records_per_file}")
+                    raise bad(
+                        f"member {m.name} has {m.size // CIFAR10_RECORD} records, "
+                        f"expected {records_per_file}"
+                    )
                 buf = tar.extractfile(m).read()
                 if len(buf) != m.size:
                     raise bad(f"member {m.name} truncated")
@@ -466,10 +527,14 @@ def _read_cifar_members(path: Path, members: Sequence[str], expected_md5: str,
     return out
 
 
-def load_cifar10(split: str = "train", root: str | Path | None = None, *,
-                 allow_unverified: bool | None = None, download: bool | None = None,
-                 records_per_file: int | None = CIFAR10_RECORDS_PER_FILE,
-                 ) -> tuple[np.ndarray, np.ndarray, Provenance]:
+def load_cifar10(
+    split: str = "train",
+    root: str | Path | None = None,
+    *,
+    allow_unverified: bool | None = None,
+    download: bool | None = None,
+    records_per_file: int | None = CIFAR10_RECORDS_PER_FILE,
+) -> tuple[np.ndarray, np.ndarray, Provenance]:
     """Load a CIFAR-10 split as ``(images uint8 [N,3,32,32], labels uint8 [N], provenance)``.
 
     Images are channel-major (NCHW), the archive's own layout and what torch expects; use
@@ -487,27 +552,37 @@ def load_cifar10(split: str = "train", root: str | Path | None = None, *,
     _enforce(check, "CIFAR-10", resolve_allow(allow_unverified), CIFAR10_URL)
     members = CIFAR10_MEMBERS[split]
     bufs = _read_cifar_members(path, members, CIFAR10_MD5, records_per_file)
-    records = np.concatenate([np.frombuffer(bufs[m], np.uint8).reshape(-1, CIFAR10_RECORD)
-                              for m in members])
+    records = np.concatenate(
+        [np.frombuffer(bufs[m], np.uint8).reshape(-1, CIFAR10_RECORD) for m in members]
+    )
     labels = records[:, 0].copy()
     images = records[:, 1:].reshape(-1, 3, 32, 32).copy()
     if labels.size and labels.max() > 9:
-        raise DataError(f"CIFAR-10 labels in {path} exceed 9 (official archive MD5 "
-                        f"{CIFAR10_MD5}).")
+        raise DataError(f"CIFAR-10 labels in {path} exceed 9 (official archive MD5 {CIFAR10_MD5}).")
     note = ""
     if not check.verified:
-        note = ("This CIFAR-10 archive is not the official one (checksum mismatch)"
-                + (": it was rebuilt from a JPEG export, so every pixel went through lossy "
-                   "compression and the record order is a fixed shuffle"
-                   if path.parent.name == "cifar10-jpeg" else "")
-                + ". Results on it are close to, not equal to, results on the original data.")
+        note = (
+            "This CIFAR-10 archive is not the official one (checksum mismatch)"
+            + (
+                ": it was rebuilt from a JPEG export, so every pixel went through lossy "
+                "compression and the record order is a fixed shuffle"
+                if path.parent.name == "cifar10-jpeg"
+                else ""
+            )
+            + ". Results on it are close to, not equal to, results on the original data."
+        )
     return images, labels, Provenance("CIFAR-10", split, (check,), note)
 
 
 # --------------------------------------------------------------------------- tensors & subsets
 
-def to_tensors(images: np.ndarray, labels: np.ndarray, pad_to: int | None = 32,
-               normalize: str | tuple | None = None):
+
+def to_tensors(
+    images: np.ndarray,
+    labels: np.ndarray,
+    pad_to: int | None = 32,
+    normalize: str | tuple | None = None,
+):
     """uint8 images -> ``(x float32 [N,C,S,S], y int64 [N])``.
 
     ``images`` is [N,H,W] (a channel axis is added) or [N,C,H,W]. Pixels are scaled to
@@ -537,8 +612,9 @@ def to_tensors(images: np.ndarray, labels: np.ndarray, pad_to: int | None = 32,
             if normalize not in table:
                 raise ValueError("normalize must be None, 'mnist', 'cifar10' or (mean, std)")
             normalize = table[normalize]
-        mean, std = (torch.as_tensor(v, dtype=torch.float32).view(1, -1, 1, 1) * 255.0
-                     for v in normalize)
+        mean, std = (
+            torch.as_tensor(v, dtype=torch.float32).view(1, -1, 1, 1) * 255.0 for v in normalize
+        )
         x.sub_(mean).div_(std)  # in place, on the 0..255 scale: one pass, no extra copy
     else:
         x.div_(255.0)
@@ -548,8 +624,14 @@ def to_tensors(images: np.ndarray, labels: np.ndarray, pad_to: int | None = 32,
     return x, y
 
 
-def subset(labels: np.ndarray, *, n: int | None = None, n_per_class: int | None = None,
-           seed: int = 0, within: np.ndarray | None = None) -> np.ndarray:
+def subset(
+    labels: np.ndarray,
+    *,
+    n: int | None = None,
+    n_per_class: int | None = None,
+    seed: int = 0,
+    within: np.ndarray | None = None,
+) -> np.ndarray:
     """Sorted indices of a class-balanced random subset.
 
     Give ``n_per_class``, or ``n`` in total (``n // C`` per class; the remainder goes to

@@ -3,6 +3,7 @@
 Each function takes measured results, draws, and returns the figure; the chapter glues it
 under a label and captions it with the function's name. No computation happens here.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,12 +32,29 @@ def _curves(ax_loss, ax_acc, curves: dict[str, list[dict[str, np.ndarray]]]) -> 
         c = COLORS[label]
         for s, cv in enumerate(per_seed):
             first = s == 0
-            ax_loss.plot(cv["epoch"], cv["train_loss"], color=c, lw=1.2,
-                         label=f"{label}, train" if first else None)
-            ax_loss.plot(cv["epoch"], cv["val_loss"], color=c, lw=1.2, ls="--",
-                         label=f"{label}, validation" if first else None)
-            ax_acc.plot(cv["epoch"], cv["val_acc"], color=c, lw=1.2, marker=".",
-                        label=label if first else None)
+            ax_loss.plot(
+                cv["epoch"],
+                cv["train_loss"],
+                color=c,
+                lw=1.2,
+                label=f"{label}, train" if first else None,
+            )
+            ax_loss.plot(
+                cv["epoch"],
+                cv["val_loss"],
+                color=c,
+                lw=1.2,
+                ls="--",
+                label=f"{label}, validation" if first else None,
+            )
+            ax_acc.plot(
+                cv["epoch"],
+                cv["val_acc"],
+                color=c,
+                lw=1.2,
+                marker=".",
+                label=label if first else None,
+            )
     ax_loss.set_xlabel("epoch")
     ax_loss.set_ylabel("cross-entropy")
     ax_loss.set_yscale("log")
@@ -76,8 +94,10 @@ def sample_images(splits: dict[str, Splits]):
         for c in range(reported.N_CLASSES):
             img = sp.x_train[int(np.flatnonzero(sp.y_train == c)[0])]
             ax = axes[row, c]
-            ax.imshow(img if img.ndim == 2 else img.transpose(1, 2, 0),
-                      cmap="gray" if img.ndim == 2 else None)
+            ax.imshow(
+                img if img.ndim == 2 else img.transpose(1, 2, 0),
+                cmap="gray" if img.ndim == 2 else None,
+            )
             ax.set_axis_off()
             ax.set_title(str(c) if ds == "mnist" else CIFAR10_CLASSES[c], fontsize=8)
     return fig
@@ -101,8 +121,9 @@ def sparsity_profiles(sparsity: Sparsity):
     for col, ds in enumerate(DATASETS):
         names = sparsity.layer_names[ds]
         _layer_profile(axes[0, col], _by_label(sparsity.layer, ds), "layer sparsity", names)
-        _layer_profile(axes[1, col], _by_label(sparsity.channel, ds), "average channel sparsity",
-                       names)
+        _layer_profile(
+            axes[1, col], _by_label(sparsity.channel, ds), "average channel sparsity", names
+        )
         axes[0, col].set_title(DATASET_TITLES[ds])
         axes[0, col].legend(fontsize=8)
     return fig
@@ -112,8 +133,12 @@ def class_dbi(clusters: Clusters):
     """Class-based DBI per conv layer, one panel per dataset."""
     fig, axes = canvas(ncols=2, width=5.2, height=3.0)
     for col, ds in enumerate(DATASETS):
-        _layer_profile(axes[0, col], _by_label(clusters.class_dbi, ds),
-                       "class-based DBI (lower = purer)", clusters.layer_names[ds])
+        _layer_profile(
+            axes[0, col],
+            _by_label(clusters.class_dbi, ds),
+            "class-based DBI (lower = purer)",
+            clusters.layer_names[ds],
+        )
         axes[0, col].set_title(DATASET_TITLES[ds])
         axes[0, col].legend(fontsize=8)
     return fig
@@ -128,14 +153,16 @@ def k_means_profiles(clusters: Clusters):
         names = clusters.layer_names[ds]
         ax = axes[0, col]
         _layer_profile(ax, _by_label(clusters.k_star, ds), "k* = argmin DBI")
-        ax.axhline(reported.N_CLASSES, color="k", lw=0.8, ls=":",
-                   label=f"{reported.N_CLASSES} classes")
+        ax.axhline(
+            reported.N_CLASSES, color="k", lw=0.8, ls=":", label=f"{reported.N_CLASSES} classes"
+        )
         ax.set_ylim(cfg.k_min - 0.5, cfg.k_max + 0.5)
         ax.legend(fontsize=8)
         ax.set_title(DATASET_TITLES[ds])
         _layer_profile(axes[1, col], _by_label(clusters.dbi_k_star, ds), "DBI(k*)", names)
-        _layer_profile(axes[2, col], _by_label(clusters.dbi_fixed_k, ds),
-                       f"DBI at k = {cfg.fixed_k}", names)
+        _layer_profile(
+            axes[2, col], _by_label(clusters.dbi_fixed_k, ds), f"DBI at k = {cfg.fixed_k}", names
+        )
         axes[1, col].legend(fontsize=8)
     return fig
 
@@ -146,11 +173,17 @@ def dbi_over_k(clusters: Clusters):
     for col, ds in enumerate(DATASETS):
         ax = axes[0, col]
         for label, v in _by_label(clusters.dbi_curve, ds).items():
-            ax.plot(clusters.ks, np.asarray(v, float)[:, -1].mean(axis=0), color=COLORS[label],
-                    marker=".", label=label)
+            ax.plot(
+                clusters.ks,
+                np.asarray(v, float)[:, -1].mean(axis=0),
+                color=COLORS[label],
+                marker=".",
+                label=label,
+            )
         ax.set_xlabel("k (k-means)")
         ax.set_ylabel("DBI")
-        ax.set_title(f"{DATASET_TITLES[ds]}: last conv layer ({clusters.layer_names[ds][-1]})",
-                     fontsize=10)
+        ax.set_title(
+            f"{DATASET_TITLES[ds]}: last conv layer ({clusters.layer_names[ds][-1]})", fontsize=10
+        )
         ax.legend(fontsize=8)
     return fig

@@ -5,6 +5,7 @@ Activations are post-ReLU arrays [N, C, H, W] (or [N, C] / [N, D]) as returned b
 sample; :func:`to_features` flattens (the default) or averages each channel over space.
 Everything that draws random numbers takes a ``seed`` and is deterministic under it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -33,8 +34,9 @@ def layer_sparsity(acts, eps: float = 0.0) -> float:
     a = np.asarray(acts)
     if a.size == 0:
         raise ValueError("empty activations")
-    zeros = sum(int(np.count_nonzero(_zero_mask(a[i:i + _CHUNK], eps)))
-                for i in range(0, len(a), _CHUNK))
+    zeros = sum(
+        int(np.count_nonzero(_zero_mask(a[i : i + _CHUNK], eps))) for i in range(0, len(a), _CHUNK)
+    )
     return zeros / a.size
 
 
@@ -52,11 +54,12 @@ def channel_sparsity(acts, eps: float = 0.0, spatial_mean: bool = False) -> np.n
     spatial = tuple(range(2, a.ndim))
     counts = np.zeros(a.shape[1], dtype=np.int64)
     for i in range(0, len(a), _CHUNK):
-        chunk = a[i:i + _CHUNK]
+        chunk = a[i : i + _CHUNK]
         if spatial_mean and spatial:
             chunk = chunk.mean(axis=spatial)
-        counts += np.count_nonzero(_zero_mask(chunk, eps).reshape(len(chunk), a.shape[1], -1),
-                                   axis=(0, 2))
+        counts += np.count_nonzero(
+            _zero_mask(chunk, eps).reshape(len(chunk), a.shape[1], -1), axis=(0, 2)
+        )
     per_channel = len(a) * (1 if spatial_mean else int(np.prod(a.shape[2:], dtype=np.int64)))
     return counts / per_channel
 
@@ -105,14 +108,21 @@ class KMeansSweep:
     """DBI of the k-means partition at every k of ``ks``, and the selected k."""
 
     ks: np.ndarray
-    dbi: np.ndarray            # aligned with ks
-    k_star: int                # argmin DBI over ks (the paper's selection; ties: smallest k)
+    dbi: np.ndarray  # aligned with ks
+    k_star: int  # argmin DBI over ks (the paper's selection; ties: smallest k)
     dbi_k_star: float
-    dbi_fixed_k: float         # at a k chosen without looking at DBI (NaN if none)
+    dbi_fixed_k: float  # at a k chosen without looking at DBI (NaN if none)
 
 
-def kmeans_sweep(x_fit: np.ndarray, x_score: np.ndarray, ks: Iterable[int], *, n_init: int,
-                 seed: int, fixed_k: int | None = None) -> KMeansSweep:
+def kmeans_sweep(
+    x_fit: np.ndarray,
+    x_score: np.ndarray,
+    ks: Iterable[int],
+    *,
+    n_init: int,
+    seed: int,
+    fixed_k: int | None = None,
+) -> KMeansSweep:
     """k-means on ``x_fit`` for each k, each partition scored by DBI on ``x_score``.
 
     Fitting on a reduced copy (:func:`reduce_dim`) and scoring on the raw features keeps the
@@ -126,8 +136,9 @@ def kmeans_sweep(x_fit: np.ndarray, x_score: np.ndarray, ks: Iterable[int], *, n
     dbi = {}
     for k in fit:
         labels = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(x_fit)
-        dbi[k] = (float(davies_bouldin_score(x_score, labels))
-                  if len(np.unique(labels)) > 1 else np.inf)
+        dbi[k] = (
+            float(davies_bouldin_score(x_score, labels)) if len(np.unique(labels)) > 1 else np.inf
+        )
     curve = np.array([dbi[k] for k in ks])
     k_star = int(ks[np.argmin(curve)])
     return KMeansSweep(ks, curve, k_star, dbi[k_star], dbi[fixed_k] if fixed_k else np.nan)

@@ -4,6 +4,7 @@ All three chapters share the training knobs (same profile values), so B2 and B3 
 models B1 trained from the experiment cache. Knobs marked ``reconstruction=True`` are our
 choices where the paper is silent, or reductions for the ``smoke`` / ``cpu`` budgets.
 """
+
 from __future__ import annotations
 
 from ..core.params import Param, Spec
@@ -12,71 +13,201 @@ from . import reported
 N_TRAIN_FULL = {"mnist": 60_000, "cifar10": 50_000}
 
 TRAIN_PARAMS = [
-    Param("seeds", list, "training seeds (one model per seed and variant)", list_of=int,
-          min=0, max=1e9),
-    Param("mnist_width", int, "standard CNN width k (channels k, 2k, 4k, 8k)", min=1, max=256,
-          reconstruction=True),
-    Param("vgg_width", float, "VGG-16 channel multiplier (1 = 64 ... 512 channels)",
-          min=1 / 64, max=4.0, reconstruction=True),
-    Param("mnist_lr", float, "MNIST SGD learning rate, BN and no BN (paper: 0.01)",
-          min=1e-7, max=10.0),
+    Param(
+        "seeds",
+        list,
+        "training seeds (one model per seed and variant)",
+        list_of=int,
+        min=0,
+        max=1e9,
+    ),
+    Param(
+        "mnist_width",
+        int,
+        "standard CNN width k (channels k, 2k, 4k, 8k)",
+        min=1,
+        max=256,
+        reconstruction=True,
+    ),
+    Param(
+        "vgg_width",
+        float,
+        "VGG-16 channel multiplier (1 = 64 ... 512 channels)",
+        min=1 / 64,
+        max=4.0,
+        reconstruction=True,
+    ),
+    Param(
+        "mnist_lr", float, "MNIST SGD learning rate, BN and no BN (paper: 0.01)", min=1e-7, max=10.0
+    ),
     Param("mnist_momentum", float, "MNIST SGD momentum", min=0.0, max=0.999, reconstruction=True),
-    Param("cifar_lr_bn", float, "CIFAR-10 Adam learning rate with BN (paper: 1e-3)",
-          min=1e-7, max=1.0),
-    Param("cifar_lr_nobn", float, "CIFAR-10 Adam learning rate without BN (paper: 1e-4)",
-          min=1e-7, max=1.0),
+    Param(
+        "cifar_lr_bn", float, "CIFAR-10 Adam learning rate with BN (paper: 1e-3)", min=1e-7, max=1.0
+    ),
+    Param(
+        "cifar_lr_nobn",
+        float,
+        "CIFAR-10 Adam learning rate without BN (paper: 1e-4)",
+        min=1e-7,
+        max=1.0,
+    ),
     Param("batch_size", int, "training minibatch size", min=2, max=4096, reconstruction=True),
-    Param("init", str, "weight initialisation: He normal as torchvision's VGG, or PyTorch's "
-          "layer defaults", choices=("kaiming", "pytorch"), reconstruction=True),
-    Param("mnist_epochs", int, "MNIST: maximum epochs (early stopping may end sooner)",
-          min=1, max=1000, reconstruction=True),
-    Param("cifar_epochs", int, "CIFAR-10: maximum epochs (early stopping may end sooner)",
-          min=1, max=1000, reconstruction=True),
-    Param("patience", int, "early stopping: evaluations without a lower validation loss",
-          min=1, max=1000, reconstruction=True),
-    Param("evals_per_epoch", int, "validation evaluations per epoch", min=1, max=100,
-          reconstruction=True),
-    Param("mnist_train", int, "MNIST training images (from the 60,000)", min=10, max=60_000,
-          reconstruction=True),
-    Param("cifar_train", int, "CIFAR-10 training images (from the 50,000)", min=10, max=50_000,
-          reconstruction=True),
-    Param("n_val", int, "validation images held out of the training split", min=10,
-          max=50_000, reconstruction=True),
+    Param(
+        "init",
+        str,
+        "weight initialisation: He normal as torchvision's VGG, or PyTorch's layer defaults",
+        choices=("kaiming", "pytorch"),
+        reconstruction=True,
+    ),
+    Param(
+        "mnist_epochs",
+        int,
+        "MNIST: maximum epochs (early stopping may end sooner)",
+        min=1,
+        max=1000,
+        reconstruction=True,
+    ),
+    Param(
+        "cifar_epochs",
+        int,
+        "CIFAR-10: maximum epochs (early stopping may end sooner)",
+        min=1,
+        max=1000,
+        reconstruction=True,
+    ),
+    Param(
+        "patience",
+        int,
+        "early stopping: evaluations without a lower validation loss",
+        min=1,
+        max=1000,
+        reconstruction=True,
+    ),
+    Param(
+        "evals_per_epoch",
+        int,
+        "validation evaluations per epoch",
+        min=1,
+        max=100,
+        reconstruction=True,
+    ),
+    Param(
+        "mnist_train",
+        int,
+        "MNIST training images (from the 60,000)",
+        min=10,
+        max=60_000,
+        reconstruction=True,
+    ),
+    Param(
+        "cifar_train",
+        int,
+        "CIFAR-10 training images (from the 50,000)",
+        min=10,
+        max=50_000,
+        reconstruction=True,
+    ),
+    Param(
+        "n_val",
+        int,
+        "validation images held out of the training split",
+        min=10,
+        max=50_000,
+        reconstruction=True,
+    ),
     Param("n_test", int, "test images for the test accuracy (of 10,000)", min=10, max=10_000),
-    Param("split_seed", int, "seed of the train / validation / test subsets", min=0, max=1e9,
-          reconstruction=True),
-    Param("allow_unverified", str, "accept a data copy failing its checksum (env: "
-          "NORMBOOK_ALLOW_UNVERIFIED)", choices=("env", "yes", "no")),
+    Param(
+        "split_seed",
+        int,
+        "seed of the train / validation / test subsets",
+        min=0,
+        max=1e9,
+        reconstruction=True,
+    ),
+    Param(
+        "allow_unverified",
+        str,
+        "accept a data copy failing its checksum (env: NORMBOOK_ALLOW_UNVERIFIED)",
+        choices=("env", "yes", "no"),
+    ),
     Param("workers", int, "parallel worker processes (results do not depend on it)", min=1, max=64),
-    Param("device", str, "where models train: 'auto' is cuda when available, else cpu",
-          choices=("auto", "cpu", "cuda")),
+    Param(
+        "device",
+        str,
+        "where models train: 'auto' is cuda when available, else cpu",
+        choices=("auto", "cpu", "cuda"),
+    ),
 ]
 
 SPARSITY_PARAMS = [
-    Param("sparsity_images", int, "class-balanced images measured (paper: 5,000 training "
-          "images)", min=10, max=50_000),
-    Param("sparsity_split", str, "images from the training subset or the test set",
-          choices=("train", "test")),
-    Param("channel_spatial_mean", bool, "channel sparsity per image: average each map over "
-          "space first", reconstruction=True),
-    Param("zero_threshold", float, "|a| <= threshold counts as zero (paper: exact zeros)",
-          min=0.0, max=1e3),
+    Param(
+        "sparsity_images",
+        int,
+        "class-balanced images measured (paper: 5,000 training images)",
+        min=10,
+        max=50_000,
+    ),
+    Param(
+        "sparsity_split",
+        str,
+        "images from the training subset or the test set",
+        choices=("train", "test"),
+    ),
+    Param(
+        "channel_spatial_mean",
+        bool,
+        "channel sparsity per image: average each map over space first",
+        reconstruction=True,
+    ),
+    Param(
+        "zero_threshold",
+        float,
+        "|a| <= threshold counts as zero (paper: exact zeros)",
+        min=0.0,
+        max=1e3,
+    ),
 ]
 
 CLUSTER_PARAMS = [
-    Param("cluster_images", int, "class-balanced images for DBI and k-means (paper: 5,000)",
-          min=20, max=50_000, reconstruction=True),
-    Param("cluster_split", str, "images from the training subset or the test set",
-          choices=("train", "test")),
-    Param("cluster_features", str, "one vector per image: flattened activations or "
-          "per-channel spatial means", choices=("flatten", "channel_mean"), reconstruction=True),
-    Param("pca_components", int, "k-means on this many PCA components (0: raw); DBI on "
-          "raw features", min=0, max=100_000, reconstruction=True),
+    Param(
+        "cluster_images",
+        int,
+        "class-balanced images for DBI and k-means (paper: 5,000)",
+        min=20,
+        max=50_000,
+        reconstruction=True,
+    ),
+    Param(
+        "cluster_split",
+        str,
+        "images from the training subset or the test set",
+        choices=("train", "test"),
+    ),
+    Param(
+        "cluster_features",
+        str,
+        "one vector per image: flattened activations or per-channel spatial means",
+        choices=("flatten", "channel_mean"),
+        reconstruction=True,
+    ),
+    Param(
+        "pca_components",
+        int,
+        "k-means on this many PCA components (0: raw); DBI on raw features",
+        min=0,
+        max=100_000,
+        reconstruction=True,
+    ),
     Param("k_min", int, "smallest k for k-means (paper: 2)", min=2, max=1000),
     Param("k_max", int, "largest k for k-means (paper: 20)", min=2, max=1000),
     Param("kmeans_n_init", int, "k-means restarts per k", min=1, max=100, reconstruction=True),
-    Param("fixed_k", int, "k for the DBI at a fixed number of clusters (the number of "
-          "classes)", min=2, max=1000),
+    Param(
+        "fixed_k",
+        int,
+        "k for the DBI at a fixed number of clusters (the number of classes)",
+        min=2,
+        max=1000,
+    ),
 ]
 
 
@@ -89,8 +220,10 @@ def _fits_training_split(P) -> str | None:
         n = _n_train(P, ds)
         if n + P.n_val > full:
             name = "mnist_train" if ds == "mnist" else "cifar_train"
-            return (f"parameter '{name}': {name} + n_val = {n + P.n_val} exceeds the {full:,} "
-                    f"images of the {ds} training split")
+            return (
+                f"parameter '{name}': {name} + n_val = {n + P.n_val} exceeds the {full:,} "
+                f"images of the {ds} training split"
+            )
     return None
 
 
@@ -103,8 +236,10 @@ def _distinct_seeds(P) -> str | None:
 def _batch_fits(P) -> str | None:
     smallest = min(P.mnist_train, P.cifar_train)
     if P.batch_size > smallest:
-        return (f"parameter 'batch_size': must be <= the smallest training set "
-                f"({smallest}), got {P.batch_size}")
+        return (
+            f"parameter 'batch_size': must be <= the smallest training set "
+            f"({smallest}), got {P.batch_size}"
+        )
     return None
 
 
@@ -115,9 +250,12 @@ def _images_available(prefix: str):
         # class-balanced: n/10 per class; ask for at most half of the pool to leave slack
         if n > avail // 2:
             where = "n_test" if split == "test" else "min(mnist_train, cifar_train)"
-            return (f"parameter '{prefix}_images': at most half of the {split} images "
-                    f"({where} = {avail}) can be drawn class-balanced, got {n}")
+            return (
+                f"parameter '{prefix}_images': at most half of the {split} images "
+                f"({where} = {avail}) can be drawn class-balanced, got {n}"
+            )
         return None
+
     return check
 
 
@@ -125,50 +263,131 @@ def _k_range(P) -> str | None:
     if P.k_min > P.k_max:
         return f"parameter 'k_min': must be <= k_max = {P.k_max}, got {P.k_min}"
     if max(P.k_max, P.fixed_k) >= P.cluster_images:
-        return (f"parameter 'k_max': k_max and fixed_k must be < cluster_images = "
-                f"{P.cluster_images}, got k_max={P.k_max}, fixed_k={P.fixed_k}")
+        return (
+            f"parameter 'k_max': k_max and fixed_k must be < cluster_images = "
+            f"{P.cluster_images}, got k_max={P.k_max}, fixed_k={P.fixed_k}"
+        )
     return None
 
 
 TRAIN_PROFILES = {
-    "smoke": dict(seeds=[0, 1], mnist_width=4, vgg_width=1 / 16, mnist_lr=reported.LR["mnist", True],
-                  mnist_momentum=0.9, cifar_lr_bn=reported.LR["cifar10", True],
-                  cifar_lr_nobn=reported.LR["cifar10", False], batch_size=32,
-                  init="kaiming", mnist_epochs=1, cifar_epochs=1, patience=2, evals_per_epoch=2,
-                  mnist_train=600, cifar_train=600, n_val=200, n_test=500, split_seed=0,
-                  allow_unverified="env", workers=1, device="cpu"),
-    "cpu": dict(seeds=[0, 1], mnist_width=8, vgg_width=0.125, mnist_lr=reported.LR["mnist", True],
-                mnist_momentum=0.9, cifar_lr_bn=reported.LR["cifar10", True],
-                  cifar_lr_nobn=reported.LR["cifar10", False], batch_size=32,
-                init="kaiming", mnist_epochs=3, cifar_epochs=8, patience=3, evals_per_epoch=2,
-                mnist_train=10_000, cifar_train=10_000, n_val=2_000, n_test=10_000,
-                split_seed=0, allow_unverified="env", workers=2, device="cpu"),
-    "paper": dict(seeds=list(range(reported.N_SEEDS)), mnist_width=reported.WIDTH["mnist"],
-                  vgg_width=reported.WIDTH["cifar10"], mnist_lr=reported.LR["mnist", True],
-                  mnist_momentum=0.0, cifar_lr_bn=reported.LR["cifar10", True],
-                  cifar_lr_nobn=reported.LR["cifar10", False], batch_size=128,
-                  init="kaiming", mnist_epochs=100, cifar_epochs=100, patience=5, evals_per_epoch=1,
-                  mnist_train=55_000, cifar_train=45_000, n_val=5_000, n_test=10_000,
-                  split_seed=0, allow_unverified="env", workers=2, device="auto"),
+    "smoke": dict(
+        seeds=[0, 1],
+        mnist_width=4,
+        vgg_width=1 / 16,
+        mnist_lr=reported.LR["mnist", True],
+        mnist_momentum=0.9,
+        cifar_lr_bn=reported.LR["cifar10", True],
+        cifar_lr_nobn=reported.LR["cifar10", False],
+        batch_size=32,
+        init="kaiming",
+        mnist_epochs=1,
+        cifar_epochs=1,
+        patience=2,
+        evals_per_epoch=2,
+        mnist_train=600,
+        cifar_train=600,
+        n_val=200,
+        n_test=500,
+        split_seed=0,
+        allow_unverified="env",
+        workers=1,
+        device="cpu",
+    ),
+    "cpu": dict(
+        seeds=[0, 1],
+        mnist_width=8,
+        vgg_width=0.125,
+        mnist_lr=reported.LR["mnist", True],
+        mnist_momentum=0.9,
+        cifar_lr_bn=reported.LR["cifar10", True],
+        cifar_lr_nobn=reported.LR["cifar10", False],
+        batch_size=32,
+        init="kaiming",
+        mnist_epochs=3,
+        cifar_epochs=8,
+        patience=3,
+        evals_per_epoch=2,
+        mnist_train=10_000,
+        cifar_train=10_000,
+        n_val=2_000,
+        n_test=10_000,
+        split_seed=0,
+        allow_unverified="env",
+        workers=2,
+        device="cpu",
+    ),
+    "paper": dict(
+        seeds=list(range(reported.N_SEEDS)),
+        mnist_width=reported.WIDTH["mnist"],
+        vgg_width=reported.WIDTH["cifar10"],
+        mnist_lr=reported.LR["mnist", True],
+        mnist_momentum=0.0,
+        cifar_lr_bn=reported.LR["cifar10", True],
+        cifar_lr_nobn=reported.LR["cifar10", False],
+        batch_size=128,
+        init="kaiming",
+        mnist_epochs=100,
+        cifar_epochs=100,
+        patience=5,
+        evals_per_epoch=1,
+        mnist_train=55_000,
+        cifar_train=45_000,
+        n_val=5_000,
+        n_test=10_000,
+        split_seed=0,
+        allow_unverified="env",
+        workers=2,
+        device="auto",
+    ),
 }
 
 SPARSITY_PROFILES = {
-    "smoke": dict(sparsity_images=200, sparsity_split="train", channel_spatial_mean=True,
-                  zero_threshold=0.0),
-    "cpu": dict(sparsity_images=5_000, sparsity_split="train", channel_spatial_mean=True,
-                zero_threshold=0.0),
-    "paper": dict(sparsity_images=reported.N_IMAGES, sparsity_split="train", channel_spatial_mean=True,
-                  zero_threshold=0.0),
+    "smoke": dict(
+        sparsity_images=200, sparsity_split="train", channel_spatial_mean=True, zero_threshold=0.0
+    ),
+    "cpu": dict(
+        sparsity_images=5_000, sparsity_split="train", channel_spatial_mean=True, zero_threshold=0.0
+    ),
+    "paper": dict(
+        sparsity_images=reported.N_IMAGES,
+        sparsity_split="train",
+        channel_spatial_mean=True,
+        zero_threshold=0.0,
+    ),
 }
 
 CLUSTER_PROFILES = {
-    "smoke": dict(cluster_images=200, cluster_split="train", cluster_features="flatten",
-                  pca_components=10, k_min=2, k_max=12, kmeans_n_init=1, fixed_k=10),
-    "cpu": dict(cluster_images=2_000, cluster_split="train", cluster_features="flatten",
-                pca_components=50, k_min=2, k_max=20, kmeans_n_init=1, fixed_k=10),
-    "paper": dict(cluster_images=reported.N_IMAGES, cluster_split="train", cluster_features="flatten",
-                  pca_components=0, k_min=reported.K_RANGE[0], k_max=reported.K_RANGE[1],
-                  kmeans_n_init=3, fixed_k=reported.N_CLASSES),
+    "smoke": dict(
+        cluster_images=200,
+        cluster_split="train",
+        cluster_features="flatten",
+        pca_components=10,
+        k_min=2,
+        k_max=12,
+        kmeans_n_init=1,
+        fixed_k=10,
+    ),
+    "cpu": dict(
+        cluster_images=2_000,
+        cluster_split="train",
+        cluster_features="flatten",
+        pca_components=50,
+        k_min=2,
+        k_max=20,
+        kmeans_n_init=1,
+        fixed_k=10,
+    ),
+    "paper": dict(
+        cluster_images=reported.N_IMAGES,
+        cluster_split="train",
+        cluster_features="flatten",
+        pca_components=0,
+        k_min=reported.K_RANGE[0],
+        k_max=reported.K_RANGE[1],
+        kmeans_n_init=3,
+        fixed_k=reported.N_CLASSES,
+    ),
 }
 
 _TRAIN_CHECKS = [_fits_training_split, _distinct_seeds, _batch_fits]
@@ -180,15 +399,28 @@ def _merge(*dicts: dict) -> dict:
 
 PACKAGES = ("paper_b",)
 
-B1 = Spec(chapter="b1_setup_accuracy", params=TRAIN_PARAMS, profiles=_merge(TRAIN_PROFILES),
-          checks=_TRAIN_CHECKS, packages=PACKAGES)
+B1 = Spec(
+    chapter="b1_setup_accuracy",
+    params=TRAIN_PARAMS,
+    profiles=_merge(TRAIN_PROFILES),
+    checks=_TRAIN_CHECKS,
+    packages=PACKAGES,
+)
 
-B2 = Spec(chapter="b2_sparsity", params=TRAIN_PARAMS + SPARSITY_PARAMS,
-          profiles=_merge(TRAIN_PROFILES, SPARSITY_PROFILES),
-          checks=_TRAIN_CHECKS + [_images_available("sparsity")], packages=PACKAGES)
+B2 = Spec(
+    chapter="b2_sparsity",
+    params=TRAIN_PARAMS + SPARSITY_PARAMS,
+    profiles=_merge(TRAIN_PROFILES, SPARSITY_PROFILES),
+    checks=_TRAIN_CHECKS + [_images_available("sparsity")],
+    packages=PACKAGES,
+)
 
-B3 = Spec(chapter="b3_clusters", params=TRAIN_PARAMS + CLUSTER_PARAMS,
-          profiles=_merge(TRAIN_PROFILES, CLUSTER_PROFILES),
-          checks=_TRAIN_CHECKS + [_images_available("cluster"), _k_range], packages=PACKAGES)
+B3 = Spec(
+    chapter="b3_clusters",
+    params=TRAIN_PARAMS + CLUSTER_PARAMS,
+    profiles=_merge(TRAIN_PROFILES, CLUSTER_PROFILES),
+    checks=_TRAIN_CHECKS + [_images_available("cluster"), _k_range],
+    packages=PACKAGES,
+)
 
 B_SPECS = {spec.chapter: spec for spec in (B1, B2, B3)}

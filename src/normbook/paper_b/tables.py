@@ -1,4 +1,5 @@
 """Every table of chapters B1-B3, one function each, returned as markdown."""
+
 from __future__ import annotations
 
 from ..core.fmt import mean_sd, table
@@ -21,21 +22,43 @@ def layer_shapes(configs: dict[Variant, ClassifierConfig]) -> str:
         cfg = configs[ds, True]
         ours, n_ours = convnets.geometry(cfg.build(0), cfg.in_channels)
         paper, n_paper = convnets.geometry(cfg.at_paper_width().build(0), cfg.in_channels)
-        rows += [{"dataset": ds, "layer": name, "ours (C×H×W)": _shape(ours[name]),
-                  "paper (C×H×W)": _shape(paper[name])} for name in ours]
-        rows.append({"dataset": ds, "layer": "**parameters**", "ours (C×H×W)": f"{n_ours:,}",
-                     "paper (C×H×W)": f"{n_paper:,}"})
+        rows += [
+            {
+                "dataset": ds,
+                "layer": name,
+                "ours (C×H×W)": _shape(ours[name]),
+                "paper (C×H×W)": _shape(paper[name]),
+            }
+            for name in ours
+        ]
+        rows.append(
+            {
+                "dataset": ds,
+                "layer": "**parameters**",
+                "ours (C×H×W)": f"{n_ours:,}",
+                "paper (C×H×W)": f"{n_paper:,}",
+            }
+        )
     return table(rows)
 
 
 def training_runs(models: Models) -> str:
     """Per model: optimizer, when training stopped, which weights were kept, test accuracy."""
-    return table([{"dataset": t.cfg.dataset, "variant": t.cfg.label, "seed": t.seed,
-                   "optimizer": f"{t.cfg.optimizer} lr {t.cfg.lr:g}",
-                   "stopped (epoch)": f"{t.stopped_epoch:.2f}",
-                   "kept (epoch)": f"{t.best_epoch:.2f}",
-                   "early-stopped": "yes" if t.early_stopped else "no",
-                   "test accuracy": f"{t.test_acc:.2%}"} for t in models.all])
+    return table(
+        [
+            {
+                "dataset": t.cfg.dataset,
+                "variant": t.cfg.label,
+                "seed": t.seed,
+                "optimizer": f"{t.cfg.optimizer} lr {t.cfg.lr:g}",
+                "stopped (epoch)": f"{t.stopped_epoch:.2f}",
+                "kept (epoch)": f"{t.best_epoch:.2f}",
+                "early-stopped": "yes" if t.early_stopped else "no",
+                "test accuracy": f"{t.test_acc:.2%}",
+            }
+            for t in models.all
+        ]
+    )
 
 
 def table1(models: Models) -> str:
@@ -45,11 +68,16 @@ def table1(models: Models) -> str:
     for ds in DATASETS:
         for bn in (True, False):
             paper = reported.TABLE1_ACCURACY.get((ds, bn))
-            rows.append({"dataset": ds, "model": MODEL_NAMES[ds], "variant": cfgs[ds, bn].label,
-                         "lr": f"{cfgs[ds, bn].lr:g}",
-                         f"ours (mean ± sd, {len(models.seeds)} seeds)":
-                             mean_sd(acc[ds, bn], ".2%"),
-                         "paper": f"{paper:.3%}" if paper else "not in our source"})
+            rows.append(
+                {
+                    "dataset": ds,
+                    "model": MODEL_NAMES[ds],
+                    "variant": cfgs[ds, bn].label,
+                    "lr": f"{cfgs[ds, bn].lr:g}",
+                    f"ours (mean ± sd, {len(models.seeds)} seeds)": mean_sd(acc[ds, bn], ".2%"),
+                    "paper": f"{paper:.3%}" if paper else "not in our source",
+                }
+            )
     return table(rows)
 
 
@@ -60,10 +88,17 @@ def sparsity_per_layer(sparsity: Sparsity) -> str:
         layer_bn, layer_no = sparsity.layer[ds, True], sparsity.layer[ds, False]
         for j, name in enumerate(sparsity.layer_names[ds]):
             b, n = layer_bn[:, j], layer_no[:, j]
-            rows.append({"dataset": ds, "layer": name, "BN": mean_sd(b), "no BN": mean_sd(n),
-                         "BN − no BN": f"{b.mean() - n.mean():+.3f}",
-                         "channel: BN": mean_sd(sparsity.channel[ds, True][:, j]),
-                         "channel: no BN": mean_sd(sparsity.channel[ds, False][:, j])})
+            rows.append(
+                {
+                    "dataset": ds,
+                    "layer": name,
+                    "BN": mean_sd(b),
+                    "no BN": mean_sd(n),
+                    "BN − no BN": f"{b.mean() - n.mean():+.3f}",
+                    "channel: BN": mean_sd(sparsity.channel[ds, True][:, j]),
+                    "channel: no BN": mean_sd(sparsity.channel[ds, False][:, j]),
+                }
+            )
     return table(rows)
 
 
@@ -75,8 +110,7 @@ def clusters_per_layer(clusters: Clusters) -> str:
             row = {"dataset": ds, "layer": name}
             for bn, label in ((True, "BN"), (False, "no BN")):
                 row[f"class DBI {label}"] = mean_sd(clusters.class_dbi[ds, bn][:, j], ".2f")
-                row[f"k* {label}"] = ", ".join(str(int(k))
-                                               for k in clusters.k_star[ds, bn][:, j])
+                row[f"k* {label}"] = ", ".join(str(int(k)) for k in clusters.k_star[ds, bn][:, j])
                 row[f"DBI(k*) {label}"] = mean_sd(clusters.dbi_k_star[ds, bn][:, j], ".2f")
             rows.append(row)
     return table(rows)

@@ -4,6 +4,7 @@ each chapter (B1-B3) built from its typed results.
 Inputs are per-seed arrays, shape [seeds] or [seeds, layers]; comparisons use the mean over
 seeds. Grades follow :mod:`normbook.core.verdicts`: REPRODUCED / PARTLY / NOT.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ def deeper_half(per_layer: np.ndarray) -> np.ndarray:
     """The deeper half of the conv layers (the paper's "deeper layers"): the last
     ``n - n // 2`` of ``n`` layers."""
     n = len(per_layer)
-    return per_layer[n // 2:]
+    return per_layer[n // 2 :]
 
 
 def accuracy_gain(bn: np.ndarray, nobn: np.ndarray) -> str:
@@ -55,8 +56,13 @@ def accuracy_gain(bn: np.ndarray, nobn: np.ndarray) -> str:
     return PARTLY if bn.mean() > nobn.mean() else NOT
 
 
-def matches_paper(ours_bn: float, ours_nobn: float, paper_bn: float, paper_nobn: float,
-                  tol: float = reported.TABLE1_TOLERANCE) -> str:
+def matches_paper(
+    ours_bn: float,
+    ours_nobn: float,
+    paper_bn: float,
+    paper_nobn: float,
+    tol: float = reported.TABLE1_TOLERANCE,
+) -> str:
     """Table 1: both mean accuracies within ``tol`` (absolute, 0.02 = 2 percentage points)
     of the paper's -> reproduced; otherwise the BN - no BN gap has the paper's sign and is
     within a factor of two of the paper's gap -> partly; otherwise not."""
@@ -69,7 +75,7 @@ def matches_paper(ours_bn: float, ours_nobn: float, paper_bn: float, paper_nobn:
 
 
 def majority_direction(bn: np.ndarray, nobn: np.ndarray) -> str:
-    """"lower" / "higher" when BN's mean over seeds is below / above no BN's in a strict
+    """ "lower" / "higher" when BN's mean over seeds is below / above no BN's in a strict
     majority of layers, else "mixed". Arrays [seeds, layers]."""
     low = layer_direction(bn, nobn, "lower")
     high = layer_direction(bn, nobn, "higher")
@@ -106,8 +112,12 @@ def settling_layer(k_star: np.ndarray, target: int, tol: int) -> int:
     return first
 
 
-def settles_earlier(bn_k: np.ndarray, nobn_k: np.ndarray, target: int = reported.N_CLASSES,
-                    tol: int = reported.K_STAR_TOLERANCE) -> tuple[bool, float, float]:
+def settles_earlier(
+    bn_k: np.ndarray,
+    nobn_k: np.ndarray,
+    target: int = reported.N_CLASSES,
+    tol: int = reported.K_STAR_TOLERANCE,
+) -> tuple[bool, float, float]:
     """Mean settling layer over seeds, BN vs no BN ([seeds, layers] each), by default at the
     number of classes (10) within +-2. Returns (BN settles strictly earlier, BN mean, no-BN
     mean); "k* reaches the classes earlier" needs BN strictly earlier."""
@@ -129,11 +139,14 @@ def deeper_lower_everywhere(deeper_lower: list[np.ndarray]) -> str:
     """Our fixed-k check over both datasets (bool [deeper layers] per dataset): reproduced
     when BN is lower in every deeper layer of every dataset, partly when it is lower in a
     strict majority of the deeper layers of some dataset, otherwise not."""
-    return grade(all(direction_grade(d) == REPRODUCED for d in deeper_lower),
-                 any(d.sum() * 2 > d.size for d in deeper_lower))
+    return grade(
+        all(direction_grade(d) == REPRODUCED for d in deeper_lower),
+        any(d.sum() * 2 > d.size for d in deeper_lower),
+    )
 
 
 # ----------------------------------------------------------------------------- evidence
+
 
 @dataclass(frozen=True)
 class Contrast:
@@ -193,28 +206,38 @@ class Contrast:
 
 # ----------------------------------------------------------------------------- ledgers
 
+
 def b1_ledger(models: Models, profile: str) -> list[Verdict]:
     """Chapter B1: BN's accuracy advantage on both datasets, and Table 1's values."""
     acc = models.accuracy
     paper_bn, paper_nobn = (reported.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
     return [
-        Verdict("B", "BN models reach higher test accuracy than no-BN models on CIFAR-10 "
-                f"(VGG-16; lr {reported.LR['cifar10', True]:g} vs "
-                f"{reported.LR['cifar10', False]:g})",
-                accuracy_gain(acc["cifar10", True], acc["cifar10", False]),
-                f"BN {mean_sd(acc['cifar10', True], '.2%')}, no BN "
-                f"{mean_sd(acc['cifar10', False], '.2%')}"),
-        Verdict("B", "BN models reach higher test accuracy than no-BN models on MNIST "
-                "(standard CNN; same SGD lr)",
-                accuracy_gain(acc["mnist", True], acc["mnist", False]),
-                f"BN {mean_sd(acc['mnist', True], '.2%')}, no BN "
-                f"{mean_sd(acc['mnist', False], '.2%')}"),
-        Verdict("B", f"Table 1: CIFAR-10 test accuracy {reported.percent(paper_bn)} (BN) and "
-                f"{reported.percent(paper_nobn)} (no BN)",
-                matches_paper(acc["cifar10", True].mean(), acc["cifar10", False].mean(),
-                              paper_bn, paper_nobn),
-                f"ours {acc['cifar10', True].mean():.2%} / "
-                f"{acc['cifar10', False].mean():.2%}, profile `{profile}`"),
+        Verdict(
+            "B",
+            "BN models reach higher test accuracy than no-BN models on CIFAR-10 "
+            f"(VGG-16; lr {reported.LR['cifar10', True]:g} vs "
+            f"{reported.LR['cifar10', False]:g})",
+            accuracy_gain(acc["cifar10", True], acc["cifar10", False]),
+            f"BN {mean_sd(acc['cifar10', True], '.2%')}, no BN "
+            f"{mean_sd(acc['cifar10', False], '.2%')}",
+        ),
+        Verdict(
+            "B",
+            "BN models reach higher test accuracy than no-BN models on MNIST "
+            "(standard CNN; same SGD lr)",
+            accuracy_gain(acc["mnist", True], acc["mnist", False]),
+            f"BN {mean_sd(acc['mnist', True], '.2%')}, no BN {mean_sd(acc['mnist', False], '.2%')}",
+        ),
+        Verdict(
+            "B",
+            f"Table 1: CIFAR-10 test accuracy {reported.percent(paper_bn)} (BN) and "
+            f"{reported.percent(paper_nobn)} (no BN)",
+            matches_paper(
+                acc["cifar10", True].mean(), acc["cifar10", False].mean(), paper_bn, paper_nobn
+            ),
+            f"ours {acc['cifar10', True].mean():.2%} / "
+            f"{acc['cifar10', False].mean():.2%}, profile `{profile}`",
+        ),
     ]
 
 
@@ -225,50 +248,89 @@ def b2_ledger(sparsity: Sparsity, accuracy: dict[Variant, np.ndarray]) -> list[V
     mnist, cifar = layer["mnist"], layer["cifar10"]
     bn_better = all(accuracy[ds, True].mean() > accuracy[ds, False].mean() for ds in DATASETS)
     return [
-        Verdict("B", "MNIST: BN representations are less sparse than no-BN ones",
-                direction_grade(mnist.lower),
-                f"BN lower in {count_of(mnist.lower, '/')} layers; mean difference {mnist.diff:+.3f} "
-                f"(channel {channel['mnist'].diff:+.3f})"),
-        Verdict("B", "CIFAR-10: BN representations are more sparse than no-BN ones",
-                direction_grade(cifar.higher),
-                f"BN higher in {count_of(cifar.higher, '/')} layers; mean difference {cifar.diff:+.3f} "
-                f"(channel {channel['cifar10'].diff:+.3f})"),
-        Verdict("B", "No consistent sparsity signature: BN moves sparsity in opposite "
-                "directions on the two datasets yet generalizes better on both",
-                no_consistent_signature(mnist.direction, cifar.direction, bn_better),
-                f"BN sparsity vs no BN, majority of layers: MNIST {mnist.direction}, "
-                f"CIFAR-10 {cifar.direction}; BN more accurate on both: "
-                f"{'yes' if bn_better else 'no'}"),
+        Verdict(
+            "B",
+            "MNIST: BN representations are less sparse than no-BN ones",
+            direction_grade(mnist.lower),
+            f"BN lower in {count_of(mnist.lower, '/')} layers; mean difference {mnist.diff:+.3f} "
+            f"(channel {channel['mnist'].diff:+.3f})",
+        ),
+        Verdict(
+            "B",
+            "CIFAR-10: BN representations are more sparse than no-BN ones",
+            direction_grade(cifar.higher),
+            f"BN higher in {count_of(cifar.higher, '/')} layers; mean difference {cifar.diff:+.3f} "
+            f"(channel {channel['cifar10'].diff:+.3f})",
+        ),
+        Verdict(
+            "B",
+            "No consistent sparsity signature: BN moves sparsity in opposite "
+            "directions on the two datasets yet generalizes better on both",
+            no_consistent_signature(mnist.direction, cifar.direction, bn_better),
+            f"BN sparsity vs no BN, majority of layers: MNIST {mnist.direction}, "
+            f"CIFAR-10 {cifar.direction}; BN more accurate on both: "
+            f"{'yes' if bn_better else 'no'}",
+        ),
     ]
 
 
 def b3_ledger(clusters: Clusters) -> list[Verdict]:
     """Chapter B3: class-based purity, the optimal-k trajectory, DBI(k*) on both datasets,
     and our check at a fixed k."""
-    cls, dbi_k_star, dbi_fixed_k, k_star = (Contrast.per_dataset(values) for values in (
-        clusters.class_dbi, clusters.dbi_k_star, clusters.dbi_fixed_k, clusters.k_star))
+    cls, dbi_k_star, dbi_fixed_k, k_star = (
+        Contrast.per_dataset(values)
+        for values in (
+            clusters.class_dbi,
+            clusters.dbi_k_star,
+            clusters.dbi_fixed_k,
+            clusters.k_star,
+        )
+    )
     settle = {ds: c.settling for ds, c in k_star.items()}
     n_settle = sum(ok for ok, _, _ in settle.values())
     mnist_lower = dbi_k_star["mnist"].lower
     return [
-        *(Verdict("B", f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower "
-                  "DBI), especially in deeper layers", direction_grade(c.deeper_lower),
-                  f"BN lower in {count_of(c.deeper_lower, '/')} deeper layers, "
-                  f"{count_of(c.lower, '/')} overall") for ds, c in cls.items()),
-        Verdict("B", "With BN, k* reaches the number of classes in earlier layers",
-                grade(n_settle == len(DATASETS), n_settle >= 1),
-                "; ".join(f"{ds}: settles at layer {b:.1f} (BN) vs {n:.1f} (no BN)"
-                          for ds, (_, b, n) in settle.items())),
-        Verdict("B", "CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
-                direction_grade(dbi_k_star["cifar10"].deeper_lower),
-                f"BN lower in {count_of(dbi_k_star['cifar10'].deeper_lower, '/')} deeper layers"),
-        Verdict("B", "MNIST: DBI(k*) is higher with BN except at the last layer",
-                better_only_at_last(mnist_lower),
-                f"BN lower at the last layer: {'yes' if mnist_lower[-1] else 'no'}; "
-                f"BN higher in {count_of(~mnist_lower[:-1], '/')} other layers"),
-        Verdict("B (our check)", f"At fixed k = {clusters.config.fixed_k}, k-means clusters are "
-                "purer with BN in deeper layers (no selection on DBI)",
-                deeper_lower_everywhere([c.deeper_lower for c in dbi_fixed_k.values()]),
-                "; ".join(f"{ds}: BN lower in {count_of(c.deeper_lower, '/')} deeper layers"
-                          for ds, c in dbi_fixed_k.items())),
+        *(
+            Verdict(
+                "B",
+                f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower "
+                "DBI), especially in deeper layers",
+                direction_grade(c.deeper_lower),
+                f"BN lower in {count_of(c.deeper_lower, '/')} deeper layers, "
+                f"{count_of(c.lower, '/')} overall",
+            )
+            for ds, c in cls.items()
+        ),
+        Verdict(
+            "B",
+            "With BN, k* reaches the number of classes in earlier layers",
+            grade(n_settle == len(DATASETS), n_settle >= 1),
+            "; ".join(
+                f"{ds}: settles at layer {b:.1f} (BN) vs {n:.1f} (no BN)"
+                for ds, (_, b, n) in settle.items()
+            ),
+        ),
+        Verdict(
+            "B",
+            "CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
+            direction_grade(dbi_k_star["cifar10"].deeper_lower),
+            f"BN lower in {count_of(dbi_k_star['cifar10'].deeper_lower, '/')} deeper layers",
+        ),
+        Verdict(
+            "B",
+            "MNIST: DBI(k*) is higher with BN except at the last layer",
+            better_only_at_last(mnist_lower),
+            f"BN lower at the last layer: {'yes' if mnist_lower[-1] else 'no'}; "
+            f"BN higher in {count_of(~mnist_lower[:-1], '/')} other layers",
+        ),
+        Verdict(
+            "B (our check)",
+            f"At fixed k = {clusters.config.fixed_k}, k-means clusters are "
+            "purer with BN in deeper layers (no selection on DBI)",
+            deeper_lower_everywhere([c.deeper_lower for c in dbi_fixed_k.values()]),
+            "; ".join(
+                f"{ds}: BN lower in {count_of(c.deeper_lower, '/')} deeper layers"
+                for ds, c in dbi_fixed_k.items()
+            ),
+        ),
     ]
