@@ -27,7 +27,7 @@ class Param:
     choices: tuple | None = None
     min: float | None = None
     max: float | None = None
-    reconstruction: bool = False  # PROTOCOL leaves it open; we chose the value
+    reconstruction: bool = False  # the paper leaves it open; we chose the value
     list_of: type | None = None  # for list-valued knobs (type=list)
 
     def describe(self) -> str:
