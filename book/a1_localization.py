@@ -24,8 +24,9 @@
 # {glue:text}`a1_paper_R`, and argues that the normalization statistics act as a side channel.
 #
 # This chapter checks the receptive-field argument numerically ({ref}`a1-task`), trains both
-# networks ({ref}`a1-training`), tests localization with the paper's Welch criterion and
-# reports how *large* the effect is, the first objection of the paper's public review
+# networks ({ref}`a1-training`), tests localization with the paper's Welch criterion and reports
+# how *large* the effect is, the first objection of the paper's
+# {ref}`public review <methods-sources>`
 # ({ref}`a1-fig1a`), and probes every depth ({ref}`a1-fig1b`).
 #
 # :::{admonition} Paper facts and our reconstruction
@@ -175,13 +176,12 @@ report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed]))
 # `paper_a.figures.mean_predictions`.
 # ```
 #
-# **Localization and effect sizes.** *Fraction localized* counts indices passing the
-# neighbour test, in the interior $[R, \ell-1-R]$ (which convolution alone cannot reach)
-# and overall. *Distance* is the localization distance (maximum possible:
-# {glue:text}`a1_half`). The effect sizes answer the public review's objection that significance
-# alone can flag negligible differences: the slope and $R^2$ of the mean predictions
-# against the ramp (1 and 1 for a perfect localizer, 0 for none) and the mean absolute
-# error of the mean predictions.
+# **Localization and effect sizes.** *Fraction localized* counts indices passing the neighbour
+# test, in the interior $[R, \ell-1-R]$ (which convolution alone cannot reach) and overall.
+# *Distance* is the localization distance (maximum possible: {glue:text}`a1_half`). The effect
+# sizes answer the {ref}`public review <methods-sources>`'s objection that significance alone can
+# flag negligible differences: the slope and $R^2$ of the mean predictions against the ramp (1 and
+# 1 for a perfect localizer, 0 for none) and the mean absolute error of the mean predictions.
 
 # %%
 report.md(tables.localization([none, normed]))

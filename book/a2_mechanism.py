@@ -75,7 +75,7 @@ hop_factor = None  # single-hop reach in units of R(d) (paper: 3, i.e. R + 2R)
 pack_kernel = None  # PackNorm net: kernel size
 pack_depth = None  # PackNorm net: conv blocks
 pack_width = None  # PackNorm net: channels
-pack_len = None  # path length l' (0 = 2R+1, the protocol's choice)
+pack_len = None  # path length l' (0 = 2R+1, our choice)
 pack_head = None  # head on path A: mean over positions (pool) or centre index
 overlap_fracs = None  # overlaps swept, as fractions of l' (rounded to integers)
 control_fracs = None  # overlaps at which per-path InstanceNorm (no channel) is trained
@@ -108,20 +108,22 @@ report.glue("a2_paper_band", "–".join(map(str, reported.PACK_TRANSITION)))
 report.glue("a2_conf", f"{stats.CONFIDENCE:.0%}")
 report.glue("a2_level_test", verdicts.LEVEL)
 report.glue("a2_full_acc", verdicts.FULL_ACCURACY)
+report.glue("a2_hop", f"{P.hop_factor:g}")
+report.glue("a2_hop_step", f"{P.hop_factor - 1:g}")
 
 # %% [markdown]
 # (a2-fig2)=
 # ## Fig. 2: the hypothesized mechanism
 #
-# Panel (a) of {numref}`fig-a2-mechanism` is one hop at one depth. Index $i$ is within $R$
-# of the end, so its receptive field includes the zero padding and its activation can depend
-# on where it is. Index $j$ further in cannot see the padding, but its receptive field
-# overlaps $i$'s on a patch of noise. The normalization layer pools every position into one
-# mean and variance per channel and then rescales every position by them: $i$'s
-# position-dependent activation moves the statistics, and $j$, which sees part of the same
-# noise, can correlate that movement with its own input. Panel (b) turns the argument into
-# reach per depth for this chapter's configuration: the receptive field $R(d)$, one hop
-# $3R(d)$, and one hop of $2R(d)$ at every normalization layer.
+# Panel (a) of {numref}`fig-a2-mechanism` is one hop at one depth. Index $i$ is within $R$ of the
+# end, so its receptive field includes the zero padding and its activation can depend on where it
+# is. Index $j$ further in cannot see the padding, but its receptive field overlaps $i$'s on a
+# patch of noise. The normalization layer pools every position into one mean and variance per
+# channel and then rescales every position by them: $i$'s position-dependent activation moves the
+# statistics, and $j$, which sees part of the same noise, can correlate that movement with its own
+# input. Panel (b) turns the argument into reach per depth for this chapter's configuration: the
+# receptive field $R(d)$, one hop {glue:text}`a2_hop`$R(d)$, and one hop of
+# {glue:text}`a2_hop_step`$R(d)$ at every normalization layer.
 
 # %%
 fig = diagrams.mechanism(P.kernel, P.depth, P.seq_len, P.hop_factor)
@@ -240,13 +242,13 @@ report.glue("a2_level", f"{pack_setup.transition_level:g}")
 # (a2-multihop)=
 # ## The multi-hop argument, quantitatively
 #
-# Chapter {ref}`a1` fitted a linear probe at every depth of its trained networks and tested
-# which indices each probe localizes (its Fig. 1b). Here we reload those cached networks and
-# probe results (same parameters, so nothing is retrained) and compare, depth by depth, the
-# probes' localization distance with three reaches ({numref}`fig-a2-hops`): the receptive
-# field $R(d)$, one hop $3R(d)$, and iterated hops (one per normalization layer up to $d$). A
-# distance beyond $3R(d)$ is something a single hop cannot explain; a distance beyond the
-# iterated reach would contradict the hop picture itself.
+# Chapter {ref}`a1` fitted a linear probe at every depth of its trained networks and tested which
+# indices each probe localizes (its Fig. 1b). Here we reload those cached networks and probe
+# results (same parameters, so nothing is retrained) and compare, depth by depth, the probes'
+# localization distance with three reaches ({numref}`fig-a2-hops`): the receptive field $R(d)$,
+# one hop {glue:text}`a2_hop`$R(d)$, and iterated hops (one per normalization layer up to $d$). A
+# distance beyond {glue:text}`a2_hop`$R(d)$ is something a single hop cannot explain; a distance
+# beyond the iterated reach would contradict the hop picture itself.
 
 # %%
 none = localization.run(setup, setup.cnn("none"))
@@ -276,8 +278,8 @@ report.glue("a2_out_dist_none", fmt.join(none.distances))
 
 # %% [markdown]
 # With {glue:text}`a2_norm`, the probes first localize beyond the receptive field at depth
-# {glue:text}`a2_first_beyond_R` (per seed) and first beyond one hop, $3R(d)$, at depth
-# {glue:text}`a2_first_beyond_single`; the most hops any depth needs is
+# {glue:text}`a2_first_beyond_R` (per seed) and first beyond one hop, {glue:text}`a2_hop`$R(d)$,
+# at depth {glue:text}`a2_first_beyond_single`; the most hops any depth needs is
 # {glue:text}`a2_max_hops`. Depths whose distance exceeds even the iterated reach:
 # {glue:text}`a2_beyond_iter`. The network's own output localizes to distances
 # {glue:text}`a2_out_dist` (no normalization: {glue:text}`a2_out_dist_none`; the middle of the
@@ -297,7 +299,7 @@ report.glue("a2_out_dist_none", fmt.join(none.distances))
 # with overlap and at least {glue:text}`a2_full_acc` accuracy at full overlap (every seed:
 # reproduced; some: partly); the transition is *reproduced* inside the paper's band, *partly*
 # within one of our grid steps of it; multi-hop is *reproduced* when every seed's probes localize
-# beyond $3R(d)$ at some depth.
+# beyond {glue:text}`a2_hop`$R(d)$ at some depth.
 
 # %%
 ledger = verdicts.a2_ledger(pack, hops, normed, P.hop_factor)
@@ -307,14 +309,14 @@ report.show_verdicts("a2", ledger)
 # In plain words, at this profile: chance at zero overlap is {glue:text}`a2_verdict_0`;
 # overlap-enabled discrimination is {glue:text}`a2_verdict_1`; the transition location is
 # {glue:text}`a2_verdict_2`; the control is {glue:text}`a2_verdict_3`; multi-hop reach is
-# {glue:text}`a2_verdict_4`. Where the networks' localization stays within one hop, the
-# multi-hop argument is simply not needed to explain it: that neither confirms nor refutes
-# the mechanism, and a longer training run (chapter A1's `steps`, or the `paper` profile) is
-# what would put it to the test. PackNorm shows that a normalization layer *can* carry
-# information between inputs that share a noise patch; as the paper's public review points
-# out, it does not show that chapter A1's networks *do* it this way. The depth-by-depth
-# comparison above is consistent with hopping, but only an intervention on the trained
-# networks' statistics could test the mechanism directly.
+# {glue:text}`a2_verdict_4`. Where the networks' localization stays within one hop, the multi-hop
+# argument is simply not needed to explain it: that neither confirms nor refutes the mechanism,
+# and a longer training run (chapter A1's `steps`, or the `paper` profile) is what would put it to
+# the test. PackNorm shows that a normalization layer *can* carry information between inputs that
+# share a noise patch; as the paper's {ref}`public review <methods-sources>` points out, it does
+# not show that chapter A1's networks *do* it this way. The depth-by-depth comparison above is
+# consistent with hopping, but only an intervention on the trained networks' statistics could test
+# the mechanism directly.
 
 # %%
 run.finish()

@@ -114,9 +114,8 @@ report.glue_all("a3", {
 # %%
 groups = which_norms.group_sweep(setup, P.group_counts)
 bn = which_norms.batchnorm_runs(setup)  # none; BatchNorm with minibatch / population stats
-null_runs = [bn[name] for name in which_norms.NULL_RUNS]
-null = which_norms.NullLevel.of(*null_runs)
-runs = [*groups.runs.values(), bn["none"], bn["batch, minibatch"]]
+null = which_norms.NullLevel.of(*bn.null)
+runs = [*groups.runs.values(), bn.none, bn.minibatch]
 print("models loaded from cache (per seed):", {r.name: r.train_cache_hits for r in runs})
 report.figure("fig-a3-loss", figures.loss_curves(runs, "training loss (running mean)"))
 
@@ -160,7 +159,7 @@ report.glue("a3_control", fmt.yes_no(real[P.width]) if control else "not run")
 # slope of the interior mean predictions against the ramp (1 would be the ramp itself).
 
 # %%
-report.figure("fig-a3-fig4", figures.groups(groups, null, null_runs, setup.radius))
+report.figure("fig-a3-fig4", figures.groups(groups, null, setup.radius))
 report.md(tables.groups(groups, null))
 rho_d, p_d = groups.spearman(which_norms.METRICS["localization distance"])
 rho_s, p_s = groups.spearman(which_norms.METRICS["interior slope (effect size)"])
@@ -175,7 +174,7 @@ report.glue(
 )
 report.glue("a3_rho_d", f"{rho_d:.2f} (p = {p_d:.2g})")
 report.glue("a3_rho_s", f"{rho_s:.2f} (p = {p_s:.2g})")
-report.glue("a3_none_dist", fmt.join(bn["none"].distances))
+report.glue("a3_none_dist", fmt.join(bn.none.distances))
 
 # %% [markdown]
 # ```{glue:figure} fig-a3-fig4
@@ -187,14 +186,14 @@ report.glue("a3_none_dist", fmt.join(bn["none"].distances))
 # `paper_a.figures.groups`.
 # ```
 #
-# Localization distance by group count (mean ± sd over seeds):
-# {glue:text}`a3_dist_by_G`; no normalization: {glue:text}`a3_none_dist`. Seeds localizing
-# their interior beyond the null level, per group count: {glue:text}`a3_real_by_G`. The
-# rank correlation of the interior slope (the effect size) with $G$ is $\rho$ =
-# {glue:text}`a3_rho_s` (mean slopes: {glue:text}`a3_slope_by_G`), and of the distance with
-# $G$, $\rho$ = {glue:text}`a3_rho_d`; both pool the seeds and count ties among null-level
-# values, so a single group count far above the rest can make them large. With two seeds and
-# a short training run, the verdict below asks for more than a correlation.
+# Localization distance by group count (mean ± sd over seeds): {glue:text}`a3_dist_by_G`; no
+# normalization: {glue:text}`a3_none_dist`. Seeds localizing their interior beyond the null level,
+# per group count: {glue:text}`a3_real_by_G`. The rank correlation of the interior slope (the
+# effect size) with $G$ is $\rho$ = {glue:text}`a3_rho_s` (mean slopes:
+# {glue:text}`a3_slope_by_G`), and of the distance with $G$, $\rho$ = {glue:text}`a3_rho_d`; both
+# pool the seeds and count ties among null-level values, so a single group count far above the
+# rest can make them large. With {glue:text}`a3_n_seeds` seeds and a short training run, the
+# verdict below asks for more than a correlation.
 #
 # (a3-fig5)=
 # ## Fig. 5: BatchNorm with minibatch statistics vs no normalization
@@ -206,7 +205,7 @@ report.glue("a3_none_dist", fmt.join(bn["none"].distances))
 report.figure(
     "fig-a3-fig5",
     figures.predictions_and_maps(
-        [bn["none"], bn["batch, minibatch"]],
+        [bn.none, bn.minibatch],
         "Fig. 5: BatchNorm (minibatch statistics at evaluation) vs none",
     ),
 )
@@ -235,11 +234,11 @@ report.figure(
 report.figure(
     "fig-a3-fig6",
     figures.predictions_and_maps(
-        [bn["batch, minibatch"], bn["batch, population"]],
+        [bn.minibatch, bn.population],
         "Fig. 6: BatchNorm with minibatch vs population statistics at evaluation",
     ),
 )
-shifts = {n: equivariance.check(bn[n]) for n in ("none", "batch, population", "batch, minibatch")}
+shifts = {r.name: equivariance.check(r) for r in (bn.none, bn.population, bn.minibatch)}
 report.glue(
     "a3_shift", "; ".join(f"{n}: {fmt.join(c.max_change, '.2g')}" for n, c in shifts.items())
 )
@@ -255,10 +254,10 @@ report.glue(
 
 # %%
 report.md(tables.boundary(bn, control))
-for key, name in (("none", "none"), ("mb", "batch, minibatch"), ("pop", "batch, population")):
-    report.glue(f"a3_bnd_{key}", fmt.join(batchstats.boundary_fractions(bn[name]), ".2f"))
-    report.glue(f"a3_dist_{key}", fmt.join(bn[name].distances))
-    report.glue(f"a3_frac_{key}", fmt.join(bn[name].frac_interior, ".2f"))
+for key, r in (("none", bn.none), ("mb", bn.minibatch), ("pop", bn.population)):
+    report.glue(f"a3_bnd_{key}", fmt.join(batchstats.boundary_fractions(r), ".2f"))
+    report.glue(f"a3_dist_{key}", fmt.join(r.distances))
+    report.glue(f"a3_frac_{key}", fmt.join(r.frac_interior, ".2f"))
 
 # %% [markdown]
 # Largest change of the interior outputs when the input is shifted (0 means exactly
@@ -338,7 +337,7 @@ report.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # failed.
 
 # %%
-ledger = verdicts.a3_ledger(groups, bn, null, shifts["batch, population"], sizes)
+ledger = verdicts.a3_ledger(groups, bn, null, shifts[bn.population.name], sizes)
 report.show_verdicts("a3", ledger)
 
 # %% [markdown]

@@ -79,7 +79,7 @@ P, run = report.start(B2, globals())
 report.glue("b2_paper_images", f"{reported.N_IMAGES:,}")
 report.glue("b2_paper_seeds", reported.N_SEEDS)
 report.glue("b2_run_seeds", len(P.seeds))
-report.glue("b2_lrs", f"{P.cifar_lr_bn:g} vs {P.cifar_lr_nobn:g}")
+report.glue("b2_lrs", f"{fmt.sci(P.cifar_lr_bn)} vs {fmt.sci(P.cifar_lr_nobn)}")
 
 # %% [markdown]
 # (b2-models)=
@@ -89,7 +89,7 @@ report.glue("b2_lrs", f"{P.cifar_lr_bn:g} vs {P.cifar_lr_nobn:g}")
 # entries).
 
 # %%
-models = classify.run(P)
+models = classify.run(classify.configs(P))
 report.md(datasets.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
 print(f"{models.n_models} trained models, {models.cache_hits} loaded from the cache")

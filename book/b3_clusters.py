@@ -40,9 +40,9 @@
 # `pca_components` principal components of a layer's activations ({glue:text}`b3_pca` in this run;
 # 0 means raw activations) with `kmeans_n_init` restarts, **but every DBI, class-based or k-means,
 # is computed on the raw flattened activations**, so PCA changes only how the partitions are
-# found, not how they are scored. We also report DBI at a fixed k = {glue:text}`b3_fixed_k`
-# (the number of classes), which the paper's public review asks for because choosing k by
-# DBI and then reporting that DBI flatters the selected k.
+# found, not how they are scored. We also report DBI at a fixed k = {glue:text}`b3_fixed_k` (the
+# number of classes), which the paper's {ref}`public review <methods-sources>` asks for because
+# choosing k by DBI and then reporting that DBI flatters the selected k.
 # :::
 
 # %% tags=["parameters"]
@@ -90,7 +90,7 @@ report.glue_all("b3", {
     "paper_k_range": "{}..{}".format(*reported.K_RANGE), "n_classes": reported.N_CLASSES,
     "k_tol": reported.K_STAR_TOLERANCE, "k_range": f"{P.k_min}..{P.k_max}", "k_max": P.k_max,
     "fixed_k": P.fixed_k, "n_images": f"{P.cluster_images:,}", "pca": P.pca_components,
-    "lrs": f"{P.cifar_lr_bn:g} vs {P.cifar_lr_nobn:g}",
+    "lrs": f"{fmt.sci(P.cifar_lr_bn)} vs {fmt.sci(P.cifar_lr_nobn)}",
 })  # fmt: skip
 
 # %% [markdown]
@@ -100,7 +100,7 @@ report.glue_all("b3", {
 # The trained models of chapter {ref}`b1`, from the cache, and their cluster analysis.
 
 # %%
-models = classify.run(P)
+models = classify.run(classify.configs(P))
 report.md(datasets.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
 print(f"{models.n_models} trained models, {models.cache_hits} loaded from the cache")

@@ -41,7 +41,8 @@ report.glue_all("m", {
     "alpha": reported_a.WELCH_ALPHA, "len": reported_a.SEQ_LEN, "radius": reported_a.RADIUS,
     "kernel": a1["kernel"], "width": a1["width"], "depth": a1["depth"],
     "seeds": len(a1["seeds"]), "k_range": f"{b3['k_min']} to {b3['k_max']}",
-    "lr_ratio": f"{b3['cifar_lr_bn'] / b3['cifar_lr_nobn']:g}",
+    "lr_ratio": f"{b3['cifar_lr_bn'] / b3['cifar_lr_nobn']:g}", "batch": a1["batch_size"],
+    "cpu_seeds": len(SPECS["b1_setup_accuracy"].profiles["cpu"]["seeds"]),
 })  # fmt: skip
 
 # %% [markdown]
@@ -87,11 +88,11 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # is InstanceNorm. BatchNorm is trained with minibatch statistics and evaluated with either
 # minibatch or population statistics.
 #
-# **Training.** Adam with a fixed number of steps, batch 32, one model per seed; the
-# learning rate is ours (at `cpu` a larger one, because the step budget is a small fraction
-# of the paper's). All seeds of one configuration train side by side in one network of
-# grouped convolutions whose parts never interact, so each model follows the trajectory it
-# would follow alone, and each is cached on its own.
+# **Training.** Adam with a fixed number of steps, batch {glue:text}`m_batch`, one model per seed;
+# the learning rate is ours (at `cpu` a larger one, because the step budget is a small fraction of
+# the paper's). All seeds of one configuration train side by side in one network of grouped
+# convolutions whose parts never interact, so each model follows the trajectory it would follow
+# alone, and each is cached on its own.
 #
 # (methods-detector)=
 # ### The localization test
@@ -138,8 +139,11 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # without normalization, and BatchNorm evaluated with population statistics (a fixed affine
 # map per channel). Both are checked to be exactly shift-equivariant in the interior. A
 # network counts as localizing its interior only when both its interior fraction and its
-# interior slope exceed the largest values among these null networks' seeds. A network is
-# never part of its own null.
+# interior slope exceed the largest values among these null networks' seeds. One claim is
+# judged against a null that contains the network itself: "population statistics destroy
+# localization" asks that the population-statistics networks do not beat this null, which they
+# cannot, so only the other half of that rule (exact shift-equivariance) is informative there.
+# Nulls built only from other networks are not implemented yet.
 #
 # (methods-packnorm)=
 # ### PackNorm and the multi-hop bound
@@ -176,10 +180,11 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # widths $k, 2k, 4k, 8k$, each conv → BatchNorm → ReLU, max-pools, one linear layer), trained with
 # SGD at the paper's learning rate with and without BatchNorm; CIFAR-10 uses VGG-16 with Adam at
 # the paper's two learning rates, one with BatchNorm and {glue:text}`m_lr_ratio` times smaller
-# without (the confound the paper's public review objects to). "No BN" replaces each BatchNorm by
-# the identity and changes nothing else. Our choices: He initialisation as in torchvision's VGG,
-# the minibatch size, SGD momentum, a validation split held out of the training split, and an
-# early-stopping rule (the weights with the lowest validation loss are kept; training stops after
+# without (the confound the paper's {ref}`public review <methods-sources>` objects to). "No BN"
+# replaces each BatchNorm by the identity and changes nothing else. Our choices: He initialisation
+# as in torchvision's VGG, the minibatch size, SGD momentum, a validation split held out of the
+# training split, and an early-stopping rule (the weights with the lowest validation loss are
+# kept; training stops after
 # `patience` evaluations without improvement or when the epochs run out). At `cpu` both networks
 # are narrower and see fewer images and epochs than the paper's, so their accuracies are far below
 # the paper's and only the BN versus no-BN comparison is at stake.
@@ -192,8 +197,16 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # partitions (`sklearn.cluster.KMeans`, $k$ from {glue:text}`m_k_range`, $k^*$ = the $k$ with the
 # lowest index). k-means may run on principal components to save time, but every index is computed
 # on the raw activations. We also report the index at a fixed $k$, chosen without looking at it.
-# Error bars are standard deviations over seeds; with two seeds at `cpu`, no difference between BN
-# and no BN is yet tested for significance.
+# No difference between BN and no BN is yet tested for significance (with
+# {glue:text}`m_cpu_seeds` seeds at `cpu` there is little to test with).
+#
+# (methods-statistics)=
+# ### Seeds and error bars
+#
+# Every "mean ± sd" in the book is the mean over seeds and the *sample* standard deviation
+# (divisor $n - 1$); with two seeds it is $|a - b|/\sqrt 2$. Same seed, same numbers: every random
+# draw comes from a generator seeded from the model's seed and the draw's purpose, and the tests
+# check that re-running gives bit-identical results.
 #
 # (methods-reconstructed-knobs)=
 # ### Every reconstructed knob

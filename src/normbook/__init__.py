@@ -4,7 +4,7 @@ Three subpackages, one per concern:
 
 - :mod:`normbook.core`: shared machinery (experiment cache, chapter parameters, the build
   pipeline, chapter reports, progress bars, figure theme, seeding, worker pools, statistics
-  primitives and the verdict vocabulary). Nothing in it knows about either paper.
+  primitives and the verdict vocabulary). Its modules import neither paper's package.
 - :mod:`normbook.paper_a`: paper A, *Spooky Action at a Distance* (arXiv 2507.04709):
   the localization task, the stacked 1-D CNNs, the localization detector, PackNorm, and the
   figures and verdict rules of chapters A1-A3.
@@ -12,8 +12,10 @@ Three subpackages, one per concern:
   Representations* (arXiv 2501.14441): MNIST / CIFAR-10 readers, the classifiers, the
   representation metrics, and the figures and verdict rules of chapters B1-B3.
 
-A chapter imports from ``core`` and from its own paper's package only; the build hashes exactly
-those two packages, so editing one paper never re-executes the other's chapters.
+Beside them, :mod:`normbook.chapters` maps each chapter to its spec and :mod:`normbook.methods`
+builds the Methods page's tables. A chapter imports from ``core`` and from its own paper's
+package only; its build stamp hashes exactly those two (and ``normbook/__init__.py``), so
+editing one paper never re-executes the other's chapters.
 """
 
 __version__ = "0.2.0"

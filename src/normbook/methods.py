@@ -15,7 +15,7 @@ METHODS = Spec(
     chapter="methods",
     params=[],
     profiles={"smoke": {}, "cpu": {}, "paper": {}},
-    packages=("paper_a", "paper_b"),
+    packages=("paper_a", "paper_b", "methods"),
 )
 
 

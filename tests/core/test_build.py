@@ -82,7 +82,14 @@ def test_progress_lines_are_readable_outside_a_terminal(capsys):
 
 def _package(tmp_path):
     pkg = tmp_path / "normbook"
-    for rel in ("__init__.py", "core/cache.py", "paper_a/cnn.py", "paper_b/convnets.py"):
+    for rel in (
+        "__init__.py",
+        "chapters.py",
+        "methods.py",
+        "core/cache.py",
+        "paper_a/cnn.py",
+        "paper_b/convnets.py",
+    ):
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
         (pkg / rel).write_text(f"# {rel}\n")
     return pkg
@@ -92,18 +99,25 @@ def test_a_chapter_depends_on_core_and_its_own_paper_only(tmp_path, monkeypatch)
     pkg = _package(tmp_path)
     monkeypatch.setattr(build, "PACKAGE", pkg)
     a, b = build.library_hash(("paper_a",)), build.library_hash(("paper_b",))
+    m = build.library_hash(("paper_a", "paper_b", "methods"))
+    (pkg / "methods.py").write_text("# edited the Methods page's tables\n")
+    (pkg / "chapters.py").write_text("# edited the registry\n")
+    assert build.library_hash(("paper_a",)) == a and build.library_hash(("paper_b",)) == b
+    assert build.library_hash(("paper_a", "paper_b", "methods")) != m
     (pkg / "paper_b" / "convnets.py").write_text("# edited paper B\n")
     assert build.library_hash(("paper_a",)) == a  # paper A is not re-executed
     assert build.library_hash(("paper_b",)) != b
     b = build.library_hash(("paper_b",))
     (pkg / "core" / "cache.py").write_text("# edited core\n")
     assert build.library_hash(("paper_a",)) != a and build.library_hash(("paper_b",)) != b
+    with pytest.raises(build.BuildError, match="unknown library package"):
+        build.library_hash(("paper_c",))
 
 
 def test_every_chapter_names_its_papers_package():
     for chapter in build.chapters():
         packages = build.spec_for(chapter).packages
-        assert packages and all((build.PACKAGE / p).is_dir() for p in packages), chapter
+        assert packages and build.library_files(packages), chapter  # every name resolves
         if chapter.stem[0] in "ab":
             assert packages == (f"paper_{chapter.stem[0]}",), chapter
 

@@ -71,19 +71,28 @@ def test_interrupted_write_leaves_no_entry_and_no_temporary(monkeypatch):
     assert list((cache.cache_root() / "t").glob("*")) == []
 
 
-def test_cached_per_model_computes_only_the_missing_models_together():
+def test_cached_each_computes_only_the_missing_items_and_keeps_finished_ones():
     batches = []
 
     def compute(idx):
         batches.append(list(idx))
-        return [cache.Entry({"i": np.array(i)}) for i in idx]
+        for i in reversed(idx):  # any order
+            yield i, cache.Entry({"i": np.array(i)})
 
-    first = cache.cached_per_model("m", [{"s": 0}, {"s": 1}], compute, (stats,))
+    first = cache.cached_each("m", [{"s": 0}, {"s": 1}], compute, (stats,))
     assert batches == [[0, 1]] and [e.hit for e in first] == [False, False]
-    again = cache.cached_per_model("m", [{"s": 1}, {"s": 2}, {"s": 0}], compute, (stats,))
+    again = cache.cached_each("m", [{"s": 1}, {"s": 2}, {"s": 0}], compute, (stats,))
     assert batches == [[0, 1], [1]]  # only {"s": 2} (index 1 here) is new
     assert [e.hit for e in again] == [True, False, True]
     assert [int(e["i"]) for e in again] == [1, 1, 0]
+
+    def interrupted(idx):
+        yield idx[0], cache.Entry({"i": np.array(7)})
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        cache.cached_each("m", [{"s": 3}, {"s": 4}], interrupted, (stats,))
+    assert cache.is_cached("m", {"s": 3}, (stats,)) and not cache.is_cached("m", {"s": 4}, (stats,))
 
 
 def test_load_refuses_a_missing_entry():

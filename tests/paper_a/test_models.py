@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from normbook.core.seeding import generators
-from normbook.paper_a import equivariance as checks
+from normbook.paper_a import equivariance
 from normbook.paper_a.cnn import CNNConfig, StackedCNN, set_batch_eval
 from normbook.paper_a.norms import make_norm
 from normbook.paper_a.task import sample_inputs
@@ -12,20 +12,20 @@ from normbook.paper_a.task import sample_inputs
 @pytest.mark.parametrize("kernel,depth", [(3, 2), (5, 4), (7, 3)])
 def test_receptive_field_from_input_gradients(kernel, depth):
     net = StackedCNN(CNNConfig(depth=depth, width=8, kernel=kernel, norm="none"), [0, 1])
-    reach = checks.gradient_reach(net, seq_len=64)
+    reach = equivariance.gradient_reach(net, seq_len=64)
     assert list(reach) == [(kernel // 2) * depth] * 2
 
 
 def test_instance_norm_reaches_the_whole_sequence():
     net = StackedCNN(CNNConfig(depth=2, width=8, kernel=3, norm="instance"), [0])
-    assert checks.gradient_reach(net, seq_len=64)[0] == 32
+    assert equivariance.gradient_reach(net, seq_len=64)[0] == 32
 
 
 def test_no_norm_interior_is_shift_equivariant_instance_norm_is_not():
     none = StackedCNN(CNNConfig(depth=4, width=8, norm="none"), [0, 1])
     inst = StackedCNN(CNNConfig(depth=4, width=8, norm="instance"), [0, 1])
-    assert np.all(checks.shift_check(none, 80, shift=5) == 0.0)  # bit-identical
-    assert np.all(checks.shift_check(inst, 80, shift=5) > 1e-4)
+    assert np.all(equivariance.shift_check(none, 80, shift=5) == 0.0)  # bit-identical
+    assert np.all(equivariance.shift_check(inst, 80, shift=5) > 1e-4)
 
 
 def test_stacked_model_equals_models_built_alone():

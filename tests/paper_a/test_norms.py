@@ -2,7 +2,7 @@
 
 import torch
 
-from normbook.paper_a import equivariance as checks
+from normbook.paper_a import equivariance
 from normbook.paper_a.cnn import CNNConfig, StackedCNN, set_batch_eval
 from normbook.paper_a.norms import make_norm
 
@@ -47,9 +47,9 @@ def test_batchnorm_population_statistics_make_the_network_translation_equivarian
     not to BatchNorm with minibatch statistics."""
     net = _trained_batchnorm()
     set_batch_eval(net, "population")
-    assert checks.shift_check(net, 60, shift=4)[0] == 0.0
+    assert equivariance.shift_check(net, 60, shift=4)[0] == 0.0
     set_batch_eval(net, "minibatch")
-    assert checks.shift_check(net, 60, shift=4)[0] > 1e-4
+    assert equivariance.shift_check(net, 60, shift=4)[0] > 1e-4
 
 
 def test_batchnorm_minibatch_with_one_sample_is_instance_norm_statistics():

@@ -127,8 +127,10 @@ def test_worker_processes_give_identical_models(synthetic_full, tiny_cfg):
 
 
 def test_configs_of_the_chapter_parameters(tiny_cfg):
-    P = B1.resolve("cpu")
-    cfgs = classify.configs(P)
+    P = B1.resolve("cpu", workers=1, allow_unverified="no")
+    setup = classify.configs(P)
+    assert setup.seeds == tuple(P.seeds) and setup.workers == 1 and setup.allow_unverified is False
+    cfgs = setup.configs
     assert list(cfgs) == list(classify.VARIANTS)
     assert cfgs["cifar10", False].variant == ("cifar10", False)
     m_bn, m_no = cfgs["mnist", True], cfgs["mnist", False]

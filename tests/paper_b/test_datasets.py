@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normbook.paper_b import datasets as data
+from normbook.paper_b import datasets
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ def _offline(monkeypatch):
     def no_network(url, timeout=60.0):
         raise AssertionError(f"test tried to open {url}")
 
-    monkeypatch.setattr(data, "_open_url", no_network)
+    monkeypatch.setattr(datasets, "_open_url", no_network)
 
 
 # --------------------------------------------------------------------------- writers
@@ -45,7 +45,7 @@ def fake_mnist(root: Path, split="train", n=7, gz=True, seed=0):
     labels = rng.integers(0, 10, n, dtype=np.uint8)
     (root / "mnist").mkdir(parents=True, exist_ok=True)
     md5 = {}
-    for name, arr in zip(data.MNIST_FILES[split], (images, labels)):
+    for name, arr in zip(datasets.MNIST_FILES[split], (images, labels)):
         content = idx_bytes(arr)
         md5[name] = hashlib.md5(content).hexdigest()
         if gz:
@@ -65,13 +65,13 @@ def cifar_records(n: int, seed: int):
 
 def fake_cifar(root: Path, n=4, sub="cifar10", bad_member=None):
     """A small archive in the official layout; returns {split: (images, labels)}, path."""
-    path = root / sub / data.CIFAR10_ARCHIVE
+    path = root / sub / datasets.CIFAR10_ARCHIVE
     path.parent.mkdir(parents=True, exist_ok=True)
     out = {"train": ([], []), "test": ([], [])}
     with tarfile.open(path, "w:gz") as tar:
         for split, members in (
-            ("train", data.CIFAR10_MEMBERS["train"]),
-            ("test", data.CIFAR10_MEMBERS["test"]),
+            ("train", datasets.CIFAR10_MEMBERS["train"]),
+            ("test", datasets.CIFAR10_MEMBERS["test"]),
         ):
             for j, member in enumerate(members):
                 im, lb, raw = cifar_records(n, seed=100 * (split == "test") + j)
@@ -101,25 +101,25 @@ def md5_of(path: Path) -> str:
 def test_mnist_roundtrip_verified(tmp_path, monkeypatch, gz):
     images, labels, md5 = fake_mnist(tmp_path, "test", gz=gz)
     for name, h in md5.items():
-        monkeypatch.setitem(data.MNIST_MD5, name, h)
-    x, y, prov = data.load_mnist("test", root=tmp_path, download=False)
+        monkeypatch.setitem(datasets.MNIST_MD5, name, h)
+    x, y, prov = datasets.load_mnist("test", root=tmp_path, download=False)
     assert x.dtype == np.uint8 and x.shape == (7, 28, 28)
     np.testing.assert_array_equal(x, images)
     np.testing.assert_array_equal(y, labels)
     assert prov.verified and prov.dataset == "MNIST" and prov.split == "test"
     assert prov.md5 == tuple(md5.values())
     assert all(Path(f).parent == tmp_path / "mnist" for f in prov.files)
-    assert "{note}" in data.provenance_admonition(prov)
+    assert "{note}" in datasets.provenance_admonition(prov)
     x[0, 0, 0] ^= 1  # returned arrays are writable copies
 
 
 def test_mnist_checksum_mismatch_refused(tmp_path):
     fake_mnist(tmp_path, "train")
-    with pytest.raises(data.DataError) as e:
-        data.load_mnist("train", root=tmp_path, download=False)
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_mnist("train", root=tmp_path, download=False)
     msg = str(e.value)
     assert "train-images-idx3-ubyte.gz" in msg
-    assert data.MNIST_MD5["train-images-idx3-ubyte"] in msg
+    assert datasets.MNIST_MD5["train-images-idx3-ubyte"] in msg
     assert "NORMBOOK_ALLOW_UNVERIFIED=1" in msg
 
 
@@ -131,14 +131,14 @@ def test_mnist_unverified_allowed(tmp_path, monkeypatch, how):
         monkeypatch.setenv("NORMBOOK_ALLOW_UNVERIFIED", "1")
     else:
         kw["allow_unverified"] = True
-    x, y, prov = data.load_mnist("train", root=tmp_path, download=False, **kw)
+    x, y, prov = datasets.load_mnist("train", root=tmp_path, download=False, **kw)
     np.testing.assert_array_equal(x, images)
     assert prov.verified is False
     assert prov.md5 == tuple(md5.values())
     gz = tmp_path / "mnist" / "train-images-idx3-ubyte.gz"
     assert prov.sha256[0] == hashlib.sha256(gz.read_bytes()).hexdigest()
-    assert prov.expected_md5[0] == data.MNIST_MD5["train-images-idx3-ubyte"]
-    adm = data.provenance_admonition(prov)
+    assert prov.expected_md5[0] == datasets.MNIST_MD5["train-images-idx3-ubyte"]
+    adm = datasets.provenance_admonition(prov)
     assert "{warning}" in adm and md5["train-images-idx3-ubyte"] in adm
 
 
@@ -146,9 +146,9 @@ def test_mnist_truncated_gzip(tmp_path):
     fake_mnist(tmp_path, "test")
     p = tmp_path / "mnist" / "t10k-images-idx3-ubyte.gz"
     p.write_bytes(p.read_bytes()[:-20])
-    with pytest.raises(data.DataError) as e:
-        data.load_mnist("test", root=tmp_path, download=False, allow_unverified=True)
-    assert str(p) in str(e.value) and data.MNIST_MD5["t10k-images-idx3-ubyte"] in str(e.value)
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_mnist("test", root=tmp_path, download=False, allow_unverified=True)
+    assert str(p) in str(e.value) and datasets.MNIST_MD5["t10k-images-idx3-ubyte"] in str(e.value)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "magic", "dims"])
@@ -163,13 +163,13 @@ def test_mnist_bad_idx(tmp_path, damage):
     else:
         raw[8:12] = (27).to_bytes(4, "big")
     p.write_bytes(bytes(raw))
-    with pytest.raises(data.DataError, match="t10k-images-idx3-ubyte"):
-        data.load_mnist("test", root=tmp_path, download=False, allow_unverified=True)
+    with pytest.raises(datasets.DataError, match="t10k-images-idx3-ubyte"):
+        datasets.load_mnist("test", root=tmp_path, download=False, allow_unverified=True)
 
 
 def test_mnist_missing_no_download(tmp_path, monkeypatch):
-    with pytest.raises(data.DataError) as e:
-        data.load_mnist("train", root=tmp_path)  # env NORMBOOK_NO_DOWNLOAD=1
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_mnist("train", root=tmp_path)  # env NORMBOOK_NO_DOWNLOAD=1
     msg = str(e.value)
     assert "NORMBOOK_DATA" in msg
     assert str(tmp_path / "mnist" / "train-images-idx3-ubyte.gz") in msg
@@ -185,18 +185,18 @@ def test_mnist_download_atomic_and_verified(tmp_path, monkeypatch):
     src = tmp_path / "src"
     images, labels, md5 = fake_mnist(src, "test")
     for name, h in md5.items():
-        monkeypatch.setitem(data.MNIST_MD5, name, h)
+        monkeypatch.setitem(datasets.MNIST_MD5, name, h)
     urls = []
 
     def serve(url, timeout=60.0):
         urls.append(url)
         return _FakeResponse((src / "mnist" / url.rsplit("/", 1)[1]).read_bytes())
 
-    monkeypatch.setattr(data, "_open_url", serve)
+    monkeypatch.setattr(datasets, "_open_url", serve)
     root = tmp_path / "root"
-    x, y, prov = data.load_mnist("test", root=root, download=True)
+    x, y, prov = datasets.load_mnist("test", root=root, download=True)
     np.testing.assert_array_equal(x, images)
-    assert prov.verified and all(u.startswith(data.MNIST_MIRRORS[0]) for u in urls)
+    assert prov.verified and all(u.startswith(datasets.MNIST_MIRRORS[0]) for u in urls)
     assert sorted(p.name for p in (root / "mnist").iterdir()) == [
         "t10k-images-idx3-ubyte.gz",
         "t10k-labels-idx1-ubyte.gz",
@@ -204,9 +204,9 @@ def test_mnist_download_atomic_and_verified(tmp_path, monkeypatch):
 
 
 def test_download_bad_payload_not_installed(tmp_path, monkeypatch):
-    monkeypatch.setattr(data, "_open_url", lambda url, timeout=60.0: _FakeResponse(b"junk"))
-    with pytest.raises(data.DataError, match="NORMBOOK_DATA"):
-        data.load_mnist("test", root=tmp_path, download=True)
+    monkeypatch.setattr(datasets, "_open_url", lambda url, timeout=60.0: _FakeResponse(b"junk"))
+    with pytest.raises(datasets.DataError, match="NORMBOOK_DATA"):
+        datasets.load_mnist("test", root=tmp_path, download=True)
     assert list((tmp_path / "mnist").iterdir()) == []
 
 
@@ -214,11 +214,11 @@ def test_download_network_failure(tmp_path, monkeypatch):
     def fail(url, timeout=60.0):
         raise OSError("no network")
 
-    monkeypatch.setattr(data, "_open_url", fail)
-    with pytest.raises(data.DataError) as e:
-        data.load_cifar10("test", root=tmp_path, download=True)
+    monkeypatch.setattr(datasets, "_open_url", fail)
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_cifar10("test", root=tmp_path, download=True)
     assert "no network" in str(e.value) and "NORMBOOK_DATA" in str(e.value)
-    assert str(tmp_path / "cifar10" / data.CIFAR10_ARCHIVE) in str(e.value)
+    assert str(tmp_path / "cifar10" / datasets.CIFAR10_ARCHIVE) in str(e.value)
 
 
 # --------------------------------------------------------------------------- CIFAR-10
@@ -226,9 +226,11 @@ def test_download_network_failure(tmp_path, monkeypatch):
 
 def test_cifar_roundtrip_verified(tmp_path, monkeypatch):
     arrays, path = fake_cifar(tmp_path)
-    monkeypatch.setattr(data, "CIFAR10_MD5", md5_of(path))
+    monkeypatch.setattr(datasets, "CIFAR10_MD5", md5_of(path))
     for split, n in (("train", 20), ("test", 4)):
-        x, y, prov = data.load_cifar10(split, root=tmp_path, download=False, records_per_file=None)
+        x, y, prov = datasets.load_cifar10(
+            split, root=tmp_path, download=False, records_per_file=None
+        )
         assert x.shape == (n, 3, 32, 32) and x.dtype == np.uint8 and y.shape == (n,)
         np.testing.assert_array_equal(x, arrays[split][0])
         np.testing.assert_array_equal(y, arrays[split][1])
@@ -237,37 +239,37 @@ def test_cifar_roundtrip_verified(tmp_path, monkeypatch):
 
 def test_cifar_real_size_enforced_by_default(tmp_path, monkeypatch):
     _, path = fake_cifar(tmp_path)
-    monkeypatch.setattr(data, "CIFAR10_MD5", md5_of(path))
-    with pytest.raises(data.DataError, match="expected 10000"):
-        data.load_cifar10("test", root=tmp_path, download=False)
-    x, _, _ = data.load_cifar10("test", root=tmp_path, download=False, records_per_file=4)
+    monkeypatch.setattr(datasets, "CIFAR10_MD5", md5_of(path))
+    with pytest.raises(datasets.DataError, match="expected 10000"):
+        datasets.load_cifar10("test", root=tmp_path, download=False)
+    x, _, _ = datasets.load_cifar10("test", root=tmp_path, download=False, records_per_file=4)
     assert len(x) == 4
 
 
 def test_cifar_checksum_mismatch_refused_then_allowed(tmp_path):
     arrays, path = fake_cifar(tmp_path, sub="cifar10-jpeg")
-    with pytest.raises(data.DataError) as e:
-        data.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
     msg = str(e.value)
-    assert str(path) in msg and data.CIFAR10_MD5 in msg and md5_of(path) in msg
+    assert str(path) in msg and datasets.CIFAR10_MD5 in msg and md5_of(path) in msg
     assert "NORMBOOK_ALLOW_UNVERIFIED=1" in msg
-    x, y, prov = data.load_cifar10(
+    x, y, prov = datasets.load_cifar10(
         "test", root=tmp_path, download=False, records_per_file=None, allow_unverified=True
     )
     np.testing.assert_array_equal(x, arrays["test"][0])
     assert not prov.verified and prov.md5 == (md5_of(path),)
     assert prov.sha256 == (hashlib.sha256(path.read_bytes()).hexdigest(),)
-    assert prov.expected_md5 == (data.CIFAR10_MD5,)
+    assert prov.expected_md5 == (datasets.CIFAR10_MD5,)
     assert "JPEG" in prov.note and "close to, not equal to" in prov.note
-    adm = data.provenance_admonition(prov)
+    adm = datasets.provenance_admonition(prov)
     assert adm.startswith("```{warning}") and md5_of(path) in adm
 
 
 def test_cifar_prefers_official_location(tmp_path, monkeypatch):
     _, official = fake_cifar(tmp_path, sub="cifar10")
     fake_cifar(tmp_path, sub="cifar10-jpeg")
-    monkeypatch.setattr(data, "CIFAR10_MD5", md5_of(official))
-    _, _, prov = data.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
+    monkeypatch.setattr(datasets, "CIFAR10_MD5", md5_of(official))
+    _, _, prov = datasets.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
     assert prov.files == (str(official),) and prov.verified
 
 
@@ -275,50 +277,50 @@ def test_cifar_truncated_archive(tmp_path, monkeypatch):
     _, path = fake_cifar(tmp_path)
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     # Verified path: checksum of the truncated file is accepted, parsing must still fail.
-    monkeypatch.setattr(data, "CIFAR10_MD5", md5_of(path))
-    with pytest.raises(data.DataError) as e:
-        data.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
-    assert str(path) in str(e.value) and data.CIFAR10_MD5 in str(e.value)
+    monkeypatch.setattr(datasets, "CIFAR10_MD5", md5_of(path))
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
+    assert str(path) in str(e.value) and datasets.CIFAR10_MD5 in str(e.value)
 
 
 def test_cifar_not_a_tar(tmp_path):
-    path = tmp_path / "cifar10" / data.CIFAR10_ARCHIVE
+    path = tmp_path / "cifar10" / datasets.CIFAR10_ARCHIVE
     path.parent.mkdir()
     path.write_bytes(gzip.compress(b"not a tar archive" * 100))
-    with pytest.raises(data.DataError, match="cifar-10-binary.tar.gz"):
-        data.load_cifar10("train", root=tmp_path, download=False, allow_unverified=True)
+    with pytest.raises(datasets.DataError, match="cifar-10-binary.tar.gz"):
+        datasets.load_cifar10("train", root=tmp_path, download=False, allow_unverified=True)
 
 
 def test_cifar_wrong_record_size(tmp_path):
     _, path = fake_cifar(tmp_path, bad_member="cifar-10-batches-bin/test_batch.bin")
-    with pytest.raises(data.DataError) as e:
-        data.load_cifar10(
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_cifar10(
             "test", root=tmp_path, download=False, allow_unverified=True, records_per_file=None
         )
     assert "test_batch.bin" in str(e.value) and str(path) in str(e.value)
 
 
 def test_cifar_missing_no_download(tmp_path):
-    with pytest.raises(data.DataError) as e:
-        data.load_cifar10("train", root=tmp_path, download=False)
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_cifar10("train", root=tmp_path, download=False)
     msg = str(e.value)
     assert "NORMBOOK_DATA" in msg
-    for sub in data.CIFAR10_SUBDIRS:
-        assert str(tmp_path / sub / data.CIFAR10_ARCHIVE) in msg
+    for sub in datasets.CIFAR10_SUBDIRS:
+        assert str(tmp_path / sub / datasets.CIFAR10_ARCHIVE) in msg
 
 
 def test_hash_cache_invalidated_on_change(tmp_path, monkeypatch):
     _, path = fake_cifar(tmp_path)
-    monkeypatch.setattr(data, "CIFAR10_MD5", md5_of(path))
+    monkeypatch.setattr(datasets, "CIFAR10_MD5", md5_of(path))
     calls = []
-    real = data._hash_stream
-    monkeypatch.setattr(data, "_hash_stream", lambda p: calls.append(p) or real(p))
+    real = datasets._hash_stream
+    monkeypatch.setattr(datasets, "_hash_stream", lambda p: calls.append(p) or real(p))
     for _ in range(2):
-        data.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
+        datasets.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
     assert len(calls) == 1  # second load reuses the cached checksum
     fake_cifar(tmp_path, n=5)  # rewritten: new size, so it must be rehashed and refused
-    with pytest.raises(data.DataError, match="Checksum mismatch"):
-        data.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
+    with pytest.raises(datasets.DataError, match="Checksum mismatch"):
+        datasets.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -326,39 +328,39 @@ def test_hash_cache_invalidated_on_change(tmp_path, monkeypatch):
 
 def test_data_dir(monkeypatch, tmp_path):
     monkeypatch.delenv("NORMBOOK_DATA", raising=False)
-    assert data.data_dir() == REPO / "data"
+    assert datasets.data_dir() == REPO / "data"
     monkeypatch.setenv("NORMBOOK_DATA", str(tmp_path))
-    assert data.data_dir() == tmp_path.resolve()
+    assert datasets.data_dir() == tmp_path.resolve()
 
 
 def test_to_tensors_pad_and_normalize():
     imgs = np.full((2, 28, 28), 255, np.uint8)
-    x, y = data.to_tensors(imgs, np.array([3, 4]), pad_to=32)
+    x, y = datasets.to_tensors(imgs, np.array([3, 4]), pad_to=32)
     assert x.shape == (2, 1, 32, 32) and x.dtype.is_floating_point and y.tolist() == [3, 4]
     assert x[:, :, 2:30, 2:30].eq(1).all() and x.sum() == 2 * 28 * 28
-    xn, _ = data.to_tensors(imgs, [0, 1], normalize=((0.5,), (0.25,)))
+    xn, _ = datasets.to_tensors(imgs, [0, 1], normalize=((0.5,), (0.25,)))
     assert xn[0, 0, 0, 0] == pytest.approx(-2.0) and xn[0, 0, 5, 5] == pytest.approx(2.0)
     c = np.zeros((3, 3, 32, 32), np.uint8)
-    xc, _ = data.to_tensors(c, [0, 1, 2], normalize="cifar10")
+    xc, _ = datasets.to_tensors(c, [0, 1, 2], normalize="cifar10")
     assert xc.shape == (3, 3, 32, 32)
     assert xc[0, :, 0, 0].tolist() == pytest.approx(
-        [-m / s for m, s in zip(*data.CIFAR10_MEAN_STD)], rel=1e-5
+        [-m / s for m, s in zip(*datasets.CIFAR10_MEAN_STD)], rel=1e-5
     )
 
 
 def test_subset_balanced():
     labels = np.repeat(np.arange(10), [30, 40, 50, 60, 70, 30, 40, 50, 60, 70])
-    idx = data.subset(labels, n_per_class=12, seed=3)
+    idx = datasets.subset(labels, n_per_class=12, seed=3)
     assert np.bincount(labels[idx]).tolist() == [12] * 10 and len(set(idx)) == 120
-    np.testing.assert_array_equal(idx, data.subset(labels, n_per_class=12, seed=3))
-    idx = data.subset(labels, n=105, seed=0)
+    np.testing.assert_array_equal(idx, datasets.subset(labels, n_per_class=12, seed=3))
+    idx = datasets.subset(labels, n=105, seed=0)
     counts = np.bincount(labels[idx])
     assert counts.sum() == 105 and set(counts) == {10, 11}
     within = np.arange(0, len(labels), 2)
-    idx = data.subset(labels, n_per_class=5, seed=0, within=within)
+    idx = datasets.subset(labels, n_per_class=5, seed=0, within=within)
     assert set(idx) <= set(within)
     with pytest.raises(ValueError):
-        data.subset(labels, n_per_class=31, seed=0)
+        datasets.subset(labels, n_per_class=31, seed=0)
 
 
 # --------------------------------------------------------------------------- provenance
@@ -372,8 +374,10 @@ class _Loaded:
 
 
 def _prov(dataset, split, ok, sha="ab" * 32):
-    check = data.FileCheck(f"/d/{dataset}-{split}.bin", "0" * 32 if ok else "1" * 32, sha, "0" * 32)
-    return data.Provenance(dataset, split, (check,))
+    check = datasets.FileCheck(
+        f"/d/{dataset}-{split}.bin", "0" * 32 if ok else "1" * 32, sha, "0" * 32
+    )
+    return datasets.Provenance(dataset, split, (check,))
 
 
 def test_provenance_notes_one_per_file_set_and_only_unverified_on_request():
@@ -384,16 +388,16 @@ def test_provenance_notes_one_per_file_set_and_only_unverified_on_request():
         ),
         "cifar10": _Loaded(_prov("CIFAR-10", "train", False), _prov("CIFAR-10", "test", False)),
     }
-    notes = data.provenance_notes(splits)
+    notes = datasets.provenance_notes(splits)
     assert notes.count("{note}") == 2 and notes.count("{warning}") == 1
-    only = data.provenance_notes(splits, only_unverified=True)
+    only = datasets.provenance_notes(splits, only_unverified=True)
     assert only.count("{warning}") == 1 and "{note}" not in only
-    assert data.data_note(splits) == "an unverified copy of CIFAR-10"
-    lines = data.provenance_lines(splits)
+    assert datasets.data_note(splits) == "an unverified copy of CIFAR-10"
+    lines = datasets.provenance_lines(splits)
     assert len(lines) == 4 and "UNVERIFIED copy" in lines[2] and "(verified;" in lines[0]
     verified = {"mnist": splits["mnist"]}
-    assert data.data_note(verified) == "verified copies of both datasets"
-    assert data.provenance_notes(verified, only_unverified=True) == ""
+    assert datasets.data_note(verified) == "verified copies of both datasets"
+    assert datasets.provenance_notes(verified, only_unverified=True) == ""
 
 
 # --------------------------------------------------------------------------- real data
@@ -412,14 +416,14 @@ def _real_root() -> Path | None:
 )
 def test_real_offline_data():
     root = _real_root()
-    x, y, prov = data.load_mnist("test", root=root, download=False)
+    x, y, prov = datasets.load_mnist("test", root=root, download=False)
     assert x.shape == (10000, 28, 28) and y.shape == (10000,) and prov.verified
-    archive = next((p for p in data._cifar_candidates(root) if p.is_file()), None)
+    archive = next((p for p in datasets._cifar_candidates(root) if p.is_file()), None)
     if archive is None or archive.parent.name != "cifar10-jpeg":
         pytest.skip("offline CIFAR-10 rebuild not present")
-    with pytest.raises(data.DataError, match="NORMBOOK_ALLOW_UNVERIFIED"):
-        data.load_cifar10("test", root=root, download=False)
-    x, y, prov = data.load_cifar10("test", root=root, download=False, allow_unverified=True)
+    with pytest.raises(datasets.DataError, match="NORMBOOK_ALLOW_UNVERIFIED"):
+        datasets.load_cifar10("test", root=root, download=False)
+    x, y, prov = datasets.load_cifar10("test", root=root, download=False, allow_unverified=True)
     assert x.shape == (10000, 3, 32, 32) and not prov.verified
     assert np.bincount(y, minlength=10).tolist() == [1000] * 10
-    assert "{warning}" in data.provenance_admonition(prov)
+    assert "{warning}" in datasets.provenance_admonition(prov)

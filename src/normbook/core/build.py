@@ -80,11 +80,17 @@ def spec_for(path: Path):
 
 
 def library_files(packages: tuple[str, ...]) -> list[Path]:
-    """The library source a chapter depends on: ``core``, the named packages, and the
-    package's top-level modules."""
-    files = list(PACKAGE.glob("*.py"))
-    for pkg in ("core", *packages):
-        files += (PACKAGE / pkg).rglob("*.py")
+    """The library source a chapter depends on: ``normbook/__init__.py``, ``core``, and the
+    named subpackages or top-level modules (``"paper_a"``, ``"methods"``). The registry
+    ``normbook/chapters.py`` is not part of it: what it selects shows in the parameters."""
+    files = [PACKAGE / "__init__.py"]
+    for name in ("core", *packages):
+        if (PACKAGE / name).is_dir():
+            files += (PACKAGE / name).rglob("*.py")
+        elif (PACKAGE / f"{name}.py").is_file():
+            files.append(PACKAGE / f"{name}.py")
+        else:
+            raise BuildError(f"spec names an unknown library package {name!r}")
     return sorted(set(files))
 
 

@@ -18,7 +18,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from types import ModuleType
@@ -159,21 +159,25 @@ def load(kind: str, config: Any, modules: tuple[ModuleType, ...]) -> Entry:
     return _read(path)
 
 
-def cached_per_model(
+def cached_each(
     kind: str,
     keys: list[Any],
-    compute_missing: Callable[[list[int]], list[Entry]],
+    compute_missing: Callable[[list[int]], Iterable[tuple[int, Entry]]],
     modules: tuple[ModuleType, ...],
 ) -> list[Entry]:
-    """One entry per model, for models that are computed together but cached one by one.
+    """One entry per key, for items computed together (one stacked training run) or side by
+    side (worker processes) but cached one by one, so any later subset is a cache hit.
 
-    ``compute_missing(indices)`` computes the models not cached yet in one go (a stacked
-    training run, say) and returns their entries in the order of ``indices``; each is then
-    written under its own key, so any later subset of the models is a cache hit.
+    ``compute_missing(indices)`` gets the indices of the keys not cached yet and yields
+    ``(index, entry)`` for each, in any order; every entry is written as soon as it arrives,
+    so an interrupted run keeps what it finished.
     """
     missing = [i for i, k in enumerate(keys) if not is_cached(kind, k, modules)]
-    fresh = dict(zip(missing, compute_missing(missing))) if missing else {}
-    return [cached(kind, k, lambda i=i: fresh[i], modules) for i, k in enumerate(keys)]
+    fresh = {}
+    for i, entry in compute_missing(missing) if missing else ():
+        fresh[i] = cached(kind, keys[i], lambda e=entry: e, modules)
+        fresh[i].hit = False  # computed by this run (an identical key may have been written)
+    return [fresh[i] if i in fresh else load(kind, k, modules) for i, k in enumerate(keys)]
 
 
 def info(root: Path | None = None) -> dict[str, tuple[int, int]]:

@@ -20,6 +20,12 @@ def join(values: Iterable, spec: str = "", sep: str = ", ") -> str:
     return sep.join(format(v, spec) for v in values)
 
 
+def sci(x: float) -> str:
+    """A learning rate as people write it: ``1e-3``, ``3e-4`` (``0.01`` -> ``1e-2``)."""
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def yes_no(flags: Iterable[bool]) -> str:
     """``"yes, no"`` for a list of flags."""
     return ", ".join("yes" if f else "no" for f in flags)

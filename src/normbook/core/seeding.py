@@ -1,17 +1,20 @@
-"""One seeding rule for every random stream in the book.
+"""One seeding rule for the torch generators of every model: its initial weights, its
+training and evaluation data, its minibatch order.
 
 Each random draw belongs to a *stream* (training data, evaluation data, initialisation, ...)
 of one model's seed. A stream's generator is seeded with ``seed * 1_000_003 + salt + stream``,
-so streams of one seed never repeat each other, and two models with different seeds never
-share a stream. ``salt`` separates models that share a seed but differ in another knob
-(PackNorm's overlap).
+so streams of one seed never repeat each other. ``salt`` separates models that share a seed
+but differ in another knob (PackNorm's overlap, ``overlap * 7_919``); a salt can exceed the
+stride, so distinctness is not automatic: ``tests/core/test_seeding.py`` checks that within
+each experiment no two streams of any profile's models coincide. (Data subsets, k-means and PCA take their seeds
+from the chapters' parameters directly.)
 """
 
 from __future__ import annotations
 
 import torch
 
-# Stream numbers are global so that no two purposes can collide.
+# One registry of stream numbers for both papers, so that no two purposes share a number.
 STREAMS = {
     "train": 0,  # paper A: training inputs
     "probe_fit": 1,  # paper A: inputs the depth probes are fitted on
@@ -21,7 +24,7 @@ STREAMS = {
     "init": 12,  # paper B: weight initialisation
 }
 
-_SEED_STRIDE = 1_000_003  # a prime larger than any salt + stream used here
+_SEED_STRIDE = 1_000_003  # a prime
 
 
 def stream_seed(seed: int, stream: str, salt: int = 0) -> int:

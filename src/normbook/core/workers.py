@@ -1,8 +1,8 @@
 """Run independent jobs in worker processes, with results identical to running them here.
 
 Jobs share read-only data (a dataset, say), sent once to each worker instead of once per job.
-Every job runs with one intra-op thread wherever it runs, so a result never depends on the
-number of workers.
+Callers run each job under :func:`single_thread`, wherever it runs, so that a result never
+depends on the number of workers.
 """
 
 from __future__ import annotations

@@ -252,27 +252,12 @@ def packnorm_accuracy(res: PackResult):
 
 
 def hop_curves(kernel: int, depth: int, seq_len: int, factor: float):
-    """(reach per depth, label, colour, line style) of the three hop bounds, capped at the
-    middle of the sequence: shared by Fig. 2b and the probe-reach figure."""
-    half = (seq_len - 1) / 2
-    return [
-        (np.minimum(reach, half), label, col, ls)
-        for reach, label, col, ls in (
-            (multihop.radius_per_depth(kernel, depth), "receptive field R(d)", "c", "-"),
-            (
-                multihop.single_hop_reach(kernel, depth, factor),
-                f"one hop {factor:g}R(d)",
-                "#ff7f0e",
-                "--",
-            ),
-            (
-                multihop.iterated_reach(kernel, depth, factor),
-                "one hop per norm layer",
-                "#d62728",
-                "-.",
-            ),
-        )
-    ]
+    """(reach per depth, label, colour, line style) of the three hop bounds of
+    :func:`multihop.capped_bounds`: shared by Fig. 2b and the probe-reach figure."""
+    bounds = multihop.capped_bounds(kernel, depth, seq_len, factor)
+    styles = (("receptive field R(d)", "c", "-"), (f"one hop {factor:g}R(d)", "#ff7f0e", "--"),
+              ("one hop per norm layer", "#d62728", "-."))  # fmt: skip
+    return [(b, *style) for b, style in zip(bounds, styles)]
 
 
 def probe_reach(runs, hop_factor: float):
@@ -305,7 +290,7 @@ def probe_reach(runs, hop_factor: float):
     return fig
 
 
-def groups(sweep: GroupSweep, null: NullLevel, null_runs, radius: int):
+def groups(sweep: GroupSweep, null: NullLevel, radius: int):
     """Fig. 4: localization distance, interior fraction and interior slope against G; seeds as
     dots, their mean as a line, the null networks' largest value dashed."""
     fig, axes = canvas(ncols=3, width=3.9, height=3.2)
@@ -318,7 +303,7 @@ def groups(sweep: GroupSweep, null: NullLevel, null_runs, radius: int):
             )
         ax.plot(gs, vals.mean(axis=1), "-", color=c, lw=1.5, label="mean over seeds")
         ax.axhline(
-            null.level(metric, null_runs),
+            null.level(label),
             color=NORM_COLORS["none"],
             ls="--",
             lw=1,

@@ -120,13 +120,12 @@ def trained(cnn: CNNConfig, tc: TrainConfig, seeds) -> tuple[StackedCNN, np.ndar
     ident = training_identity(cnn)
     keys = [{"cnn": asdict(ident), "train": asdict(tc), "seed": int(s)} for s in seeds]
 
-    def train_missing(idx: list[int]) -> list[cache.Entry]:
+    def train_missing(idx: list[int]):
         net, losses = train_stack(ident, tc, [seeds[i] for i in idx])
-        return [
-            cache.Entry({"loss": losses[:, j]}, tensors=net.model_state(j)) for j in range(len(idx))
-        ]
+        for j, i in enumerate(idx):
+            yield i, cache.Entry({"loss": losses[:, j]}, tensors=net.model_state(j))
 
-    entries = cache.cached_per_model("a_train", keys, train_missing, TRAIN_CODE)
+    entries = cache.cached_each("a_train", keys, train_missing, TRAIN_CODE)
     net = StackedCNN.from_model_states(
         replace(ident, batch_eval=cnn.batch_eval), list(seeds), [e.tensors for e in entries]
     )

@@ -88,20 +88,29 @@ class HopComparison:
         return [int(h) for h in self.hops.max(axis=0)]
 
 
-def compare(distances: np.ndarray, kernel: int, seq_len: int, factor: float = 3.0) -> HopComparison:
-    """R(d), the single-hop and iterated bounds (capped at the half-length, the largest distance
-    there is), the measured distance per model, and the hops it needs, for distances (depth, M)."""
-    depth = distances.shape[0]
+def capped_bounds(kernel: int, depth: int, seq_len: int, factor: float = 3.0):
+    """R(d), the single-hop and the iterated reach per depth, each capped at the half-length
+    (the largest boundary distance there is)."""
     half = (seq_len - 1) // 2
+    return tuple(np.minimum(b, half).astype(float) for b in (
+        radius_per_depth(kernel, depth), single_hop_reach(kernel, depth, factor),
+        iterated_reach(kernel, depth, factor)))  # fmt: skip
+
+
+def compare(distances: np.ndarray, kernel: int, seq_len: int, factor: float = 3.0) -> HopComparison:
+    """R(d), the capped single-hop and iterated bounds, the measured distance per model, and the
+    hops it needs, for distances (depth, M)."""
+    depth = distances.shape[0]
     r = radius_per_depth(kernel, depth)
     single = single_hop_reach(kernel, depth, factor)
     iterated = iterated_reach(kernel, depth, factor)
+    _, single_capped, iterated_capped = capped_bounds(kernel, depth, seq_len, factor)
     measured = np.asarray(distances, dtype=int)
     hops = np.array([[hops_needed(x, r[d], factor) for x in measured[d]] for d in range(depth)])
     return HopComparison(
         radius=r,
-        single_hop=np.minimum(single, half).astype(float),
-        iterated=np.minimum(iterated, half).astype(float),
+        single_hop=single_capped,
+        iterated=iterated_capped,
         measured=measured,
         hops=hops,
         beyond_single=measured > single[:, None],

@@ -83,7 +83,7 @@ class PackConfig:
 
 @dataclass(frozen=True)
 class PackTrainConfig:
-    path_len: int = 17  # l' (protocol: 2R + 1)
+    path_len: int = 17  # l' (our choice: 2R + 1)
     steps: int = 1500
     batch_size: int = 64
     lr: float = 1e-3
@@ -242,17 +242,15 @@ def trained(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: li
     keys = [{"net": asdict(cfg), "train": asdict(tc), "overlap": o, "seed": s} for o, s in pairs]
     seconds = 0.0
 
-    def train_missing(idx: list[int]) -> list[cache.Entry]:
+    def train_missing(idx: list[int]):
         nonlocal seconds
         t0 = time.perf_counter()
         net, losses = train_pack(cfg, tc, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx])
         seconds = time.perf_counter() - t0
-        return [
-            cache.Entry({"loss": losses[:, j]}, tensors=stacking.unstack(net, j, len(idx)))
-            for j in range(len(idx))
-        ]
+        for j, i in enumerate(idx):
+            yield i, cache.Entry({"loss": losses[:, j]}, tensors=stacking.unstack(net, j, len(idx)))
 
-    entries = cache.cached_per_model("a_pack_train", keys, train_missing, CODE)
+    entries = cache.cached_each("a_pack_train", keys, train_missing, CODE)
     net = stacking.restack(StackedPackNet(cfg, [s for _, s in pairs]), [e.tensors for e in entries])
     return (
         net,

@@ -7,7 +7,7 @@ from . import batchstats
 from .equivariance import Equivariance
 from .multihop import HopComparison
 from .packnorm import PackResult
-from .which_norms import EvalBatchSweep, GroupSweep, NullLevel
+from .which_norms import BatchNormRuns, EvalBatchSweep, GroupSweep, NullLevel
 
 
 def equivariance(checks: list[Equivariance]) -> str:
@@ -123,14 +123,14 @@ def groups(sweep: GroupSweep, null: NullLevel) -> str:
     return table(rows)
 
 
-def boundary(bn: dict, instance=None) -> str:
+def boundary(bn: BatchNormRuns, instance=None) -> str:
     """Near the boundary (within R of an end) and in the interior, per network and seed: no
     normalization, InstanceNorm (if run), BatchNorm with minibatch and population statistics."""
     runs = [
-        bn["none"],
+        bn.none,
         *([instance] if instance else []),
-        bn["batch, minibatch"],
-        bn["batch, population"],
+        bn.minibatch,
+        bn.population,
     ]
     return table(
         [

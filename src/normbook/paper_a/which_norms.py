@@ -3,8 +3,8 @@ batch size, and the null level every "localizes" is judged against.
 
     setup = localization.configs(P)
     groups = which_norms.group_sweep(setup, P.group_counts)
-    runs = which_norms.batchnorm_runs(setup)          # none, minibatch, population
-    null = which_norms.NullLevel.of(runs["none"], runs["batch, population"])
+    bn = which_norms.batchnorm_runs(setup)            # none, minibatch, population
+    null = which_norms.NullLevel.of(*bn.null)
     sizes = which_norms.eval_batch_sweep(setup, P.bn_eval_batch_sizes)
 """
 
@@ -21,10 +21,6 @@ from .batchstats import BatchStatsRun
 from .detector import Localization
 from .localization import LocalizationRun, Setup
 
-# Networks that provably cannot localize the interior: no normalization, and BatchNorm with
-# population statistics (a fixed affine map per channel; both exactly shift-equivariant).
-NULL_RUNS = ("none", "batch, population")
-
 METRICS: dict[str, Callable[[Localization], float]] = {
     "localization distance": lambda s: s.distance,
     "interior fraction localized": lambda s: s.frac_interior,
@@ -34,22 +30,39 @@ METRICS: dict[str, Callable[[Localization], float]] = {
 
 @dataclass(frozen=True)
 class NullLevel:
-    """The largest interior fraction and |slope| seen in networks that cannot localize."""
+    """What networks that cannot localize the interior show: the largest interior fraction
+    and |slope| among their seeds (the thresholds of :func:`verdicts.beyond_null`)."""
 
-    frac: float
-    slope: float
-    distances: list[int]
-    fracs: list[float]
-    slopes: list[float]
+    runs: tuple
 
     @classmethod
     def of(cls, *runs) -> NullLevel:
-        per_seed = [s for r in runs for s in r.per_seed]
-        fracs = [s.frac_interior for s in per_seed]
-        slopes = [s.effect_interior.slope for s in per_seed]
-        return cls(
-            max(fracs), max(abs(v) for v in slopes), [s.distance for s in per_seed], fracs, slopes
-        )
+        return cls(tuple(runs))
+
+    @property
+    def per_seed(self) -> list[Localization]:
+        return [s for r in self.runs for s in r.per_seed]
+
+    @property
+    def fracs(self) -> list[float]:
+        return [s.frac_interior for s in self.per_seed]
+
+    @property
+    def slopes(self) -> list[float]:
+        return [s.effect_interior.slope for s in self.per_seed]
+
+    @property
+    def distances(self) -> list[int]:
+        return [s.distance for s in self.per_seed]
+
+    @property
+    def frac(self) -> float:
+        return max(self.fracs)
+
+    @property
+    def slope(self) -> float:
+        """The largest |slope|: a null network's slope can have either sign."""
+        return max(abs(v) for v in self.slopes)
 
     def beaten_by(self, loc: Localization) -> bool:
         """:func:`verdicts.beyond_null` for one model."""
@@ -57,9 +70,12 @@ class NullLevel:
             loc.frac_interior, loc.effect_interior.slope, self.fracs, self.slopes
         )
 
-    def level(self, metric: Callable[[Localization], float], runs) -> float:
-        """The largest value of ``metric`` among the null networks' seeds."""
-        return max(metric(s) for r in runs for s in r.per_seed)
+    def level(self, metric_name: str) -> float:
+        """The null networks' largest value of one of :data:`METRICS` (|slope| for the slope,
+        which is the threshold the rule uses)."""
+        if metric_name == "interior slope (effect size)":
+            return self.slope
+        return max(METRICS[metric_name](s) for s in self.per_seed)
 
 
 @dataclass
@@ -109,16 +125,35 @@ def group_sweep(setup: Setup, group_counts: list[int]) -> GroupSweep:
     return GroupSweep(list(group_counts), setup.width, runs)
 
 
-def batchnorm_runs(setup: Setup) -> dict[str, LocalizationRun]:
-    """No normalization, and BatchNorm evaluated with minibatch and with population statistics
-    (the same trained BatchNorm networks), each with depth probes."""
-    cnns = [
-        setup.cnn("none"),
-        setup.cnn("batch", batch_eval="minibatch"),
-        setup.cnn("batch", batch_eval="population"),
-    ]
-    runs = [localization.run(setup, c, with_probes=True) for c in cnns]
-    return {r.name: r for r in runs}
+@dataclass
+class BatchNormRuns:
+    """Chapter A3's BatchNorm study: no normalization, and the same trained BatchNorm networks
+    evaluated with minibatch and with population statistics, each with depth probes."""
+
+    none: LocalizationRun
+    minibatch: LocalizationRun
+    population: LocalizationRun
+
+    @property
+    def null(self) -> tuple[LocalizationRun, LocalizationRun]:
+        """The networks that provably cannot localize the interior: no normalization, and
+        population statistics (a fixed affine map per channel; both exactly shift-equivariant
+        in the interior)."""
+        return self.none, self.population
+
+
+def batchnorm_runs(setup: Setup) -> BatchNormRuns:
+    """Train (or load) and evaluate the three networks of :class:`BatchNormRuns`."""
+    return BatchNormRuns(
+        *(
+            localization.run(setup, setup.cnn(norm, batch_eval=mode))
+            for norm, mode in (
+                ("none", "minibatch"),
+                ("batch", "minibatch"),
+                ("batch", "population"),
+            )
+        )
+    )
 
 
 @dataclass
@@ -134,11 +169,11 @@ class EvalBatchSweep:
     @property
     def reference(self) -> int:
         """The training batch size if swept, else the smallest size."""
-        return self.train_batch if self.train_batch in self.sizes else self.sizes[0]
+        return self.train_batch if self.train_batch in self.sizes else min(self.sizes)
 
     @property
     def largest(self) -> int:
-        return self.sizes[-1]
+        return max(self.sizes)
 
 
 def eval_batch_sweep(setup: Setup, sizes: list[int]) -> EvalBatchSweep:
@@ -146,4 +181,4 @@ def eval_batch_sweep(setup: Setup, sizes: list[int]) -> EvalBatchSweep:
     bn = setup.cnn("batch")
     runs = {b: batchstats.run(setup, bn, b, "minibatch") for b in sizes}
     pop = batchstats.run(setup, bn, setup.eval.batch_size, "population")
-    return EvalBatchSweep(list(sizes), runs, pop, setup.train.batch_size)
+    return EvalBatchSweep(sorted(sizes), runs, pop, setup.train.batch_size)

@@ -222,33 +222,19 @@ def analyse_all(
         }
         for t in trained
     ]
-    missing = [i for i, k in enumerate(keys) if not cache.is_cached(acfg.kind, k, ANALYSIS_CODE)]
-    cfgs = {i: trained[i].cfg for i in missing}
-    subsets = {classify.split_key(c): splits[c.dataset].of(c) for c in cfgs.values()}
-    jobs = [
-        (
-            acfg,
-            cfgs[i],
-            {k: v.numpy() for k, v in trained[i].state.items()},
-            classify.split_key(cfgs[i]),
-        )
-        for i in missing
-    ]
-    fresh = {}
-    for j, arrays in run_jobs(_job, jobs, subsets, workers, desc=f"{acfg.kind[2:]} analysis"):
-        i = missing[j]
-        fresh[i] = cache.cached(acfg.kind, keys[i], lambda a=arrays: cache.Entry(a), ANALYSIS_CODE)
-        fresh[i].hit = False
-        t = trained[i]
-        print(
-            f"analysed {t.cfg.dataset} {t.cfg.label} seed {t.seed} ({acfg.kind[2:]}): "
-            f"{float(arrays['seconds']):.1f} s",
-            flush=True,
-        )
-    return [
-        fresh[i] if i in fresh else cache.load(acfg.kind, k, ANALYSIS_CODE)
-        for i, k in enumerate(keys)
-    ]
+
+    def analyse_missing(idx: list[int]):
+        cfgs = {i: trained[i].cfg for i in idx}
+        subsets = {classify.split_key(c): splits[c.dataset].of(c) for c in cfgs.values()}
+        jobs = [(acfg, cfgs[i], {k: v.numpy() for k, v in trained[i].state.items()},
+                 classify.split_key(cfgs[i])) for i in idx]  # fmt: skip
+        for j, arrays in run_jobs(_job, jobs, subsets, workers, desc=f"{acfg.kind[2:]} analysis"):
+            t = trained[idx[j]]
+            print(f"analysed {t.cfg.dataset} {t.cfg.label} seed {t.seed} ({acfg.kind[2:]}): "
+                  f"{float(arrays['seconds']):.1f} s", flush=True)  # fmt: skip
+            yield idx[j], cache.Entry(arrays)
+
+    return cache.cached_each(acfg.kind, keys, analyse_missing, ANALYSIS_CODE)
 
 
 def _per_variant(

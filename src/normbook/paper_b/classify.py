@@ -6,7 +6,8 @@ size, the early-stopping rule and the data subsets. :func:`configs` gives the fo
 (dataset, BatchNorm) variants of a chapter's parameters and :func:`run` trains (or loads from
 the experiment cache) one model per variant and seed:
 
-    models = classify.run(P)            # Models: trained models, splits, accuracies
+    setup = classify.configs(P)         # Setup: one config per variant, seeds, workers
+    models = classify.run(setup)        # Models: trained models, splits, accuracies
 
 **Early-stopping rule** (our reconstruction; the paper states none). Train for at most
 ``max_epochs`` passes over the training subset, in minibatches drawn without replacement in a
@@ -44,10 +45,10 @@ from . import convnets, datasets, reported
 
 DATASETS = {
     # name: (loader, architecture, normalization constants, full training-split size)
-    "mnist": (datasets.load_mnist, "standard_cnn", "mnist", 60_000),
-    "cifar10": (datasets.load_cifar10, "vgg16", "cifar10", 50_000),
+    "mnist": (datasets.load_mnist, "standard_cnn", "mnist", datasets.TRAIN_SIZE["mnist"]),
+    "cifar10": (datasets.load_cifar10, "vgg16", "cifar10", datasets.TRAIN_SIZE["cifar10"]),
 }
-N_TEST = 10_000
+N_TEST = datasets.TEST_SIZE
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class ClassifierConfig:
 
     @property
     def label(self) -> str:
-        return "BN" if self.batchnorm else "no BN"
+        return bn_label(self.batchnorm)
 
     @property
     def in_channels(self) -> int:
@@ -132,7 +133,12 @@ class Variant(NamedTuple):
 
     @property
     def label(self) -> str:
-        return "BN" if self.batchnorm else "no BN"
+        return bn_label(self.batchnorm)
+
+
+def bn_label(batchnorm: bool) -> str:
+    """How the book names the two variants: "BN" and "no BN"."""
+    return "BN" if batchnorm else "no BN"
 
 
 VARIANTS = tuple(Variant(ds, bn) for ds in ("mnist", "cifar10") for bn in (True, False))
@@ -471,37 +477,21 @@ def train_all(
     """Train or load every (config, seed) in ``jobs``; ``splits`` maps dataset -> the full
     :class:`Splits` (from :func:`load_full`). Missing models are trained ``workers`` at a time
     (1: in this process); each is written to the cache as soon as it finishes."""
-    keys = {(cfg, s): model_key(cfg, s, splits[cfg.dataset].data_id) for cfg, s in jobs}
-    missing = [
-        (cfg, s) for cfg, s in jobs if not cache.is_cached("b_train", keys[cfg, s], TRAIN_CODE)
-    ]
-    missing.sort(key=lambda j: -_cost(j[0]))
-    subsets = {split_key(c): splits[c.dataset].of(c) for c, _ in missing}
-    fresh: dict = {}
-    for i, res in run_jobs(
-        _train_job,
-        [(c, s, split_key(c)) for c, s in missing],
-        subsets,
-        workers,
-        desc="train models",
-    ):
-        (cfg, s) = job = missing[i]
-        fresh[job] = cache.cached("b_train", keys[job], lambda r=res: _entry(r), TRAIN_CODE)
-        fresh[job].hit = False
-        print(
-            f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
-            f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f}), "
-            f"{res.seconds:.1f} s",
-            flush=True,
-        )
-    return [
-        Trained(
-            cfg,
-            s,
-            fresh[cfg, s] if (cfg, s) in fresh else cache.load("b_train", keys[cfg, s], TRAIN_CODE),
-        )
-        for cfg, s in jobs
-    ]
+    keys = [model_key(cfg, s, splits[cfg.dataset].data_id) for cfg, s in jobs]
+
+    def train_missing(idx: list[int]):
+        idx = sorted(idx, key=lambda i: -_cost(jobs[i][0]))  # the longest jobs first
+        subsets = {split_key(jobs[i][0]): splits[jobs[i][0].dataset].of(jobs[i][0]) for i in idx}
+        work = [(*jobs[i], split_key(jobs[i][0])) for i in idx]
+        for j, res in run_jobs(_train_job, work, subsets, workers, desc="train models"):
+            cfg, s = jobs[idx[j]]
+            print(f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
+                  f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f}), "
+                  f"{res.seconds:.1f} s", flush=True)  # fmt: skip
+            yield idx[j], _entry(res)
+
+    entries = cache.cached_each("b_train", keys, train_missing, TRAIN_CODE)
+    return [Trained(cfg, s, e) for (cfg, s), e in zip(jobs, entries)]
 
 
 # The library code that determines a trained model: its cache entries are keyed by its hash.
@@ -524,7 +514,18 @@ def resolve_device(value: str) -> str:
     return value
 
 
-def configs(P) -> dict[Variant, ClassifierConfig]:
+@dataclass(frozen=True)
+class Setup:
+    """What a chapter trains: one config per (dataset, BatchNorm) variant, the seeds, how many
+    worker processes, and whether an unverified data copy may be used."""
+
+    configs: dict[Variant, ClassifierConfig]
+    seeds: tuple[int, ...]
+    workers: int = 1
+    allow_unverified: bool | None = None  # None: follow NORMBOOK_ALLOW_UNVERIFIED
+
+
+def configs(P) -> Setup:
     """The four (dataset, batchnorm) configs of a chapter's parameters: MNIST with SGD at one
     learning rate, CIFAR-10 with Adam at the paper's two learning rates (BN / no BN)."""
     out = {}
@@ -561,13 +562,12 @@ def configs(P) -> dict[Variant, ClassifierConfig]:
                 n_train=P.cifar_train,
                 **common,
             )
-    return out
+    return Setup(out, tuple(P.seeds), P.workers, allow_flag(P.allow_unverified))
 
 
-def load_data(P) -> dict[str, Splits]:
-    """Both full datasets (verified, or unverified copies when the parameters allow them)."""
-    allow = allow_flag(P.allow_unverified)
-    return {ds: load_full(ds, allow) for ds in DATASETS}
+def load_data(setup: Setup) -> dict[str, Splits]:
+    """Both full datasets (verified, or unverified copies when the setup allows them)."""
+    return {ds: load_full(ds, setup.allow_unverified) for ds in DATASETS}
 
 
 @dataclass
@@ -619,10 +619,10 @@ class Models:
         return datasets.provenance_lines(self.splits)
 
 
-def run(P) -> Models:
-    """Load both datasets and train (or load) every variant and seed of a chapter's
-    parameters, ``P.workers`` models at a time."""
-    cfgs = configs(P)
-    splits = load_data(P)
-    done = train_all([(cfgs[v], s) for v in VARIANTS for s in P.seeds], splits, P.workers)
+def run(setup: Setup, splits: dict[str, Splits] | None = None) -> Models:
+    """Train (or load) every variant and seed of the setup, ``setup.workers`` models at a
+    time, on ``splits`` (both datasets, loaded here when not given)."""
+    splits = splits or load_data(setup)
+    cfgs = setup.configs
+    done = train_all([(cfgs[v], s) for v in VARIANTS for s in setup.seeds], splits, setup.workers)
     return Models({v: [t for t in done if t.cfg == cfgs[v]] for v in VARIANTS}, splits)

@@ -55,6 +55,9 @@ CIFAR10_MEMBERS = {
 }
 CIFAR10_RECORD = 1 + 3 * 32 * 32
 CIFAR10_RECORDS_PER_FILE = 10_000
+# Official split sizes (images).
+TRAIN_SIZE = {"mnist": 60_000, "cifar10": 50_000}
+TEST_SIZE = 10_000
 CIFAR10_CLASSES = (
     "airplane",
     "automobile",

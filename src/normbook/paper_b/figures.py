@@ -12,12 +12,12 @@ from matplotlib.ticker import NullFormatter, ScalarFormatter
 from ..core.figures import NORM_COLORS, canvas
 from . import reported
 from .analysis import Clusters, Sparsity
-from .classify import DATASETS, Models, Splits
+from .classify import DATASETS, Models, Splits, bn_label
 from .datasets import CIFAR10_CLASSES
 
 COLORS = {"BN": NORM_COLORS["batch"], "no BN": NORM_COLORS["none"]}
 DATASET_TITLES = {"mnist": "MNIST, standard CNN", "cifar10": "CIFAR-10, VGG-16"}
-LABELS = {True: "BN", False: "no BN"}
+LABELS = {bn: bn_label(bn) for bn in (True, False)}
 
 
 def _by_label(values: dict, dataset: str) -> dict[str, np.ndarray]:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from ..core.params import Param, Spec
 from . import reported
-
-N_TRAIN_FULL = {"mnist": 60_000, "cifar10": 50_000}
+from .datasets import TRAIN_SIZE
 
 TRAIN_PARAMS = [
     Param(
@@ -216,7 +215,7 @@ def _n_train(P, dataset: str) -> int:
 
 
 def _fits_training_split(P) -> str | None:
-    for ds, full in N_TRAIN_FULL.items():
+    for ds, full in TRAIN_SIZE.items():
         n = _n_train(P, ds)
         if n + P.n_val > full:
             name = "mnist_train" if ds == "mnist" else "cifar_train"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core.fmt import mean_sd, table
 from . import convnets, reported
 from .analysis import Clusters, Sparsity
-from .classify import DATASETS, ClassifierConfig, Models, Variant
+from .classify import DATASETS, ClassifierConfig, Models, Variant, bn_label
 
 MODEL_NAMES = {"mnist": "standard CNN", "cifar10": "VGG-16"}
 
@@ -108,7 +108,7 @@ def clusters_per_layer(clusters: Clusters) -> str:
     for ds in DATASETS:
         for j, name in enumerate(clusters.layer_names[ds]):
             row = {"dataset": ds, "layer": name}
-            for bn, label in ((True, "BN"), (False, "no BN")):
+            for bn, label in ((bn, bn_label(bn)) for bn in (True, False)):
                 row[f"class DBI {label}"] = mean_sd(clusters.class_dbi[ds, bn][:, j], ".2f")
                 row[f"k* {label}"] = ", ".join(str(int(k)) for k in clusters.k_star[ds, bn][:, j])
                 row[f"DBI(k*) {label}"] = mean_sd(clusters.dbi_k_star[ds, bn][:, j], ".2f")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.fmt import count_of, mean_sd
+from ..core.fmt import count_of, mean_sd, sci
 from ..core.verdicts import NOT, PARTLY, REPRODUCED, Verdict, grade
 from . import reported
 from .analysis import Clusters, Sparsity
@@ -215,8 +215,8 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
         Verdict(
             "B",
             "BN models reach higher test accuracy than no-BN models on CIFAR-10 "
-            f"(VGG-16; lr {reported.LR['cifar10', True]:g} vs "
-            f"{reported.LR['cifar10', False]:g})",
+            f"(VGG-16; lr {sci(reported.LR['cifar10', True])} vs "
+            f"{sci(reported.LR['cifar10', False])})",
             accuracy_gain(acc["cifar10", True], acc["cifar10", False]),
             f"BN {mean_sd(acc['cifar10', True], '.2%')}, no BN "
             f"{mean_sd(acc['cifar10', False], '.2%')}",
