@@ -6,8 +6,8 @@ of one model's seed. A stream's generator is seeded with ``seed * 1_000_003 + sa
 so streams of one seed never repeat each other. ``salt`` separates models that share a seed
 but differ in another knob (PackNorm's overlap, ``overlap * 7_919``); a salt can exceed the
 stride, so distinctness is not automatic: ``tests/core/test_seeding.py`` checks that within
-each experiment no two streams of any profile's models coincide. (Data subsets, k-means and PCA take their seeds
-from the chapters' parameters directly.)
+each experiment no two streams of any profile's models coincide. (Data subsets, k-means and
+PCA take their seeds from the chapters' parameters directly.)
 """
 
 from __future__ import annotations
