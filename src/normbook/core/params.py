@@ -183,6 +183,11 @@ class Spec:
         return "\n".join(lines)
 
 
+def profiles(common: dict, **per_profile: dict) -> dict[str, dict]:
+    """Profile values: what all profiles share, then each profile's own (``smoke=..., ...``)."""
+    return {name: {**common, **values} for name, values in per_profile.items()}
+
+
 PROFILE_DOC = "smoke, cpu or paper; a knob left at None takes the profile's value"
 
 

@@ -6,7 +6,7 @@ them, the Methods page lists them, and a reader can change them.
 
 from __future__ import annotations
 
-from ..core.params import Param, Spec
+from ..core.params import Param, Spec, profiles
 from . import reported
 from .norms import BATCH_EVAL_MODES, NORM_KINDS
 
@@ -50,10 +50,6 @@ def _enough_samples(P) -> str | None:
             f"(two independent streams), got {P.n_eval}"
         )
     return None
-
-
-def _profiles(common: dict, **per_profile: dict) -> dict:
-    return {name: {**common, **vals} for name, vals in per_profile.items()}
 
 
 LOCALIZATION_PARAMS = [
@@ -106,7 +102,7 @@ LOCALIZATION_PARAMS = [
 A1 = Spec(
     chapter="a1_localization",
     params=LOCALIZATION_PARAMS,
-    profiles=_profiles(
+    profiles=profiles(
         dict(
             kernel=5,
             norm="instance",

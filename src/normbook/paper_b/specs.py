@@ -7,7 +7,7 @@ choices where the paper is silent, or reductions for the ``smoke`` / ``cpu`` bud
 
 from __future__ import annotations
 
-from ..core.params import Param, Spec
+from ..core.params import Param, Spec, profiles
 from . import reported
 from .datasets import TRAIN_SIZE
 
@@ -269,125 +269,40 @@ def _k_range(P) -> str | None:
     return None
 
 
-TRAIN_PROFILES = {
-    "smoke": dict(
-        seeds=[0, 1],
-        mnist_width=4,
-        vgg_width=1 / 16,
-        mnist_lr=reported.LR["mnist", True],
-        mnist_momentum=0.9,
-        cifar_lr_bn=reported.LR["cifar10", True],
-        cifar_lr_nobn=reported.LR["cifar10", False],
-        batch_size=32,
-        init="kaiming",
-        mnist_epochs=1,
-        cifar_epochs=1,
-        patience=2,
-        evals_per_epoch=2,
-        mnist_train=600,
-        cifar_train=600,
-        n_val=200,
-        n_test=500,
-        split_seed=0,
-        allow_unverified="env",
-        workers=1,
-        device="cpu",
-    ),
-    "cpu": dict(
-        seeds=[0, 1],
-        mnist_width=8,
-        vgg_width=0.125,
-        mnist_lr=reported.LR["mnist", True],
-        mnist_momentum=0.9,
-        cifar_lr_bn=reported.LR["cifar10", True],
-        cifar_lr_nobn=reported.LR["cifar10", False],
-        batch_size=32,
-        init="kaiming",
-        mnist_epochs=3,
-        cifar_epochs=8,
-        patience=3,
-        evals_per_epoch=2,
-        mnist_train=10_000,
-        cifar_train=10_000,
-        n_val=2_000,
-        n_test=10_000,
-        split_seed=0,
-        allow_unverified="env",
-        workers=2,
-        device="cpu",
-    ),
-    "paper": dict(
-        seeds=list(range(reported.N_SEEDS)),
-        mnist_width=reported.WIDTH["mnist"],
-        vgg_width=reported.WIDTH["cifar10"],
-        mnist_lr=reported.LR["mnist", True],
-        mnist_momentum=0.0,
-        cifar_lr_bn=reported.LR["cifar10", True],
-        cifar_lr_nobn=reported.LR["cifar10", False],
-        batch_size=128,
-        init="kaiming",
-        mnist_epochs=100,
-        cifar_epochs=100,
-        patience=5,
-        evals_per_epoch=1,
-        mnist_train=55_000,
-        cifar_train=45_000,
-        n_val=5_000,
-        n_test=10_000,
-        split_seed=0,
-        allow_unverified="env",
-        workers=2,
-        device="auto",
-    ),
-}
+_PAPER_LR = dict(
+    mnist_lr=reported.LR["mnist", True],
+    cifar_lr_bn=reported.LR["cifar10", True],
+    cifar_lr_nobn=reported.LR["cifar10", False],
+)
 
-SPARSITY_PROFILES = {
-    "smoke": dict(
-        sparsity_images=200, sparsity_split="train", channel_spatial_mean=True, zero_threshold=0.0
-    ),
-    "cpu": dict(
-        sparsity_images=5_000, sparsity_split="train", channel_spatial_mean=True, zero_threshold=0.0
-    ),
-    "paper": dict(
-        sparsity_images=reported.N_IMAGES,
-        sparsity_split="train",
-        channel_spatial_mean=True,
-        zero_threshold=0.0,
-    ),
-}
+TRAIN_PROFILES = profiles(
+    dict(**_PAPER_LR, init="kaiming", split_seed=0, allow_unverified="env"),
+    smoke=dict(seeds=[0, 1], mnist_width=4, vgg_width=1 / 16, mnist_momentum=0.9, batch_size=32,
+               mnist_epochs=1, cifar_epochs=1, patience=2, evals_per_epoch=2, mnist_train=600,
+               cifar_train=600, n_val=200, n_test=500, workers=1, device="cpu"),
+    cpu=dict(seeds=[0, 1], mnist_width=8, vgg_width=0.125, mnist_momentum=0.9, batch_size=32,
+             mnist_epochs=3, cifar_epochs=8, patience=3, evals_per_epoch=2, mnist_train=10_000,
+             cifar_train=10_000, n_val=2_000, n_test=10_000, workers=2, device="cpu"),
+    paper=dict(seeds=list(range(reported.N_SEEDS)), mnist_width=reported.WIDTH["mnist"],
+               vgg_width=reported.WIDTH["cifar10"], mnist_momentum=0.0, batch_size=128,
+               mnist_epochs=100, cifar_epochs=100, patience=5, evals_per_epoch=1,
+               mnist_train=55_000, cifar_train=45_000, n_val=5_000, n_test=10_000, workers=2,
+               device="auto"),
+)  # fmt: skip
 
-CLUSTER_PROFILES = {
-    "smoke": dict(
-        cluster_images=200,
-        cluster_split="train",
-        cluster_features="flatten",
-        pca_components=10,
-        k_min=2,
-        k_max=12,
-        kmeans_n_init=1,
-        fixed_k=10,
-    ),
-    "cpu": dict(
-        cluster_images=2_000,
-        cluster_split="train",
-        cluster_features="flatten",
-        pca_components=50,
-        k_min=2,
-        k_max=20,
-        kmeans_n_init=1,
-        fixed_k=10,
-    ),
-    "paper": dict(
-        cluster_images=reported.N_IMAGES,
-        cluster_split="train",
-        cluster_features="flatten",
-        pca_components=0,
-        k_min=reported.K_RANGE[0],
-        k_max=reported.K_RANGE[1],
-        kmeans_n_init=3,
-        fixed_k=reported.N_CLASSES,
-    ),
-}
+SPARSITY_PROFILES = profiles(
+    dict(sparsity_split="train", channel_spatial_mean=True, zero_threshold=0.0),
+    smoke=dict(sparsity_images=200), cpu=dict(sparsity_images=5_000),
+    paper=dict(sparsity_images=reported.N_IMAGES),
+)  # fmt: skip
+
+CLUSTER_PROFILES = profiles(
+    dict(cluster_split="train", cluster_features="flatten", fixed_k=reported.N_CLASSES),
+    smoke=dict(cluster_images=200, pca_components=10, k_min=2, k_max=12, kmeans_n_init=1),
+    cpu=dict(cluster_images=2_000, pca_components=50, k_min=2, k_max=20, kmeans_n_init=1),
+    paper=dict(cluster_images=reported.N_IMAGES, pca_components=0, k_min=reported.K_RANGE[0],
+               k_max=reported.K_RANGE[1], kmeans_n_init=3),
+)  # fmt: skip
 
 _TRAIN_CHECKS = [_fits_training_split, _distinct_seeds, _batch_fits]
 
