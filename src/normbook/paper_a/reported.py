@@ -4,6 +4,7 @@ from __future__ import annotations
 
 SEQ_LEN = 600  # localization task: sequence length
 RADIUS = 64  # receptive-field radius of the paper's network
+N_SEEDS = 4  # seeds per configuration
 WELCH_ALPHA = 0.1  # level of the Welch test in Definition 2.3
 PACK_PATH_LEN = 129  # PackNorm: path length l'
 PACK_TRANSITION = (64, 80)  # PackNorm: accuracy transition between these overlaps (Fig. 3)

@@ -99,56 +99,24 @@ LOCALIZATION_PARAMS = [
     ),
 ]
 
+A1_PROFILES = profiles(
+    dict(kernel=5, norm="instance", groups=1, batch_eval="minibatch", batch_size=32,
+         eval_batch_size=32, alpha=reported.WELCH_ALPHA, distance_window=4,
+         distance_threshold=0.5),
+    smoke=dict(seq_len=48, depth=4, width=8, steps=40, lr=1e-3, seeds=[0, 1], n_eval=2048,
+               probe_batches=4),
+    # cpu: 15 % of the paper's steps, so a 3x larger Adam step (in a pilot, both seeds
+    # learned within 3,000 steps at 3e-3; at 1e-3 one of two had barely started)
+    cpu=dict(seq_len=150, depth=8, width=32, steps=3000, lr=3e-3, seeds=[0, 1], n_eval=51_200,
+             probe_batches=64),
+    paper=dict(seq_len=reported.SEQ_LEN, depth=32, width=32, steps=20_000, lr=1e-3,
+               seeds=list(range(reported.N_SEEDS)), n_eval=3_200_000, probe_batches=256),
+)  # fmt: skip
+
 A1 = Spec(
     chapter="a1_localization",
     params=LOCALIZATION_PARAMS,
-    profiles=profiles(
-        dict(
-            kernel=5,
-            norm="instance",
-            groups=1,
-            batch_eval="minibatch",
-            batch_size=32,
-            alpha=reported.WELCH_ALPHA,
-            distance_window=4,
-            distance_threshold=0.5,
-        ),
-        smoke=dict(
-            seq_len=48,
-            depth=4,
-            width=8,
-            steps=40,
-            lr=1e-3,
-            seeds=[0, 1],
-            n_eval=2048,
-            eval_batch_size=32,
-            probe_batches=4,
-        ),
-        # cpu: 15 % of the paper's steps, so a 3x larger Adam step (in a pilot, both seeds
-        # learned within 3,000 steps at 3e-3; at 1e-3 one of two had barely started)
-        cpu=dict(
-            seq_len=150,
-            depth=8,
-            width=32,
-            steps=3000,
-            lr=3e-3,
-            seeds=[0, 1],
-            n_eval=51_200,
-            eval_batch_size=32,
-            probe_batches=64,
-        ),
-        paper=dict(
-            seq_len=reported.SEQ_LEN,
-            depth=32,
-            width=32,
-            steps=20_000,
-            lr=1e-3,
-            seeds=[0, 1, 2, 3],
-            n_eval=3_200_000,
-            eval_batch_size=32,
-            probe_batches=256,
-        ),
-    ),
+    profiles=A1_PROFILES,
     checks=[_odd_kernel, _needs_interior, _groups_divide, _enough_samples, _compares_a_norm],
     packages=PACKAGES,
 )
@@ -265,62 +233,31 @@ PACK_PARAMS = [
     ),
 ]
 
+_PACK_COMMON = dict(
+    hop_factor=reported.HOP_FACTOR,
+    pack_len=0,
+    pack_head="pool",
+    pack_lr=1e-3,
+    transition_level=0.75,
+)
+_OVERLAPS = [0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0]
+A2_PROFILES = {
+    "smoke": _from_a1("smoke", **_PACK_COMMON, pack_kernel=3, pack_depth=2, pack_width=4,
+                      overlap_fracs=[0.0, 0.5, 1.0], control_fracs=[1.0], pack_steps=30,
+                      pack_batch_size=16, pack_seeds=[0], n_test=512),
+    "cpu": _from_a1("cpu", **_PACK_COMMON, pack_kernel=3, pack_depth=8, pack_width=16,
+                    overlap_fracs=_OVERLAPS, control_fracs=[1.0], pack_steps=1500,
+                    pack_batch_size=32, pack_seeds=[0, 1], n_test=8192),
+    "paper": _from_a1("paper", **_PACK_COMMON, pack_kernel=5, pack_depth=32, pack_width=32,
+                      overlap_fracs=_OVERLAPS, control_fracs=[0.5, 1.0], pack_steps=10_000,
+                      pack_batch_size=32, pack_seeds=list(range(reported.N_SEEDS)),
+                      n_test=100_000),
+}  # fmt: skip
+
 A2 = Spec(
     chapter="a2_mechanism",
     params=LOCALIZATION_PARAMS + PACK_PARAMS,
-    profiles={
-        "smoke": _from_a1(
-            "smoke",
-            hop_factor=reported.HOP_FACTOR,
-            pack_kernel=3,
-            pack_depth=2,
-            pack_width=4,
-            pack_len=0,
-            pack_head="pool",
-            overlap_fracs=[0.0, 0.5, 1.0],
-            control_fracs=[1.0],
-            pack_steps=30,
-            pack_batch_size=16,
-            pack_lr=1e-3,
-            pack_seeds=[0],
-            n_test=512,
-            transition_level=0.75,
-        ),
-        "cpu": _from_a1(
-            "cpu",
-            hop_factor=reported.HOP_FACTOR,
-            pack_kernel=3,
-            pack_depth=8,
-            pack_width=16,
-            pack_len=0,
-            pack_head="pool",
-            overlap_fracs=[0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0],
-            control_fracs=[1.0],
-            pack_steps=1500,
-            pack_batch_size=32,
-            pack_lr=1e-3,
-            pack_seeds=[0, 1],
-            n_test=8192,
-            transition_level=0.75,
-        ),
-        "paper": _from_a1(
-            "paper",
-            hop_factor=reported.HOP_FACTOR,
-            pack_kernel=5,
-            pack_depth=32,
-            pack_width=32,
-            pack_len=0,
-            pack_head="pool",
-            overlap_fracs=[0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0],
-            control_fracs=[0.5, 1.0],
-            pack_steps=10_000,
-            pack_batch_size=32,
-            pack_lr=1e-3,
-            pack_seeds=[0, 1, 2, 3],
-            n_test=100_000,
-            transition_level=0.75,
-        ),
-    },
+    profiles=A2_PROFILES,
     checks=[
         _odd_kernel,
         _needs_interior,
