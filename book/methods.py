@@ -25,11 +25,13 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
+oc_models = None  # simulated models per step and noise correlation length (detector calibration)
 
 # %%
 from normbook import methods
 from normbook.chapters import SPECS
-from normbook.core import report
+from normbook.core import report, stats
+from normbook.paper_a import calibration, figures
 from normbook.paper_a import reported as reported_a
 from normbook.paper_a import verdicts as verdicts_a
 from normbook.paper_b import verdicts as verdicts_b
@@ -43,6 +45,8 @@ report.glue_all("m", {
     "seeds": len(a1["seeds"]), "k_range": f"{b3['k_min']} to {b3['k_max']}",
     "lr_ratio": f"{b3['cifar_lr_bn'] / b3['cifar_lr_nobn']:g}", "batch": a1["batch_size"],
     "cpu_seeds": len(SPECS["b1_setup_accuracy"].profiles["cpu"]["seeds"]),
+    "level": stats.ALPHA, "conf": f"{stats.CONFIDENCE:.0%}",
+    "min_p5": f"{2**-5:.3f}", "min_p4": f"{2**-4:.4f}",
 })  # fmt: skip
 
 # %% [markdown]
@@ -54,10 +58,11 @@ report.glue_all("m", {
 #
 # - `smoke` proves that a chapter runs end to end in seconds; its numbers mean nothing and
 #   its verdicts are not evidence. Continuous integration executes every chapter at `smoke`.
-# - `cpu` is the profile the book is built with: every effect at a scale that two CPU cores
-#   train in minutes. Networks are smaller and trained for a fraction of the papers' budget,
-#   so where a `cpu` result differs from a paper the chapter says so, and the verdict reads
-#   "at this profile".
+# - `cpu` is the profile the book is built with: every experiment at a scale that two CPU
+#   cores train in minutes, with enough seeds ({glue:text}`m_cpu_seeds` paired seeds for the
+#   seed-level tests) that a claim *can* reach significance. Networks are smaller and trained
+#   for a fraction of the papers' budget, so some effects are weak or absent at `cpu`: the
+#   verdicts say so ("not reproduced" or "inconclusive" at this profile) rather than hide it.
 # - `paper` is the papers' own scale (sequence length {glue:text}`m_len`,
 #   {glue:text}`m_seeds` seeds, full datasets); it needs a GPU and hours.
 #
@@ -95,30 +100,63 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # alone, and each is cached on its own.
 #
 # (methods-detector)=
-# ### The localization test
+# ### The localization test, and its operating characteristic
 #
 # The paper calls index $i^*$ *localized* when the mean prediction at $i^*$ differs from the
-# mean prediction at every other index (its Definition 2.3), and tests it with Welch's
-# t-test at $p <$ {glue:text}`m_alpha` on many predictions per index. Testing an index
-# against every other index is expensive and, under a monotone ramp, the hardest comparison is
-# with the neighbours, so we test $i$ against $i-1$ and $i+1$ only. Predictions come from two
-# *independent* streams of evaluation batches (batches alternate between them): index $i$'s
-# mean from one stream is compared with its neighbours' means from the other, so the two
-# samples of each test are independent. Per-index counts, means and sums of squares are
-# accumulated batch by batch, never the predictions themselves, and the test is
-# `scipy.stats.ttest_ind_from_stats(..., equal_var=False)`. An index is localized when both
-# of its neighbour tests reject at level $\alpha$; at the two ends, where one neighbour is
-# missing, the one test decides.
+# mean prediction at every other index (its Definition 2.3), tested with Welch's t-test at
+# $p <$ {glue:text}`m_alpha` on many predictions per index. Predictions come from two
+# *independent* streams of evaluation batches (batches alternate between them), so that the two
+# samples of every test are independent; per-index counts, means and sums of squares are
+# accumulated batch by batch, and every test is `scipy.stats.ttest_ind_from_stats(...,
+# equal_var=False)`. Three tests are implemented (the `detector` knob):
 #
-# What this test does not yet have is a measured operating characteristic. Neighbouring
-# outputs share most of their inputs, so the noise of the mean predictions is smooth along
-# the sequence and the test's false positives come in runs (chapter {ref}`a3` shows
-# networks that provably cannot localize whose interior is partly flagged), and under a ramp
-# the two neighbour differences have opposite signs, so a stronger effect does not always
-# mean more detections. Until the test's false-positive rate and power are measured on
-# simulated data, read its fractions and distances next to the effect sizes (slope, $R^2$
-# and mean absolute error of the mean predictions against the ramp), which every chapter
-# reports, and next to the null networks of {ref}`methods-null`.
+# - **span** (the primary test): index $i$ is localized when the mean output at $i+1$ (one
+#   stream) differs from the mean output at $i-1$ (the other stream): the network tells the two
+#   sides of $i$ apart. At the ends the missing side is $i$ itself.
+# - **definition** (the reference): Definition 2.3 as an intersection-union test, $i$ against
+#   every $j \neq i$; its p-value is the largest of the $\ell - 1$ Welch p-values.
+# - **neighbour** (this book's test before calibration): $i$ against $i-1$ *and* against $i+1$,
+#   both two-sided.
+#
+# A detector grades claims only after its false-positive rate and its power are known. We
+# simulate two independent streams of per-index means: a ramp rising by a fixed number of
+# standard errors per index, plus Gaussian noise smoothed along the sequence (neighbouring
+# outputs of a CNN share inputs, so their noise is correlated), and count the indices each
+# test calls localized ({numref}`fig-methods-oc`; {glue:text}`m_oc_models` simulated models of
+# 64 indices per point).
+
+# %%
+oc = calibration.operating_characteristic(alpha=reported_a.WELCH_ALPHA, n_models=P.oc_models)
+report.figure("fig-methods-oc", figures.operating_characteristic(oc, reported_a.WELCH_ALPHA))
+report.glue("m_oc_models", P.oc_models)
+for test in calibration.TESTS:
+    report.glue(f"m_fpr_{test}", f"{calibration.false_positive_rate(oc, test):.3f}")
+    report.glue(f"m_dip_{test}", f"{calibration.largest_dip(oc, test):.3f}")
+
+# %% [markdown]
+# ```{glue:figure} fig-methods-oc
+# :name: fig-methods-oc
+# :alt: Detection rate against the per-index step for three tests at three noise correlation
+#   lengths; the span test rises from alpha, the neighbour test dips below it.
+#
+# Operating characteristic of the three localization tests on simulated streams: fraction of
+# indices localized against the step per index (in standard errors of one mean), for noise
+# correlated over 1, 5 and 17 indices; dotted, the level $\alpha$. Drawn by
+# `paper_a.figures.operating_characteristic`.
+# ```
+#
+# Under the null (step 0) the span test flags at most {glue:text}`m_fpr_span` of the indices at
+# any correlation length: its false-positive rate is $\alpha$, because its two samples are
+# independent whatever the correlation *within* a stream. Its detection rate never falls as the
+# step grows (largest dip: {glue:text}`m_dip_span`), because its p-value depends on the step
+# through one Welch statistic whose mean is twice the step. The neighbour test fails the second
+# property (largest dip {glue:text}`m_dip_neighbour`): under a ramp its two differences have
+# opposite signs and share $i$'s noise, so a small real effect makes it pass *less* often than no
+# effect at all, which is why this book no longer uses it. Definition 2.3 is valid (false-positive
+# rate {glue:text}`m_fpr_definition`) but, as an intersection of $\ell - 1$ tests, it has almost
+# no power until the step reaches several standard errors, and it shares the neighbour test's
+# small dip ({glue:text}`m_dip_definition`). Unit tests assert both properties for the span test
+# and their failure for the neighbour test.
 #
 # (methods-distance)=
 # ### The localization distance
@@ -133,38 +171,41 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # the ramp on fresh noise with the network frozen, and tested the same way.
 #
 # (methods-null)=
-# ### The null level
+# ### The nulls
 #
-# Two of chapter A3's networks cannot localize the interior by construction: the network
-# without normalization, and BatchNorm evaluated with population statistics (a fixed affine
-# map per channel). Both are checked to be exactly shift-equivariant in the interior. A
-# network counts as localizing its interior only when both its interior fraction and its
-# interior slope exceed the largest values among these null networks' seeds. One claim is
-# judged against a null that contains the network itself: "population statistics destroy
-# localization" asks that the population-statistics networks do not beat this null, which they
-# cannot, so only the other half of that rule (exact shift-equivariance) is informative there.
-# Nulls built only from other networks are not implemented yet.
+# A fraction or a distance measured with a significance test says nothing until it is compared
+# with what a network that *cannot* localize shows, measured the same way. Every claim that a
+# network localizes is compared with two such networks: the network of the same architecture
+# and seed *without normalization* (Proposition C.1: its interior outputs are identically
+# distributed), and the *same trained network evaluated with circular padding*. Circular
+# padding removes the boundary, so every index is equivalent and nothing can be localized, but
+# the outputs keep the normalized network's own noise, including its correlation along the
+# sequence. Both are checked: the no-norm network is bit-identical under a shift of its interior
+# input, and the circular network's outputs move with a cyclic shift of its input. A network is
+# never part of its own null.
 #
 # (methods-packnorm)=
 # ### PackNorm and the multi-hop bound
 #
-# The paper's two-path, shared-weight network is reconstructed as follows. A noise sequence
-# $z$ of length $2\ell'-o$ is drawn; path A gets $z[0:\ell']$, path B gets either
-# $z[\ell'-o:2\ell'-o]$ (overlapping A by $o$ samples) or an independent sequence, with equal
-# probability. Both paths run the same CNN; at each normalization layer the two activations
-# are concatenated along space, normalized together (InstanceNorm) and split back, which is
-# the only coupling. A head on path A says which case it is in. At $o = 0$ the two cases are
-# identically distributed for path A, so accuracy is at chance by construction, and the
-# per-path control (InstanceNorm on each path alone) cannot do better than chance at any
-# overlap: both are checks of the pipeline, not evidence for the paper. The multi-hop bound
-# follows the paper's hop: one hop carries position $2R(d)$ beyond the $R(d)$ an index sees
-# directly, and the iterated bound allows one hop per normalization layer.
+# The paper's two-path, shared-weight network is reconstructed as follows. A noise sequence $z$ of
+# length $2\ell'-o$ is drawn; path A gets $z[0:\ell']$, path B gets either $z[\ell'-o:2\ell'-o]$
+# (overlapping A by $o$ samples) or an independent sequence, with equal probability. Both paths
+# run the same CNN; at each normalization layer the two activations are concatenated along space,
+# normalized together (InstanceNorm) and split back, which is the only coupling. A head on path A
+# says which case it is in. At $o = 0$ the two cases are identically distributed for path A, so
+# accuracy is at chance by construction, and the per-path control (InstanceNorm on each path
+# alone) cannot do better than chance at any overlap: both are checks of the pipeline, not
+# evidence for the paper. At full overlap path B *is* path A, so the claim that overlap enables
+# discrimination is graded at partial overlaps. The multi-hop bound follows the paper's hop: one
+# hop carries position $2R(d)$ beyond the $R(d)$ an index sees directly, and the iterated bound
+# allows one hop per normalization layer.
 #
 # **BatchNorm at evaluation.** With minibatch statistics, the samples of an evaluation batch
 # share statistics, so their predictions are not independent, which the per-sample test
 # assumes. Chapter A3 therefore also tests per-batch mean predictions (batches are
 # independent) and reports the design effect, $b\cdot\mathrm{var}(\text{batch mean}) /
-# \mathrm{var}(\text{single prediction})$: 1 for independent predictions.
+# \mathrm{var}(\text{single prediction})$: 1 for independent predictions. Every BatchNorm
+# verdict uses the batch-mean test.
 #
 # (methods-reconstruction-b)=
 # ## Paper B: what the paper fixes, and what we chose
@@ -197,16 +238,30 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # partitions (`sklearn.cluster.KMeans`, $k$ from {glue:text}`m_k_range`, $k^*$ = the $k$ with the
 # lowest index). k-means may run on principal components to save time, but every index is computed
 # on the raw activations. We also report the index at a fixed $k$, chosen without looking at it.
-# No difference between BN and no BN is yet tested for significance (with
-# {glue:text}`m_cpu_seeds` seeds at `cpu` there is little to test with).
+# The BN and no-BN models of one seed start from the same initial convolution weights and see
+# the same minibatch order, so they form a *pair*, and every BN-versus-no-BN claim is one paired
+# test over seeds on a contrast declared in advance (the mean over layers, the deeper half of the
+# layers, the last layer or the settling layer); per-layer differences are shown as description.
 #
 # (methods-statistics)=
-# ### Seeds and error bars
+# ### Seeds, error bars and tests
 #
 # Every "mean ± sd" in the book is the mean over seeds and the *sample* standard deviation
-# (divisor $n - 1$); with two seeds it is $|a - b|/\sqrt 2$. Same seed, same numbers: every random
-# draw comes from a generator seeded from the model's seed and the draw's purpose, and the tests
-# check that re-running gives bit-identical results.
+# (divisor $n - 1$). Same seed, same numbers: every random draw comes from a generator seeded
+# from the model's seed and the draw's purpose, and the tests check that re-running gives
+# bit-identical results.
+#
+# The unit of every claim's test is an independently trained network, never an index or a
+# layer (neighbouring indices share inputs; layers of one network share everything). Claims that
+# compare two conditions seed by seed use the exact **paired sign-flip test**
+# (`scipy.stats.permutation_test`, all $2^n$ sign patterns): under the null each seed's
+# difference is symmetric about zero. Its smallest one-sided p-value is $2^{-n}$, so five seeds
+# can reach {glue:text}`m_level` ($p$ = {glue:text}`m_min_p5`) and four cannot ($p$ =
+# {glue:text}`m_min_p4`). Trends over many independently trained models (the overlap of
+# PackNorm, the group count of GroupNorm) use Spearman's rank correlation, one-sided; a single
+# model's accuracy against chance uses the exact binomial test. Every effect is shown with a
+# {glue:text}`m_conf` interval: Student's $t$ interval of a mean difference over seeds, the
+# Fisher-$z$ interval of a rank correlation, the Wilson interval of an accuracy.
 #
 # (methods-reconstructed-knobs)=
 # ### Every reconstructed knob
@@ -221,13 +276,24 @@ report.md(methods.reconstruction_table(specs))
 # (methods-verdicts)=
 # ## From claims to verdicts
 #
-# Every chapter ends with a table of the paper's claims, in our words, each graded
-# *reproduced*, *partly reproduced* or *not reproduced*, or *inconclusive at this budget*
-# when the positive control that the claim needs (a network that does localize) failed too,
-# so that the budget, not the claim, is what the run tells about. Rows marked *(ours)* are
-# claims we added. The rules were fixed before looking at the numbers, each is one function
-# of measured values, and the evidence column prints every number it used. The rules, from
-# their source:
+# Every chapter ends with two tables. **Claims**: the paper's claims in our words (rows marked
+# *(ours)* are claims we added), each graded by one test fixed before looking at the numbers, at
+# level {glue:text}`m_level`, with its effect size and interval, the test and its p-value, and
+# the null it was compared with. The grades:
+#
+# - *reproduced*: the test is significant and the claim's full extent holds (for example, the
+#   whole sequence is localized, not just some of it);
+# - *partly reproduced*: the test is significant but the full extent does not hold;
+# - *not reproduced*: the test is not significant although the design could have reached the
+#   level;
+# - *inconclusive*: the design cannot reach the level (too few seeds), or the positive control
+#   the claim needs (a network that does localize) failed too, so that the budget, not the claim,
+#   is what the run tells about.
+#
+# A few rows compare our number with the paper's reported value instead (the PackNorm transition,
+# Table 1's accuracies); they say so in the test column. **Checks**: properties that hold by
+# construction (exact shift-equivariance, a control at chance, the nulls having no boundary). A
+# check cannot be a verdict on the paper; a failed check is a bug. The rules, from their source:
 
 # %%
 report.md(methods.rules_table(verdicts_a, verdicts_b))
@@ -240,14 +306,17 @@ report.md(methods.rules_table(verdicts_a, verdicts_b))
 # networks equal networks trained alone; that a network without normalization sees exactly
 # $R$ inputs to each side and is bit-identical under shifts of its interior input (the
 # premise of the paper's Proposition C.1), and that the normalizations pool what they claim
-# to; that the streaming moments and the neighbour test equal scipy's Welch test on raw
-# arrays; that PackNorm's two classes are identically distributed at zero overlap and not
+# to; that the streaming moments and the localization tests equal scipy's Welch test on raw
+# arrays; that the primary localization test keeps its false-positive rate at $\alpha$ and
+# never loses power as the effect grows, on simulated streams, while the old neighbour test is
+# shown to fail; that PackNorm's two classes are identically distributed at zero overlap and not
 # otherwise; that the data readers refuse corrupt, truncated and unverified files with a
 # message that says how to fix them; that the same seed gives the same numbers, and that
 # worker processes give the same models as one process; that the experiment cache never
 # recomputes a hit, never reads a half-written entry, and is keyed by the code that produced
 # it; that every chapter's parameters cell matches its specification and bad parameters stop
-# before any computation; and that each verdict rule can produce each of its grades.
+# before any computation; and that each verdict rule has a case where it must pass and one where
+# it must fail.
 # Continuous integration runs these tests, executes every chapter at the `smoke` profile
 # with an empty cache, and builds this book with warnings as errors.
 #

@@ -9,12 +9,20 @@ import re
 from types import ModuleType
 
 from .core.fmt import table
-from .core.params import Spec
+from .core.params import Param, Spec
 
 METHODS = Spec(
     chapter="methods",
-    params=[],
-    profiles={"smoke": {}, "cpu": {}, "paper": {}},
+    params=[
+        Param(
+            "oc_models",
+            int,
+            "simulated models per step and noise correlation length (detector calibration)",
+            min=10,
+            max=100_000,
+        ),
+    ],
+    profiles={"smoke": {"oc_models": 20}, "cpu": {"oc_models": 200}, "paper": {"oc_models": 1000}},
     packages=("paper_a", "paper_b", "methods"),
 )
 

@@ -32,7 +32,7 @@ def test_override_wins_and_none_keeps_the_profile_value():
         ({"steps": 0}, "parameter 'steps'"),
         ({"seeds": [0, -1]}, "parameter 'seeds'"),
         ({"seeds": []}, "parameter 'seeds'"),
-        ({"seq_len": 30}, "parameter 'depth': receptive-field radius R"),  # R = 16 >= 30/2 - 2
+        ({"seq_len": 18}, "parameter 'depth': receptive-field radius R"),  # R = 8 >= 18/2 - 2
         ({"kernel": 4}, "parameter 'kernel': must be odd"),
         ({"norm": "group", "groups": 5}, "parameter 'groups': must divide width=32"),
         ({"n_eval": 40}, "parameter 'n_eval': must be at least"),

@@ -31,16 +31,19 @@ def a1_runs(tiny_setup):
         setup,
         localization.run(setup, setup.cnn("none")),
         localization.run(setup, setup.chapter_cnn),
+        localization.circular_null(setup, setup.chapter_cnn),
     )
 
 
 def test_a1_ledger_figures_and_tables(a1_runs):
-    setup, none, normed = a1_runs
+    setup, none, normed, circular = a1_runs
     checks = [equivariance.check(r) for r in (none, normed)]
     assert checks[0].exact == [True, True] and not any(checks[1].exact)
-    ledger = verdicts.a1_ledger(none, normed, checks[0], setup.detector.window)
-    assert len(ledger) == 3 and {v.verdict for v in ledger} <= GRADES
-    assert f"R = {setup.radius}" in ledger[0].evidence
+    cyc = equivariance.cyclic_change(circular.net, 24, shift=5)
+    claims, sanity = verdicts.a1_ledger(none, normed, circular, checks[0], cyc, 1)
+    assert len(claims) == 2 and {v.verdict for v in claims} == {vocabulary.INCONCLUSIVE}
+    assert all(c.holds for c in sanity) and len(sanity) == 2  # two seeds cannot reach alpha
+    assert "circular" in claims[0].test.null and claims[0].test.n == 2
     for fig in (
         figures.task_example(24, 2),
         figures.loss_curves([none, normed]),
@@ -57,13 +60,15 @@ def test_a1_ledger_figures_and_tables(a1_runs):
 
 
 def test_a2_ledger_figures_and_tables(a1_runs):
-    setup, none, normed = a1_runs
-    P = A2.resolve("smoke", pack_steps=5, n_test=64, overlap_fracs=[0.0, 1.0])
+    setup, none, normed, circular = a1_runs
+    P = A2.resolve("smoke", pack_steps=5, n_test=64, overlap_fracs=[0.0, 0.5, 1.0])
     pack = packnorm.run(packnorm.configs(P))
-    assert pack.pack.acc.shape == (2, 1) and len(pack.p_zero) == 1
+    assert pack.pack.acc.shape == (3, 1) and len(pack.p_zero) == 1
     hops = multihop.compare(normed.probe_distances, 3, 24, 3.0)
-    ledger = verdicts.a2_ledger(pack, hops, normed, 3.0)
-    assert len(ledger) == 5 and {v.verdict for v in ledger} <= GRADES
+    claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0)
+    assert len(claims) == 3 and {v.verdict for v in claims} <= GRADES
+    assert len(sanity) == 2 and "partial" not in claims[0].evidence
+    assert f"0 < o < {pack.setup.path_len}" in claims[0].evidence
     for fig in (
         diagrams.mechanism(3, 2, 24),
         figures.packnorm_example(5, 2),
@@ -71,23 +76,34 @@ def test_a2_ledger_figures_and_tables(a1_runs):
         figures.probe_reach([none, normed], 3.0),
     ):
         assert fig.axes
-    assert tables.packnorm(pack).count("\n") == 3 and "iterated" in tables.hops(
+    assert tables.packnorm(pack).count("\n") == 4 and "iterated" in tables.hops(
         hops, normed, none, 3.0
     )
 
 
 def test_a3_ledger_figures_and_tables(tiny_setup):
+    from normbook.paper_a import localization
+
     setup = tiny_setup(seeds=(0, 1), n_eval=128, width=4)
-    groups = which_norms.group_sweep(setup, [1, 4])
+    groups = which_norms.group_sweep(setup, [1, 4], [0])
+    assert groups.runs[1].seeds == [0]
     bn = which_norms.batchnorm_runs(setup)
-    null = which_norms.NullLevel.of(*bn.null)
+    circ = localization.circular_null(setup, setup.cnn("instance"))
+    null = which_norms.NullLevel.of(bn.none, circ)
     assert groups.instance is groups.runs[4] and null.slope >= max(null.slopes)
     sizes = which_norms.eval_batch_sweep(setup, [16, 8])
     assert sizes.sizes == [8, 16] and sizes.largest == 16 and sizes.reference == 8
+    tested = which_norms.batch_mean_runs(setup, sizes.reference)
+    assert tested.circular.padding == "circular" and tested.population.mode == "population"
     eq_pop = equivariance.check(bn.population)
     assert eq_pop.exact == [True, True]  # population statistics: Prop. C.1
-    ledger = verdicts.a3_ledger(groups, bn, null, eq_pop, sizes)
-    assert len(ledger) == 5 and {v.verdict for v in ledger} <= GRADES
+    control = verdicts.localization_test(
+        localization.run(setup, setup.cnn("instance")), bn.none, circ
+    )
+    cyc = equivariance.cyclic_change(tested.circular.net, 24, shift=3)
+    claims, sanity = verdicts.a3_ledger(groups, control, tested, eq_pop, cyc, sizes)
+    assert len(claims) == 5 and {v.verdict for v in claims} <= GRADES
+    assert all(c.holds for c in sanity)
     for fig in (
         figures.groups(groups, null, setup.radius),
         figures.eval_batch_size(sizes),

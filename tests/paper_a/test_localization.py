@@ -62,3 +62,17 @@ def test_same_seed_same_numbers(tiny_setup, tmp_path, monkeypatch):
     np.testing.assert_array_equal(a.loss, b.loss)
     np.testing.assert_array_equal(a.out.mean, b.out.mean)
     np.testing.assert_array_equal(a.probe.mean, b.probe.mean)
+
+
+def test_circular_null_has_no_boundary(tiny_setup):
+    """The same trained weights with circular padding: outputs move with a cyclic shift (up to
+    rounding in the pooled statistics), and the cache keeps it apart from the zero-padded run."""
+    from normbook.paper_a import equivariance
+
+    setup = tiny_setup(seeds=(0, 1))
+    zeros = localization.run(setup, setup.chapter_cnn, with_probes=False)
+    circ = localization.circular_null(setup, setup.chapter_cnn, with_probes=False)
+    assert circ.padding == "circular" and "circular" in circ.name
+    assert not np.array_equal(zeros.out.mean, circ.out.mean)
+    assert equivariance.cyclic_change(circ.net, 24, shift=7).max() < 1e-5
+    assert equivariance.cyclic_change(zeros.net, 24, shift=7).max() > 1e-3

@@ -37,3 +37,10 @@ def test_compare_caps_bounds_at_the_middle_and_flags_excess():
     assert cmp.hops[0].tolist() == [0, 0]
     assert cmp.first_beyond_radius == [None, 3] and cmp.first_beyond_single == [None, 3]
     assert cmp.max_hops == [0, 2] and cmp.depths_beyond_iterated == [[], []]  # (20-6)/12 -> 2
+
+
+def test_excess_beyond_is_the_best_depths_reach_past_the_bound():
+    # R(d) = 1, 2, 3 for kernel 3; two models
+    d = np.array([[2, 0], [2, 3], [7, 3]])
+    np.testing.assert_array_equal(multihop.excess_beyond(d, 3), [4, 1])
+    np.testing.assert_array_equal(multihop.excess_beyond(d, 3, factor=2.0), [1, 0])

@@ -1,45 +1,71 @@
-"""Paper A verdict rules: each grade can come out."""
+"""Paper A verdict rules: each has a case where it must pass and one where it must fail."""
 
+import numpy as np
+import pytest
+
+from normbook.core.stats import ClaimTest, paired_signflip
 from normbook.paper_a import verdicts
 
-
-def test_verdict_rules():
-    assert verdicts.transition_matches(0.55, 0.5, 0.62, 0.1) == verdicts.REPRODUCED
-    assert verdicts.transition_matches(0.42, 0.5, 0.62, 0.1) == verdicts.PARTLY
-    assert verdicts.transition_matches(0.2, 0.5, 0.62, 0.1) == verdicts.NOT
-    assert verdicts.transition_matches(float("nan"), 0.5, 0.62, 0.1) == verdicts.NOT
-    assert verdicts.grows_with_groups(0.8, 0.01, [True, True], [True, True]) == verdicts.REPRODUCED
-    assert verdicts.grows_with_groups(0.8, 0.01, [True, True], [True, False]) == verdicts.PARTLY
-    assert verdicts.grows_with_groups(0.3, 0.3, [True, False], [False, False]) == verdicts.PARTLY
-    assert verdicts.grows_with_groups(-0.3, 0.3, [True, True], [True, True]) == verdicts.NOT
-    assert verdicts.unless_control_fails(verdicts.NOT, control_ok=False) == verdicts.INCONCLUSIVE
-    assert verdicts.unless_control_fails(verdicts.NOT, control_ok=True) == verdicts.NOT
-    assert (
-        verdicts.unless_control_fails(verdicts.REPRODUCED, control_ok=False) == verdicts.REPRODUCED
-    )
-    assert verdicts.beyond_null(0.3, 0.05, [0.1, 0.02], [1e-4, -2e-4])
-    assert not verdicts.beyond_null(0.3, 1e-4, [0.1, 0.02], [1e-4, -2e-4])  # tiny slope
-    assert not verdicts.beyond_null(0.08, 0.05, [0.1, 0.02], [1e-4, -2e-4])  # null-level fraction
-    assert verdicts.chance_at_zero_overlap([0.4, 0.9]) == verdicts.REPRODUCED
-    assert verdicts.chance_at_zero_overlap([0.4, 0.001]) == verdicts.PARTLY
-    assert verdicts.overlap_enables(0.9, 1e-4, [0.95, 0.85]) == verdicts.PARTLY
-    assert verdicts.overlap_enables(0.1, 0.5, [0.95, 0.95]) == verdicts.NOT
+R, PARTLY, NOT, INC = verdicts.REPRODUCED, verdicts.PARTLY, verdicts.NOT, verdicts.INCONCLUSIVE
+FIVE_SEEDS_CLEAR = paired_signflip([0.8, 0.7, 0.9, 0.6, 0.75], [0.1] * 5, null="null")
+FIVE_SEEDS_NULL = paired_signflip([0.1, 0.12, 0.09, 0.11, 0.1], [0.1] * 5, null="null")
+TWO_SEEDS = paired_signflip([0.8, 0.9], [0.1, 0.1], null="null")
 
 
-def test_every_a1_and_a2_rule_can_come_out_each_way():
-    R, P_, N = verdicts.REPRODUCED, verdicts.PARTLY, verdicts.NOT
-    assert verdicts.no_norm_confined([3, 5], radius=8, max_abs_shift_diff=0.0) == R
-    assert verdicts.no_norm_confined([3, 9], radius=8, max_abs_shift_diff=0.0) == P_
-    assert verdicts.no_norm_confined([3, 5], radius=8, max_abs_shift_diff=1e-6) == N
-    assert verdicts.norm_reaches([70, 73], radius=16, half=74, window=4) == R
-    assert verdicts.norm_reaches([20, 5], radius=16, half=74, window=4) == P_
-    assert verdicts.norm_reaches([16, 5], radius=16, half=74, window=4) == N
-    assert verdicts.spreads_faster([[1, 5], [3, 4]], [2, 4]) == R
-    assert verdicts.spreads_faster([[1, 5], [2, 4]], [2, 4]) == P_
-    assert verdicts.spreads_faster([[2, 4], [-1, 4]], [2, 4]) == N
-    assert verdicts.chance_at_zero_overlap([0.001, 0.01]) == N
-    assert verdicts.stays_at_chance([0.5, 0.2]) == R and verdicts.stays_at_chance([1e-9]) == N
-    assert verdicts.overlap_enables(0.9, 1e-4, [0.95, 0.91]) == R
-    assert verdicts.beyond_single_hop([True, True]) == R
-    assert verdicts.beyond_single_hop([True, False]) == P_
-    assert verdicts.beyond_single_hop([False, False]) == N
+def _sig(p: float) -> ClaimTest:
+    return ClaimTest(0.5, 0.3, 0.7, p, 12, "t", "n", min_p=0.0)
+
+
+def test_beyond_nulls_needs_every_null():
+    vals = [0.5, 0.6, 0.55, 0.7, 0.65]
+    ok = verdicts.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.05] * 5})
+    assert ok.significant() and ok.effect == pytest.approx(np.mean(vals) - 0.1)
+    # the second null is as high as the network on one seed: that null is not beaten
+    bad = verdicts.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.6, 0.0, 0.0, 0.0, 0.9]})
+    assert not bad.significant()
+
+
+def test_whole_sequence():
+    assert verdicts.whole_sequence(FIVE_SEEDS_CLEAR, [30, 31, 29, 31, 30], 31, 4) == R
+    assert verdicts.whole_sequence(FIVE_SEEDS_CLEAR, [30, 12, 29, 31, 30], 31, 4) == PARTLY
+    assert verdicts.whole_sequence(FIVE_SEEDS_NULL, [30, 31, 29, 31, 30], 31, 4) == NOT
+    assert verdicts.whole_sequence(TWO_SEEDS, [31, 31], 31, 4) == INC
+
+
+def test_beyond_bound():
+    assert verdicts.beyond_bound(FIVE_SEEDS_CLEAR, [2, 1, 3, 1, 1]) == R
+    assert verdicts.beyond_bound(FIVE_SEEDS_CLEAR, [2, 0, 3, 1, 1]) == PARTLY
+    assert verdicts.beyond_bound(FIVE_SEEDS_NULL, [2, 1, 3, 1, 1]) == NOT
+
+
+def test_overlap_enables():
+    assert verdicts.overlap_enables(_sig(1e-4), _sig(1e-6)) == R
+    assert verdicts.overlap_enables(_sig(1e-4), _sig(0.3)) == PARTLY
+    assert verdicts.overlap_enables(_sig(0.4), _sig(1e-6)) == NOT
+
+
+def test_transition_matches():
+    assert verdicts.transition_matches(0.55, 0.5, 0.62, 0.1) == R
+    assert verdicts.transition_matches(0.42, 0.5, 0.62, 0.1) == PARTLY
+    assert verdicts.transition_matches(0.2, 0.5, 0.62, 0.1) == NOT
+    assert verdicts.transition_matches(float("nan"), 0.5, 0.62, 0.1) == NOT
+
+
+def test_grows_with_groups():
+    assert verdicts.grows_with_groups(_sig(0.01), [True, True], control_ok=True) == R
+    assert verdicts.grows_with_groups(_sig(0.01), [True, False], control_ok=True) == PARTLY
+    assert verdicts.grows_with_groups(_sig(0.3), [True, True], control_ok=True) == NOT
+    assert verdicts.grows_with_groups(_sig(0.01), [True, True], control_ok=False) == INC
+
+
+def test_localizes():
+    assert verdicts.localizes(FIVE_SEEDS_CLEAR) == R
+    assert verdicts.localizes(FIVE_SEEDS_NULL) == NOT
+    assert verdicts.localizes(FIVE_SEEDS_CLEAR, control_ok=False) == INC
+
+
+def test_checks_fail_when_the_property_fails():
+    assert verdicts.at_chance("o = 0", np.array([500]), 1000, [0.97]).holds
+    assert not verdicts.at_chance("o = 0", np.array([700]), 1000, [1e-30]).holds
+    assert verdicts.cyclic_null("x", np.array([0.0, 3e-7])).holds
+    assert not verdicts.cyclic_null("x", np.array([0.0, 0.2])).holds

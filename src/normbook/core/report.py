@@ -44,10 +44,16 @@ def figure(name: str, fig) -> None:
 
 
 def show_verdicts(prefix: str, ledger: list) -> None:
-    """Glue each verdict as ``{prefix}_verdict_{i}`` for the prose and show the table."""
+    """Glue each verdict as ``{prefix}_verdict_{i}`` for the prose and show the claims table."""
     for i, v in enumerate(ledger):
         glue(f"{prefix}_verdict_{i}", v.verdict)
     md(table([v.row() for v in ledger]))
+
+
+def show_checks(prefix: str, checks: list) -> None:
+    """Glue how many checks hold as ``{prefix}_checks`` and show the checks table."""
+    glue(f"{prefix}_checks", f"{sum(c.holds for c in checks)} of {len(checks)}")
+    md(table([c.row() for c in checks]))
 
 
 def _git_commit() -> str:

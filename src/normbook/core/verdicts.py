@@ -1,4 +1,5 @@
-"""The verdict vocabulary: a claim, its grade and the evidence behind it.
+"""The verdict vocabulary: claims (graded by a test that could come out either way) and checks
+(properties that hold by construction, so a failure is a bug report, not a verdict).
 
 The rules that grade each paper's claims live in that paper's package
 (:mod:`normbook.paper_a.verdicts`, :mod:`normbook.paper_b.verdicts`); each is a function of
@@ -7,30 +8,75 @@ measured values, and its docstring states the rule.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from .stats import ALPHA, ClaimTest
+
 REPRODUCED, PARTLY, NOT = "reproduced", "partly reproduced", "not reproduced"
+INCONCLUSIVE = "inconclusive"  # the positive control failed, or the design cannot reach alpha
+GRADES = (REPRODUCED, PARTLY, NOT, INCONCLUSIVE)
+
+
+def _num(v: float, spec: str) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
 
 
 @dataclass(frozen=True)
 class Verdict:
     paper: str  # "A" or "B"
     claim: str  # the paper's claim, in our words
-    verdict: str  # one of REPRODUCED, PARTLY, NOT
-    evidence: str  # the numbers behind it
+    verdict: str  # one of GRADES
+    test: ClaimTest  # the effect, its interval, the test, its p-value and the null
+    evidence: str = ""  # further numbers the rule used
+    unit: str = ".3f"  # format of the effect and its interval
 
     def row(self) -> dict:
+        t, f = self.test, self.unit
         return {
-            "paper": self.paper,
             "claim": self.claim,
             "verdict": f"**{self.verdict}**",
+            "effect [95% CI]": f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]",
+            "test": f"{t.test}; p = {_num(t.p, '.3g')}",
+            "null": t.null,
             "evidence": self.evidence,
         }
 
 
+def grade_test(
+    test: ClaimTest, strong: bool = True, control_ok: bool = True, alpha: float = ALPHA
+) -> str:
+    """The grade of a claim from its test.
+
+    Significant at ``alpha``: *reproduced* when the claim's full extent (``strong``) holds too,
+    else *partly reproduced*. Not significant: *not reproduced*, unless the positive control
+    failed or the design cannot reach ``alpha`` (too few seeds): then *inconclusive*.
+    """
+    if not control_ok:
+        return INCONCLUSIVE
+    if test.significant(alpha):
+        return REPRODUCED if strong else PARTLY
+    return NOT if test.powered(alpha) else INCONCLUSIVE
+
+
 def grade(all_ok: bool, any_ok: bool) -> str:
-    """All seeds/conditions agree -> reproduced; some do -> partly; none -> not."""
+    """All conditions agree -> reproduced; some do -> partly; none -> not (for comparisons
+    with the paper's reported values, which are not hypothesis tests)."""
     return REPRODUCED if all_ok else PARTLY if any_ok else NOT
 
 
-INCONCLUSIVE = "inconclusive at this budget"  # the positive control failed too
+@dataclass(frozen=True)
+class Check:
+    """A property that holds by construction (exact equivariance, a control at chance)."""
+
+    paper: str
+    check: str
+    holds: bool
+    evidence: str
+
+    def row(self) -> dict:
+        return {
+            "check": self.check,
+            "result": "holds" if self.holds else "**FAILED: a bug, not a verdict**",
+            "evidence": self.evidence,
+        }

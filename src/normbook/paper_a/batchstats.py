@@ -12,7 +12,7 @@ samples would give (1 = no within-batch dependence).
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
@@ -21,7 +21,7 @@ from ..core import cache, stats
 from ..core.progress import progress
 from ..core.seeding import generators
 from . import detector, localization
-from .cnn import CNNConfig, StackedCNN, set_batch_eval
+from .cnn import CNNConfig, StackedCNN, set_batch_eval, set_padding
 from .detector import Localization, Moments
 from .task import sample_inputs
 
@@ -62,11 +62,17 @@ class BatchStatsRun(localization.SummarizedRun):
     batch_mean: list[Localization]  # test on batch means (valid under within-batch dependence)
     design_effect: np.ndarray  # (M,)
     train_cache_hits: list[bool]
+    padding: str = "zeros"  # at evaluation
+    net: StackedCNN | None = field(default=None, repr=False)
 
 
-def run(setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str) -> BatchStatsRun:
-    """Train (or load, shared with every other chapter) and evaluate with batch means (cached)."""
+def run(
+    setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str, padding: str = "zeros"
+) -> BatchStatsRun:
+    """Train (or load, shared with every other chapter) and evaluate with batch means (cached);
+    ``padding`` = "circular" gives the run's null (:func:`localization.circular_null`)."""
     net, losses, hits = localization.trained(cnn, setup.train, list(setup.seeds))
+    set_padding(net, padding)
     tc = setup.train
 
     def compute():
@@ -81,6 +87,7 @@ def run(setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str) -
         "n_samples": int(setup.eval.n_samples),
         "batch_size": int(batch_size),
         "mode": mode,
+        "padding": padding,
     }
     entry = cache.cached(
         "a_batchstats", config, compute, localization.TRAIN_CODE + (stats, sys.modules[__name__])
@@ -99,6 +106,8 @@ def run(setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str) -
         batch_mean=detector.summarize(bmean, radius, setup.detector),
         design_effect=design_effect(out, bmean, batch_size),
         train_cache_hits=hits,
+        padding=padding,
+        net=net,
     )
 
 
@@ -115,9 +124,10 @@ def design_effect(out: Moments, bmean: Moments, batch_size: int) -> np.ndarray:
     return np.nanmedian(ratio, axis=-1)
 
 
-def boundary_fractions(run) -> list[float]:
-    """Per model of a run: :func:`boundary_fraction` of its localized indices."""
-    return [boundary_fraction(s.localized, run.radius) for s in run.per_seed]
+def boundary_fractions(run, test: str = "per_seed") -> list[float]:
+    """Per model of a run: :func:`boundary_fraction` of its localized indices, by the
+    per-sample test (``per_seed``) or, for a :class:`BatchStatsRun`, the ``batch_mean`` test."""
+    return [boundary_fraction(s.localized, run.radius) for s in getattr(run, test)]
 
 
 def boundary_fraction(localized: np.ndarray, radius: int) -> float:

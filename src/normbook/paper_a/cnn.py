@@ -122,3 +122,14 @@ def set_batch_eval(net: nn.Module, mode: str) -> None:
     for mod in net.modules():
         if isinstance(mod, StackedBatchNorm):
             mod.eval_mode = mode
+
+
+def set_padding(net: nn.Module, mode: str) -> None:
+    """Evaluate trained weights with another padding: ``circular`` removes the boundary, so the
+    network becomes exactly shift-equivariant under cyclic shifts and cannot localize anything
+    (the null that keeps the network's own noise)."""
+    if mode not in PADDINGS:
+        raise ValueError(f"padding must be one of {PADDINGS}, got {mode!r}")
+    for mod in net.modules():
+        if isinstance(mod, nn.Conv1d) and mod.kernel_size[0] > 1:
+            mod.padding_mode = mode

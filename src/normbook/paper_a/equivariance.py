@@ -54,6 +54,16 @@ def shift_check(net: StackedCNN, seq_len: int, shift: int, n_inputs: int = 8) ->
     return diff.amax(dim=(0, 2)).numpy()
 
 
+@torch.no_grad()
+def cyclic_change(net: StackedCNN, seq_len: int, shift: int, n_inputs: int = 8) -> np.ndarray:
+    """Per model: the largest |f(roll(x, s)) - roll(f(x), s)| over all indices. Zero up to
+    rounding for a network without a boundary (circular padding), whatever its norms."""
+    net.eval()
+    x = sample_inputs(n_inputs, net.n_models, seq_len, generators(net.seeds, "check"))
+    y, y_roll = net(x), net(torch.roll(x, shift, dims=-1))
+    return (y_roll - torch.roll(y, shift, dims=-1)).abs().amax(dim=(0, 2)).numpy()
+
+
 @dataclass(frozen=True)
 class Equivariance:
     """Both checks on one run's networks, per model."""

@@ -19,7 +19,7 @@ from ..core.progress import progress
 from ..core.seeding import generators
 from . import cnn as cnn_module
 from . import detector, multihop, norms, probes, stacking, task, training
-from .cnn import CNNConfig, StackedCNN, set_batch_eval
+from .cnn import CNNConfig, StackedCNN, set_batch_eval, set_padding
 from .detector import DetectorConfig, Localization, Moments
 from .task import sample_inputs
 from .training import TrainConfig, train_stack
@@ -36,6 +36,7 @@ class EvalConfig:
     probe_batches: int = 64  # batches of fresh noise used to fit each depth's probe
     probe_ridge: float = 1e-3
     input_kind: str = "noise"
+    padding: str = "zeros"  # "circular": the trained weights without a boundary (a null)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,12 @@ def configs(P) -> Setup:
             batch_eval=P.get("batch_eval", "minibatch"),
             probe_batches=P.probe_batches,
         ),
-        detector=DetectorConfig(P.alpha, P.distance_window, P.distance_threshold),
+        detector=DetectorConfig(
+            alpha=P.alpha,
+            test=P.detector,
+            window=P.distance_window,
+            threshold=P.distance_threshold,
+        ),
     )
     if norm is None:
         return setup
@@ -162,10 +168,11 @@ class SummarizedRun:
 
     cnn: CNNConfig
     per_seed: list[Localization]
+    padding: str = "zeros"
 
     @property
     def name(self) -> str:
-        return self.cnn.label
+        return self.cnn.label + (", circular padding" if self.padding == "circular" else "")
 
     @property
     def radius(self) -> int:
@@ -207,6 +214,7 @@ class LocalizationRun(SummarizedRun):
     probe: Moments | None = None  # depth probes, (2, depth, M, L)
     depth_maps: np.ndarray | None = None  # localized per depth, (depth, M, L)
     probe_distances: np.ndarray | None = None  # (depth, M)
+    padding: str = "zeros"  # at evaluation
 
     @property
     def seq_len(self) -> int:
@@ -218,12 +226,16 @@ class LocalizationRun(SummarizedRun):
         return int(self.out.count.sum())
 
 
-def run(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> LocalizationRun:
+def run(
+    setup: Setup, cnn: CNNConfig, with_probes: bool = True, padding: str = "zeros"
+) -> LocalizationRun:
     """Train (or load) the seeds' networks, evaluate them (cached), and summarize.
 
-    BatchNorm is evaluated with the statistics ``cnn.batch_eval`` names."""
+    BatchNorm is evaluated with the statistics ``cnn.batch_eval`` names; ``padding`` =
+    "circular" evaluates the same trained weights without a boundary (:func:`circular_null`)."""
     net, losses, hits = trained(cnn, setup.train, list(setup.seeds))
-    ev = replace(setup.eval, batch_eval=cnn.batch_eval)
+    set_padding(net, padding)
+    ev = replace(setup.eval, batch_eval=cnn.batch_eval, padding=padding)
 
     def compute():
         w = None
@@ -255,9 +267,17 @@ def run(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> LocalizationR
         per_seed=detector.summarize(out, cnn.receptive_radius, setup.detector),
         train_cache_hits=hits,
         cache_hit=entry.hit,
+        padding=padding,
     )
     if with_probes:
         result.probe = Moments.from_arrays(entry, "probe")
-        result.depth_maps = detector.depth_maps(result.probe, setup.detector.alpha)
+        result.depth_maps = detector.depth_maps(result.probe, setup.detector)
         result.probe_distances = detector.distances(result.depth_maps, setup.detector)
     return result
+
+
+def circular_null(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> LocalizationRun:
+    """The same trained networks evaluated with circular padding: no boundary, so no index can
+    be localized, but the outputs keep the network's own noise. Every claim that a network
+    localizes is tested against this null and against the no-norm network."""
+    return run(setup, cnn, with_probes, padding="circular")

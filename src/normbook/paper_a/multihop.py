@@ -54,6 +54,15 @@ def hops_needed(distance: float, radius: float, factor: float = 3.0) -> int:
     return int(math.ceil((distance - radius) / ((factor - 1.0) * radius)))
 
 
+def excess_beyond(probe_distances: np.ndarray, kernel: int, factor: float = 1.0) -> np.ndarray:
+    """Per model, how far (in indices) the probes' localization distance reaches beyond
+    factor * R(d) at its best depth; 0 when no depth passes the bound. ``probe_distances`` is
+    (depth, M)."""
+    d = np.asarray(probe_distances, dtype=float)
+    bound = factor * radius_per_depth(kernel, d.shape[0])
+    return np.clip(d - bound[:, None], 0, None).max(axis=0)
+
+
 @dataclass(frozen=True)
 class HopComparison:
     """Depth probes' localization distances against the hop bounds, per depth and model."""

@@ -1,0 +1,85 @@
+"""The localization tests' operating characteristic, measured on simulated prediction streams.
+
+A detector grades claims only after its false-positive rate and power are known. Each
+simulated model has two independent streams of per-index mean predictions (as
+:func:`normbook.paper_a.localization.evaluate` produces): a ramp rising by ``step`` standard
+errors per index, plus Gaussian noise smoothed along the sequence over ``corr_len`` indices
+(neighbouring outputs of a CNN share inputs, so their noise is correlated). ``step = 0`` is
+the null of identically distributed outputs.
+
+    oc = calibration.operating_characteristic(alpha=0.1)
+    calibration.false_positive_rate(oc, "span")   # at most alpha at every correlation length
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core import seeding
+from .detector import TESTS, Moments, localized_mask
+
+STEPS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)  # per index, in SE
+CORR_LENS = (1, 5, 17)  # noise correlation lengths along the sequence (indices)
+
+
+def smooth_noise(rng: np.random.Generator, shape: tuple[int, ...], corr_len: int) -> np.ndarray:
+    """Unit-variance Gaussian noise along the last axis, a moving average over ``corr_len``."""
+    *lead, length = shape
+    white = rng.standard_normal((*lead, length + corr_len - 1))
+    kernel = np.ones(corr_len) / np.sqrt(corr_len)
+    return np.apply_along_axis(lambda w: np.convolve(w, kernel, mode="valid"), -1, white)
+
+
+def simulated_moments(
+    step: float, corr_len: int, n_models: int, seq_len: int, rng: np.random.Generator
+) -> Moments:
+    """Two independent streams (2, n_models, seq_len) of per-index means of n = 1000 samples
+    each: ``step`` standard errors per index plus correlated noise of one standard error."""
+    n = 1000
+    ramp = step * np.arange(seq_len)
+    mean = ramp + smooth_noise(rng, (2, n_models, seq_len), corr_len)
+    std = np.full(mean.shape, np.sqrt(n))  # so that one standard error of a mean is 1
+    return Moments(mean=mean, std=std, count=np.array([n, n]))
+
+
+def operating_characteristic(
+    alpha: float = 0.1,
+    tests: tuple[str, ...] = TESTS,
+    steps: tuple[float, ...] = STEPS,
+    corr_lens: tuple[int, ...] = CORR_LENS,
+    n_models: int = 200,
+    seq_len: int = 64,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Fraction of indices called localized, per test, correlation length and step.
+
+    Every step reuses the same noise (common random numbers), so differences between steps
+    are not sampling noise between simulations. Columns: test, corr_len, step, rate.
+    """
+    rows = []
+    for corr_len in corr_lens:
+        rng = np.random.default_rng(seeding.stream_seed(seed, "check", salt=corr_len))
+        noise = simulated_moments(0.0, corr_len, n_models, seq_len, rng)
+        for step in steps:
+            moments = Moments(noise.mean + step * np.arange(seq_len), noise.std, noise.count)
+            for test in tests:
+                rate = localized_mask(moments.pvalues(test), alpha).mean()
+                rows.append(dict(test=test, corr_len=corr_len, step=step, rate=float(rate)))
+    return pd.DataFrame(rows)
+
+
+def false_positive_rate(oc: pd.DataFrame, test: str) -> float:
+    """The largest rate at step 0 over correlation lengths."""
+    sel = oc[(oc.test == test) & (oc.step == 0)]
+    return float(sel.rate.max())
+
+
+def largest_dip(oc: pd.DataFrame, test: str) -> float:
+    """How far the detection rate ever falls as the step grows (0 for a monotone test):
+    the largest drop below the running maximum, over correlation lengths."""
+    worst = 0.0
+    for _, g in oc[oc.test == test].groupby("corr_len"):
+        rate = g.sort_values("step").rate.to_numpy()
+        worst = max(worst, float((np.maximum.accumulate(rate) - rate).max()))
+    return worst
