@@ -143,7 +143,7 @@ def test_configs_of_the_chapter_parameters(tiny_cfg):
     assert dataclasses.replace(m_no, batchnorm=True) == m_bn
     assert dataclasses.replace(c_no, batchnorm=True, lr=c_bn.lr) == c_bn
     paper = B1.resolve("paper")
-    assert paper.seeds == [0, 1, 2, 3] and paper.mnist_width == 64 and paper.vgg_width == 1.0
+    assert paper.seeds == [0, 1, 2, 3, 4] and paper.mnist_width == 64 and paper.vgg_width == 1.0
     assert classify.allow_flag("env") is None and classify.allow_flag("no") is False
     assert m_bn.device == "cpu" and classify.resolve_device("cpu") == "cpu"
     assert classify.resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")

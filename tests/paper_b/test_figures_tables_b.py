@@ -60,3 +60,21 @@ def test_tables(results):
     rows = _rows(tables.clusters_per_layer(clusters))
     k = clusters.k_star["mnist", False][:, 0]
     assert len(rows) == 17 and rows[0][6] == f"{int(k[0])}, {int(k[1])}"
+
+
+def test_layer_differences_are_paired_per_seed_with_t_intervals(results):
+    _, sparsity, clusters = results
+    rows = _rows(tables.layer_differences({"layer sparsity": sparsity.layer}, sparsity.layer_names))
+    assert len(rows) == 4 + 13 and rows[4][:2] == ["cifar10", "conv1"]
+    d = sparsity.layer["mnist", True][:, 0] - sparsity.layer["mnist", False][:, 0]
+    half = 12.7062 * d.std(ddof=1) / np.sqrt(2)  # t(0.975, 1 df): two seeds
+    m = d.mean()
+    assert rows[0][2] == f"{m:+.3f} [{m - half:+.3f}, {m + half:+.3f}]"
+    text = tables.layer_differences(
+        {"class DBI": clusters.class_dbi, "DBI(k*)": clusters.dbi_k_star},
+        clusters.layer_names,
+        spec="+.2f",
+    )
+    assert text.splitlines()[0] == (
+        "| dataset | layer | class DBI: BN − no BN [95% CI] | DBI(k*): BN − no BN [95% CI] |"
+    )

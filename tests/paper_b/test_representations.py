@@ -7,6 +7,7 @@ import pytest
 from sklearn.datasets import make_blobs
 from sklearn.metrics import davies_bouldin_score
 
+from normbook.paper_b import null_clusters
 from normbook.paper_b import representations as rep
 
 
@@ -121,3 +122,14 @@ def test_kmeans_sweep_deterministic():
     b = rep.kmeans_sweep(rep.reduce_dim(x, 4, seed=4), x, range(2, 9), n_init=2, seed=4)
     np.testing.assert_array_equal(a.dbi, b.dbi)
     assert a.k_star == b.k_star
+
+
+def test_isotropic_noise_puts_k_star_at_the_top_of_the_range():
+    noise = null_clusters.isotropic_k_star(300, 20, range(2, 9), draws=3, seed=1)
+    assert noise.k_star.shape == (3,) and noise.dbi.shape == (3, 7)
+    assert noise.ks.tolist() == list(range(2, 9)) and (noise.n, noise.dim) == (300, 20)
+    # no clusters: the DBI of the k-means partition falls with k, so k* is at or near the top
+    assert noise.k_star.min() >= 7 and noise.at_top == int((noise.k_star == 8).sum()) >= 1
+    assert np.all(noise.dbi[:, -1] < noise.dbi[:, 0])
+    again = null_clusters.isotropic_k_star(300, 20, range(2, 9), draws=3, seed=1)
+    np.testing.assert_array_equal(noise.dbi, again.dbi)  # deterministic under its seed

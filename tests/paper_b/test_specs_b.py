@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from normbook.core.params import ParameterError
+from normbook.core.stats import ALPHA
 from normbook.paper_b.specs import B1, B2, B3
 
 
@@ -16,6 +17,13 @@ def test_training_parameters_shared_by_all_part_b_chapters():
             p = spec.resolve(prof)
             assert {k: p[k] for k in train_names} == {k: p1[k] for k in train_names}
     assert len(B1.resolve("cpu").seeds) >= 2
+
+
+def test_cpu_seeds_can_reach_alpha_and_smoke_seeds_cannot():
+    """A one-sided paired sign-flip test over n seeds has smallest p 2^-n: the cpu profile's
+    verdicts can be "reproduced", smoke's only "inconclusive" or worse."""
+    assert B1.resolve("cpu").seeds == [0, 1, 2, 3, 4] and 2.0**-5 < ALPHA
+    assert len(B1.resolve("smoke").seeds) == 2 and 2.0**-2 >= ALPHA
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+from scipy import stats as sps
+
 from ..core.fmt import mean_sd, table
+from ..core.stats import CONFIDENCE
 from . import convnets, reported
 from .analysis import Clusters, Sparsity
 from .classify import DATASETS, ClassifierConfig, Models, Variant, bn_label
@@ -94,7 +98,6 @@ def sparsity_per_layer(sparsity: Sparsity) -> str:
                     "layer": name,
                     "BN": mean_sd(b),
                     "no BN": mean_sd(n),
-                    "BN − no BN": f"{b.mean() - n.mean():+.3f}",
                     "channel: BN": mean_sd(sparsity.channel[ds, True][:, j]),
                     "channel: no BN": mean_sd(sparsity.channel[ds, False][:, j]),
                 }
@@ -112,5 +115,33 @@ def clusters_per_layer(clusters: Clusters) -> str:
                 row[f"class DBI {label}"] = mean_sd(clusters.class_dbi[ds, bn][:, j], ".2f")
                 row[f"k* {label}"] = ", ".join(str(int(k)) for k in clusters.k_star[ds, bn][:, j])
                 row[f"DBI(k*) {label}"] = mean_sd(clusters.dbi_k_star[ds, bn][:, j], ".2f")
+            rows.append(row)
+    return table(rows)
+
+
+def _mean_ci(d: np.ndarray, spec: str) -> str:
+    """``"m [lo, hi]"``: the mean of ``d`` with its Student t interval (CONFIDENCE)."""
+    m = d.mean()
+    if d.size < 2:
+        return f"{m:{spec}} [n/a]"
+    half = sps.t.ppf(0.5 + CONFIDENCE / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+    return f"{m:{spec}} [{m - half:{spec}}, {m + half:{spec}}]"
+
+
+def layer_differences(
+    metrics: dict[str, dict[Variant, np.ndarray]],
+    layer_names: dict[str, list[str]],
+    spec: str = "+.3f",
+) -> str:
+    """Description, not a test: per conv layer, the mean over seeds of the paired difference
+    BN − no BN (same seed) of every metric (arrays [seeds, layers]), with its 95% t
+    interval over seeds."""
+    rows = []
+    for ds in DATASETS:
+        for j, name in enumerate(layer_names[ds]):
+            row = {"dataset": ds, "layer": name}
+            for label, values in metrics.items():
+                d = np.asarray(values[ds, True], float)[:, j] - np.asarray(values[ds, False])[:, j]
+                row[f"{label}: BN − no BN [95% CI]"] = _mean_ci(d, spec)
             rows.append(row)
     return table(rows)

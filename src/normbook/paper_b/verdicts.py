@@ -1,148 +1,281 @@
-"""Verdict rules for paper B's claims, fixed before looking at the numbers, and the ledger of
-each chapter (B1-B3) built from its typed results.
+"""Verdict rules for paper B's claims, fixed before looking at the numbers, the checks that
+hold by construction, and the ledger of each chapter (B1-B3) built from its typed results.
 
-Inputs are per-seed arrays, shape [seeds] or [seeds, layers]; comparisons use the mean over
-seeds. Grades follow :mod:`normbook.core.verdicts`: REPRODUCED / PARTLY / NOT.
+The unit of inference is the seed. The BN and the no-BN model of one seed start from the same
+initial weights and see the same images in the same minibatch order (:func:`seed_pairing`
+checks it), so each seed gives one paired difference. Every claim is ONE pre-declared test:
+an exact one-sided paired sign-flip test over seeds (:func:`normbook.core.stats.paired_signflip`)
+of one pre-declared contrast per seed (the mean over all conv layers, the mean over the deeper
+half, the last layer, or the layer where k* settles), at level ``ALPHA``. The effect is the
+mean paired difference, signed so that a positive value goes the claim's way (no BN - BN for
+a claim that BN lowers a quantity), with its 95% Student t interval. A claim with several
+parts is an intersection-union test (:func:`normbook.core.stats.worst_of`): every part must be
+significant, and its p-value is the largest. Layers are never counted as if they were
+independent: per-layer differences are description only. Grades follow
+:func:`normbook.core.verdicts.grade_test`: with fewer than 5 seeds a one-sided test cannot
+reach ``ALPHA`` (its smallest p is 2^-seeds), so the verdict is *inconclusive*, never
+*reproduced*.
+
+Inputs are per-seed arrays, shape [seeds] or [seeds, layers], BN and no BN in the same seed
+order. Every rule returns its grade and its test (``Graded``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core.fmt import count_of, mean_sd, sci
-from ..core.verdicts import NOT, PARTLY, REPRODUCED, Verdict, grade
+from ..core.fmt import mean_sd, sci
+from ..core.stats import ClaimTest, paired_signflip, t_interval, worst_of
+from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
+    INCONCLUSIVE,
+    NOT,
+    PARTLY,
+    REPRODUCED,
+    Check,
+    Verdict,
+    grade,
+    grade_test,
+)
 from . import reported
 from .analysis import Clusters, Sparsity
-from .classify import DATASETS, Models, Variant
+from .classify import DATASETS, Models, Variant, split_key
 
 DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
 
-
-def layer_direction(bn: np.ndarray, nobn: np.ndarray, expect: str) -> np.ndarray:
-    """Per layer: does the mean over seeds of BN differ from no BN in the expected direction
-    (``expect`` = "lower" or "higher")? Arrays [seeds, layers] -> bool [layers]."""
-    d = np.mean(bn, axis=0) - np.mean(nobn, axis=0)
-    if expect == "lower":
-        return d < 0
-    if expect == "higher":
-        return d > 0
-    raise ValueError(f"expect must be 'lower' or 'higher', got {expect!r}")
+Graded = tuple[str, ClaimTest]  # a rule's grade and the test it rests on
 
 
-def direction_grade(ok: np.ndarray) -> str:
-    """All layers in the expected direction -> reproduced; a strict majority -> partly;
-    otherwise not."""
-    ok = np.asarray(ok, bool)
-    if ok.all():
-        return REPRODUCED
-    return PARTLY if ok.sum() * 2 > ok.size else NOT
+# ----------------------------------------------------------------------------- contrasts
 
 
-def deeper_half(per_layer: np.ndarray) -> np.ndarray:
-    """The deeper half of the conv layers (the paper's "deeper layers"): the last
-    ``n - n // 2`` of ``n`` layers."""
-    n = len(per_layer)
-    return per_layer[n // 2 :]
+def layer_mean(values) -> np.ndarray:
+    """Contrast "the layers": per seed, the mean over all conv layers ([seeds, layers] ->
+    [seeds])."""
+    return np.asarray(values, float).mean(axis=-1)
 
 
-def accuracy_gain(bn: np.ndarray, nobn: np.ndarray) -> str:
-    """BN generalizes better: every BN seed beats every no-BN seed -> reproduced; the mean
-    is higher but the seeds overlap -> partly; otherwise not."""
-    bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
-    if bn.min() > nobn.max():
-        return REPRODUCED
-    return PARTLY if bn.mean() > nobn.mean() else NOT
+def deeper_half(values) -> np.ndarray:
+    """Contrast "deeper layers" (the paper's phrase): per seed, the mean over the deeper half
+    of the conv layers, the last ``n - n // 2`` of ``n`` (MNIST: conv3-4 of 4; VGG-16:
+    conv7-13 of 13). [seeds, layers] -> [seeds]."""
+    v = np.asarray(values, float)
+    return v[..., v.shape[-1] // 2 :].mean(axis=-1)
 
 
-def matches_paper(
-    ours_bn: float,
-    ours_nobn: float,
-    paper_bn: float,
-    paper_nobn: float,
-    tol: float = reported.TABLE1_TOLERANCE,
-) -> str:
-    """Table 1: both mean accuracies within ``tol`` (absolute, 0.02 = 2 percentage points)
-    of the paper's -> reproduced; otherwise the BN - no BN gap has the paper's sign and is
-    within a factor of two of the paper's gap -> partly; otherwise not."""
-    if abs(ours_bn - paper_bn) <= tol and abs(ours_nobn - paper_nobn) <= tol:
-        return REPRODUCED
-    gap, paper_gap = ours_bn - ours_nobn, paper_bn - paper_nobn
-    if np.sign(gap) == np.sign(paper_gap) and 0.5 <= gap / paper_gap <= 2.0:
-        return PARTLY
-    return NOT
+def _deeper_names(n_layers: int) -> str:
+    """The layers ``deeper_half`` averages, as text: ``"conv3–conv4"``."""
+    return f"conv{n_layers // 2 + 1}–conv{n_layers}"
 
 
-def majority_direction(bn: np.ndarray, nobn: np.ndarray) -> str:
-    """ "lower" / "higher" when BN's mean over seeds is below / above no BN's in a strict
-    majority of layers, else "mixed". Arrays [seeds, layers]."""
-    low = layer_direction(bn, nobn, "lower")
-    high = layer_direction(bn, nobn, "higher")
-    if low.sum() * 2 > low.size:
-        return "lower"
-    if high.sum() * 2 > high.size:
-        return "higher"
-    return "mixed"
-
-
-def no_consistent_signature(dir_a: str, dir_b: str, bn_better_on_both: bool) -> str:
-    """The paper's negative sparsity claim. Reproduced: the two datasets have clear, opposite
-    majority directions and BN is more accurate on both (the paper's evidence pattern);
-    partly: the directions differ but not both clearly (one is "mixed"), or the accuracy
-    condition fails; not: the same clear direction on both datasets (a consistent
-    signature, which contradicts the claim)."""
-    if dir_a == dir_b and dir_a != "mixed":
-        return NOT
-    if {dir_a, dir_b} == {"lower", "higher"} and bn_better_on_both:
-        return REPRODUCED
-    return PARTLY
-
-
-def settling_layer(k_star: np.ndarray, target: int, tol: int) -> int:
-    """First layer index (1-based) from which k* stays within ``tol`` of ``target`` up to the
-    last layer; ``len(k_star) + 1`` if the last layer is off target. k_star: [layers]."""
+def settling_layer(
+    k_star, target: int = reported.N_CLASSES, tol: int = reported.K_STAR_TOLERANCE
+) -> int:
+    """Contrast "where k* reaches the classes", per seed: the first conv layer (1-based) from
+    which k* stays within ``tol`` of ``target`` up to the last layer; ``len(k_star) + 1`` if
+    the last layer itself is off target. k_star: [layers]."""
     ok = np.abs(np.asarray(k_star) - target) <= tol
-    n = len(ok)
-    first = n + 1
-    for i in range(n - 1, -1, -1):
+    first = len(ok) + 1
+    for i in range(len(ok) - 1, -1, -1):
         if not ok[i]:
             break
         first = i + 1
     return first
 
 
-def settles_earlier(
-    bn_k: np.ndarray,
-    nobn_k: np.ndarray,
-    target: int = reported.N_CLASSES,
-    tol: int = reported.K_STAR_TOLERANCE,
-) -> tuple[bool, float, float]:
-    """Mean settling layer over seeds, BN vs no BN ([seeds, layers] each), by default at the
-    number of classes (10) within +-2. Returns (BN settles strictly earlier, BN mean, no-BN
-    mean); "k* reaches the classes earlier" needs BN strictly earlier."""
-    b = float(np.mean([settling_layer(k, target, tol) for k in bn_k]))
-    n = float(np.mean([settling_layer(k, target, tol) for k in nobn_k]))
-    return b < n, b, n
+def settling_layers(k_star) -> np.ndarray:
+    """``settling_layer`` of every seed ([seeds, layers] -> [seeds])."""
+    return np.array([settling_layer(k) for k in np.asarray(k_star)], dtype=float)
 
 
-def better_only_at_last(bn_lower: np.ndarray) -> str:
-    """MNIST's mixed DBI(k*) result: BN lower (better) at the last layer and higher in a
-    strict majority of the other layers -> reproduced; only the last-layer part -> partly;
-    BN not lower at the last layer -> not."""
-    last_ok = bool(bn_lower[-1])
-    rest_worse = int((~bn_lower[:-1]).sum()) * 2 > bn_lower[:-1].size
-    return REPRODUCED if last_ok and rest_worse else PARTLY if last_ok else NOT
+# ----------------------------------------------------------------------------- rules
 
 
-def deeper_lower_everywhere(deeper_lower: list[np.ndarray]) -> str:
-    """Our fixed-k check over both datasets (bool [deeper layers] per dataset): reproduced
-    when BN is lower in every deeper layer of every dataset, partly when it is lower in a
-    strict majority of the deeper layers of some dataset, otherwise not."""
-    return grade(
-        all(direction_grade(d) == REPRODUCED for d in deeper_lower),
-        any(d.sum() * 2 > d.size for d in deeper_lower),
+def paired_direction(bn, nobn, expect: str, what: str) -> ClaimTest:
+    """The one test behind every direction claim: an exact one-sided paired sign-flip test
+    over seeds that BN's per-seed contrast is ``expect`` ("lower" or "higher") than no BN's;
+    the effect is signed the claim's way (no BN - BN for "lower", BN - no BN for "higher").
+    Graded by ``grade_test``: significant at ALPHA -> reproduced; otherwise not reproduced,
+    or inconclusive when the seeds cannot reach ALPHA (fewer than 5)."""
+    bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
+    if bn.ndim != 1 or bn.shape != nobn.shape:
+        raise ValueError(f"need one value per seed for BN and no BN, got {bn.shape}, {nobn.shape}")
+    if expect == "lower":
+        return paired_signflip(nobn, bn, null=f"{what}: no BN − BN = 0", alternative="greater")
+    if expect == "higher":
+        return paired_signflip(bn, nobn, null=f"{what}: BN − no BN = 0", alternative="greater")
+    raise ValueError(f"expect must be 'lower' or 'higher', got {expect!r}")
+
+
+def _intersection(tests: list[ClaimTest]) -> ClaimTest:
+    """``worst_of`` the tests, named as the intersection-union test it is."""
+    test = worst_of(*tests)
+    return replace(test, test=f"all of {len(tests)} tests (largest p): {test.test}")
+
+
+def all_of(tests: list[ClaimTest]) -> Graded:
+    """A claim made of several parts (datasets, or layers on either side of a boundary): an
+    intersection-union test, reproduced only when every part is significant (p = the
+    largest); otherwise not reproduced, or inconclusive when the seeds cannot reach ALPHA."""
+    test = _intersection(tests)
+    return grade_test(test), test
+
+
+def accuracy_gain(bn, nobn) -> Graded:
+    """BN generalizes better: test accuracy per seed, BN - no BN > 0, by one
+    ``paired_direction`` test, graded by ``grade_test``."""
+    test = paired_direction(bn, nobn, "higher", "test accuracy")
+    return grade_test(test), test
+
+
+def band_position(values, paper: float, tol: float) -> str:
+    """Where the 95% t interval of our mean over seeds lies relative to the paper's value
+    ± ``tol``: "inside", "outside" (disjoint) or "straddles" (an edge inside the interval,
+    or no interval with one seed)."""
+    lo, hi = t_interval(values)
+    if np.isnan(lo):
+        return "straddles"
+    if paper - tol <= lo and hi <= paper + tol:
+        return "inside"
+    if hi < paper - tol or lo > paper + tol:
+        return "outside"
+    return "straddles"
+
+
+def matches_paper(
+    ours_bn,
+    ours_nobn,
+    paper_bn: float,
+    paper_nobn: float,
+    tol: float = reported.TABLE1_TOLERANCE,
+) -> Graded:
+    """Table 1 (a comparison with the paper's values, not a hypothesis test): for BN and for
+    no BN, the 95% t interval of our mean test accuracy over seeds against the paper's value
+    ± ``tol`` (``band_position``). Reproduced: both intervals inside; partly: one inside
+    and one outside; not reproduced: both outside; inconclusive: an interval straddles its
+    band's edge (too few seeds, or too much spread between them, to tell)."""
+    pos = [band_position(v, p, tol) for v, p in ((ours_bn, paper_bn), (ours_nobn, paper_nobn))]
+    if "straddles" in pos:
+        verdict = INCONCLUSIVE
+    else:
+        verdict = grade(all(p == "inside" for p in pos), any(p == "inside" for p in pos))
+    devs = [(np.mean(v) - p, v, p) for v, p in ((ours_bn, paper_bn), (ours_nobn, paper_nobn))]
+    dev, values, paper = max(devs, key=lambda d: abs(d[0]))
+    lo, hi = t_interval(values)
+    test = ClaimTest(
+        effect=float(dev),
+        low=lo - paper,
+        high=hi - paper,
+        p=float("nan"),
+        n=int(np.size(values)),
+        test=f"comparison with the paper's value: 95% t interval over {np.size(values)} seeds "
+        f"vs ± {100 * tol:g} points (the larger deviation shown)",
+        null=f"paper: {reported.percent(paper_bn)} (BN), {reported.percent(paper_nobn)} (no BN)",
+        min_p=float("nan"),
     )
+    return verdict, test
+
+
+def no_consistent_signature(
+    mnist_less: ClaimTest, cifar_more: ClaimTest, bn_better: list[ClaimTest]
+) -> Graded:
+    """The paper's negative sparsity claim, as an intersection-union test of the paper's
+    pattern: BN less sparse on MNIST AND more sparse on CIFAR-10 (both one-sided paired
+    sign-flip tests of the layer-mean sparsity) AND BN more accurate on both datasets.
+    Reproduced: all four significant; partly: the two opposite sparsity directions are
+    significant but not the accuracy gains; otherwise not reproduced (or inconclusive when
+    the seeds cannot reach ALPHA). The test shown is the four-part one."""
+    directions = _intersection([mnist_less, cifar_more])
+    accuracy = _intersection(bn_better)
+    return (
+        grade_test(directions, strong=accuracy.significant()),
+        _intersection([mnist_less, cifar_more, *bn_better]),
+    )
+
+
+def settles_earlier(bn_k, nobn_k, dataset: str) -> ClaimTest:
+    """k* reaches the number of classes (10 ± 2) in an earlier layer with BN, on one dataset:
+    the per-seed ``settling_layer``, no BN - BN > 0, by ``paired_direction``. The
+    claim over both datasets is ``all_of`` the two."""
+    return paired_direction(
+        settling_layers(bn_k),
+        settling_layers(nobn_k),
+        "lower",
+        f"{DATASET_NAMES[dataset]} layer where k* settles at "
+        f"{reported.N_CLASSES} ± {reported.K_STAR_TOLERANCE}",
+    )
+
+
+def better_only_at_last(bn, nobn) -> Graded:
+    """MNIST's mixed DBI(k*) result, BN worse except at the last layer: an
+    intersection-union test of (mean over every layer but the last: BN - no BN > 0) and
+    (last layer: no BN - BN > 0), each a one-sided paired sign-flip test over seeds.
+    Arrays [seeds, layers]."""
+    bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
+    n = bn.shape[1]
+    return all_of(
+        [
+            paired_direction(
+                layer_mean(bn[:, :-1]), layer_mean(nobn[:, :-1]), "higher",
+                f"DBI(k*), mean over conv1–conv{n - 1}",
+            ),
+            paired_direction(bn[:, -1], nobn[:, -1], "lower", f"DBI(k*), conv{n}"),
+        ]
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _max_init_difference(bn_cfg, nobn_cfg, seed: int) -> tuple[float, int, int]:
+    """The largest absolute BN - no BN difference over the initial tensors both models have,
+    how many they share, and how many the no-BN model has."""
+    a, b = bn_cfg.build(seed).state_dict(), nobn_cfg.build(seed).state_dict()
+    shared = [k for k in b if k in a and a[k].shape == b[k].shape]
+    worst = max((float((a[k] - b[k]).abs().max()) for k in shared), default=float("inf"))
+    return worst, len(shared), len(b)
+
+
+def seed_pairing(models: Models) -> list[Check]:
+    """Checks that hold by construction, per dataset: the BN and no-BN model of every seed
+    are built with identical conv and linear weights (BatchNorm draws no random numbers),
+    and they train on the same images in the same minibatch order (same split, minibatch
+    size and seed; the order comes from the seed's "order" stream alone), in the same seed
+    order, so each seed is one paired difference."""
+    checks = []
+    for ds in DATASETS:
+        bn, nobn = models.trained[ds, True], models.trained[ds, False]
+        seeds = [t.seed for t in bn]
+        same_seeds = seeds == [t.seed for t in nobn]
+        c_bn, c_no = bn[0].cfg, nobn[0].cfg
+        inits = [_max_init_difference(c_bn, c_no, s) for s in seeds]
+        worst = max(d for d, _, _ in inits)
+        complete = all(shared == total for _, shared, total in inits)
+        checks.append(
+            Check(
+                "B",
+                f"{DATASET_NAMES[ds]}: the BN and no-BN model of each seed start from identical "
+                "conv and linear weights",
+                bool(same_seeds and complete and worst == 0.0),
+                f"seeds {', '.join(map(str, seeds))}: largest absolute BN − no BN difference "
+                f"{worst:g} over the {inits[0][2]} initial tensors of the no-BN model",
+            )
+        )
+        same_split = split_key(c_bn) == split_key(c_no)
+        checks.append(
+            Check(
+                "B",
+                f"{DATASET_NAMES[ds]}: the BN and no-BN model of each seed train on the same "
+                "images in the same minibatch order",
+                bool(same_seeds and same_split and c_bn.batch_size == c_no.batch_size),
+                f"same training subset ({c_bn.n_train:,} images, split seed {c_bn.split_seed}): "
+                f"{'yes' if same_split else 'no'}; minibatch size {c_bn.batch_size} / "
+                f"{c_no.batch_size}; same seeds in the same order: "
+                f"{'yes' if same_seeds else 'no'}",
+            )
+        )
+    return checks
 
 
 # ----------------------------------------------------------------------------- evidence
@@ -150,31 +283,34 @@ def deeper_lower_everywhere(deeper_lower: list[np.ndarray]) -> str:
 
 @dataclass(frozen=True)
 class Contrast:
-    """One metric on one dataset, BN vs no BN, arrays [seeds, layers]."""
+    """One metric on one dataset, BN vs no BN, arrays [seeds, layers] in the same seed
+    order."""
 
     bn: np.ndarray
     nobn: np.ndarray
 
     @classmethod
     def of(cls, values: dict[Variant, np.ndarray], dataset: str) -> Contrast:
-        return cls(np.asarray(values[dataset, True]), np.asarray(values[dataset, False]))
+        bn, nobn = (np.asarray(values[dataset, bn], float) for bn in (True, False))
+        return cls(bn, nobn)
 
     @classmethod
     def per_dataset(cls, values: dict[Variant, np.ndarray]) -> dict[str, Contrast]:
         return {ds: cls.of(values, ds) for ds in DATASETS}
 
     @property
-    def lower(self) -> np.ndarray:
-        """Per layer: is BN's mean over seeds lower?"""
-        return layer_direction(self.bn, self.nobn, "lower")
+    def n_layers(self) -> int:
+        return self.bn.shape[1]
 
     @property
-    def higher(self) -> np.ndarray:
-        return layer_direction(self.bn, self.nobn, "higher")
+    def lower(self) -> np.ndarray:
+        """Per layer (description only): is BN's mean over seeds lower?"""
+        return self.bn.mean(axis=0) < self.nobn.mean(axis=0)
 
     @property
     def deeper_lower(self) -> np.ndarray:
-        return deeper_half(self.lower)
+        """``lower`` for the deeper half of the layers (description only)."""
+        return self.lower[self.n_layers // 2 :]
 
     @property
     def mean_bn(self) -> float:
@@ -194,14 +330,28 @@ class Contrast:
         """Mean over seeds at the last layer: (BN, no BN)."""
         return float(self.bn[:, -1].mean()), float(self.nobn[:, -1].mean())
 
-    @property
-    def direction(self) -> str:
-        return majority_direction(self.bn, self.nobn)
+    def test(self, contrast: str, expect: str, what: str) -> ClaimTest:
+        """``paired_direction`` of this metric's per-seed ``contrast`` ("layers" for
+        ``layer_mean``, "deeper" for ``deeper_half``)."""
+        fn, where = {
+            "layers": (layer_mean, "mean over all conv layers"),
+            "deeper": (deeper_half, f"mean over {_deeper_names(self.n_layers)}"),
+        }[contrast]
+        return paired_direction(fn(self.bn), fn(self.nobn), expect, f"{what}, {where}")
 
-    @property
-    def settling(self) -> tuple[bool, float, float]:
-        """For k* arrays: :func:`settles_earlier` at the number of classes."""
-        return settles_earlier(self.bn, self.nobn)
+
+def _seed_counts(bn, nobn, expect: str, spec: str = ".3f", word: str = "") -> str:
+    """Evidence: both sides' mean ± sd over seeds and in how many seeds the claim's way holds."""
+    bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
+    way = bn < nobn if expect == "lower" else bn > nobn
+    return (
+        f"BN {mean_sd(bn, spec)}, no BN {mean_sd(nobn, spec)} (mean ± sd over seeds); "
+        f"BN {word or expect} in {int(way.sum())} of {way.size} seeds"
+    )
+
+
+def _p(test: ClaimTest) -> str:
+    return f"p = {test.p:.3g}"
 
 
 # ----------------------------------------------------------------------------- ledgers
@@ -211,65 +361,83 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
     """Chapter B1: BN's accuracy advantage on both datasets, and Table 1's values."""
     acc = models.accuracy
     paper_bn, paper_nobn = (reported.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
-    return [
-        Verdict(
-            "B",
-            "BN models reach higher test accuracy than no-BN models on CIFAR-10 "
-            f"(VGG-16; lr {sci(reported.LR['cifar10', True])} vs "
-            f"{sci(reported.LR['cifar10', False])})",
-            accuracy_gain(acc["cifar10", True], acc["cifar10", False]),
-            f"BN {mean_sd(acc['cifar10', True], '.2%')}, no BN "
-            f"{mean_sd(acc['cifar10', False], '.2%')}",
-        ),
-        Verdict(
-            "B",
-            "BN models reach higher test accuracy than no-BN models on MNIST "
-            "(standard CNN; same SGD lr)",
-            accuracy_gain(acc["mnist", True], acc["mnist", False]),
-            f"BN {mean_sd(acc['mnist', True], '.2%')}, no BN {mean_sd(acc['mnist', False], '.2%')}",
-        ),
+    ledger = []
+    for ds, setting in (
+        ("cifar10", f"VGG-16; Adam lr {sci(reported.LR['cifar10', True])} vs "
+                    f"{sci(reported.LR['cifar10', False])}"),
+        ("mnist", "standard CNN; same SGD lr"),
+    ):  # fmt: skip
+        verdict, test = accuracy_gain(acc[ds, True], acc[ds, False])
+        ledger.append(
+            Verdict(
+                "B",
+                f"BN models reach higher test accuracy than no-BN models on "
+                f"{DATASET_NAMES[ds]} ({setting})",
+                verdict,
+                test,
+                _seed_counts(acc[ds, True], acc[ds, False], "higher", ".2%"),
+                unit="+.2%",
+            )
+        )
+    verdict, test = matches_paper(acc["cifar10", True], acc["cifar10", False], paper_bn, paper_nobn)
+    ours = ", ".join(
+        f"{label} {np.mean(acc['cifar10', bn]):.2%} "
+        f"[{t_interval(acc['cifar10', bn])[0]:.2%}, {t_interval(acc['cifar10', bn])[1]:.2%}]: "
+        f"{band_position(acc['cifar10', bn], paper, reported.TABLE1_TOLERANCE)}"
+        for label, bn, paper in (("BN", True, paper_bn), ("no BN", False, paper_nobn))
+    )
+    ledger.append(
         Verdict(
             "B",
             f"Table 1: CIFAR-10 test accuracy {reported.percent(paper_bn)} (BN) and "
             f"{reported.percent(paper_nobn)} (no BN)",
-            matches_paper(
-                acc["cifar10", True].mean(), acc["cifar10", False].mean(), paper_bn, paper_nobn
-            ),
-            f"ours {acc['cifar10', True].mean():.2%} / "
-            f"{acc['cifar10', False].mean():.2%}, profile `{profile}`",
-        ),
-    ]
+            verdict,
+            test,
+            f"ours, mean [95% CI] vs the paper's ± {100 * reported.TABLE1_TOLERANCE:g} points: "
+            f"{ours}; profile `{profile}`",
+            unit="+.2%",
+        )
+    )
+    return ledger
 
 
 def b2_ledger(sparsity: Sparsity, accuracy: dict[Variant, np.ndarray]) -> list[Verdict]:
-    """Chapter B2: the direction of BN's effect on layer sparsity per dataset, and the
-    paper's conclusion that there is no consistent sparsity signature."""
-    layer, channel = Contrast.per_dataset(sparsity.layer), Contrast.per_dataset(sparsity.channel)
+    """Chapter B2: the direction of BN's effect on layer sparsity (mean over layers) per
+    dataset, and the paper's conclusion that there is no consistent sparsity signature."""
+    layer = Contrast.per_dataset(sparsity.layer)
+    mnist_less = layer["mnist"].test("layers", "lower", "MNIST layer sparsity")
+    cifar_more = layer["cifar10"].test("layers", "higher", "CIFAR-10 layer sparsity")
+    bn_better = [
+        paired_direction(accuracy[ds, True], accuracy[ds, False], "higher",
+                         f"{DATASET_NAMES[ds]} test accuracy")
+        for ds in DATASETS
+    ]  # fmt: skip
     mnist, cifar = layer["mnist"], layer["cifar10"]
-    bn_better = all(accuracy[ds, True].mean() > accuracy[ds, False].mean() for ds in DATASETS)
+    signature, signature_test = no_consistent_signature(mnist_less, cifar_more, bn_better)
     return [
         Verdict(
             "B",
             "MNIST: BN representations are less sparse than no-BN ones",
-            direction_grade(mnist.lower),
-            f"BN lower in {count_of(mnist.lower, '/')} layers; mean difference {mnist.diff:+.3f} "
-            f"(channel {channel['mnist'].diff:+.3f})",
+            grade_test(mnist_less),
+            mnist_less,
+            _seed_counts(layer_mean(mnist.bn), layer_mean(mnist.nobn), "lower"),
         ),
         Verdict(
             "B",
             "CIFAR-10: BN representations are more sparse than no-BN ones",
-            direction_grade(cifar.higher),
-            f"BN higher in {count_of(cifar.higher, '/')} layers; mean difference {cifar.diff:+.3f} "
-            f"(channel {channel['cifar10'].diff:+.3f})",
+            grade_test(cifar_more),
+            cifar_more,
+            _seed_counts(layer_mean(cifar.bn), layer_mean(cifar.nobn), "higher"),
         ),
         Verdict(
             "B",
             "No consistent sparsity signature: BN moves sparsity in opposite "
             "directions on the two datasets yet generalizes better on both",
-            no_consistent_signature(mnist.direction, cifar.direction, bn_better),
-            f"BN sparsity vs no BN, majority of layers: MNIST {mnist.direction}, "
-            f"CIFAR-10 {cifar.direction}; BN more accurate on both: "
-            f"{'yes' if bn_better else 'no'}",
+            signature,
+            signature_test,
+            f"MNIST less sparse with BN: {_p(mnist_less)}; CIFAR-10 more sparse: "
+            f"{_p(cifar_more)}; BN more accurate: MNIST {_p(bn_better[0])}, "
+            f"CIFAR-10 {_p(bn_better[1])}",
         ),
     ]
 
@@ -277,60 +445,92 @@ def b2_ledger(sparsity: Sparsity, accuracy: dict[Variant, np.ndarray]) -> list[V
 def b3_ledger(clusters: Clusters) -> list[Verdict]:
     """Chapter B3: class-based purity, the optimal-k trajectory, DBI(k*) on both datasets,
     and our check at a fixed k."""
-    cls, dbi_k_star, dbi_fixed_k, k_star = (
+    cls, dbi_k_star, dbi_fixed_k = (
         Contrast.per_dataset(values)
-        for values in (
-            clusters.class_dbi,
-            clusters.dbi_k_star,
-            clusters.dbi_fixed_k,
-            clusters.k_star,
-        )
+        for values in (clusters.class_dbi, clusters.dbi_k_star, clusters.dbi_fixed_k)
     )
-    settle = {ds: c.settling for ds, c in k_star.items()}
-    n_settle = sum(ok for ok, _, _ in settle.values())
-    mnist_lower = dbi_k_star["mnist"].lower
-    return [
-        *(
+    ledger = []
+    for ds, c in cls.items():
+        test = c.test("deeper", "lower", f"{DATASET_NAMES[ds]} class-based DBI")
+        ledger.append(
             Verdict(
                 "B",
                 f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower "
                 "DBI), especially in deeper layers",
-                direction_grade(c.deeper_lower),
-                f"BN lower in {count_of(c.deeper_lower, '/')} deeper layers, "
-                f"{count_of(c.lower, '/')} overall",
+                grade_test(test),
+                test,
+                _seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower", ".2f"),
+                unit=".2f",
             )
-            for ds, c in cls.items()
-        ),
+        )
+    settle = {ds: settles_earlier(clusters.k_star[ds, True], clusters.k_star[ds, False], ds)
+              for ds in DATASETS}  # fmt: skip
+    verdict, test = all_of(list(settle.values()))
+    ledger.append(
         Verdict(
             "B",
-            "With BN, k* reaches the number of classes in earlier layers",
-            grade(n_settle == len(DATASETS), n_settle >= 1),
+            "With BN, k* reaches the number of classes in earlier layers (both datasets)",
+            verdict,
+            test,
             "; ".join(
-                f"{ds}: settles at layer {b:.1f} (BN) vs {n:.1f} (no BN)"
-                for ds, (_, b, n) in settle.items()
+                f"{DATASET_NAMES[ds]} settling layer: "
+                + _seed_counts(
+                    *(settling_layers(clusters.k_star[ds, bn]) for bn in (True, False)),
+                    "lower",
+                    ".1f",
+                    "earlier",
+                )
+                + f", {_p(t)}"
+                for ds, t in settle.items()
             ),
-        ),
+            unit=".2f",
+        )
+    )
+    cifar = dbi_k_star["cifar10"]
+    test = cifar.test("deeper", "lower", "CIFAR-10 DBI(k*)")
+    ledger.append(
         Verdict(
             "B",
             "CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
-            direction_grade(dbi_k_star["cifar10"].deeper_lower),
-            f"BN lower in {count_of(dbi_k_star['cifar10'].deeper_lower, '/')} deeper layers",
-        ),
+            grade_test(test),
+            test,
+            _seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
+            unit=".2f",
+        )
+    )
+    mnist = dbi_k_star["mnist"]
+    verdict, test = better_only_at_last(mnist.bn, mnist.nobn)
+    rest_higher = (layer_mean(mnist.bn[:, :-1]) > layer_mean(mnist.nobn[:, :-1])).sum()
+    last_lower = (mnist.bn[:, -1] < mnist.nobn[:, -1]).sum()
+    ledger.append(
         Verdict(
             "B",
             "MNIST: DBI(k*) is higher with BN except at the last layer",
-            better_only_at_last(mnist_lower),
-            f"BN lower at the last layer: {'yes' if mnist_lower[-1] else 'no'}; "
-            f"BN higher in {count_of(~mnist_lower[:-1], '/')} other layers",
-        ),
+            verdict,
+            test,
+            f"BN higher over the other layers in {rest_higher} of {len(mnist.bn)} seeds, "
+            f"lower at the last layer in {last_lower} of {len(mnist.bn)}",
+            unit=".2f",
+        )
+    )
+    fixed = {
+        ds: c.test("deeper", "lower", f"{DATASET_NAMES[ds]} DBI at k = {clusters.config.fixed_k}")
+        for ds, c in dbi_fixed_k.items()
+    }
+    verdict, test = all_of(list(fixed.values()))
+    ledger.append(
         Verdict(
             "B (our check)",
             f"At fixed k = {clusters.config.fixed_k}, k-means clusters are "
-            "purer with BN in deeper layers (no selection on DBI)",
-            deeper_lower_everywhere([c.deeper_lower for c in dbi_fixed_k.values()]),
+            "purer with BN in deeper layers, on both datasets (no selection on DBI)",
+            verdict,
+            test,
             "; ".join(
-                f"{ds}: BN lower in {count_of(c.deeper_lower, '/')} deeper layers"
-                for ds, c in dbi_fixed_k.items()
+                f"{DATASET_NAMES[ds]}: no BN − BN {t.effect:+.2f} [{t.low:+.2f}, {t.high:+.2f}], "
+                f"{_p(t)}"
+                for ds, t in fixed.items()
             ),
-        ),
-    ]
+            unit=".2f",
+        )
+    )
+    return ledger
