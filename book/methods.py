@@ -126,7 +126,7 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # 64 indices per point).
 
 # %%
-oc = calibration.operating_characteristic(alpha=reported_a.WELCH_ALPHA, n_models=P.oc_models)
+oc = calibration.measured(alpha=reported_a.WELCH_ALPHA, n_models=P.oc_models)
 report.figure("fig-methods-oc", figures.operating_characteristic(oc, reported_a.WELCH_ALPHA))
 report.glue("m_oc_models", P.oc_models)
 for test in calibration.TESTS:
@@ -154,8 +154,8 @@ for test in calibration.TESTS:
 # opposite signs and share $i$'s noise, so a small real effect makes it pass *less* often than no
 # effect at all, which is why this book no longer uses it. Definition 2.3 is valid (false-positive
 # rate {glue:text}`m_fpr_definition`) but, as an intersection of $\ell - 1$ tests, it has almost
-# no power until the step reaches several standard errors, and it shares the neighbour test's
-# small dip ({glue:text}`m_dip_definition`). Unit tests assert both properties for the span test
+# no power until the step reaches several standard errors (largest dip:
+# {glue:text}`m_dip_definition`). Unit tests assert both properties for the span test
 # and their failure for the neighbour test.
 #
 # (methods-distance)=

@@ -51,12 +51,15 @@ def test_signflip_refuses_mismatched_shapes():
         stats.paired_signflip([[1, 2]], [[0, 0]], null="x")
 
 
-def test_worst_of_takes_the_largest_p_and_smallest_effect():
+def test_worst_of_rests_on_the_binding_test():
     a = stats.paired_signflip([1, 2, 3, 4, 5], [0, 0, 0, 0, 0], null="a")
     b = stats.paired_signflip([1, 2, 3, 4, 5], [0.5, 0, 0, 0, 9], null="b")
     w = stats.worst_of(a, b)
-    assert w.p == max(a.p, b.p) and w.effect == min(a.effect, b.effect)
+    assert b.p > a.p and (w.p, w.effect, w.low, w.high) == (b.p, b.effect, b.low, b.high)
     assert w.null == "a and b"
+    # on a tie of p-values, the smaller effect binds
+    c = stats.paired_signflip([1, 2, 3, 4, 5], [0.5, 0.5, 0.5, 0.5, 0.5], null="c")
+    assert stats.worst_of(a, c).effect == c.effect
 
 
 def test_spearman_trend():

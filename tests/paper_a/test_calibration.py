@@ -57,3 +57,13 @@ def test_operating_characteristic_is_seeded():
     a = calibration.operating_characteristic(tests=("span",), corr_lens=(5,), n_models=10)
     b = calibration.operating_characteristic(tests=("span",), corr_lens=(5,), n_models=10)
     assert a.equals(b)
+
+
+def test_measured_is_cached_and_equals_the_simulation(tmp_path, monkeypatch):
+    monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path))
+    first = calibration.measured(alpha=ALPHA, n_models=10)
+    again = calibration.measured(alpha=ALPHA, n_models=10)
+    direct = calibration.operating_characteristic(alpha=ALPHA, n_models=10)
+    assert first.equals(again) and (first.rate.to_numpy() == direct.rate.to_numpy()).all()
+    assert list(first.test.unique()) == list(direct.test.unique())
+    assert len(list((tmp_path / "a_calibration").iterdir())) == 1

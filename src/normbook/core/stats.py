@@ -184,17 +184,17 @@ def paired_signflip(x, y, null: str, alternative: str = "greater") -> ClaimTest:
 
 
 def worst_of(*tests: ClaimTest) -> ClaimTest:
-    """An intersection-union test: the claim must beat every null, so its p-value is the
-    largest of the individual p-values and its effect the smallest (with that test's interval)."""
-    worst = max(tests, key=lambda t: (t.p, -t.effect))
-    smallest = min(tests, key=lambda t: t.effect)
+    """An intersection-union test: the claim must pass every test, so it rests on the test that
+    binds (the largest p-value; on a tie, the smallest effect), whose effect and interval it
+    shows; the null column names every null."""
+    binding = max(tests, key=lambda t: (t.p, -t.effect))
     return ClaimTest(
-        effect=smallest.effect,
-        low=smallest.low,
-        high=smallest.high,
-        p=worst.p,
+        effect=binding.effect,
+        low=binding.low,
+        high=binding.high,
+        p=binding.p,
         n=min(t.n for t in tests),
-        test=worst.test,
+        test=binding.test,
         null=" and ".join(t.null for t in tests),
         min_p=max(t.min_p for t in tests),
     )

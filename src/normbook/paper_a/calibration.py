@@ -13,10 +13,13 @@ the null of identically distributed outputs.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 
-from ..core import seeding
+from ..core import cache, seeding
+from . import detector
 from .detector import TESTS, Moments, localized_mask
 
 STEPS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)  # per index, in SE
@@ -67,6 +70,23 @@ def operating_characteristic(
                 rate = localized_mask(moments.pvalues(test), alpha).mean()
                 rows.append(dict(test=test, corr_len=corr_len, step=step, rate=float(rate)))
     return pd.DataFrame(rows)
+
+
+def measured(alpha: float, n_models: int, seed: int = 0) -> pd.DataFrame:
+    """:func:`operating_characteristic` of every test, cached like any other experiment."""
+
+    def compute():
+        oc = operating_characteristic(alpha=alpha, n_models=n_models, seed=seed)
+        return cache.Entry({
+            "test": oc.test.map(TESTS.index).to_numpy(), "corr_len": oc.corr_len.to_numpy(),
+            "step": oc.step.to_numpy(), "rate": oc.rate.to_numpy(),
+        })  # fmt: skip
+
+    config = {"alpha": alpha, "n_models": n_models, "seed": seed, "tests": TESTS,
+              "steps": STEPS, "corr_lens": CORR_LENS}  # fmt: skip
+    entry = cache.cached("a_calibration", config, compute, (sys.modules[__name__], detector))
+    oc = pd.DataFrame({k: entry[k] for k in ("test", "corr_len", "step", "rate")})
+    return oc.assign(test=[TESTS[i] for i in oc.test])
 
 
 def false_positive_rate(oc: pd.DataFrame, test: str) -> float:

@@ -23,6 +23,7 @@ from ..core.stats import (
     binomial_above_chance,
     paired_signflip,
     spearman_trend,
+    t_interval,
     worst_of,
 )
 from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
@@ -235,12 +236,11 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
             f"{reported.PACK_PATH_LEN})",
             transition_matches(pack.transition_fraction, lo, hi, pack.grid_step),
             ClaimTest(
-                effect=pack.transition_fraction,
-                low=float(np.nanmin(per_seed)) if np.isfinite(per_seed).any() else float("nan"),
-                high=float(np.nanmax(per_seed)) if np.isfinite(per_seed).any() else float("nan"),
+                pack.transition_fraction,
+                *t_interval(per_seed),
                 p=float("nan"),
                 n=len(per_seed),
-                test="comparison with the paper's interval (interval: range over seeds)",
+                test="comparison with the paper's interval (interval: t over seeds)",
                 null=f"paper: {lo:.2f}–{hi:.2f} l'",
             ),
             (
