@@ -246,10 +246,11 @@ report.md(tables.probe_distances([none, normed, circular]))
 # measure of *both* nulls, in a one-sided paired sign-flip test at level
 # {glue:text}`a1_level`; the larger of the two p-values counts. Fig. 1a's measure is the interior
 # fraction; it is *reproduced* when significant and every seed's localization reaches the middle
-# of the sequence, *partly* when significant only. Fig. 1b's measure is the number of depths
-# whose probe localizes beyond $R(\text{depth})$. With fewer seeds than the test needs to reach
-# the level ({glue:text}`a1_n_seeds` here) a claim is *inconclusive*, never *reproduced*. The
-# effect column is the mean difference from the closer null, with its 95 % $t$ interval.
+# of the sequence, *partly* when significant only. Fig. 1b's measure is how far, in indices,
+# the depth probes localize beyond $R(\text{depth})$ at their best depth (0 if at no depth).
+# With fewer seeds than the test needs to reach the level ({glue:text}`a1_n_seeds` here) a claim
+# is *inconclusive*, never *reproduced*. The effect column is the mean difference from the null
+# that binds (the larger p-value; on a tie, the smaller difference), with its 95 % $t$ interval.
 # Properties that hold by construction are checks, listed apart: a failed check is a bug.
 
 # %%

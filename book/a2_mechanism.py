@@ -303,10 +303,10 @@ report.glue("a2_out_dist_none", fmt.join(none.distances))
 # also every model at the largest partial overlap beats chance (one-sided exact binomial),
 # *partly* on the trend alone. The transition is a comparison with the paper's number:
 # *reproduced* inside the paper's band, *partly* within one of our grid steps of it. Multi-hop
-# counts, per seed, the depths whose probe localizes beyond {glue:text}`a2_hop`$R(d)$ and tests
-# that count against both nulls of chapter {ref}`a1` (the no-norm network and the same network
-# with circular padding) in a paired sign-flip test; *reproduced* when significant and every
-# seed has such a depth.
+# measures, per seed, how far the depth probes localize beyond {glue:text}`a2_hop`$R(d)$ at their
+# best depth (0 if at no depth) and tests it against the same measure of both nulls of chapter
+# {ref}`a1` (the no-norm network and the same network with circular padding) in a paired
+# sign-flip test; *reproduced* when significant and every seed passes the bound somewhere.
 
 # %%
 claims, checks = verdicts.a2_ledger(pack, normed, none, circular, P.hop_factor)

@@ -73,7 +73,7 @@ workers = None  # parallel worker processes (results do not depend on it)
 device = None  # where models train: 'auto' is cuda when available, else cpu
 
 # %%
-from normbook.core import fmt, report, stats
+from normbook.core import claims, fmt, report
 from normbook.paper_b import classify, datasets, figures, reported, tables, verdicts
 from normbook.paper_b.specs import B1
 
@@ -219,7 +219,7 @@ for ds in classify.DATASETS:
 # *inconclusive* when an interval straddles the band's edge.
 
 # %%
-report.glue("b1_alpha", stats.ALPHA)
+report.glue("b1_alpha", claims.ALPHA)
 report.glue("b1_min_p", f"{2.0 ** -len(models.seeds):.3g}")
 ledger = verdicts.b1_ledger(models, P.profile)
 report.show_verdicts("b1", ledger)

@@ -71,7 +71,7 @@ channel_spatial_mean = None  # channel sparsity per image: average each map over
 zero_threshold = None  # |a| <= threshold counts as zero (paper: exact zeros)
 
 # %%
-from normbook.core import fmt, report, stats
+from normbook.core import claims, fmt, report
 from normbook.paper_b import analysis, classify, datasets, figures, reported, tables, verdicts
 from normbook.paper_b.specs import B2
 
@@ -173,7 +173,7 @@ report.glue("b2_n_images", f"{P.sparsity_images:,}")
 # opposite sparsity directions are but the accuracy gains are not.
 
 # %%
-report.glue("b2_alpha", stats.ALPHA)
+report.glue("b2_alpha", claims.ALPHA)
 report.glue("b2_min_p", f"{2.0 ** -len(models.seeds):.3g}")
 ledger = verdicts.b2_ledger(sparsity, models.accuracy)
 report.show_verdicts("b2", ledger)

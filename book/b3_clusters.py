@@ -78,7 +78,7 @@ kmeans_n_init = None  # k-means restarts per k
 fixed_k = None  # k for the DBI at a fixed number of clusters (the number of classes)
 
 # %%
-from normbook.core import fmt, report, stats
+from normbook.core import claims, fmt, report
 from normbook.paper_b import (
     analysis,
     classify,
@@ -265,7 +265,7 @@ report.glue_all("b3_noise", {
 # (smallest attainable p here: {glue:text}`b3_min_p`).
 
 # %%
-report.glue_all("b3", {"alpha": stats.ALPHA, "run_seeds": len(models.seeds),
+report.glue_all("b3", {"alpha": claims.ALPHA, "run_seeds": len(models.seeds),
                        "min_p": f"{2.0 ** -len(models.seeds):.3g}"})  # fmt: skip
 ledger = verdicts.b3_ledger(clusters)
 report.show_verdicts("b3", ledger)

@@ -30,7 +30,7 @@ oc_models = None  # simulated models per step and noise correlation length (dete
 # %%
 from normbook import methods
 from normbook.chapters import SPECS
-from normbook.core import report, stats
+from normbook.core import claims, report, stats
 from normbook.paper_a import calibration, figures
 from normbook.paper_a import reported as reported_a
 from normbook.paper_a import verdicts as verdicts_a
@@ -45,7 +45,7 @@ report.glue_all("m", {
     "seeds": len(a1["seeds"]), "k_range": f"{b3['k_min']} to {b3['k_max']}",
     "lr_ratio": f"{b3['cifar_lr_bn'] / b3['cifar_lr_nobn']:g}", "batch": a1["batch_size"],
     "cpu_seeds": len(SPECS["b1_setup_accuracy"].profiles["cpu"]["seeds"]),
-    "level": stats.ALPHA, "conf": f"{stats.CONFIDENCE:.0%}",
+    "level": claims.ALPHA, "conf": f"{stats.CONFIDENCE:.0%}",
     "min_p5": f"{2**-5:.3f}", "min_p4": f"{2**-4:.4f}",
 })  # fmt: skip
 

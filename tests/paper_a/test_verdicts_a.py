@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from normbook.core.stats import ClaimTest, paired_signflip
+from normbook.core.claims import ClaimTest, paired_signflip
 from normbook.paper_a import verdicts
 
 R, PARTLY, NOT, INC = verdicts.REPRODUCED, verdicts.PARTLY, verdicts.NOT, verdicts.INCONCLUSIVE

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from normbook.core.claims import ALPHA
 from normbook.core.params import ParameterError
-from normbook.core.stats import ALPHA
 from normbook.paper_b.specs import B1, B2, B3
 
 

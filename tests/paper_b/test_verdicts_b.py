@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from normbook.core.stats import ALPHA
+from normbook.core.claims import ALPHA
 from normbook.core.verdicts import INCONCLUSIVE, NOT, PARTLY, REPRODUCED
 from normbook.paper_b import classify, reported, verdicts
 from normbook.paper_b.analysis import ClusterConfig, Clusters, Sparsity, SparsityConfig

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .stats import ALPHA, ClaimTest
+from .claims import ALPHA, ClaimTest
 
 REPRODUCED, PARTLY, NOT = "reproduced", "partly reproduced", "not reproduced"
 INCONCLUSIVE = "inconclusive"  # the positive control failed, or the design cannot reach alpha

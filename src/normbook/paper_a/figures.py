@@ -121,7 +121,8 @@ def loss_curves(runs, title: str = "training loss (running mean)", smooth: int =
 
 def mean_predictions(runs):
     """Fig. 1a: mean prediction per index, one panel per run (shared y axis)."""
-    fig, axes = canvas(ncols=len(runs), width=6, height=3.4, sharey=True)
+    width = 6.0 if len(runs) <= 2 else 4.6  # three panels still readable at page width
+    fig, axes = canvas(ncols=len(runs), width=width, height=3.4, sharey=True)
     for ax, run in zip(axes[0], runs):
         _mean_predictions(ax, run, f"norm = {run.name}")
     axes[0, 0].set_ylabel("prediction")

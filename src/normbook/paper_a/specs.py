@@ -6,8 +6,8 @@ them, the Methods page lists them, and a reader can change them.
 
 from __future__ import annotations
 
+from ..core.claims import min_paired_seeds
 from ..core.params import Param, Spec, profiles
-from ..core.stats import min_paired_seeds
 from . import reported
 from .detector import TESTS
 from .norms import BATCH_EVAL_MODES, NORM_KINDS

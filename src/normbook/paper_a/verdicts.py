@@ -16,8 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..core.fmt import join
-from ..core.stats import (
+from ..core.claims import (
     ALPHA,
     ClaimTest,
     binomial_above_chance,
@@ -26,6 +25,7 @@ from ..core.stats import (
     t_interval,
     worst_of,
 )
+from ..core.fmt import join
 from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
     INCONCLUSIVE,
     NOT,

@@ -7,8 +7,8 @@ choices where the paper is silent, or reductions for the ``smoke`` / ``cpu`` bud
 
 from __future__ import annotations
 
+from ..core.claims import min_paired_seeds
 from ..core.params import Param, Spec, profiles
-from ..core.stats import min_paired_seeds
 from . import reported
 from .datasets import TRAIN_SIZE
 

@@ -4,12 +4,12 @@ hold by construction, and the ledger of each chapter (B1-B3) built from its type
 The unit of inference is the seed. The BN and the no-BN model of one seed start from the same
 initial weights and see the same images in the same minibatch order (:func:`seed_pairing`
 checks it), so each seed gives one paired difference. Every claim is ONE pre-declared test:
-an exact one-sided paired sign-flip test over seeds (:func:`normbook.core.stats.paired_signflip`)
+an exact one-sided paired sign-flip test over seeds (:func:`normbook.core.claims.paired_signflip`)
 of one pre-declared contrast per seed (the mean over all conv layers, the mean over the deeper
 half, the last layer, or the layer where k* settles), at level ``ALPHA``. The effect is the
 mean paired difference, signed so that a positive value goes the claim's way (no BN - BN for
 a claim that BN lowers a quantity), with its 95% Student t interval. A claim with several
-parts is an intersection-union test (:func:`normbook.core.stats.worst_of`): every part must be
+parts is an intersection-union test (:func:`normbook.core.claims.worst_of`): every part must be
 significant, and its p-value is the largest. Layers are never counted as if they were
 independent: per-layer differences are description only. Grades follow
 :func:`normbook.core.verdicts.grade_test`: with fewer than 5 seeds a one-sided test cannot
@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..core.claims import ClaimTest, paired_signflip, t_interval, worst_of
 from ..core.fmt import mean_sd, sci
-from ..core.stats import ClaimTest, paired_signflip, t_interval, worst_of
 from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
     INCONCLUSIVE,
     NOT,
