@@ -24,7 +24,7 @@
 # {glue:text}`a1_paper_R`, and argues that the normalization statistics act as a side channel.
 #
 # This chapter checks the receptive-field argument numerically ({ref}`a1-task`), trains both
-# networks ({ref}`a1-training`), tests localization with the paper's Welch criterion and reports
+# networks ({ref}`a1-training`), tests localization with a calibrated Welch test and reports
 # how *large* the effect is, the first objection of the paper's
 # {ref}`public review <methods-sources>`
 # ({ref}`a1-fig1a`), and probes every depth ({ref}`a1-fig1b`).
@@ -190,7 +190,8 @@ report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed, circular])
 # ```
 #
 # **Localization and effect sizes.** *Fraction localized* counts indices passing the localization
-# test, in the interior $[R, \ell-1-R]$ (which convolution alone cannot reach) and overall.
+# test, in the interior (indices whose test uses only outputs that cannot see the padding:
+# $[R+1, \ell-2-R]$ for the span test, which looks one index to each side) and overall.
 # *Distance* is the localization distance (maximum possible: {glue:text}`a1_half`). The effect
 # sizes answer the {ref}`public review <methods-sources>`'s objection that significance alone can
 # flag negligible differences: the slope and $R^2$ of the mean predictions against the ramp (1 and
@@ -211,7 +212,9 @@ report.glue("a1_norm", normed.name)
 # {glue:text}`a1_none_frac` without normalization (distances {glue:text}`a1_none_dist`) and
 # {glue:text}`a1_circ_frac` for the circular-padding null. For both nulls the interior outputs
 # are identically distributed, so their interior fraction estimates the test's false-positive
-# rate, which is at most $\alpha$ by calibration ({ref}`methods-detector`).
+# rate, which is $\alpha$ on average by calibration ({ref}`methods-detector`); single seeds
+# scatter around it, because neighbouring indices share inputs and their false positives come
+# in runs.
 # The size of the effect is another matter: the interior slope of the mean predictions is
 # {glue:text}`a1_norm_slope` (1 would be the ramp itself; no norm:
 # {glue:text}`a1_none_slope`), with $R^2$ = {glue:text}`a1_norm_r2`.
@@ -248,9 +251,11 @@ report.md(tables.probe_distances([none, normed, circular]))
 # fraction; it is *reproduced* when significant and every seed's localization reaches the middle
 # of the sequence, *partly* when significant only. Fig. 1b's measure is how far, in indices,
 # the depth probes localize beyond $R(\text{depth})$ at their best depth (0 if at no depth).
-# With fewer seeds than the test needs to reach the level ({glue:text}`a1_n_seeds` here) a claim
-# is *inconclusive*, never *reproduced*. The effect column is the mean difference from the null
-# that binds (the larger p-value; on a tie, the smaller difference), with its 95 % $t$ interval.
+# A claim is *inconclusive*, never *reproduced*, when there are too few seeds for the test to
+# reach the level (this run has {glue:text}`a1_n_seeds`; five is the fewest that can). The effect
+# column is the mean difference from the null that binds (the larger p-value; on a tie, the
+# smaller difference), with its {glue:text}`a1_claim_conf` $t$ interval (two-sided; its lower end is
+# the one-sided bound that matches the test).
 # Properties that hold by construction are checks, listed apart: a failed check is a bug.
 
 # %%

@@ -199,15 +199,15 @@ report.md(tables.packnorm(pack))
 # `paper_a.figures.packnorm_accuracy`.
 # ```
 #
-# **At $o = 0$ the task is impossible by construction**: path B is then `z[ℓ′:2ℓ′]`, which
-# is independent of path A, exactly like the other class, so the two classes have the same
-# joint distribution and no network can do better than a coin. An exact binomial test of
-# each seed's accuracy against 1/2 checks that ours does not. The control network has the
-# same architecture with per-path InstanceNorm; its path A never sees path B, so it must
-# stay at chance even at full overlap. Both are **checks** (they cannot fail unless the code is
-# wrong), listed apart from the claims below. At full overlap ($o = \ell'$) path B *is* path A,
-# so the claim that overlap lets PackNorm tell the paths apart is graded at partial overlaps
-# only.
+# **At $o = 0$ the task is impossible by construction**: path B is then `z[ℓ′:2ℓ′]`, which is
+# independent of path A, exactly like the other class, so the two classes have the same joint
+# distribution and no network can do better than a coin. An exact binomial test of each seed's
+# accuracy against 1/2 checks that ours does not. The control network has the same architecture
+# with per-path InstanceNorm; its path A never sees path B, so it must stay at chance even at full
+# overlap. Both are **checks**, listed apart from the claims below: beyond a false-alarm rate of
+# one in a thousand per model, they fail only if the code is wrong. At full overlap ($o = \ell'$)
+# path B *is* path A, so the claim that overlap lets PackNorm tell the paths apart is graded at
+# partial overlaps only.
 
 # %%
 lo, hi = reported.pack_transition_fraction()
@@ -231,7 +231,9 @@ report.glue("a2_level", f"{pack_setup.transition_level:g}")
 # 1/2: {glue:text}`a2_p0`). At full overlap ($o$ = {glue:text}`a2_o_full`) they are
 # {glue:text}`a2_acc_full`, while the per-path InstanceNorm control scores
 # {glue:text}`a2_acc_ctrl` (p-values {glue:text}`a2_p_ctrl`). Accuracy rises with the
-# overlap (Spearman $\rho$ = {glue:text}`a2_rho` over all models).
+# overlap (Spearman $\rho$ = {glue:text}`a2_rho`, two-sided, over all models including $o = 0$
+# and $o = \ell'$: a description; the claim's one-sided test over partial overlaps is in
+# {ref}`a2-verdict`).
 #
 # **Where is the transition?** Mean accuracy over seeds first reaches
 # {glue:text}`a2_level` at $o \approx$ {glue:text}`a2_trans` (per seed:

@@ -158,14 +158,14 @@ report.glue("b2_n_images", f"{P.sparsity_images:,}")
 # (b2-verdict)=
 # ## Verdict at this profile
 #
-# Rules (`paper_b.verdicts`, listed in {ref}`methods-verdicts`), fixed up front. The unit is
-# the seed (the BN and no-BN model of a seed are paired; checked below), and each claim is
-# one pre-declared test: an exact one-sided paired sign-flip test over the
-# {glue:text}`b2_run_seeds` seeds at level {glue:text}`b2_alpha` of one contrast per seed,
-# here the layer sparsity averaged over all conv layers. Effects are mean paired differences,
-# signed so that a positive value goes the paper's way, with 95% t intervals. A direction
-# claim is *reproduced* when its test gives p < {glue:text}`b2_alpha`, *not reproduced*
-# otherwise, and *inconclusive* when the seeds cannot reach {glue:text}`b2_alpha` at all
+# Rules (`paper_b.verdicts`, listed in {ref}`methods-verdicts`), fixed up front. The unit is the
+# seed (the BN and no-BN model of a seed are paired; checked below), and each claim is one
+# pre-declared test: an exact one-sided paired sign-flip test over the {glue:text}`b2_run_seeds`
+# seeds at level {glue:text}`b2_alpha` of one contrast per seed, here the layer sparsity averaged
+# over all conv layers. Effects are mean paired differences, signed so that a positive value goes
+# the paper's way, with {glue:text}`b2_claim_conf` t intervals. A direction claim is *reproduced*
+# when its test gives p < {glue:text}`b2_alpha`, *not reproduced* otherwise, and *inconclusive*
+# when the seeds cannot reach {glue:text}`b2_alpha` at all
 # (smallest attainable p here: {glue:text}`b2_min_p`). The "no consistent signature" claim
 # is an intersection-union test of the paper's pattern: BN less sparse on MNIST, more sparse
 # on CIFAR-10, and more accurate on both, each part a paired sign-flip test; *reproduced*

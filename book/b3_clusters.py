@@ -249,19 +249,19 @@ report.glue_all("b3_noise", {
 # (b3-verdict)=
 # ## Verdict at this profile
 #
-# Rules (`paper_b.verdicts`, listed in {ref}`methods-verdicts`), fixed up front. The unit is
-# the seed (the BN and no-BN model of a seed are paired; checked below), and each claim is
-# one pre-declared test: an exact one-sided paired sign-flip test over the
-# {glue:text}`b3_run_seeds` seeds at level {glue:text}`b3_alpha` of one contrast per seed.
-# Claims about "deeper layers" use the DBI averaged over the deeper half of the conv layers.
-# The optimal-k claim uses each seed's settling layer (defined above), BN earlier than no BN
-# on both datasets. The MNIST DBI(k*) claim (BN worse except at the last layer) needs BN
-# higher averaged over all layers but the last *and* lower at the last layer. Our fixed-k
-# check needs BN lower over the deeper half on both datasets. A claim with two parts is an
-# intersection-union test: both parts must be significant, and its p is the larger. Effects
-# are mean paired differences, signed so that a positive value goes the paper's way, with
-# 95% t intervals. *Reproduced* needs p < {glue:text}`b3_alpha`; otherwise *not
-# reproduced*, or *inconclusive* when the seeds cannot reach {glue:text}`b3_alpha` at all
+# Rules (`paper_b.verdicts`, listed in {ref}`methods-verdicts`), fixed up front. The unit is the
+# seed (the BN and no-BN model of a seed are paired; checked below), and each claim is one
+# pre-declared test: an exact one-sided paired sign-flip test over the {glue:text}`b3_run_seeds`
+# seeds at level {glue:text}`b3_alpha` of one contrast per seed. Claims about "deeper layers" use
+# the DBI averaged over the deeper half of the conv layers. The optimal-k claim uses each seed's
+# settling layer (defined above), BN earlier than no BN on both datasets. The MNIST DBI(k*) claim
+# (BN worse except at the last layer) needs BN higher averaged over all layers but the last *and*
+# lower at the last layer. Our fixed-k check needs BN lower over the deeper half on both datasets.
+# A claim with two parts is an intersection-union test: both parts must be significant, and its p
+# is the larger. Effects are mean paired differences, signed so that a positive value goes the
+# paper's way, with {glue:text}`b3_claim_conf` t intervals. *Reproduced* needs p <
+# {glue:text}`b3_alpha`; otherwise *not reproduced*, or *inconclusive* when the seeds cannot reach
+# {glue:text}`b3_alpha` at all
 # (smallest attainable p here: {glue:text}`b3_min_p`).
 
 # %%

@@ -46,6 +46,7 @@ report.glue_all("m", {
     "lr_ratio": f"{b3['cifar_lr_bn'] / b3['cifar_lr_nobn']:g}", "batch": a1["batch_size"],
     "cpu_seeds": len(SPECS["b1_setup_accuracy"].profiles["cpu"]["seeds"]),
     "level": claims.ALPHA, "conf": f"{stats.CONFIDENCE:.0%}",
+    "claim_conf": f"{claims.CLAIM_CONFIDENCE:.0%}",
     "min_p5": f"{2**-5:.3f}", "min_p4": f"{2**-4:.4f}",
 })  # fmt: skip
 
@@ -63,8 +64,9 @@ report.glue_all("m", {
 #   seed-level tests) that a claim *can* reach significance. Networks are smaller and trained
 #   for a fraction of the papers' budget, so some effects are weak or absent at `cpu`: the
 #   verdicts say so ("not reproduced" or "inconclusive" at this profile) rather than hide it.
-# - `paper` is the papers' own scale (sequence length {glue:text}`m_len`,
-#   {glue:text}`m_seeds` seeds, full datasets); it needs a GPU and hours.
+# - `paper` is the papers' own scale (sequence length {glue:text}`m_len`, full datasets), with
+#   {glue:text}`m_seeds` seeds: the papers' four plus one, the fewest a paired sign-flip test can
+#   grade with; it needs a GPU and hours.
 #
 # The knobs that differ most between the profiles:
 
@@ -123,12 +125,13 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # standard errors per index, plus Gaussian noise smoothed along the sequence (neighbouring
 # outputs of a CNN share inputs, so their noise is correlated), and count the indices each
 # test calls localized ({numref}`fig-methods-oc`; {glue:text}`m_oc_models` simulated models of
-# 64 indices per point).
+# {glue:text}`m_oc_len` indices per point).
 
 # %%
 oc = calibration.measured(alpha=reported_a.WELCH_ALPHA, n_models=P.oc_models)
 report.figure("fig-methods-oc", figures.operating_characteristic(oc, reported_a.WELCH_ALPHA))
-report.glue("m_oc_models", P.oc_models)
+report.glue_all("m", {"oc_models": P.oc_models, "oc_len": calibration.SIM_LEN,
+                     "oc_corr": ", ".join(map(str, calibration.CORR_LENS))})  # fmt: skip
 for test in calibration.TESTS:
     report.glue(f"m_fpr_{test}", f"{calibration.false_positive_rate(oc, test):.3f}")
     report.glue(f"m_dip_{test}", f"{calibration.largest_dip(oc, test):.3f}")
@@ -141,22 +144,22 @@ for test in calibration.TESTS:
 #
 # Operating characteristic of the three localization tests on simulated streams: fraction of
 # indices localized against the step per index (in standard errors of one mean), for noise
-# correlated over 1, 5 and 17 indices; dotted, the level $\alpha$. Drawn by
+# correlated over {glue:text}`m_oc_corr` indices; dotted, the level $\alpha$. Drawn by
 # `paper_a.figures.operating_characteristic`.
 # ```
 #
 # Under the null (step 0) the span test flags at most {glue:text}`m_fpr_span` of the indices at
-# any correlation length: its false-positive rate is $\alpha$, because its two samples are
-# independent whatever the correlation *within* a stream. Its detection rate never falls as the
-# step grows (largest dip: {glue:text}`m_dip_span`), because its p-value depends on the step
-# through one Welch statistic whose mean is twice the step. The neighbour test fails the second
-# property (largest dip {glue:text}`m_dip_neighbour`): under a ramp its two differences have
-# opposite signs and share $i$'s noise, so a small real effect makes it pass *less* often than no
-# effect at all, which is why this book no longer uses it. Definition 2.3 is valid (false-positive
-# rate {glue:text}`m_fpr_definition`) but, as an intersection of $\ell - 1$ tests, it has almost
-# no power until the step reaches several standard errors (largest dip:
-# {glue:text}`m_dip_definition`). Unit tests assert both properties for the span test
-# and their failure for the neighbour test.
+# any correlation length: its false-positive rate is $\alpha$ up to simulation error, because its
+# two samples are independent whatever the correlation *within* a stream. Its detection rate never
+# falls as the step grows (largest dip: {glue:text}`m_dip_span`), because its p-value depends on
+# the step through one Welch statistic of a difference whose expected value is twice the step. The
+# neighbour test fails the second property (largest dip {glue:text}`m_dip_neighbour`): under a
+# ramp its two differences have opposite signs and share $i$'s noise, so a small real effect makes
+# it pass *less* often than no effect at all, which is why this book no longer uses it. Definition
+# 2.3 is valid (false-positive rate {glue:text}`m_fpr_definition`) but, as an intersection of
+# $\ell - 1$ tests, it has almost no power until the step reaches several standard errors (largest
+# dip: {glue:text}`m_dip_definition`). Unit tests assert both properties for the span test (within
+# simulation error) and the neighbour test's failure of the second.
 #
 # (methods-distance)=
 # ### The localization distance
@@ -259,9 +262,14 @@ for test in calibration.TESTS:
 # can reach {glue:text}`m_level` ($p$ = {glue:text}`m_min_p5`) and four cannot ($p$ =
 # {glue:text}`m_min_p4`). Trends over many independently trained models (the overlap of
 # PackNorm, the group count of GroupNorm) use Spearman's rank correlation, one-sided; a single
-# model's accuracy against chance uses the exact binomial test. Every effect is shown with a
-# {glue:text}`m_conf` interval: Student's $t$ interval of a mean difference over seeds, the
-# Fisher-$z$ interval of a rank correlation, the Wilson interval of an accuracy.
+# model's accuracy against chance uses the exact binomial test. Every claim's effect is shown
+# with a two-sided {glue:text}`m_claim_conf` interval, so that its end on the claim's side is the
+# one-sided bound that matches the one-sided test at {glue:text}`m_level`: Student's $t$ interval
+# of a mean difference over seeds, the Fisher-$z$ interval of a rank correlation, the Wilson
+# interval of an accuracy. The interval is a description (the sign-flip test does not assume
+# normality), and "n/a" where it does not exist (one seed, or no spread between seeds).
+# Descriptive intervals elsewhere in the book (figures, per-layer tables) are
+# {glue:text}`m_conf`.
 #
 # (methods-reconstructed-knobs)=
 # ### Every reconstructed knob

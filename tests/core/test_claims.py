@@ -24,7 +24,7 @@ def test_signflip_p_is_exact():
 def test_signflip_interval_is_students_t():
     x, y = np.array([0.3, 0.5, 0.2, 0.6, 0.4]), np.array([0.1, 0.1, 0.0, 0.2, 0.1])
     t = claims.paired_signflip(x, y, null="y")
-    ci = sps.ttest_1samp(x - y, 0).confidence_interval(0.95)
+    ci = sps.ttest_1samp(x - y, 0).confidence_interval(0.90)  # two-sided 1 - 2 alpha
     assert (t.low, t.high) == pytest.approx((ci.low, ci.high))
     assert t.effect == pytest.approx((x - y).mean())
 
@@ -97,10 +97,13 @@ def test_grade_test(p, min_p, strong, control_ok, grade):
 def test_verdict_row_shows_effect_interval_test_p_and_null():
     t = claims.ClaimTest(0.25, 0.1, 0.4, 0.031, 5, "paired sign-flip", "no-norm", min_p=0.03)
     row = verdicts.Verdict("A", "claim", verdicts.REPRODUCED, t, "more").row()
-    assert row["effect [95% CI]"] == "0.250 [0.100, 0.400]"
+    assert row["effect [90% CI]"] == "0.250 [0.100, 0.400]"
     assert row["test"] == "paired sign-flip; p = 0.031" and row["null"] == "no-norm"
+    assert claims.CLAIM_CONFIDENCE == pytest.approx(1 - 2 * claims.ALPHA)
+    same = claims.paired_signflip([1, 1, 1, 1, 1], [0, 0, 0, 0, 0], null="z")
+    assert math.isnan(same.low) and same.p == pytest.approx(1 / 32)  # no spread: no interval
     nan = claims.ClaimTest(0.5, math.nan, math.nan, math.nan, 1, "comparison", "paper")
-    assert "n/a" in verdicts.Verdict("A", "c", verdicts.NOT, nan).row()["effect [95% CI]"]
+    assert "n/a" in verdicts.Verdict("A", "c", verdicts.NOT, nan).row()["effect [90% CI]"]
 
 
 def test_failed_check_reads_as_a_bug():

@@ -18,7 +18,7 @@ def oc():
     )
 
 
-def test_span_test_false_positive_rate_is_at_most_alpha(oc):
+def test_span_test_false_positive_rate_is_alpha_within_simulation_error(oc):
     for corr_len, g in oc[(oc.test == "span") & (oc.step == 0)].groupby("corr_len"):
         assert g.rate.item() <= ALPHA + MC_TOLERANCE, corr_len
         assert g.rate.item() >= ALPHA - MC_TOLERANCE, corr_len  # and not wastefully below

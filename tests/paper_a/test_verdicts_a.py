@@ -33,9 +33,10 @@ def test_whole_sequence():
 
 
 def test_beyond_bound():
-    assert verdicts.beyond_bound(FIVE_SEEDS_CLEAR, [2, 1, 3, 1, 1]) == R
-    assert verdicts.beyond_bound(FIVE_SEEDS_CLEAR, [2, 0, 3, 1, 1]) == PARTLY
-    assert verdicts.beyond_bound(FIVE_SEEDS_NULL, [2, 1, 3, 1, 1]) == NOT
+    assert verdicts.beyond_bound(FIVE_SEEDS_CLEAR, [True] * 5) == R
+    assert verdicts.beyond_bound(FIVE_SEEDS_CLEAR, [True, False, True, True, True]) == PARTLY
+    assert verdicts.beyond_bound(FIVE_SEEDS_NULL, [True] * 5) == NOT
+    assert verdicts.beyond_bound(TWO_SEEDS, [True] * 2) == INC
 
 
 def test_overlap_enables():
@@ -45,10 +46,11 @@ def test_overlap_enables():
 
 
 def test_transition_matches():
-    assert verdicts.transition_matches(0.55, 0.5, 0.62, 0.1) == R
-    assert verdicts.transition_matches(0.42, 0.5, 0.62, 0.1) == PARTLY
-    assert verdicts.transition_matches(0.2, 0.5, 0.62, 0.1) == NOT
-    assert verdicts.transition_matches(float("nan"), 0.5, 0.62, 0.1) == NOT
+    assert verdicts.transition_matches([0.55, 0.56, 0.57], 0.5, 0.62) == R
+    assert verdicts.transition_matches([0.2, 0.21, 0.22], 0.5, 0.62) == NOT
+    assert verdicts.transition_matches([0.45, 0.5, 0.55], 0.5, 0.62) == INC  # straddles
+    assert verdicts.transition_matches([0.55], 0.5, 0.62) == INC  # one seed: no interval
+    assert verdicts.transition_matches([0.55, float("nan")], 0.5, 0.62) == NOT
 
 
 def test_grows_with_groups():
@@ -69,3 +71,68 @@ def test_checks_fail_when_the_property_fails():
     assert not verdicts.at_chance("o = 0", np.array([700]), 1000, [1e-30]).holds
     assert verdicts.cyclic_null("x", np.array([0.0, 3e-7])).holds
     assert not verdicts.cyclic_null("x", np.array([0.0, 0.2])).holds
+
+
+# ----------------------------------------------------------------------------- ledgers on
+# synthetic runs: each row must come out the right way round (swapped arguments would not)
+
+
+def _loc(frac: float, seq_len: int = 40, band: int = 4, band_frac: float = 1.0):
+    """A Localization whose interior fraction is ``frac`` and whose boundary band (within
+    ``band`` of an end) is localized at ``band_frac``."""
+    from normbook.core.stats import EffectSize
+    from normbook.paper_a.detector import Localization, boundary_distance
+
+    localized = boundary_distance(seq_len) < band
+    localized &= np.random.default_rng(0).random(seq_len) < band_frac + 1e-9
+    eff = EffectSize(0.0, 0.0, 0.0, seq_len)
+    return Localization(localized, 3, frac, frac, eff, eff)
+
+
+def _run(fracs, band_frac: float = 1.0, name: str = "net"):
+    from types import SimpleNamespace
+
+    per_seed = [_loc(f, band_frac=band_frac) for f in fracs]
+    return SimpleNamespace(per_seed=per_seed, batch_mean=per_seed, radius=4, name=name)
+
+
+RISING = [[0.1, 0.12], [0.2, 0.22], [0.3, 0.35], [0.5, 0.5]]  # per G = 1, 2, 4, 8 (= C)
+ONLY_C = [[0.1, 0.12], [0.11, 0.09], [0.1, 0.11], [0.5, 0.5]]  # only InstanceNorm localizes
+
+
+def _a3(mb, pop, none, circ, big, mb_band=0.5, control_p=1 / 32, gn=RISING):
+    from types import SimpleNamespace
+
+    bn = SimpleNamespace(
+        minibatch=_run(mb, mb_band), population=_run(pop), none=_run(none), circular=_run(circ)
+    )
+    sizes = SimpleNamespace(runs={32: bn.minibatch, 128: _run(big)}, reference=32, largest=128)
+    groups = SimpleNamespace(
+        group_counts=[1, 2, 4, 8],
+        width=8,
+        values=lambda fn: np.array(gn),
+    )
+    eq = SimpleNamespace(
+        name="pop", shift=2, exact=[True] * 5, reach=[4] * 5, radius=4, max_change=[0.0] * 5
+    )
+    control = ClaimTest(0.4, 0.3, 0.5, control_p, 5, "t", "n", min_p=1 / 32)
+    claims, checks = verdicts.a3_ledger(groups, control, bn, eq, np.zeros(5), sizes)
+    return [c.verdict for c in claims], checks
+
+
+def test_a3_ledger_rows_come_out_the_right_way_round():
+    five = lambda v: [v + 0.01 * i for i in range(5)]  # noqa: E731
+    grades, checks = _a3(five(0.5), five(0.1), five(0.1), five(0.1), five(0.2))
+    # G < C: 6 models rising (the G = C row is the control and is left out of the trend)
+    assert grades == [R, R, R, R, R] and all(c.holds for c in checks)
+    # a jump at G = C alone is not growth with G
+    assert _a3(five(0.5), five(0.1), five(0.1), five(0.1), five(0.2), gn=ONLY_C)[0][0] == NOT
+    # population statistics as good as minibatch: "destroy" fails; batch 128 better: no fading
+    grades, _ = _a3(five(0.5), five(0.6), five(0.1), five(0.1), five(0.7))
+    assert grades[2] == NOT and grades[4] == NOT
+    # minibatch at the null level: the claims that need localization are inconclusive
+    grades, _ = _a3(five(0.1), five(0.1), five(0.1), five(0.1), five(0.1))
+    assert grades[1] == NOT and grades[2:] == [INC, INC, INC]
+    # the positive control fails: GroupNorm and minibatch claims are inconclusive
+    grades, _ = _a3(five(0.5), five(0.1), five(0.1), five(0.1), five(0.2), control_p=0.5)
+    assert grades[:2] == [INC, INC]

@@ -12,13 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from .stats import CONFIDENCE, wilson
+from .stats import wilson
 
 # Every claim of the ledgers is one pre-declared test whose unit is an independently trained
 # network (a seed, or a model of a sweep); the estimate, its interval, the p-value, the test's
 # name and the null it was compared with travel together in a ClaimTest.
 
 ALPHA = 0.05  # level of every claim's test
+# Every claim's test is one-sided at ALPHA, so its interval is two-sided at 1 - 2 ALPHA: the end
+# on the claim's side is the one-sided bound that corresponds to the test.
+CLAIM_CONFIDENCE = 1 - 2 * ALPHA
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class ClaimTest:
     """One claim's test: estimate with its interval, p-value, and what it was compared with."""
 
     effect: float  # the estimate (e.g. mean paired difference over seeds)
-    low: float  # CONFIDENCE interval of the estimate (NaN when it cannot be computed)
+    low: float  # CLAIM_CONFIDENCE interval of the estimate (NaN when it cannot be computed)
     high: float
     p: float  # NaN for a comparison that is not a hypothesis test
     n: int  # number of independent units (seeds or models)
@@ -47,14 +50,12 @@ def min_paired_seeds(alpha: float = ALPHA) -> int:
     return int(np.floor(np.log2(1 / alpha))) + 1
 
 
-def t_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Student's t interval of the mean of ``values`` (NaN for one value; a point when all
-    values are equal)."""
+def t_interval(values, confidence: float = CLAIM_CONFIDENCE) -> tuple[float, float]:
+    """Student's t interval of the mean of ``values``; NaN when it does not exist (one value, or
+    every value equal: no spread to estimate)."""
     d = np.asarray(values, dtype=float)
-    if d.size < 2:
+    if d.size < 2 or np.allclose(d, d[0], rtol=1e-12, atol=1e-15):
         return float("nan"), float("nan")
-    if np.all(d == d[0]):
-        return float(d[0]), float(d[0])
     ci = sps.ttest_1samp(d, 0.0).confidence_interval(confidence)
     return float(ci.low), float(ci.high)
 
@@ -63,8 +64,10 @@ def paired_signflip(x, y, null: str, alternative: str = "greater") -> ClaimTest:
     """Exact paired sign-flip test of mean(x - y) over independent pairs (seeds).
 
     Under the null each pair's difference is symmetric about 0, so all 2^n sign patterns are
-    equally likely; the smallest attainable one-sided p is 2^-n. The interval is Student's t
-    interval of the mean difference (description; the test does not assume normality).
+    equally likely; the smallest attainable one-sided p is 2^-n (a property of the design:
+    seeds with a zero difference are outcomes, and a claim they defeat is "not reproduced").
+    The interval is Student's t interval of the mean difference at CLAIM_CONFIDENCE
+    (description; the test itself does not assume normality).
     """
     d = np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
     if d.ndim != 1 or d.size == 0:
@@ -117,7 +120,7 @@ def spearman_trend(x, y, null: str = "no monotone association") -> ClaimTest:
     res = sps.spearmanr(x, y, alternative="greater")
     rho = float(res.statistic)
     z, se = np.arctanh(np.clip(rho, -0.999999, 0.999999)), np.sqrt((1 + rho**2 / 2) / (n - 3))
-    q = sps.norm.ppf(0.5 + CONFIDENCE / 2)
+    q = sps.norm.ppf(0.5 + CLAIM_CONFIDENCE / 2)
     return ClaimTest(
         effect=rho,
         low=float(np.tanh(z - q * se)),
@@ -137,7 +140,7 @@ def binomial_above_chance(correct, n: int, null: str = "accuracy 1/2") -> ClaimT
     correct = np.atleast_1d(np.asarray(correct))
     ps = [sps.binomtest(int(k), int(n), 0.5, alternative="greater").pvalue for k in correct]
     worst = int(np.argmin(correct))
-    lo, hi = wilson(correct[worst], n)
+    lo, hi = wilson(correct[worst], n, CLAIM_CONFIDENCE)
     return ClaimTest(
         effect=float(correct[worst] / n),
         low=float(lo),

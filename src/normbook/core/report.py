@@ -44,7 +44,11 @@ def figure(name: str, fig) -> None:
 
 
 def show_verdicts(prefix: str, ledger: list) -> None:
-    """Glue each verdict as ``{prefix}_verdict_{i}`` for the prose and show the claims table."""
+    """Glue each verdict as ``{prefix}_verdict_{i}`` and the intervals' level as
+    ``{prefix}_claim_conf`` for the prose, and show the claims table."""
+    from .claims import CLAIM_CONFIDENCE
+
+    glue(f"{prefix}_claim_conf", f"{CLAIM_CONFIDENCE:.0%}")
     for i, v in enumerate(ledger):
         glue(f"{prefix}_verdict_{i}", v.verdict)
     md(table([v.row() for v in ledger]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .claims import ALPHA, ClaimTest
+from .claims import ALPHA, CLAIM_CONFIDENCE, ClaimTest
 
 REPRODUCED, PARTLY, NOT = "reproduced", "partly reproduced", "not reproduced"
 INCONCLUSIVE = "inconclusive"  # the positive control failed, or the design cannot reach alpha
@@ -36,8 +36,10 @@ class Verdict:
         return {
             "claim": self.claim,
             "verdict": f"**{self.verdict}**",
-            "effect [95% CI]": f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]",
-            "test": f"{t.test}; p = {_num(t.p, '.3g')}",
+            f"effect [{CLAIM_CONFIDENCE:.0%} CI]": (
+                f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]"
+            ),
+            "test": f"{t.test}; p {'< 1e-300' if t.p == 0 else '= ' + _num(t.p, '.3g')}",
             "null": t.null,
             "evidence": self.evidence,
         }
@@ -57,6 +59,23 @@ def grade_test(
     if test.significant(alpha):
         return REPRODUCED if strong else PARTLY
     return NOT if test.powered(alpha) else INCONCLUSIVE
+
+
+def compare_with_paper(
+    intervals: list[tuple[float, float]], bands: list[tuple[float, float]]
+) -> str:
+    """A comparison with values the paper reports (not a hypothesis test): each of our
+    intervals against the paper's band. Reproduced: every interval inside its band; partly:
+    some inside, the rest wholly outside; not: every interval wholly outside; inconclusive: an
+    interval straddles its band's edge, or there is no interval (too few seeds to tell)."""
+    pos = []
+    for (lo, hi), (b_lo, b_hi) in zip(intervals, bands):
+        if math.isnan(lo) or math.isnan(hi):
+            return INCONCLUSIVE
+        pos.append("in" if b_lo <= lo and hi <= b_hi else "out" if hi < b_lo or lo > b_hi else "")
+    if "" in pos:
+        return INCONCLUSIVE
+    return grade(all(p == "in" for p in pos), any(p == "in" for p in pos))
 
 
 def grade(all_ok: bool, any_ok: bool) -> str:

@@ -24,6 +24,7 @@ from .detector import TESTS, Moments, localized_mask
 
 STEPS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)  # per index, in SE
 CORR_LENS = (1, 5, 17)  # noise correlation lengths along the sequence (indices)
+SIM_LEN = 64  # indices per simulated model
 
 
 def smooth_noise(rng: np.random.Generator, shape: tuple[int, ...], corr_len: int) -> np.ndarray:
@@ -52,7 +53,7 @@ def operating_characteristic(
     steps: tuple[float, ...] = STEPS,
     corr_lens: tuple[int, ...] = CORR_LENS,
     n_models: int = 200,
-    seq_len: int = 64,
+    seq_len: int = SIM_LEN,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Fraction of indices called localized, per test, correlation length and step.

@@ -308,7 +308,7 @@ def groups(sweep: GroupSweep, null: NullLevel, radius: int):
             color=NORM_COLORS["none"],
             ls="--",
             lw=1,
-            label="null level (max of provably null nets)",
+            label="null level (max over the null networks)",
         )
         if label == "localization distance":
             ax.axhline(radius, color="c", ls=":", lw=1.2, label="R")

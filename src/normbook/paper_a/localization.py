@@ -143,7 +143,7 @@ def evaluate(net: StackedCNN, seq_len: int, ev: EvalConfig, probe_weights: torch
     """Streaming per-index moments of the predictions (and probe outputs) on fresh noise.
 
     Batches alternate between two accumulators, so each index has two independent
-    estimates: the neighbour test compares i in one with i +- 1 in the other.
+    estimates: every localization test compares outputs of one stream with the other's.
     """
     m, depth = net.n_models, net.cfg.depth
     set_batch_eval(net, ev.batch_eval)

@@ -1,5 +1,5 @@
 """Chapter A3's experiments: GroupNorm group counts, BatchNorm's evaluation statistics and
-batch size, and the null level every "localizes" is judged against.
+batch size, and the runs the BatchNorm claims are tested with (:class:`BatchMeanRuns`).
 
     setup = localization.configs(P)
     groups = which_norms.group_sweep(setup, P.group_counts, P.group_seeds)
@@ -118,7 +118,7 @@ class GroupSweep:
 def group_sweep(setup: Setup, group_counts: list[int], seeds: list[int]) -> GroupSweep:
     """Outputs only (no probes) of ``seeds``' networks per G, at the chapter's evaluation
     batch size."""
-    setup = replace(setup, seeds=tuple(seeds))
+    setup, group_counts = replace(setup, seeds=tuple(seeds)), sorted(group_counts)
     runs = {
         g: batchstats.run(setup, setup.cnn("group", groups=g), setup.eval.batch_size, "minibatch")
         for g in group_counts
