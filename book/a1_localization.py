@@ -77,7 +77,7 @@ distance_threshold = None  # fraction of the window that must be localized
 probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 
 # %%
-from normbook.core import fmt, report
+from normbook.core import claims, fmt, report
 from normbook.paper_a import equivariance, figures, localization, reported, tables, verdicts
 from normbook.paper_a.specs import A1
 
@@ -246,23 +246,24 @@ report.md(tables.probe_distances([none, normed, circular]))
 #
 # Each claim is one test over seeds, written out in `paper_a.verdicts` and on the Methods page
 # ({ref}`methods-verdicts`): the per-seed measure of the normalized networks against the same
-# measure of *both* nulls, in a one-sided paired sign-flip test at level
-# {glue:text}`a1_level`; the larger of the two p-values counts. Fig. 1a's measure is the interior
-# fraction; it is *reproduced* when significant and every seed's localization reaches the middle
-# of the sequence, *partly* when significant only. Fig. 1b's measure is how far, in indices,
-# the depth probes localize beyond $R(\text{depth})$ at their best depth (0 if at no depth).
-# A claim is *inconclusive*, never *reproduced*, when there are too few seeds for the test to
-# reach the level (this run has {glue:text}`a1_n_seeds`; five is the fewest that can). The effect
-# column is the mean difference from the null that binds (the larger p-value; on a tie, the
-# smaller difference), with its {glue:text}`a1_claim_conf` $t$ interval (two-sided; its lower end is
-# the one-sided bound that matches the test).
-# Properties that hold by construction are checks, listed apart: a failed check is a bug.
+# measure of *both* nulls, in a one-sided paired sign-flip test at level {glue:text}`a1_level`;
+# the larger of the two p-values counts. Fig. 1a's measure is the interior fraction; it is
+# *reproduced* when significant and every seed's localization reaches the middle of the sequence,
+# *partly* when significant only. Fig. 1b's measure is how far, in indices, the depth probes
+# localize beyond $R(\text{depth})$ at their best depth (0 if at no depth). A claim is
+# *inconclusive*, never *reproduced*, when there are too few seeds for the test to reach the level
+# (this run has {glue:text}`a1_n_seeds`; {glue:text}`a1_min_seeds` is the fewest that can). The
+# effect column is the mean difference from the null that binds (the larger p-value; on a tie, the
+# smaller difference), with its {glue:text}`a1_claim_conf` $t$ interval (two-sided; its lower end
+# is the one-sided bound that matches the test). Properties that hold by construction are checks,
+# listed apart: a failed check is a bug.
 
 # %%
 cyc = equivariance.cyclic_change(circular.net, P.seq_len, shift=setup.radius)
-claims, checks = verdicts.a1_ledger(none, normed, circular, shifts[0], cyc, P.distance_window)
-report.glue_all("a1", {"level": verdicts.LEVEL, "n_seeds": len(P.seeds)})
-report.show_verdicts("a1", claims)
+ledger, checks = verdicts.a1_ledger(none, normed, circular, shifts[0], cyc, P.distance_window)
+report.glue_all("a1", {"level": verdicts.LEVEL, "n_seeds": len(P.seeds),
+                     "min_seeds": claims.min_paired_seeds()})  # fmt: skip
+report.show_verdicts("a1", ledger)
 report.show_checks("a1", checks)
 
 # %% [markdown]

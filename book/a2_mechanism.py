@@ -108,6 +108,7 @@ report.glue("a2_paper_len", reported.PACK_PATH_LEN)
 report.glue("a2_paper_band", "–".join(map(str, reported.PACK_TRANSITION)))
 report.glue("a2_conf", f"{stats.CONFIDENCE:.0%}")
 report.glue("a2_level_test", verdicts.LEVEL)
+report.glue("a2_check_level", f"{verdicts.CHECK_LEVEL:g}")
 report.glue("a2_hop", f"{P.hop_factor:g}")
 report.glue("a2_hop_step", f"{P.hop_factor - 1:g}")
 
@@ -205,9 +206,9 @@ report.md(tables.packnorm(pack))
 # accuracy against 1/2 checks that ours does not. The control network has the same architecture
 # with per-path InstanceNorm; its path A never sees path B, so it must stay at chance even at full
 # overlap. Both are **checks**, listed apart from the claims below: beyond a false-alarm rate of
-# one in a thousand per model, they fail only if the code is wrong. At full overlap ($o = \ell'$)
-# path B *is* path A, so the claim that overlap lets PackNorm tell the paths apart is graded at
-# partial overlaps only.
+# {glue:text}`a2_check_level` per model, they fail only if the code is wrong. At full overlap
+# ($o = \ell'$) path B *is* path A, so the claim that overlap lets PackNorm tell the paths apart
+# is graded at partial overlaps only.
 
 # %%
 lo, hi = reported.pack_transition_fraction()

@@ -71,6 +71,15 @@ def test_checks_fail_when_the_property_fails():
     assert not verdicts.at_chance("o = 0", np.array([700]), 1000, [1e-30]).holds
     assert verdicts.cyclic_null("x", np.array([0.0, 3e-7])).holds
     assert not verdicts.cyclic_null("x", np.array([0.0, 0.2])).holds
+    with pytest.raises(ValueError, match="no model"):
+        verdicts.at_chance("o = 0", np.array([]), 1000, [])
+    from types import SimpleNamespace
+
+    eq = dict(name="none", shift=2, radius=4, reach=[4, 4], max_change=[0.0, 0.0])
+    assert verdicts.exactly_equivariant(SimpleNamespace(**eq, exact=[True, True])).holds
+    assert not verdicts.exactly_equivariant(SimpleNamespace(**eq, exact=[True, False])).holds
+    leak = {**eq, "reach": [4, 9]}  # gradient reaching past R: the padding or a norm leaks
+    assert not verdicts.exactly_equivariant(SimpleNamespace(**leak, exact=[True, True])).holds
 
 
 # ----------------------------------------------------------------------------- ledgers on

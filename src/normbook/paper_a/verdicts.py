@@ -143,6 +143,8 @@ def localizes(test: ClaimTest, control_ok: bool = True) -> str:
 
 def at_chance(what: str, correct: np.ndarray, n_test: int, pvalues: list[float]) -> Check:
     """A path that shares nothing with path A gives exactly binomial(n, 1/2) accuracy."""
+    if not len(pvalues):
+        raise ValueError(f"{what}: no model to check")
     return Check(
         "A",
         f"{what} stays at chance (by construction: no shared input)",
@@ -270,7 +272,11 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
             unit=".1f",
         ),
     ]
-    checks = [at_chance("PackNorm at o = 0", pack.pack.correct[0], pack.pack.n_test, pack.p_zero)]
+    checks = []
+    if pack.p_zero:  # only when the overlap grid has o = 0
+        checks.append(
+            at_chance("PackNorm at o = 0", pack.pack.correct[0], pack.pack.n_test, pack.p_zero)
+        )
     if pack.control.overlaps:
         checks.append(
             at_chance(
