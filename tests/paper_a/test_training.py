@@ -1,6 +1,8 @@
 import numpy as np
+import pytest
 import torch
 
+from normbook.paper_a import stacking
 from normbook.paper_a.cnn import CNNConfig
 from normbook.paper_a.training import TrainConfig, train_stack
 
@@ -11,18 +13,21 @@ TC = TrainConfig(seq_len=40, steps=15, batch_size=8)
 def test_same_seed_same_weights_and_losses():
     a, la = train_stack(CNN, TC, [5])
     b, lb = train_stack(CNN, TC, [5])
+    la, lb = la.losses, lb.losses
     for (k, x), y in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(x, y), k
     np.testing.assert_array_equal(la, lb)
-    c, lc = train_stack(CNN, TC, [6])
-    assert not np.array_equal(la, lc)
+    _, lc = train_stack(CNN, TC, [6])
+    assert not np.array_equal(la, lc.losses)
 
 
 def test_batched_training_follows_each_solo_trajectory():
     stacked, losses = train_stack(CNN, TC, [1, 2])
     for i, seed in enumerate([1, 2]):
         solo, solo_loss = train_stack(CNN, TC, [seed])
-        np.testing.assert_allclose(losses[:, i], solo_loss[:, 0], rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(
+            losses.losses[:, i], solo_loss.losses[:, 0], rtol=1e-4, atol=1e-6
+        )
         for name, t in solo.model_state(0).items():
             if name.startswith("convs.") and name.endswith(".bias"):
                 # InstanceNorm subtracts these biases, so their true gradient is zero and Adam
@@ -32,6 +37,41 @@ def test_batched_training_follows_each_solo_trajectory():
 
 
 def test_loss_history_records_every_step_and_decreases():
-    _, losses = train_stack(CNN, TrainConfig(seq_len=40, steps=60, batch_size=16, lr=3e-3), [0])
+    _, record = train_stack(CNN, TrainConfig(seq_len=40, steps=60, batch_size=16, lr=3e-3), [0])
+    losses = record.losses
     assert losses.shape == (60, 1)
     assert losses[-10:].mean() < losses[:10].mean()
+
+
+def test_checkpoints_are_the_states_the_run_passed_through():
+    """A state kept at step s is exactly the final state of the same run cut at s steps (for
+    the constant schedule, whose lr does not depend on the total)."""
+    tc = TrainConfig(seq_len=40, steps=16, batch_size=8, checkpoints=(0.25, 0.5))
+    assert tc.checkpoint_steps == [4, 8]
+    _, record = train_stack(CNN, tc, [3, 4])
+    assert sorted(record.checkpoints) == [4, 8]
+    short, _ = train_stack(CNN, TrainConfig(seq_len=40, steps=8, batch_size=8), [3, 4])
+    for i in range(2):
+        for name, t in short.model_state(i).items():
+            torch.testing.assert_close(record.checkpoints[8][i][name], t, rtol=0, atol=0)
+    assert record.seconds > 0
+
+
+@pytest.mark.parametrize("schedule", ["onecycle", "cosine"])
+def test_schedules_warm_up_and_end_low(schedule):
+    net = torch.nn.Linear(1, 1)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    sched = stacking.lr_scheduler(opt, schedule, 100)
+    lrs = []
+    for _ in range(100):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs[0] < 0.5e-2 and max(lrs) == pytest.approx(1e-2, rel=0.05) and lrs[-1] < 1e-3
+
+
+def test_bad_schedule_or_checkpoint_is_refused():
+    with pytest.raises(ValueError, match="schedule"):
+        TrainConfig(schedule="warmup")
+    with pytest.raises(ValueError, match="fractions"):
+        TrainConfig(checkpoints=(0.5, 1.0))

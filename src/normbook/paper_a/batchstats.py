@@ -23,6 +23,7 @@ from ..core.seeding import generators
 from . import detector, localization
 from .cnn import CNNConfig, StackedCNN, set_batch_eval, set_padding
 from .detector import Localization, Moments
+from .stacking import device_of
 from .task import sample_inputs
 
 
@@ -38,10 +39,11 @@ def evaluate_batches(
     single = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
     means = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
     gens = generators(net.seeds, "eval")
+    dev = device_of(net)
     n_batches = max(4, -(-n_samples // batch_size))
     n_batches += n_batches % 2
     for b in progress(range(n_batches), desc=f"evaluate ({mode}, batch {batch_size})"):
-        out = net(sample_inputs(batch_size, m, seq_len, gens)).numpy()
+        out = net(sample_inputs(batch_size, m, seq_len, gens).to(dev)).cpu().numpy()
         single[b % 2].update(out)
         means[b % 2].update(out.mean(axis=0, keepdims=True))
     return {**stats.stack_moments("out", single), **stats.stack_moments("bmean", means)}
@@ -72,6 +74,7 @@ def run(
     """Train (or load, shared with every other chapter) and evaluate with batch means (cached);
     ``padding`` = "circular" gives the run's null (:func:`localization.circular_null`)."""
     net, losses, hits = localization.trained(cnn, setup.train, list(setup.seeds))
+    net.to(setup.eval.device)
     set_padding(net, padding)
     tc = setup.train
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,7 +10,14 @@ import torch
 
 from ..core.seeding import generators
 from .cnn import StackedCNN
+from .stacking import device_of
 from .task import sample_inputs
+
+
+def on_cpu(net: StackedCNN) -> StackedCNN:
+    """The checks run on the CPU, whose kernels are deterministic and shift-invariant (a GPU
+    may pick different algorithms for shifted inputs, which would fail the bit-exact check)."""
+    return net if device_of(net).type == "cpu" else copy.deepcopy(net).cpu()
 
 
 def gradient_reach(net: StackedCNN, seq_len: int, n_inputs: int = 4) -> np.ndarray:
@@ -20,7 +28,7 @@ def gradient_reach(net: StackedCNN, seq_len: int, n_inputs: int = 4) -> np.ndarr
     A purely convolutional net gives exactly R = floor(k/2)*d; a pooled norm reaches
     the whole sequence.
     """
-    net.eval()
+    net = on_cpu(net).eval()
     centre = seq_len // 2
     x = sample_inputs(
         n_inputs, net.n_models, seq_len, generators(net.seeds, "check")
@@ -40,7 +48,7 @@ def shift_check(net: StackedCNN, seq_len: int, shift: int, n_inputs: int = 8) ->
     must satisfy f(x')[i+shift] == f(x)[i] exactly if the net is translation equivariant
     there. Returns the largest absolute difference per model (0.0 = bit-identical).
     """
-    net.eval()
+    net = on_cpu(net).eval()
     m, radius = net.n_models, net.cfg.receptive_radius
     gens = generators(net.seeds, "check")
     x = sample_inputs(n_inputs, m, seq_len, gens)
@@ -58,7 +66,7 @@ def shift_check(net: StackedCNN, seq_len: int, shift: int, n_inputs: int = 8) ->
 def cyclic_change(net: StackedCNN, seq_len: int, shift: int, n_inputs: int = 8) -> np.ndarray:
     """Per model: the largest |f(roll(x, s)) - roll(f(x), s)| over all indices. Zero up to
     rounding for a network without a boundary (circular padding), whatever its norms."""
-    net.eval()
+    net = on_cpu(net).eval()
     x = sample_inputs(n_inputs, net.n_models, seq_len, generators(net.seeds, "check"))
     y, y_roll = net(x), net(torch.roll(x, shift, dims=-1))
     return (y_roll - torch.roll(y, shift, dims=-1)).abs().amax(dim=(0, 2)).numpy()

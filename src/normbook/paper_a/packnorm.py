@@ -30,7 +30,9 @@ from scipy import stats as sps
 from torch import nn
 
 from ..core import cache, seeding, stats
+from ..core.devices import resolve_device
 from . import stacking
+from .stacking import device_of
 
 COUPLINGS = ("pack", "separate")
 HEADS = ("pool", "centre")
@@ -87,6 +89,7 @@ class PackTrainConfig:
     steps: int = 1500
     batch_size: int = 64
     lr: float = 1e-3
+    device: str = "cpu"  # where it trains and is tested (keyed: results differ by device)
 
 
 class StackedPackNet(nn.Module):
@@ -200,17 +203,19 @@ def train_pack(
     """
     if len(overlaps) != len(seeds):
         raise ValueError("need one overlap per model")
-    net = StackedPackNet(cfg, seeds)
+    net = StackedPackNet(cfg, seeds).to(tc.device)
     gens = [generator(s, o, "train") for o, s in zip(overlaps, seeds)]
 
     def bce():
-        a, b, y = sample_stack(tc.batch_size, tc.path_len, overlaps, gens)
+        a, b, y = (
+            t.to(tc.device) for t in sample_stack(tc.batch_size, tc.path_len, overlaps, gens)
+        )
         return F.binary_cross_entropy_with_logits(net(a, b), y, reduction="none").mean(dim=0)
 
-    losses = stacking.train(
+    trained = stacking.train(
         net, len(seeds), tc.steps, tc.lr, bce, f"{desc} ({cfg.coupling}, {len(seeds)} models)"
     )
-    return net, losses
+    return net, trained.losses
 
 
 @torch.no_grad()
@@ -220,13 +225,14 @@ def correct_counts(
     """Correct decisions per model on ``n_test`` fresh pairs (stream 'eval'); a positive logit
     says "overlapping"."""
     net.eval()
+    dev = device_of(net)
     gens = [generator(s, o, "eval") for o, s in zip(overlaps, net.seeds)]
     correct = np.zeros(net.n_models, dtype=np.int64)
     done = 0
     while done < n_test:
         b = min(batch_size, n_test - done)
-        a, bb, y = sample_stack(b, path_len, overlaps, gens)
-        correct += ((net(a, bb) > 0).float() == y).sum(dim=0).numpy().astype(np.int64)
+        a, bb, y = (t.to(dev) for t in sample_stack(b, path_len, overlaps, gens))
+        correct += ((net(a, bb) > 0).float() == y).sum(dim=0).cpu().numpy().astype(np.int64)
         done += b
     return correct
 
@@ -297,7 +303,11 @@ def configs(P) -> PackSetup:
         net=net,
         control=PackConfig(**{**asdict(net), "coupling": "separate"}),
         train=PackTrainConfig(
-            path_len=path_len, steps=P.pack_steps, batch_size=P.pack_batch_size, lr=P.pack_lr
+            path_len=path_len,
+            steps=P.pack_steps,
+            batch_size=P.pack_batch_size,
+            lr=P.pack_lr,
+            device=resolve_device(P.device),
         ),
         overlaps=overlap_grid(path_len, P.overlap_fracs),
         control_overlaps=overlap_grid(path_len, P.control_fracs),
@@ -397,7 +407,7 @@ def accuracy(
     net, model_overlaps, losses, hits, seconds = trained(cfg, tc, overlaps, seeds)
 
     def compute():
-        counts = correct_counts(net, tc.path_len, model_overlaps, n_test)
+        counts = correct_counts(net.to(tc.device), tc.path_len, model_overlaps, n_test)
         return cache.Entry({"correct": counts.reshape(len(overlaps), len(seeds))})
 
     config = {

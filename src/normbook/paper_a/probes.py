@@ -13,6 +13,7 @@ import torch
 from ..core.progress import progress
 from ..core.seeding import generators
 from .cnn import StackedCNN
+from .stacking import device_of
 from .task import ramp, sample_inputs
 
 
@@ -20,7 +21,8 @@ def _features(h: torch.Tensor, n_models: int) -> torch.Tensor:
     """(B, M*C, L) -> (B, M, C+1, L) with a constant feature for the intercept."""
     b, mc, length = h.shape
     h = h.view(b, n_models, mc // n_models, length)
-    return torch.cat([h, torch.ones(b, n_models, 1, length, dtype=h.dtype)], dim=2)
+    ones = torch.ones(b, n_models, 1, length, dtype=h.dtype, device=h.device)
+    return torch.cat([h, ones], dim=2)
 
 
 @torch.no_grad()
@@ -32,23 +34,23 @@ def fit_probes(
     ridge: float = 1e-3,
     input_kind: str = "noise",
 ) -> torch.Tensor:
-    """Probe weights, shape (depth, M, C+1), from accumulated normal equations."""
+    """Probe weights, shape (depth, M, C+1) on the CPU, from accumulated normal equations."""
     m, c, depth = net.n_models, net.cfg.width, net.cfg.depth
-    xtx = torch.zeros(depth, m, c + 1, c + 1, dtype=torch.float64)
-    xty = torch.zeros(depth, m, c + 1, dtype=torch.float64)
-    y = ramp(seq_len).double()
+    dev = device_of(net)
+    xtx = torch.zeros(depth, m, c + 1, c + 1, dtype=torch.float64, device=dev)
+    xty = torch.zeros(depth, m, c + 1, dtype=torch.float64, device=dev)
+    y = ramp(seq_len).double().to(dev)
     gens = generators(net.seeds, "probe_fit")
     for _ in progress(range(n_batches), desc="fit probes"):
-        _, acts = net(
-            sample_inputs(batch_size, m, seq_len, gens, input_kind), return_activations=True
-        )
+        x = sample_inputs(batch_size, m, seq_len, gens, input_kind).to(dev)
+        _, acts = net(x, return_activations=True)
         for d, h in enumerate(acts):
             f = _features(h, m).double()
             xtx[d] += torch.einsum("bmil,bmjl->mij", f, f)
             xty[d] += torch.einsum("bmil,l->mi", f, y)
     n = n_batches * batch_size * seq_len
     eye = torch.eye(c + 1, dtype=torch.float64)
-    return torch.linalg.solve(xtx / n + ridge * eye, xty / n).float()
+    return torch.linalg.solve(xtx.cpu() / n + ridge * eye, xty.cpu() / n).float()
 
 
 def apply_probes(acts: list[torch.Tensor], weights: torch.Tensor) -> torch.Tensor:

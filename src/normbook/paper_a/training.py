@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from ..core.seeding import generators
@@ -18,8 +17,23 @@ class TrainConfig:
     seq_len: int = 300
     steps: int = 1500
     batch_size: int = 32
-    lr: float = 1e-3
+    lr: float = 1e-3  # the peak, under a schedule
     input_kind: str = "noise"
+    schedule: str = "constant"  # see stacking.lr_scheduler
+    checkpoints: tuple[float, ...] = ()  # fractions of the steps whose states are kept
+    device: str = "cpu"  # where it trains; results differ between devices, so it is keyed
+
+    def __post_init__(self):
+        if self.schedule not in stacking.SCHEDULES:
+            raise ValueError(f"schedule must be one of {stacking.SCHEDULES}, got {self.schedule!r}")
+        if any(not 0 < f < 1 for f in self.checkpoints):
+            raise ValueError(f"checkpoints are fractions in (0, 1), got {self.checkpoints}")
+        object.__setattr__(self, "checkpoints", tuple(sorted(float(f) for f in self.checkpoints)))
+
+    @property
+    def checkpoint_steps(self) -> list[int]:
+        """The steps whose states are kept (the last step is always the trained model)."""
+        return stacking.checkpoint_steps(self.steps, self.checkpoints)
 
 
 def train_stack(
@@ -28,24 +42,33 @@ def train_stack(
     seeds: list[int],
     desc: str = "train",
     threads: int | None = None,
-) -> tuple[StackedCNN, np.ndarray]:
+) -> tuple[StackedCNN, stacking.Trained]:
     """Train one model per seed, all in one stacked pass.
 
     The summed per-model MSE gives every model exactly the gradient it would get alone,
     and Adam is elementwise, so each model follows its solo trajectory (up to float
-    summation order). Returns the net and the loss history, shape (steps, n_models).
+    summation order). Returns the net and its :class:`stacking.Trained` record (loss history
+    (steps, n_models), seconds, states at ``tc.checkpoint_steps``).
     """
     if threads:
         torch.set_num_threads(threads)
-    net = StackedCNN(cnn, seeds)
+    net = StackedCNN(cnn, seeds).to(tc.device)
     gens = generators(seeds, "train")
-    target = ramp(tc.seq_len)
+    target = ramp(tc.seq_len).to(tc.device)
 
     def mse():
         x = sample_inputs(tc.batch_size, len(seeds), tc.seq_len, gens, tc.input_kind)
+        x = x.to(tc.device)  # drawn on the CPU: the same numbers on every device
         return ((net(x) - target) ** 2).mean(dim=(0, 2))
 
-    losses = stacking.train(
-        net, len(seeds), tc.steps, tc.lr, mse, f"{desc} ({cnn.norm}, {len(seeds)} models)"
+    record = stacking.train(
+        net,
+        len(seeds),
+        tc.steps,
+        tc.lr,
+        mse,
+        f"{desc} ({cnn.norm}, {len(seeds)} models)",
+        tc.schedule,
+        tc.checkpoint_steps,
     )
-    return net, losses
+    return net, record

@@ -39,6 +39,7 @@ import torch
 from torch import nn
 
 from ..core import cache, seeding
+from ..core.devices import resolve_device  # noqa: F401  (the chapters' device knob)
 from ..core.progress import progress
 from ..core.workers import in_worker, run_jobs, single_thread
 from . import convnets, datasets, reported
@@ -505,13 +506,6 @@ def allow_flag(value: str) -> bool | None:
     """The chapters' ``allow_unverified`` parameter: 'yes' / 'no', or 'env' (None: follow
     ``NORMBOOK_ALLOW_UNVERIFIED``)."""
     return {"env": None, "yes": True, "no": False}[value]
-
-
-def resolve_device(value: str) -> str:
-    """The chapters' ``device`` parameter: 'auto' is 'cuda' when available, else 'cpu'."""
-    if value == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return value
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,18 @@
+"""Where models run: the chapters' ``device`` parameter."""
+
+from __future__ import annotations
+
+import torch
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def resolve_device(value: str) -> str:
+    """'auto' is 'cuda' when available, else 'cpu'; 'cuda' without CUDA is an error."""
+    if value not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {value!r}")
+    if value == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if value == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' requested but CUDA is not available; use 'auto' or 'cpu'")
+    return value
