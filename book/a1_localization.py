@@ -42,17 +42,17 @@
 # chapter): the kernel $k$, and a depth that keeps $\ell/R$ near the paper's
 # {glue:text}`a1_paper_ratio` at every profile (this run: {glue:text}`a1_ratio`); the width $C$;
 # Adam at a fixed step budget, batch size and learning rate (this run: {glue:text}`a1_steps` steps
-# at {glue:text}`a1_lr`; the `cpu` step budget is {glue:text}`a1_budget` of the `paper` one, so
-# `cpu` takes larger steps); the localization test (`detector`, this run:
-# {glue:text}`a1_detector`) calls index $i$ localized when the mean outputs at $i-1$ and $i+1$
-# differ, comparing predictions from *independent* inputs, a test whose false-positive rate
-# and power are measured before it grades anything ({ref}`methods-detector`); the paper's
-# Definition 2.3 (differ from *every* other index) is kept as the reference; the localization
-# distance is how far
-# localization reaches inward *without a break* ({ref}`methods-distance`); probes are
-# ridge-regression 1×1 convolutions fitted on fresh noise. At the `cpu` profile the sequence
-# is shortened and training is far shorter than the paper's (this run: $\ell$ =
-# {glue:text}`a1_seq_len`, $R$ = {glue:text}`a1_R`).
+# at {glue:text}`a1_lr`, {glue:text}`a1_schedule` learning-rate schedule, chosen by the
+# {ref}`budget calibration <calibration>` at seeds the book does not use; the `cpu` step budget is
+# {glue:text}`a1_budget` of the `paper` one, so `cpu` takes larger steps); the localization test
+# (`detector`, this run: {glue:text}`a1_detector`) calls index $i$ localized when the mean outputs
+# at $i-1$ and $i+1$ differ, comparing predictions from *independent* inputs, a test whose
+# false-positive rate and power are measured before it grades anything ({ref}`methods-detector`);
+# the paper's Definition 2.3 (differ from *every* other index) is kept as the reference; the
+# localization distance is how far localization reaches inward *without a break*
+# ({ref}`methods-distance`); probes are ridge-regression 1×1 convolutions fitted on fresh noise.
+# At the `cpu` profile the sequence is shortened and training is far shorter than the paper's
+# (this run: $\ell$ = {glue:text}`a1_seq_len`, $R$ = {glue:text}`a1_R`).
 # :::
 
 # %% tags=["parameters"]
@@ -66,7 +66,10 @@ groups = None  # GroupNorm groups G (norm='group')
 batch_eval = None  # BatchNorm statistics at evaluation
 steps = None  # Adam steps per model
 batch_size = None  # training batch size
-lr = None  # Adam learning rate
+lr = None  # Adam learning rate (the peak, under a schedule)
+schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
+curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+device = None  # where networks train and run: 'auto' is cuda when available
 seeds = None  # training seeds (one model each)
 n_eval = None  # predictions per index for the Welch tests
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
@@ -93,6 +96,7 @@ report.glue("a1_paper_ratio", f"{reported.SEQ_LEN / reported.RADIUS:.1f}")
 report.glue("a1_ratio", f"{P.seq_len / setup.radius:.1f}")
 report.glue("a1_steps", f"{P.steps:,}")
 report.glue("a1_lr", f"{P.lr:g}")
+report.glue("a1_schedule", P.schedule)
 report.glue("a1_budget", f"{A1.profiles['cpu']['steps'] / A1.profiles['paper']['steps']:.0%}")
 report.glue("a1_detector", P.detector)
 
@@ -219,6 +223,41 @@ report.glue("a1_norm", normed.name)
 # {glue:text}`a1_norm_slope` (1 would be the ramp itself; no norm:
 # {glue:text}`a1_none_slope`), with $R^2$ = {glue:text}`a1_norm_r2`.
 #
+# (a1-curve)=
+# ## Compute to effect
+#
+# Is the effect still growing when training stops? {numref}`fig-a1-curve` evaluates the states
+# kept during training (at {glue:text}`a1_curve_fracs` of the budget) exactly like the trained
+# networks. A claim can be *not reproduced* only when the normalized networks' curve has
+# flattened: the interior slope's gain over the last half of the budget must be below
+# {glue:text}`a1_flat_margin` with {glue:text}`a1_claim_conf` confidence; a curve still rising
+# makes the claim *inconclusive at this budget* ({ref}`methods-verdicts`).
+
+# %%
+curves = [localization.curve(setup, r.cnn, final=r) for r in (none, normed)]
+report.figure("fig-a1-curve", figures.compute_to_effect(curves, P.alpha))
+gain = verdicts.late_gain(curves[1])
+rising = verdicts.still_rising(curves[1])
+report.glue_all("a1", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"),
+                     "flat_margin": verdicts.FLAT_MARGIN,
+                     "late_gain": fmt.interval(gain),
+                     "rising": "still rising" if rising else "has flattened"})  # fmt: skip
+
+# %% [markdown]
+# ```{glue:figure} fig-a1-curve
+# :name: fig-a1-curve
+# :alt: Interior slope and fraction localized against the fraction of the training budget, for
+#   both networks, one thin line per seed.
+#
+# Compute to effect: interior slope (left) and detector fraction (right) of every seed through
+# training; dotted, the detector's calibrated false-positive level. Drawn by
+# `paper_a.figures.compute_to_effect`.
+# ```
+#
+# Over the last half of the budget the normalized networks' interior slope gained
+# {glue:text}`a1_late_gain` (mean [{glue:text}`a1_claim_conf` interval] over seeds): the curve
+# {glue:text}`a1_rising`.
+#
 # (a1-fig1b)=
 # ## Fig. 1b: where in depth does position appear?
 #
@@ -260,7 +299,9 @@ report.md(tables.probe_distances([none, normed, circular]))
 
 # %%
 cyc = equivariance.cyclic_change(circular.net, P.seq_len, shift=setup.radius)
-ledger, checks = verdicts.a1_ledger(none, normed, circular, shifts[0], cyc, P.distance_window)
+ledger, checks = verdicts.a1_ledger(
+    none, normed, circular, shifts[0], cyc, P.distance_window, rising
+)
 report.glue_all("a1", {"level": verdicts.LEVEL, "n_seeds": len(P.seeds),
                      "min_seeds": claims.min_paired_seeds()})  # fmt: skip
 report.show_verdicts("a1", ledger)

@@ -48,6 +48,7 @@ report.glue_all("m", {
     "level": claims.ALPHA, "conf": f"{stats.CONFIDENCE:.0%}",
     "claim_conf": f"{claims.CLAIM_CONFIDENCE:.0%}",
     "min_p5": f"{2**-5:.3f}", "min_p4": f"{2**-4:.4f}",
+    "flat_margin": verdicts_a.FLAT_MARGIN,
 })  # fmt: skip
 
 # %% [markdown]
@@ -296,7 +297,18 @@ report.md(methods.reconstruction_table(specs))
 #   level;
 # - *inconclusive*: the design cannot reach the level (too few seeds), or the positive control
 #   the claim needs (a network that does localize) failed too, so that the budget, not the claim,
-#   is what the run tells about.
+#   is what the run tells about; or, for paper A's claims that a network localizes, the effect may
+#   still be growing when training stops (*inconclusive at this budget*).
+#
+# **Compute to effect.** Paper A's chapters keep each network's state at fractions of its
+# training budget and evaluate every kept state like the trained network. *Not reproduced*
+# requires a curve that has flattened: the gain of the interior slope over the last half of the
+# budget, per seed, must have its {glue:text}`m_claim_conf` interval's upper end below
+# {glue:text}`m_flat_margin` (a rise of {glue:text}`m_flat_margin` of the ramp is ruled out). A
+# curve that may still be rising turns *not reproduced* into *inconclusive*, and the chapter
+# shows the trend. The `cpu` profile's learning rate, schedule and batch size were chosen on the
+# {ref}`budget calibration <calibration>` page, at seeds no chapter uses, by slope reached per
+# minute of training.
 #
 # A few rows compare our number with the paper's reported value instead (the PackNorm transition,
 # Table 1's accuracies); they say so in the test column. **Checks**: properties that hold by

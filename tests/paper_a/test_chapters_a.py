@@ -40,7 +40,7 @@ def test_a1_ledger_figures_and_tables(a1_runs):
     checks = [equivariance.check(r) for r in (none, normed)]
     assert checks[0].exact == [True, True] and not any(checks[1].exact)
     cyc = equivariance.cyclic_change(circular.net, 24, shift=5)
-    claims, sanity = verdicts.a1_ledger(none, normed, circular, checks[0], cyc, 1)
+    claims, sanity = verdicts.a1_ledger(none, normed, circular, checks[0], cyc, 1, False)
     assert len(claims) == 2 and {v.verdict for v in claims} == {vocabulary.INCONCLUSIVE}
     assert all(c.holds for c in sanity) and len(sanity) == 2  # two seeds cannot reach alpha
     assert "circular" in claims[0].test.null and claims[0].test.n == 2
@@ -65,7 +65,7 @@ def test_a2_ledger_figures_and_tables(a1_runs):
     pack = packnorm.run(packnorm.configs(P))
     assert pack.pack.acc.shape == (3, 1) and len(pack.p_zero) == 1
     hops = multihop.compare(normed.probe_distances, 3, 24, 3.0)
-    claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0)
+    claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0, False)
     assert len(claims) == 3 and {v.verdict for v in claims} <= GRADES
     assert len(sanity) == 2 and "partial" not in claims[0].evidence
     assert f"0 < o < {pack.setup.path_len}" in claims[0].evidence
@@ -101,7 +101,7 @@ def test_a3_ledger_figures_and_tables(tiny_setup):
         localization.run(setup, setup.cnn("instance")), bn.none, circ
     )
     cyc = equivariance.cyclic_change(tested.circular.net, 24, shift=3)
-    claims, sanity = verdicts.a3_ledger(groups, control, tested, eq_pop, cyc, sizes)
+    claims, sanity = verdicts.a3_ledger(groups, control, tested, eq_pop, cyc, sizes, False, False)
     assert len(claims) == 5 and {v.verdict for v in claims} <= GRADES
     assert all(c.holds for c in sanity)
     for fig in (

@@ -109,7 +109,7 @@ RISING = [[0.1, 0.12], [0.2, 0.22], [0.3, 0.35], [0.5, 0.5]]  # per G = 1, 2, 4,
 ONLY_C = [[0.1, 0.12], [0.11, 0.09], [0.1, 0.11], [0.5, 0.5]]  # only InstanceNorm localizes
 
 
-def _a3(mb, pop, none, circ, big, mb_band=0.5, control_p=1 / 32, gn=RISING):
+def _a3(mb, pop, none, circ, big, mb_band=0.5, control_p=1 / 32, gn=RISING, rising=False):
     from types import SimpleNamespace
 
     bn = SimpleNamespace(
@@ -125,7 +125,7 @@ def _a3(mb, pop, none, circ, big, mb_band=0.5, control_p=1 / 32, gn=RISING):
         name="pop", shift=2, exact=[True] * 5, reach=[4] * 5, radius=4, max_change=[0.0] * 5
     )
     control = ClaimTest(0.4, 0.3, 0.5, control_p, 5, "t", "n", min_p=1 / 32)
-    claims, checks = verdicts.a3_ledger(groups, control, bn, eq, np.zeros(5), sizes)
+    claims, checks = verdicts.a3_ledger(groups, control, bn, eq, np.zeros(5), sizes, rising, rising)
     return [c.verdict for c in claims], checks
 
 
@@ -145,3 +145,28 @@ def test_a3_ledger_rows_come_out_the_right_way_round():
     # the positive control fails: GroupNorm and minibatch claims are inconclusive
     grades, _ = _a3(five(0.5), five(0.1), five(0.1), five(0.1), five(0.2), control_p=0.5)
     assert grades[:2] == [INC, INC]
+    # curves still rising: what would be "not reproduced" is inconclusive at this budget
+    grades, _ = _a3(five(0.1), five(0.1), five(0.1), five(0.1), five(0.1), gn=ONLY_C, rising=True)
+    assert grades == [INC] * 5
+
+
+def _curve(slopes_per_step, fractions=(0.25, 0.5)):
+    from types import SimpleNamespace
+
+    slope = np.array(slopes_per_step, dtype=float)  # (K, seeds)
+    return SimpleNamespace(fractions=np.array([*fractions, 1.0]), slope=slope)
+
+
+def test_a_curve_has_flattened_only_when_its_late_gain_is_bounded_below_the_margin():
+    flat = _curve([[0.0, 0.0, 0.0], [0.30, 0.31, 0.29], [0.301, 0.309, 0.293]])
+    rising = _curve([[0.0, 0.0, 0.0], [0.10, 0.12, 0.11], [0.20, 0.23, 0.21]])
+    noisy = _curve([[0.0, 0.0, 0.0], [0.2, 0.2, 0.2], [0.1, 0.3, 0.22]])  # mean gain ~0, wide
+    assert not verdicts.still_rising(flat)
+    assert verdicts.still_rising(rising) and verdicts.still_rising(noisy)
+    assert verdicts.still_rising(flat, rising)  # any rising curve counts
+    g = verdicts.late_gain(rising)
+    assert g.effect == pytest.approx(0.1033, abs=1e-3) and g.low < g.effect < g.high
+    no_half = _curve([[0.0, 0.0], [0.3, 0.3]], fractions=(0.75,))
+    assert verdicts.still_rising(no_half)  # nothing kept by half the budget: cannot tell
+    assert verdicts.at_budget(NOT, True) == INC and verdicts.at_budget(NOT, False) == NOT
+    assert verdicts.at_budget(R, True) == R

@@ -51,3 +51,12 @@ def table(rows: list[dict], floatfmt: str = ".3g") -> str:
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(fmt(r[k]) for k in keys) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def interval(test, spec: str = ".3f") -> str:
+    """A claim test's effect and interval: ``"0.103 [0.061, 0.146]"`` (``n/a`` for NaN)."""
+
+    def num(v: float) -> str:
+        return "n/a" if v != v else format(v, spec)
+
+    return f"{num(test.effect)} [{num(test.low)}, {num(test.high)}]"

@@ -385,3 +385,43 @@ def operating_characteristic(oc, alpha: float):
     axes[0, 0].set_ylabel("fraction of indices localized")
     axes[0, -1].legend(fontsize=8, loc="lower right")
     return fig
+
+
+def compute_to_effect(curves, alpha: float):
+    """Each network's effect through training: interior slope (left) and the fraction of the
+    tested interior the detector localizes (right) at every kept step, mean over seeds with one
+    thin line per seed; ``alpha`` marks the detector's calibrated false-positive level."""
+    fig, axes = canvas(ncols=2, width=4.2, height=3.2)
+    norms = [c.cnn.norm for c in curves]
+    shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(curves)))
+    for i, c in enumerate(curves):
+        col = color(c) if norms.count(c.cnn.norm) == 1 else shades[i]
+        x = c.fractions
+        for ax, y in zip(axes[0], (c.slope, c.frac)):
+            ax.plot(x, y, color=col, lw=0.6, alpha=0.35)
+            ax.plot(x, y.mean(axis=1), "o-", color=col, lw=1.6, ms=3, label=c.name)
+    axes[0, 1].axhline(alpha, color="0.4", ls=":", lw=1, label=f"α = {alpha:g}")
+    axes[0, 0].axhline(0, color="0.4", lw=0.6)
+    for ax, label in zip(axes[0], ("interior slope", "fraction of interior localized")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("fraction of the training budget")
+        ax.set_ylabel(label)
+    axes[0, 0].legend(fontsize=7)
+    axes[0, 1].legend(fontsize=7)
+    return fig
+
+
+def effect_per_minute(results):
+    """The budget calibration: each candidate's interior slope (mean over seeds, thin lines per
+    seed) against minutes of training per model."""
+    fig, axes = canvas(width=6.4, height=3.4)
+    ax = axes[0, 0]
+    shades = plt.cm.viridis(np.linspace(0.05, 0.85, len(results)))
+    for r, col in zip(results, shades):
+        ax.plot(r.minutes, r.curve.slope, color=col, lw=0.6, alpha=0.35)
+        ax.plot(r.minutes, r.curve.slope.mean(axis=1), "o-", color=col, lw=1.6, ms=3, label=r.name)
+    ax.axhline(0, color="0.4", lw=0.6)
+    ax.set_xlabel("training minutes per model (this machine)")
+    ax.set_ylabel("interior slope")
+    ax.legend(fontsize=8)
+    return fig

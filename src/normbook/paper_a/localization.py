@@ -15,17 +15,22 @@ import numpy as np
 import torch
 
 from ..core import cache, seeding, stats
+from ..core.devices import resolve_device
 from ..core.progress import progress
 from ..core.seeding import generators
 from . import cnn as cnn_module
 from . import detector, multihop, norms, probes, stacking, task, training
 from .cnn import CNNConfig, StackedCNN, set_batch_eval, set_padding
 from .detector import DetectorConfig, Localization, Moments
+from .stacking import device_of
 from .task import sample_inputs
 from .training import TrainConfig, train_stack
 
 TRAIN_CODE = (task, norms, cnn_module, stacking, training, seeding)
 EVAL_CODE = TRAIN_CODE + (probes,)
+
+
+EVAL_PASS_SAMPLES = 256  # samples per forward pass when batches are independent (measured best)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class EvalConfig:
     probe_ridge: float = 1e-3
     input_kind: str = "noise"
     padding: str = "zeros"  # "circular": the trained weights without a boundary (a null)
+    device: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -88,12 +94,21 @@ def configs(P) -> Setup:
         depth=P.depth,
         width=P.width,
         seeds=tuple(P.seeds),
-        train=TrainConfig(seq_len=P.seq_len, steps=P.steps, batch_size=P.batch_size, lr=P.lr),
+        train=TrainConfig(
+            seq_len=P.seq_len,
+            steps=P.steps,
+            batch_size=P.batch_size,
+            lr=P.get("lr", 1e-3),  # the budget calibration sets these per candidate
+            schedule=P.get("schedule", "constant"),
+            checkpoints=tuple(P.curve_fractions),
+            device=resolve_device(P.device),
+        ),
         eval=EvalConfig(
             n_samples=P.n_eval,
             batch_size=P.eval_batch_size,
             batch_eval=P.get("batch_eval", "minibatch"),
-            probe_batches=P.probe_batches,
+            probe_batches=P.get("probe_batches", EvalConfig.probe_batches),
+            device=resolve_device(P.device),
         ),
         detector=DetectorConfig(
             alpha=P.alpha,
@@ -120,22 +135,52 @@ def training_identity(cnn: CNNConfig) -> CNNConfig:
     return replace(cnn, batch_eval="minibatch")
 
 
-def trained(cnn: CNNConfig, tc: TrainConfig, seeds) -> tuple[StackedCNN, np.ndarray, list[bool]]:
+def _checkpoint_name(step: int, name: str) -> str:
+    return f"step{step}/{name}"
+
+
+def trained(
+    cnn: CNNConfig, tc: TrainConfig, seeds, at_step: int | None = None
+) -> tuple[StackedCNN, np.ndarray, list[bool]]:
     """The trained stack for these seeds; seeds already cached are loaded, the rest are
-    trained together in one stacked pass. Returns (net, loss history (steps, M), hit per seed)."""
+    trained together in one stacked pass. ``at_step`` (one of ``tc.checkpoint_steps``) loads
+    the states kept at that step instead of the final ones.
+    Returns (net, loss history (steps, M), hit per seed)."""
     ident = training_identity(cnn)
     keys = [{"cnn": asdict(ident), "train": asdict(tc), "seed": int(s)} for s in seeds]
+    if at_step is not None and at_step not in tc.checkpoint_steps:
+        raise ValueError(f"no state kept at step {at_step}; kept: {tc.checkpoint_steps}")
 
     def train_missing(idx: list[int]):
-        net, losses = train_stack(ident, tc, [seeds[i] for i in idx])
+        net, record = train_stack(ident, tc, [seeds[i] for i in idx])
         for j, i in enumerate(idx):
-            yield i, cache.Entry({"loss": losses[:, j]}, tensors=net.model_state(j))
+            tensors = net.model_state(j)
+            for step, states in record.checkpoints.items():
+                tensors.update({_checkpoint_name(step, k): v for k, v in states[j].items()})
+            # each model's share of the stacked pass (the calibration page reads it)
+            seconds = np.array([record.seconds / len(idx)])
+            yield i, cache.Entry({"loss": record.losses[:, j], "seconds": seconds}, tensors)
 
     entries = cache.cached_each("a_train", keys, train_missing, TRAIN_CODE)
+    if at_step is None:
+        states = [{k: v for k, v in e.tensors.items() if "/" not in k} for e in entries]
+    else:
+        prefix = _checkpoint_name(at_step, "")
+        states = [
+            {k[len(prefix) :]: v for k, v in e.tensors.items() if k.startswith(prefix)}
+            for e in entries
+        ]
     net = StackedCNN.from_model_states(
-        replace(ident, batch_eval=cnn.batch_eval), list(seeds), [e.tensors for e in entries]
+        replace(ident, batch_eval=cnn.batch_eval), list(seeds), states
     )
     return net, np.stack([e["loss"] for e in entries], axis=1), [e.hit for e in entries]
+
+
+def training_seconds(cnn: CNNConfig, tc: TrainConfig, seeds) -> np.ndarray:
+    """Each seed's share of the wall-clock of the stacked pass that trained it (cached)."""
+    ident = training_identity(cnn)
+    keys = [{"cnn": asdict(ident), "train": asdict(tc), "seed": int(s)} for s in seeds]
+    return np.array([cache.load("a_train", k, TRAIN_CODE)["seconds"][0] for k in keys])
 
 
 @torch.no_grad()
@@ -148,18 +193,32 @@ def evaluate(net: StackedCNN, seq_len: int, ev: EvalConfig, probe_weights: torch
     m, depth = net.n_models, net.cfg.depth
     set_batch_eval(net, ev.batch_eval)
     net.eval()
+    dev = device_of(net)
+    if probe_weights is not None:
+        probe_weights = probe_weights.to(dev)
     out_mom = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
     probe_mom = [stats.RunningMoments((depth, m, seq_len)) for _ in range(2)]
     gens = generators(net.seeds, "eval")
     n_batches = max(2, -(-ev.n_samples // ev.batch_size))
-    for b in progress(range(n_batches), desc="evaluate"):
-        x = sample_inputs(ev.batch_size, m, seq_len, gens, ev.input_kind)
+    # Samples of one batch talk to each other only through minibatch BatchNorm; otherwise
+    # several batches go through the network in one pass (same samples, fewer calls).
+    coupled = ev.batch_eval == "minibatch" and net.cfg.norm == "batch"
+    per_pass = 1 if coupled else max(1, EVAL_PASS_SAMPLES // ev.batch_size)
+    bs = ev.batch_size
+    for first in progress(range(0, n_batches, per_pass), desc="evaluate"):
+        k = min(per_pass, n_batches - first)
+        x = sample_inputs(bs * k, m, seq_len, gens, ev.input_kind).to(dev)
         if probe_weights is None:
-            out_mom[b % 2].update(net(x).numpy())
-            continue
-        out, acts = net(x, return_activations=True)
-        out_mom[b % 2].update(out.numpy())
-        probe_mom[b % 2].update(probes.apply_probes(acts, probe_weights).numpy())
+            out, probe_out = net(x).cpu().numpy(), None
+        else:
+            out, acts = net(x, return_activations=True)
+            probe_out = probes.apply_probes(acts, probe_weights).cpu().numpy()
+            out = out.cpu().numpy()
+        for j in range(k):
+            rows, stream = slice(j * bs, (j + 1) * bs), (first + j) % 2
+            out_mom[stream].update(out[rows])
+            if probe_out is not None:
+                probe_mom[stream].update(probe_out[rows])
     return {**stats.stack_moments("out", out_mom), **stats.stack_moments("probe", probe_mom)}
 
 
@@ -227,13 +286,19 @@ class LocalizationRun(SummarizedRun):
 
 
 def run(
-    setup: Setup, cnn: CNNConfig, with_probes: bool = True, padding: str = "zeros"
+    setup: Setup,
+    cnn: CNNConfig,
+    with_probes: bool = True,
+    padding: str = "zeros",
+    at_step: int | None = None,
 ) -> LocalizationRun:
     """Train (or load) the seeds' networks, evaluate them (cached), and summarize.
 
     BatchNorm is evaluated with the statistics ``cnn.batch_eval`` names; ``padding`` =
-    "circular" evaluates the same trained weights without a boundary (:func:`circular_null`)."""
-    net, losses, hits = trained(cnn, setup.train, list(setup.seeds))
+    "circular" evaluates the same trained weights without a boundary (:func:`circular_null`);
+    ``at_step`` evaluates the states kept at that training step (:func:`curve`)."""
+    net, losses, hits = trained(cnn, setup.train, list(setup.seeds), at_step)
+    net.to(setup.eval.device)
     set_padding(net, padding)
     ev = replace(setup.eval, batch_eval=cnn.batch_eval, padding=padding)
 
@@ -255,6 +320,7 @@ def run(
         "eval": asdict(ev),
         "seeds": list(setup.seeds),
         "probes": with_probes,
+        "at_step": at_step,
     }
     entry = cache.cached("a_eval", config, compute, EVAL_CODE + (stats, sys.modules[__name__]))
     out = Moments.from_arrays(entry, "out")
@@ -281,3 +347,37 @@ def circular_null(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> Loc
     be localized, but the outputs keep the network's own noise. Every claim that a network
     localizes is tested against this null and against the no-norm network."""
     return run(setup, cnn, with_probes, padding="circular")
+
+
+@dataclass
+class Curve:
+    """Effect sizes through training: one row per kept step, the last is the trained model."""
+
+    cnn: CNNConfig
+    steps: np.ndarray  # (K,)
+    total: int  # the training budget in steps
+    slope: np.ndarray  # (K, M) interior slope of the mean prediction
+    frac: np.ndarray  # (K, M) fraction of the tested interior localized
+
+    @property
+    def fractions(self) -> np.ndarray:
+        return self.steps / self.total
+
+    @property
+    def name(self) -> str:
+        return self.cnn.label
+
+
+def curve(setup: Setup, cnn: CNNConfig, final: SummarizedRun | None = None) -> Curve:
+    """The compute-to-effect curve of one normalization: every kept state evaluated like the
+    trained model (outputs only). ``final`` (the trained model's run) saves re-summarizing."""
+    steps = [*setup.train.checkpoint_steps, setup.train.steps]
+    runs = [run(setup, cnn, with_probes=False, at_step=s) for s in steps[:-1]]
+    runs.append(final if final is not None else run(setup, cnn, with_probes=False))
+    return Curve(
+        cnn=cnn,
+        steps=np.array(steps),
+        total=setup.train.steps,
+        slope=np.array([r.slope_interior for r in runs]),
+        frac=np.array([r.frac_interior for r in runs]),
+    )

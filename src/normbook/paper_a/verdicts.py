@@ -44,8 +44,46 @@ from .detector import Localization
 LEVEL = ALPHA  # significance level of every claim's test
 CHECK_LEVEL = 1e-3  # a control at chance "fails" only when its binomial p falls below this
 CYCLIC_TOLERANCE = 1e-4  # float rounding in pooled statistics under a cyclic shift
+FLAT_MARGIN = 0.02  # interior-slope gain over the last half of the budget a "flat" curve rules out
 NULL_NONE = "no-norm network (same seeds)"
 NULL_CIRCULAR = "same networks, circular padding"
+
+
+def late_gain(curve) -> ClaimTest:
+    """How much each seed's interior slope gained over the last half of the training budget
+    (from the last kept step at or before half the budget to the end), with its t interval.
+    ``p`` is NaN: this is an interval, compared with :data:`FLAT_MARGIN` by :func:`still_rising`."""
+    half = [i for i, f in enumerate(curve.fractions[:-1]) if f <= 0.5]
+    if not half:
+        nan = float("nan")
+        return ClaimTest(nan, nan, nan, nan, 0, "no state kept by half the budget", "")
+    gain = curve.slope[-1] - curve.slope[half[-1]]
+    frac = curve.fractions[half[-1]]
+    return ClaimTest(
+        float(gain.mean()),
+        *t_interval(gain),
+        p=float("nan"),
+        n=len(gain),
+        test=f"interior-slope gain from {frac:.0%} of the budget to all of it",
+        null=f"flat: gain < {FLAT_MARGIN:g}",
+    )
+
+
+def still_rising(*curves) -> bool:
+    """Whether any of these networks' effect may still be rising at the end of the budget: the
+    upper end of its late gain's interval reaches :data:`FLAT_MARGIN` (or cannot be computed).
+    Only a flattened curve can back *not reproduced*."""
+    for c in curves:
+        g = late_gain(c)
+        if not g.high < FLAT_MARGIN:  # NaN (too few seeds or no kept state) counts as rising
+            return True
+    return False
+
+
+def at_budget(verdict: str, rising: bool) -> str:
+    """*Not reproduced* needs a flattened curve; one still rising is *inconclusive at this
+    budget* (the chapter shows the trend)."""
+    return INCONCLUSIVE if verdict == NOT and rising else verdict
 
 
 def _interior_fraction(s: Localization) -> float:
@@ -184,8 +222,9 @@ def _t(values, spec: str = ".2f") -> str:
     return join(values, spec)
 
 
-def a1_ledger(none, normed, circular, eq_none, cyc, window: int) -> tuple[list, list]:
-    """Chapter A1: Fig. 1a and Fig. 1b as claims; Prop. C.1 and the null as checks."""
+def a1_ledger(none, normed, circular, eq_none, cyc, window: int, rising: bool) -> tuple[list, list]:
+    """Chapter A1: Fig. 1a and Fig. 1b as claims; Prop. C.1 and the null as checks.
+    ``rising``: the normalized networks' curve may still be rising (:func:`still_rising`)."""
     half = (normed.seq_len - 1) // 2
     frac = localization_test(normed, none, circular)
     spread, beyond = excess_test(normed, none, circular, factor=1.0)
@@ -196,7 +235,7 @@ def a1_ledger(none, normed, circular, eq_none, cyc, window: int) -> tuple[list, 
         Verdict(
             "A",
             f"With {normed.name} the whole sequence is localized (Fig. 1a)",
-            whole_sequence(frac, normed.distances, half, window),
+            at_budget(whole_sequence(frac, normed.distances, half, window), rising),
             frac,
             f"interior fraction {_t(normed.frac_interior)} vs nulls {_t(none.frac_interior)} / "
             f"{_t(circular.frac_interior)}; distances {normed.distances} (middle: {half})",
@@ -204,7 +243,7 @@ def a1_ledger(none, normed, circular, eq_none, cyc, window: int) -> tuple[list, 
         Verdict(
             "A",
             "With normalization, localization spreads inward faster than R(depth) (Fig. 1b)",
-            beyond_bound(spread, beyond),
+            at_budget(beyond_bound(spread, beyond), rising),
             spread,
             f"reach beyond R(d) at the best depth, per seed: {_t(excess[0], '.0f')} (nulls: "
             f"{_t(excess[1], '.0f')} / {_t(excess[2], '.0f')})",
@@ -215,9 +254,9 @@ def a1_ledger(none, normed, circular, eq_none, cyc, window: int) -> tuple[list, 
     return claims, checks
 
 
-def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, list]:
+def a2_ledger(pack, normed, none, circular, hop_factor: float, rising: bool) -> tuple[list, list]:
     """Chapter A2: Fig. 3 and the multi-hop reach as claims; o = 0 and the per-path control
-    as checks."""
+    as checks. ``rising``: the normalized networks' curve may still be rising."""
     o = pack.pack.overlaps
     partial = [i for i, v in enumerate(o) if 0 < v < pack.setup.path_len]
     acc = pack.pack.acc
@@ -266,7 +305,7 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
             "A",
             f"Localization reaches beyond one hop ({hop_factor:g}R(d)) at some depth, "
             "which only multiple hops explain",
-            beyond_bound(hop, beyond),
+            at_budget(beyond_bound(hop, beyond), rising),
             hop,
             f"reach beyond {hop_factor:g}R(d) at the best depth, per seed: {_t(excess, '.0f')}",
             unit=".1f",
@@ -289,11 +328,14 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
     return claims, checks
 
 
-def a3_ledger(groups, control: ClaimTest, bn, eq_pop, cyc, sizes) -> tuple[list, list]:
+def a3_ledger(
+    groups, control: ClaimTest, bn, eq_pop, cyc, sizes, groups_rising: bool, bn_rising: bool
+) -> tuple[list, list]:
     """Chapter A3: Fig. 4, Figs. 5-6, App. D and the evaluation batch size as claims; exact
     equivariance of population statistics and the circular null as checks. ``bn`` holds the
     batch-mean-test runs at the reference evaluation batch size (minibatch, population,
-    none, circular) and ``control`` the InstanceNorm positive control's test."""
+    none, circular) and ``control`` the InstanceNorm positive control's test; ``*_rising``:
+    whether the GroupNorm (G < C) or BatchNorm curves may still be rising."""
     proper = [i for i, g in enumerate(groups.group_counts) if g < groups.width]  # not G = C
     fracs = groups.values(_interior_fraction)[proper]  # (G < C, seeds)
     gs = [groups.group_counts[i] for i in proper]
@@ -321,7 +363,9 @@ def a3_ledger(groups, control: ClaimTest, bn, eq_pop, cyc, sizes) -> tuple[list,
         Verdict(
             "A",
             "GroupNorm: localization grows with the number of groups G (Fig. 4)",
-            grows_with_groups(trend, top_beats_bottom, control.significant()),
+            at_budget(
+                grows_with_groups(trend, top_beats_bottom, control.significant()), groups_rising
+            ),
             trend,
             f"trend over G < C = {groups.width}; mean interior fraction per G: "
             + join(f"{g}: {fracs[i].mean():.2f}" for i, g in enumerate(gs))
@@ -332,14 +376,14 @@ def a3_ledger(groups, control: ClaimTest, bn, eq_pop, cyc, sizes) -> tuple[list,
         Verdict(
             "A",
             "BatchNorm with minibatch statistics at inference localizes (Fig. 5)",
-            localizes(mb_test, control.significant()),
+            at_budget(localizes(mb_test, control.significant()), bn_rising),
             mb_test,
             f"batch-mean test, interior fraction {_t(m)}",
         ),
         Verdict(
             "A",
             "Population statistics destroy the localization minibatch statistics give (Fig. 6)",
-            localizes(pop_test, mb_ok),
+            at_budget(localizes(pop_test, mb_ok), bn_rising),
             pop_test,
             f"batch-mean test, interior fraction minibatch {_t(m)} vs population "
             f"{_t([s.frac_interior for s in pop.batch_mean])}",
@@ -347,7 +391,7 @@ def a3_ledger(groups, control: ClaimTest, bn, eq_pop, cyc, sizes) -> tuple[list,
         Verdict(
             "A",
             "BatchNorm (minibatch) misses some indices near the boundary (App. D)",
-            localizes(bnd_test, mb_ok),
+            at_budget(localizes(bnd_test, mb_ok), bn_rising),
             bnd_test,
             f"batch-mean test, fraction localized within R: none {_t(bnd_none)}, minibatch "
             f"{_t(bnd_mb)}",
@@ -355,7 +399,7 @@ def a3_ledger(groups, control: ClaimTest, bn, eq_pop, cyc, sizes) -> tuple[list,
         Verdict(
             "A",
             f"(ours) Minibatch localization fades as the evaluation batch grows to {sizes.largest}",
-            localizes(fade_test, mb_ok),
+            at_budget(localizes(fade_test, mb_ok), bn_rising),
             fade_test,
             f"batch-mean test, interior fraction at b = {sizes.reference}: {_t(frac_ref)}, at "
             f"b = {sizes.largest}: {_t(frac_big)}",

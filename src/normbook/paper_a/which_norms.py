@@ -3,6 +3,7 @@ batch size, and the runs the BatchNorm claims are tested with (:class:`BatchMean
 
     setup = localization.configs(P)
     groups = which_norms.group_sweep(setup, P.group_counts, P.group_seeds)
+    curves = which_norms.group_curves(setup, P.group_counts, P.group_seeds)
     bn = which_norms.batchnorm_runs(setup)            # none, minibatch, population
     sizes = which_norms.eval_batch_sweep(setup, P.bn_eval_batch_sizes)
     tested = which_norms.batch_mean_runs(setup, sizes.reference)
@@ -124,6 +125,13 @@ def group_sweep(setup: Setup, group_counts: list[int], seeds: list[int]) -> Grou
         for g in group_counts
     }
     return GroupSweep(list(group_counts), setup.width, runs)
+
+
+def group_curves(setup: Setup, group_counts: list[int], seeds: list[int]) -> list:
+    """The compute-to-effect curve of every G (:func:`localization.curve`), same seeds as the
+    sweep."""
+    setup = replace(setup, seeds=tuple(seeds))
+    return [localization.curve(setup, setup.cnn("group", groups=g)) for g in sorted(group_counts)]
 
 
 @dataclass
