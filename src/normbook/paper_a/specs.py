@@ -7,10 +7,12 @@ them, the Methods page lists them, and a reader can change them.
 from __future__ import annotations
 
 from ..core.claims import min_paired_seeds
+from ..core.devices import DEVICES
 from ..core.params import Param, Spec, profiles
 from . import reported
 from .detector import TESTS
 from .norms import BATCH_EVAL_MODES, NORM_KINDS
+from .stacking import SCHEDULES
 
 PACKAGES = ("paper_a",)
 
@@ -22,6 +24,16 @@ def _needs_interior(P) -> str | None:
             f"parameter 'depth': receptive-field radius R = floor(kernel/2)*depth = {radius} "
             f"must be < seq_len/2 - 2 = {P.seq_len / 2 - 2:g} so that an interior exists; "
             f"lower depth or kernel, or raise seq_len"
+        )
+    return None
+
+
+def _curve_inside_budget(P) -> str | None:
+    bad = [f for f in P.curve_fractions if not 0 < f < 1]
+    if bad:
+        return (
+            f"parameter 'curve_fractions': fractions strictly between 0 and 1 (the full budget "
+            f"is always evaluated), got {bad[0]:g}"
         )
     return None
 
@@ -64,7 +76,35 @@ LOCALIZATION_PARAMS = [
     Param("batch_eval", str, "BatchNorm statistics at evaluation", choices=BATCH_EVAL_MODES),
     Param("steps", int, "Adam steps per model", min=1, max=10_000_000, reconstruction=True),
     Param("batch_size", int, "training batch size", min=1, max=4096, reconstruction=True),
-    Param("lr", float, "Adam learning rate", min=1e-7, max=1.0, reconstruction=True),
+    Param(
+        "lr",
+        float,
+        "Adam learning rate (the peak, under a schedule)",
+        min=1e-7,
+        max=1.0,
+        reconstruction=True,
+    ),
+    Param(
+        "schedule",
+        str,
+        "learning-rate schedule: constant, onecycle or cosine (warm-up)",
+        choices=SCHEDULES,
+        reconstruction=True,
+    ),
+    Param(
+        "curve_fractions",
+        list,
+        "budget fractions evaluated for compute-to-effect curves",
+        list_of=float,
+        min=0.0,
+        max=1.0,
+    ),
+    Param(
+        "device",
+        str,
+        "where networks train and run: 'auto' is cuda when available",
+        choices=DEVICES,
+    ),
     Param("seeds", list, "training seeds (one model each)", list_of=int, min=0, max=1e9),
     Param("n_eval", int, "predictions per index for the Welch tests", min=4, max=10**9),
     Param(
@@ -110,28 +150,36 @@ LOCALIZATION_PARAMS = [
 
 A1_PROFILES = profiles(
     dict(kernel=5, norm="instance", groups=1, batch_eval="minibatch", batch_size=32,
+         schedule="constant", curve_fractions=[0.125, 0.25, 0.5],
          eval_batch_size=32, alpha=reported.WELCH_ALPHA, detector="span", distance_window=4,
          distance_threshold=0.5),
     smoke=dict(seq_len=48, depth=4, width=8, steps=40, lr=1e-3, seeds=[0, 1], n_eval=2048,
-               probe_batches=4),
-    # cpu: 15 % of the paper's steps, so a 3x larger Adam step (in a pilot, both seeds
-    # learned within 3,000 steps at 3e-3; at 1e-3 one of two had barely started). A short,
+               device="cpu", probe_batches=4),
+    # cpu: 30 % of the paper's steps at a 10x larger constant Adam step, the best slope per
+    # minute of training on the budget calibration page (book/calibration.py). A short,
     # shallow net (l = 75, d = 4, R = 8: the paper's l/R; a third of the cost per model-step
     # of l = 150, d = 8) buys five seeds, the fewest for which a paired sign-flip test can
     # reach p < 0.05 (1/32); chapter A3 shares these models.
-    cpu=dict(seq_len=75, depth=4, width=32, steps=3000, lr=3e-3, seeds=[0, 1, 2, 3, 4],
-             n_eval=51_200, probe_batches=64),
+    cpu=dict(seq_len=75, depth=4, width=32, steps=6000, lr=1e-2, seeds=[0, 1, 2, 3, 4],
+             device="cpu", n_eval=51_200, probe_batches=64),
     # paper: the paper's 4 seeds plus one, the fewest a paired sign-flip test can grade with
     paper=dict(seq_len=reported.SEQ_LEN, depth=32, width=32, steps=20_000, lr=1e-3,
                seeds=list(range(max(reported.N_SEEDS, min_paired_seeds()))), n_eval=3_200_000,
-               probe_batches=256),
+               device="auto", probe_batches=256),
 )  # fmt: skip
 
 A1 = Spec(
     chapter="a1_localization",
     params=LOCALIZATION_PARAMS,
     profiles=A1_PROFILES,
-    checks=[_odd_kernel, _needs_interior, _groups_divide, _enough_samples, _compares_a_norm],
+    checks=[
+        _odd_kernel,
+        _needs_interior,
+        _groups_divide,
+        _enough_samples,
+        _compares_a_norm,
+        _curve_inside_budget,
+    ],
     packages=PACKAGES,
 )
 
@@ -277,6 +325,7 @@ A2 = Spec(
         _needs_interior,
         _groups_divide,
         _enough_samples,
+        _curve_inside_budget,
         _pack_geometry,
         _pack_overlaps,
         _hop_factor,
@@ -359,14 +408,24 @@ A3 = Spec(
             bn_eval_batch_sizes=[8, 32, 128, 512],
         ),
     },
-    checks=[_odd_kernel, _needs_interior, _enough_samples, _group_counts_divide, _bn_batches],
+    checks=[
+        _odd_kernel,
+        _needs_interior,
+        _enough_samples,
+        _group_counts_divide,
+        _bn_batches,
+        _curve_inside_budget,
+    ],
     packages=PACKAGES,
 )
 
 A_SPECS = {spec.chapter: spec for spec in (A1, A2, A3)}
 
 # The knobs that determine a trained localization network (besides its normalization).
-TRAINING_KNOBS = ("seq_len", "kernel", "depth", "width", "steps", "batch_size", "lr")
+TRAINING_KNOBS = (
+    "seq_len", "kernel", "depth", "width", "steps", "batch_size", "lr", "schedule",
+    "curve_fractions",
+)  # fmt: skip
 
 
 def shares_a1_models(P) -> bool:
@@ -389,3 +448,86 @@ def a1_reuse_note(P) -> str:
         f"rate {a1.lr:g} at this profile; the configurations differ, so this chapter trains "
         f"its own no-norm and InstanceNorm networks"
     )
+
+
+# ----------------------------------------------------------------------------- budget calibration
+# The page that chose chapter A1's schedule, learning rate and batch size: A1's geometry and
+# sample budget, seeds no chapter uses, one candidate per (cal_schedules[i], cal_lrs[i],
+# cal_batch_sizes[i]).
+
+
+def _cal_candidates(P) -> str | None:
+    n = {len(P.cal_schedules), len(P.cal_lrs), len(P.cal_batch_sizes)}
+    if len(n) != 1:
+        return (
+            "parameters 'cal_schedules', 'cal_lrs', 'cal_batch_sizes': one entry per candidate, "
+            f"got {len(P.cal_schedules)}, {len(P.cal_lrs)} and {len(P.cal_batch_sizes)}"
+        )
+    bad = [s for s in P.cal_schedules if s not in SCHEDULES]
+    if bad:
+        return f"parameter 'cal_schedules': each one of {SCHEDULES}, got {bad[0]!r}"
+    used = {s for p in A1.profiles.values() for s in p["seeds"]}
+    if used & set(P.seeds):
+        return (
+            f"parameter 'seeds': the calibration must not use the chapters' seeds "
+            f"{sorted(used & set(P.seeds))}; choose others (e.g. 100, 101)"
+        )
+    return None
+
+
+_BUDGET_DROP = ("norm", "groups", "batch_eval", "lr", "schedule", "probe_batches")  # unused
+_CAL_CPU = dict(
+    cal_schedules=["constant", "constant", "onecycle", "constant"],
+    cal_lrs=[3e-3, 1e-2, 1e-2, 1e-2],
+    cal_batch_sizes=[32, 32, 32, 16],
+)
+
+BUDGET = Spec(
+    chapter="calibration",
+    params=[p for p in LOCALIZATION_PARAMS if p.name not in _BUDGET_DROP]
+    + [
+        Param("cal_schedules", list, "candidate i's lr schedule", list_of=str),
+        Param(
+            "cal_lrs", list, "candidate i's (peak) learning rate", list_of=float, min=1e-7, max=1.0
+        ),
+        Param(
+            "cal_batch_sizes",
+            list,
+            "candidate i's batch size (same samples: steps scale)",
+            list_of=int,
+            min=1,
+            max=4096,
+        ),
+    ],
+    profiles={
+        "smoke": _from_a1(
+            "smoke",
+            _BUDGET_DROP,
+            seeds=[100],
+            n_eval=1024,
+            curve_fractions=[0.25, 0.5, 0.75],
+            cal_schedules=["constant", "onecycle"],
+            cal_lrs=[3e-3, 1e-2],
+            cal_batch_sizes=[16, 16],
+        ),
+        "cpu": _from_a1(
+            "cpu",
+            _BUDGET_DROP,
+            seeds=[100, 101],
+            n_eval=8192,
+            curve_fractions=[0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875],
+            **_CAL_CPU,
+        ),
+        "paper": _from_a1(
+            "paper",
+            _BUDGET_DROP,
+            seeds=[100, 101],
+            n_eval=102_400,
+            curve_fractions=[0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875],
+            **_CAL_CPU,
+        ),
+    },
+    checks=[_odd_kernel, _needs_interior, _enough_samples, _curve_inside_budget, _cal_candidates],
+    packages=PACKAGES,
+)
+A_SPECS[BUDGET.chapter] = BUDGET

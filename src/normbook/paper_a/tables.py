@@ -169,3 +169,24 @@ def eval_batch(sweep: EvalBatchSweep, seeds: list[int]) -> str:
             for j, seed in enumerate(seeds)
         ]
     )
+
+
+def budget(results) -> str:
+    """The budget calibration: one row per candidate (:mod:`.budget`)."""
+    from .verdicts import late_gain
+
+    rows = []
+    for r in results:
+        g = late_gain(r.curve)
+        rows.append(
+            {
+                "candidate": r.name,
+                "steps": f"{r.curve.total:,}",
+                "minutes per model": f"{r.minutes[-1]:.2f}",
+                "plateau ends (min)": f"{r.onset_minutes:.2f}",
+                "final interior slope": join(r.curve.slope[-1], ".3f"),
+                "slope per minute": f"{r.slope_per_minute:.3f}",
+                "gain over last half": f"{g.effect:.3f}",
+            }
+        )
+    return table(rows)

@@ -1,0 +1,115 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# (calibration)=
+# # Calibrating the training budget
+#
+# The `cpu` profile trains paper A's networks for minutes instead of hours, so every minute has to
+# count: the effect the book exists to show (a network localizing indices it cannot see) is only
+# as plain as the training budget allows. This page chooses chapter {ref}`a1`'s learning-rate
+# schedule, learning rate and batch size. It trains the positive control (InstanceNorm) with
+# each candidate at chapter A1's geometry and sample budget, on seeds no chapter uses, and
+# measures the interior slope of the mean prediction (1 for the ramp itself, 0 for no
+# localization; {ref}`a1-fig1a`) at kept states through training against the wall-clock of
+# training on this machine. The figure of merit is the slope reached per minute of training.
+# The verdicts play no part in the choice.
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
+seq_len = None  # sequence length l
+kernel = None  # convolution kernel size k
+depth = None  # number of conv blocks d
+width = None  # channels C per block
+steps = None  # Adam steps per model
+batch_size = None  # training batch size
+curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+device = None  # where networks train and run: 'auto' is cuda when available
+seeds = None  # training seeds (one model each)
+n_eval = None  # predictions per index for the Welch tests
+eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
+alpha = None  # Welch test level (paper: 0.1)
+detector = None  # localization test: span (calibrated), neighbour (before) or definition (paper's)
+distance_window = None  # half-width of the window used for the localization distance
+distance_threshold = None  # fraction of the window that must be localized
+cal_schedules = None  # candidate i's lr schedule
+cal_lrs = None  # candidate i's (peak) learning rate
+cal_batch_sizes = None  # candidate i's batch size (same samples: steps scale)
+
+# %%
+from normbook.core import fmt, report
+from normbook.paper_a import budget, figures, localization, tables, verdicts
+from normbook.paper_a.specs import A1, BUDGET
+
+P, run = report.start(BUDGET, globals())
+setup = localization.configs(P)
+cands = budget.candidates(P.cal_schedules, P.cal_lrs, P.cal_batch_sizes)
+samples = f"{P.steps * P.batch_size:,}"
+report.glue_all("cal", {"L": P.seq_len, "R": setup.radius, "d": P.depth, "n": len(cands),
+                      "samples": samples, "seeds": fmt.join(P.seeds)})  # fmt: skip
+
+# %% [markdown]
+# (calibration-study)=
+# ## The study
+#
+# {glue:text}`cal_n` candidates, each trained on {glue:text}`cal_samples` samples
+# ($\ell$ = {glue:text}`cal_L`, $d$ = {glue:text}`cal_d`, $R$ = {glue:text}`cal_R`; seeds
+# {glue:text}`cal_seeds`, stacked in one pass per candidate and cached): a smaller batch gets
+# proportionally more steps. The schedules are `constant`, `onecycle` (PyTorch's
+# `OneCycleLR`: warm-up to the peak over 30 % of the steps, then annealing) and `cosine`
+# (linear warm-up over 5 %, then cosine decay); see `paper_a.stacking.lr_scheduler`.
+
+# %%
+results = budget.study(setup, cands)
+report.figure("fig-cal-curves", figures.effect_per_minute(results))
+report.md(tables.budget(results))
+
+# %% [markdown]
+# ```{glue:figure} fig-cal-curves
+# :name: fig-cal-curves
+# :alt: Interior slope against minutes of training per model, one line per candidate.
+#
+# The positive control's interior slope against training minutes per model on this machine,
+# mean over seeds (thin lines: single seeds), for every candidate. Drawn by
+# `paper_a.figures.effect_per_minute`.
+# ```
+
+# %%
+top = budget.best(results)
+a1 = A1.resolve(P.profile)
+chosen = budget.Candidate(a1.schedule, a1.lr, a1.batch_size)
+report.glue_all("cal", {"best": top.name, "best_rate": f"{top.slope_per_minute:.3f}",
+                      "best_slope": f"{top.final_slope:.3f}",
+                      "a1_choice": chosen.label,
+                      "agrees": "is" if chosen == top.candidate else "is **not**"})  # fmt: skip
+gain = verdicts.late_gain(top.curve)
+report.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
+                      "best_rising": "may still be rising" if verdicts.still_rising(top.curve)
+                      else "has flattened"})  # fmt: skip
+
+# %% [markdown]
+# At this profile the best candidate is *{glue:text}`cal_best`*: interior slope
+# {glue:text}`cal_best_slope` at the end of the budget, {glue:text}`cal_best_rate` per minute of
+# training. Chapter A1's profile uses *{glue:text}`cal_a1_choice`*, which
+# {glue:text}`cal_agrees` this page's best at this profile.
+#
+# The table gives, per candidate, when its plateau ended (the first kept state whose mean slope
+# reached {glue:text}`cal_onset`) and how much the slope still gained over the last half of the
+# budget: the best candidate gained {glue:text}`cal_best_gain`, so its curve
+# {glue:text}`cal_best_rising` (the rule of {ref}`a1-curve`). A longer budget is a parameter
+# away (`steps`), at the cost the minutes column states.
+#
+# **Left out.** Initialization was not varied (PyTorch's default, per model from its seed).
+
+# %%
+run.finish()

@@ -1,0 +1,85 @@
+"""Compute-to-effect curves, the budget calibration and batched evaluation."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from normbook.core.params import ParameterError
+from normbook.paper_a import budget, localization
+from normbook.paper_a.specs import BUDGET
+
+
+def test_curve_evaluates_kept_states_and_ends_at_the_trained_model(tiny_setup):
+    setup = tiny_setup(seeds=(0, 1), steps=8, curve_fractions=[0.25, 0.5])
+    cnn = setup.cnn("instance")
+    c = localization.curve(setup, cnn)
+    assert c.steps.tolist() == [2, 4, 8] and c.fractions.tolist() == [0.25, 0.5, 1.0]
+    assert c.slope.shape == (3, 2) and c.frac.shape == (3, 2)
+    final = localization.run(setup, cnn, with_probes=False)
+    np.testing.assert_array_equal(c.slope[-1], final.slope_interior)
+    # a kept state is a different network from the trained one
+    early, _, _ = localization.trained(cnn, setup.train, [0, 1], at_step=2)
+    late, _, _ = localization.trained(cnn, setup.train, [0, 1])
+    w = "convs.1.weight"
+    assert not torch.equal(early.model_state(0)[w], late.model_state(0)[w])
+    with pytest.raises(ValueError, match="no state kept at step 3"):
+        localization.trained(cnn, setup.train, [0], at_step=3)
+
+
+def test_batched_evaluation_matches_one_batch_per_pass(monkeypatch, tiny_setup):
+    # 16 samples x 24 indices per batch: draws in one pass equal draws batch by batch
+    setup = tiny_setup(seeds=(0, 1), n_eval=128)
+    net, _, _ = localization.trained(setup.cnn("instance"), setup.train, [0, 1])
+    batched = localization.evaluate(net, 24, setup.eval, None)
+    monkeypatch.setattr(localization, "EVAL_PASS_SAMPLES", setup.eval.batch_size)
+    single = localization.evaluate(net, 24, setup.eval, None)
+    for k in batched:
+        np.testing.assert_allclose(batched[k], single[k], rtol=1e-5, atol=1e-6)
+
+
+def test_candidates_share_the_sample_budget(tiny_setup):
+    setup = tiny_setup(steps=8, batch_size=8)
+    small = budget.setup_for(setup, budget.Candidate("onecycle", 1e-2, 4))
+    assert (small.train.steps, small.train.batch_size, small.train.schedule) == (16, 4, "onecycle")
+    with pytest.raises(ValueError, match="one entry per candidate"):
+        budget.candidates(["constant"], [1e-3, 1e-2], [8])
+
+
+def test_best_candidate_is_the_largest_slope_per_minute():
+    def result(slope, seconds):
+        c = localization.Curve(
+            cnn=None,
+            steps=np.array([5, 10]),
+            total=10,
+            slope=np.array([[0.0, 0.0], [slope, slope]]),
+            frac=np.zeros((2, 2)),
+        )
+        return budget.Result(budget.Candidate("constant", 1e-3, 8), c, np.array([seconds] * 2))
+
+    slow_big, fast_small = result(0.4, 120.0), result(0.3, 30.0)
+    assert fast_small.slope_per_minute == pytest.approx(0.6)
+    assert budget.best([slow_big, fast_small]) is fast_small
+    assert fast_small.onset_minutes == pytest.approx(0.5)  # first kept state >= ONSET
+    assert np.isnan(result(0.01, 30.0).onset_minutes)
+
+
+def test_budget_study_runs_and_times_training(tiny_setup):
+    setup = tiny_setup(seeds=(100,), steps=8, curve_fractions=[0.5])
+    res = budget.study(setup, [budget.Candidate("constant", 1e-2, 8)])
+    assert res[0].seconds[0] > 0 and res[0].minutes.shape == (2,)
+
+
+def test_calibration_refuses_the_chapters_seeds_and_ragged_candidates():
+    with pytest.raises(ParameterError, match="must not use the chapters' seeds"):
+        BUDGET.resolve("cpu", seeds=[0, 100])
+    with pytest.raises(ParameterError, match="one entry per candidate"):
+        BUDGET.resolve("cpu", cal_lrs=[1e-3])
+    with pytest.raises(ParameterError, match="cal_schedules"):
+        BUDGET.resolve("cpu", cal_schedules=["constant", "constant", "warmup", "constant"])
+
+
+def test_setup_replace_keeps_checkpoints(tiny_setup):
+    setup = tiny_setup(steps=8, curve_fractions=[0.5])
+    assert replace(setup.train, steps=16).checkpoint_steps == [8]
