@@ -8,7 +8,7 @@ PROFILE ?= cpu
 CHAPTER ?=
 PARAMS ?=
 
-.PHONY: book test unit lint format params smoke chapter clean clean-cache venv
+.PHONY: book test unit lint format params smoke chapter clean clean-cache venv benchmark plan
 
 venv: $(VENV)/.installed
 
@@ -51,6 +51,15 @@ smoke: venv
 chapter: venv
 	@test -n "$(CHAPTER)" || { echo "error: set CHAPTER=book/<chapter>.py"; exit 2; }
 	$(BUILD) chapter $(CHAPTER) --profile $(PROFILE) $(PARAMS)
+
+## Training throughput of chapter A1's networks against this machine's matmul peak.
+benchmark: venv
+	$(PY) -m normbook.benchmark --profile $(PROFILE)
+
+## Planned FLOPs per chapter and the estimated GPU time, without running anything:
+##   make plan PROFILE=paper
+plan: venv
+	$(BUILD) book --profile $(PROFILE) --dry-run
 
 clean:
 	rm -rf _build

@@ -248,10 +248,18 @@ def render(profile: str, strict: bool = False, partial: bool = False) -> Path:
     return index
 
 
+def dry_run(resolved: dict) -> None:
+    """Print the planned compute of the resolved chapters ({stem: Params}); run nothing."""
+    from .. import plan
+
+    print(plan.report(resolved), flush=True)
+
+
 def cmd_book(args) -> None:
     chs = chapters()
-    for ch in chs:  # validate every chapter's parameters before executing anything
-        spec_for(ch).resolve(args.profile)
+    resolved = {ch.stem: spec_for(ch).resolve(args.profile) for ch in chs}  # before any compute
+    if args.dry_run:
+        return dry_run(resolved)
     timings = {}
     for ch in chs:
         _, secs = execute(ch, args.profile, {}, force=args.force)
@@ -269,7 +277,9 @@ def cmd_chapter(args) -> None:
         )
     overrides = parse_overrides(path, args.p or [])
     profile = overrides.pop("profile", args.profile)
-    spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
+    P = spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
+    if args.dry_run:
+        return dry_run({path.stem: P})
     nb, _ = execute(path, profile, overrides, force=True)
     print(f"[notebook] {nb}", flush=True)
     render(profile, partial=True)  # chapters never executed at this profile are left out
@@ -348,10 +358,13 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--profile", default="cpu", choices=PROFILES)
     b.add_argument("--strict", action="store_true", help="warnings are errors (-W)")
     b.add_argument("--force", action="store_true", help="re-execute every chapter")
+    dry = "print each chapter's planned FLOPs and estimated GPU time; run nothing"
+    b.add_argument("--dry-run", action="store_true", help=dry)
     c = sub.add_parser("chapter", help="re-execute one chapter with new parameters")
     c.add_argument("path")
     c.add_argument("--profile", default="cpu", choices=PROFILES)
     c.add_argument("-p", nargs=2, action="append", metavar=("NAME", "VALUE"))
+    c.add_argument("--dry-run", action="store_true", help=dry)
     m = sub.add_parser("params", help="check the parameters cells against the specs")
     m.add_argument("--write", action="store_true", help="regenerate drifted cells from the specs")
     args = ap.parse_args(argv)

@@ -7,5 +7,5 @@ Modules, in the order a chapter uses them: :mod:`.specs` (parameters), :mod:`.ta
 runner), :mod:`.equivariance`, :mod:`.packnorm`, :mod:`.multihop`, :mod:`.batchstats`,
 :mod:`.which_norms` (chapter A3's experiments), :mod:`.figures`, :mod:`.diagrams`,
 :mod:`.tables`, :mod:`.verdicts`, :mod:`.reported` (the paper's own numbers);
-:mod:`.benchmark` times stacked training.
+(:mod:`normbook.benchmark` times stacked training.)
 """

@@ -1,0 +1,102 @@
+"""Training throughput of chapter A1's networks, against the machine's own matmul peak.
+
+    python -m normbook.benchmark [--profile cpu] [--norm instance] [--steps 200]
+
+Reports, in one run: the fp32 matmul peak (GFLOP/s, best of before and after), steps/s of the
+stacked path (every seed in one network), of a naive loop that trains the same models one at a
+time, and the share of the peak the stacked path reaches. FLOPs per step are counted by
+``torch.utils.flop_counter`` on one real step, forward and backward (see :func:`flops_per_step`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, replace
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from .paper_a import localization
+from .paper_a.cnn import CNNConfig, StackedCNN
+from .paper_a.specs import A1
+from .paper_a.task import ramp
+from .paper_a.training import TrainConfig, train_stack
+
+
+def matmul_peak(n: int = 1024, reps: int = 20) -> float:
+    """fp32 FLOP/s of an n x n matmul on this machine, with the current thread count."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * n**3 * reps / (time.perf_counter() - t0)
+
+
+def flops_per_step(cnn: CNNConfig, tc: TrainConfig, n_models: int) -> int:
+    """FLOPs of one training step of the stack (forward and backward): PyTorch's count for one
+    model, times the number of models (its counter overcounts the backward pass of grouped
+    convolutions three-fold, so the stack itself is not counted)."""
+    net = StackedCNN(cnn, [0])
+    x = torch.randn(tc.batch_size, 1, tc.seq_len)
+    with FlopCounterMode(display=False) as counter:
+        ((net(x) - ramp(tc.seq_len)) ** 2).mean().backward()
+    return counter.get_total_flops() * n_models
+
+
+def steps_per_second(cnn: CNNConfig, tc: TrainConfig, seeds: list[int]) -> float:
+    train_stack(cnn, replace(tc, steps=5, checkpoints=()), seeds)  # warm-up
+    _, record = train_stack(cnn, replace(tc, checkpoints=()), seeds)
+    return tc.steps / record.seconds
+
+
+@dataclass
+class Benchmark:
+    peak_flops: float
+    flops_per_step: int  # of the whole stack
+    stacked_steps_s: float
+    naive_steps_s: float  # the same models trained one after another, per step of all
+
+    @property
+    def stacked_share(self) -> float:
+        return self.flops_per_step * self.stacked_steps_s / self.peak_flops
+
+    @property
+    def speedup(self) -> float:
+        return self.stacked_steps_s / self.naive_steps_s
+
+
+def measure(cnn: CNNConfig, tc: TrainConfig, seeds: list[int]) -> Benchmark:
+    peak = matmul_peak()
+    stacked = steps_per_second(cnn, tc, seeds)
+    naive = 1 / sum(1 / steps_per_second(cnn, tc, [s]) for s in seeds)
+    peak = max(peak, matmul_peak())
+    return Benchmark(peak, flops_per_step(cnn, tc, len(seeds)), stacked, naive)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--profile", default="cpu", choices=("smoke", "cpu", "paper"))
+    ap.add_argument("--norm", default="instance")
+    ap.add_argument("--steps", type=int, default=200)
+    a = ap.parse_args(argv)
+    setup = localization.configs(A1.resolve(a.profile))
+    cnn = setup.cnn(a.norm)
+    tc = replace(setup.train, steps=a.steps)
+    b = measure(cnn, tc, list(setup.seeds))
+    print(
+        f"A1 at {a.profile}: {len(setup.seeds)} models, l={tc.seq_len}, d={cnn.depth}, "
+        f"C={cnn.width}, batch {tc.batch_size}, {cnn.label}, "
+        f"{torch.get_num_threads()} threads\n"
+        f"  matmul peak          {b.peak_flops / 1e9:7.1f} GFLOP/s\n"
+        f"  FLOPs per step       {b.flops_per_step / 1e6:7.1f} MFLOP (all models)\n"
+        f"  stacked              {b.stacked_steps_s:7.1f} steps/s "
+        f"({b.stacked_share:.0%} of the matmul peak)\n"
+        f"  one model at a time  {b.naive_steps_s:7.1f} steps/s of all models "
+        f"(stacked is x{b.speedup:.2f})"
+    )
+
+
+if __name__ == "__main__":
+    main()

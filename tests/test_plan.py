@@ -1,0 +1,35 @@
+"""The dry run: planned FLOPs per chapter, computed before (and instead of) any training."""
+
+import pytest
+
+from normbook import plan
+from normbook.chapters import SPECS
+from normbook.core import build
+
+
+def test_a1_plan_counts_training_and_evaluation_of_both_networks():
+    P = SPECS["a1_localization"].resolve("smoke")
+    items = plan.chapter_plan("a1_localization", P)
+    train, fwd = plan.localization_flops(P.seq_len, P.depth, P.width, P.kernel)
+    assert train > 2 * fwd > 0  # a training step is a forward and a backward pass
+    models = 2 * len(P.seeds)
+    assert items[0].flops == models * P.steps * P.batch_size * train
+    assert items[1].flops > models * P.n_eval * fwd  # trained, null, kept states, probes
+
+
+def test_paper_profile_plans_more_than_cpu():
+    for name in ("a1_localization", "a3_which_norms", "b1_setup_accuracy"):
+        cpu, paper = (sum(i.flops for i in plan.chapter_plan(name, SPECS[name].resolve(p)))
+                      for p in ("cpu", "paper"))  # fmt: skip
+        assert paper > 10 * cpu > 0, name
+
+
+def test_dry_run_prints_every_chapter_and_computes_nothing(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(build, "execute", lambda *a, **k: pytest.fail("executed a chapter"))
+    assert build.main(["book", "--profile", "paper", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert plan.DEVICE in out and "total:" in out
+    for ch in build.chapters():
+        assert f"{ch.stem}:" in out
+    assert not (tmp_path / "cache").exists()
