@@ -65,8 +65,17 @@ def training_runs(models: Models) -> str:
     )
 
 
+def _scale(cfg: ClassifierConfig) -> str:
+    """How far a config is from the paper's scale: share of the weights and of the images."""
+    n_ours = sum(p.numel() for p in cfg.build(0).parameters())
+    n_paper = sum(p.numel() for p in cfg.at_paper_width().build(0).parameters())
+    full = DATASETS[cfg.dataset][3]
+    return f"{n_ours / n_paper:.1%} of the weights, {cfg.n_train / full:.1%} of the training split"
+
+
 def table1(models: Models) -> str:
-    """The paper's Table 1 (test accuracy) next to ours, mean ± sd over seeds."""
+    """The paper's Table 1 (test accuracy) next to ours, mean ± sd over seeds, with each row's
+    distance from the paper's scale."""
     acc, cfgs = models.accuracy, models.configs
     rows = []
     for ds in DATASETS:
@@ -80,6 +89,7 @@ def table1(models: Models) -> str:
                     "lr": f"{cfgs[ds, bn].lr:g}",
                     f"ours (mean ± sd, {len(models.seeds)} seeds)": mean_sd(acc[ds, bn], ".2%"),
                     "paper": f"{paper:.3%}" if paper else "not in our source",
+                    "our scale vs the paper's": _scale(cfgs[ds, bn]),
                 }
             )
     return table(rows)
