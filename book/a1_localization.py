@@ -69,6 +69,7 @@ batch_size = None  # training batch size
 lr = None  # Adam learning rate (the peak, under a schedule)
 schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+curve_eval = None  # predictions per index at each compute-to-effect curve point
 device = None  # where networks train and run: 'auto' is cuda when available
 seeds = None  # training seeds (one model each)
 n_eval = None  # predictions per index for the Welch tests
@@ -161,6 +162,7 @@ report.md(tables.equivariance(shifts))
 report.glue("a1_reach_none", int(max(shifts[0].reach)))
 report.glue("a1_shift_none", float(max(shifts[0].max_change)))
 report.glue("a1_c1", "holds" if all(shifts[0].exact) else "FAILS (a bug)")
+report.glue("a1_dead_none", fmt.count_of([r < 0 for r in shifts[0].reach]))
 
 # %% [markdown]
 # The no-norm network's gradient reaches {glue:text}`a1_reach_none` indices from the centre
@@ -168,7 +170,10 @@ report.glue("a1_c1", "holds" if all(shifts[0].exact) else "FAILS (a bug)")
 # {glue:text}`a1_shift_none`; Proposition C.1 requires exactly zero, and the check
 # {glue:text}`a1_c1`. The normalized
 # network's output depends on inputs across the whole sequence and is not
-# shift-equivariant in the interior.
+# shift-equivariant in the interior. {glue:text}`a1_dead_none` no-norm networks ended training
+# with every ReLU dead (constant output, gradient reach −1): like every no-norm network they
+# cannot localize the interior, but they carry no output noise either, which is one reason every
+# claim is also tested against the circular-padding null.
 #
 # (a1-fig1a)=
 # ## Fig. 1a: mean prediction per index
@@ -234,7 +239,7 @@ report.glue("a1_norm", normed.name)
 # makes the claim *inconclusive at this budget* ({ref}`methods-verdicts`).
 
 # %%
-curves = [localization.curve(setup, r.cnn, final=r) for r in (none, normed)]
+curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
 report.figure("fig-a1-curve", figures.compute_to_effect(curves, P.alpha))
 gain = verdicts.late_gain(curves[1])
 rising = verdicts.still_rising(curves[1])

@@ -66,6 +66,7 @@ batch_size = None  # training batch size
 lr = None  # Adam learning rate (the peak, under a schedule)
 schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+curve_eval = None  # predictions per index at each compute-to-effect curve point
 device = None  # where networks train and run: 'auto' is cuda when available
 seeds = None  # training seeds (one model each)
 n_eval = None  # predictions per index for the Welch tests
@@ -281,7 +282,7 @@ report.md(tables.hops(hops, normed, none, P.hop_factor))
 # chapter A1's networks through training (their kept states, evaluated like the trained ones).
 
 # %%
-curves = [localization.curve(setup, r.cnn, final=r) for r in (none, normed)]
+curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
 report.figure("fig-a2-curve", figures.compute_to_effect(curves, P.alpha))
 rising = verdicts.still_rising(curves[1])
 report.glue("a2_rising", "still rising" if rising else "has flattened")

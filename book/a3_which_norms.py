@@ -62,6 +62,7 @@ batch_size = None  # training batch size
 lr = None  # Adam learning rate (the peak, under a schedule)
 schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+curve_eval = None  # predictions per index at each compute-to-effect curve point
 device = None  # where networks train and run: 'auto' is cuda when available
 seeds = None  # training seeds (one model each)
 n_eval = None  # predictions per index for the Welch tests
@@ -143,7 +144,7 @@ report.figure("fig-a3-loss", figures.loss_curves(runs, "training loss (running m
 
 # %%
 curves = which_norms.group_curves(setup, P.group_counts, P.group_seeds)
-bn_curve = localization.curve(setup, bn.minibatch.cnn, final=bn.minibatch)
+bn_curve = localization.curve(setup, bn.minibatch.cnn)
 report.figure("fig-a3-curve", figures.compute_to_effect([*curves, bn_curve], P.alpha))
 proper = [c for c in curves if c.cnn.groups < P.width]  # G = C is InstanceNorm
 groups_rising, bn_rising = verdicts.still_rising(*proper), verdicts.still_rising(bn_curve)

@@ -14,7 +14,7 @@ def test_a1_plan_counts_training_and_evaluation_of_both_networks():
     assert train > 2 * fwd > 0  # a training step is a forward and a backward pass
     models = 2 * len(P.seeds)
     assert items[0].flops == models * P.steps * P.batch_size * train
-    assert items[1].flops > models * P.n_eval * fwd  # trained, null, kept states, probes
+    assert items[1].flops > models * (2 * P.n_eval + 4 * P.curve_eval) * fwd  # + probes
 
 
 def test_paper_profile_plans_more_than_cpu():

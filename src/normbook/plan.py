@@ -58,22 +58,19 @@ def localization_flops(seq_len: int, depth: int, width: int, kernel: int) -> tup
 
 
 def _localization(P, label: str, n_models: int, norms: int = 1) -> list[Item]:
-    """Training and evaluation (trained model, its circular null and the curve's kept
-    states) of ``norms`` normalizations x ``n_models`` seeds at chapter A1's knobs."""
+    """Training and evaluation (trained model and its circular null at ``n_eval``, the
+    compute-to-effect curve's points at ``curve_eval``) of ``norms`` normalizations x
+    ``n_models`` seeds at chapter A1's knobs."""
     train, fwd = localization_flops(P.seq_len, P.depth, P.width, P.kernel)
     models = n_models * norms
-    n_evals = 2 + len(P.curve_fractions)  # trained model, circular null, kept states
-    probe = P.get("probe_batches", 0) * 32
+    full = P.get("n_eval", 0)
+    curve = (len(P.curve_fractions) + 1) * P.curve_eval
+    samples = 2 * full + curve + P.get("probe_batches", 0) * 32
     return [
-        Item(
-            f"{label}: train {models} models x {P.steps:,} steps",
-            models * P.steps * P.batch_size * train,
-        ),
-        Item(
-            f"{label}: evaluate {n_evals} x {P.n_eval:,} samples per model",
-            models * (n_evals * P.n_eval + probe) * fwd,
-        ),
-    ]
+        Item(f"{label}: train {models} models x {P.steps:,} steps",
+             models * P.steps * P.batch_size * train),
+        Item(f"{label}: evaluate {samples:,} samples per model", models * samples * fwd),
+    ]  # fmt: skip
 
 
 def chapter_plan(name: str, P) -> list[Item]:

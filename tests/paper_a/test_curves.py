@@ -17,7 +17,8 @@ def test_curve_evaluates_kept_states_and_ends_at_the_trained_model(tiny_setup):
     c = localization.curve(setup, cnn)
     assert c.steps.tolist() == [2, 4, 8] and c.fractions.tolist() == [0.25, 0.5, 1.0]
     assert c.slope.shape == (3, 2) and c.frac.shape == (3, 2)
-    final = localization.run(setup, cnn, with_probes=False)
+    same_n = replace(setup, eval=replace(setup.eval, n_samples=setup.curve_samples))
+    final = localization.run(same_n, cnn, with_probes=False)
     np.testing.assert_array_equal(c.slope[-1], final.slope_interior)
     # a kept state is a different network from the trained one
     early, _, _ = localization.trained(cnn, setup.train, [0, 1], at_step=2)

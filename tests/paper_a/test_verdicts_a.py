@@ -80,6 +80,11 @@ def test_checks_fail_when_the_property_fails():
     assert not verdicts.exactly_equivariant(SimpleNamespace(**eq, exact=[True, False])).holds
     leak = {**eq, "reach": [4, 9]}  # gradient reaching past R: the padding or a norm leaks
     assert not verdicts.exactly_equivariant(SimpleNamespace(**leak, exact=[True, True])).holds
+    dead = {**eq, "reach": [4, -1]}  # a network with constant output: reported, not failed
+    check = verdicts.exactly_equivariant(SimpleNamespace(**dead, exact=[True, True]))
+    assert check.holds and "constant output" in check.evidence
+    all_dead = {**eq, "reach": [-1, -1]}  # nothing left to check: it cannot pass vacuously
+    assert not verdicts.exactly_equivariant(SimpleNamespace(**all_dead, exact=[True, True])).holds
 
 
 # ----------------------------------------------------------------------------- ledgers on

@@ -58,6 +58,7 @@ class Setup:
     eval: EvalConfig
     detector: DetectorConfig
     chapter_cnn: CNNConfig | None = None  # the normalization the chapter compares with none
+    curve_samples: int = 0  # predictions per index at each point of a compute-to-effect curve
 
     @property
     def radius(self) -> int:
@@ -104,7 +105,7 @@ def configs(P) -> Setup:
             device=resolve_device(P.device),
         ),
         eval=EvalConfig(
-            n_samples=P.n_eval,
+            n_samples=P.get("n_eval", P.curve_eval),  # the calibration evaluates curves only
             batch_size=P.eval_batch_size,
             batch_eval=P.get("batch_eval", "minibatch"),
             probe_batches=P.get("probe_batches", EvalConfig.probe_batches),
@@ -116,6 +117,7 @@ def configs(P) -> Setup:
             window=P.distance_window,
             threshold=P.distance_threshold,
         ),
+        curve_samples=P.curve_eval,
     )
     if norm is None:
         return setup
@@ -139,6 +141,21 @@ def _checkpoint_name(step: int, name: str) -> str:
     return f"step{step}/{name}"
 
 
+def _train_key(ident: CNNConfig, tc: TrainConfig, seed: int) -> dict:
+    return {"cnn": asdict(ident), "train": asdict(tc), "seed": int(seed)}
+
+
+def _entries(net: StackedCNN, record, idx: list[int]):
+    """One cache entry per model of a freshly trained stack: final and kept states, losses,
+    and the model's share of the stacked pass's wall-clock (the calibration page reads it)."""
+    for j, i in enumerate(idx):
+        tensors = net.model_state(j)
+        for step, states in record.checkpoints.items():
+            tensors.update({_checkpoint_name(step, k): v for k, v in states[j].items()})
+        seconds = np.array([record.seconds / len(idx)])
+        yield i, cache.Entry({"loss": record.losses[:, j], "seconds": seconds}, tensors)
+
+
 def trained(
     cnn: CNNConfig, tc: TrainConfig, seeds, at_step: int | None = None
 ) -> tuple[StackedCNN, np.ndarray, list[bool]]:
@@ -147,19 +164,13 @@ def trained(
     the states kept at that step instead of the final ones.
     Returns (net, loss history (steps, M), hit per seed)."""
     ident = training_identity(cnn)
-    keys = [{"cnn": asdict(ident), "train": asdict(tc), "seed": int(s)} for s in seeds]
+    keys = [_train_key(ident, tc, s) for s in seeds]
     if at_step is not None and at_step not in tc.checkpoint_steps:
         raise ValueError(f"no state kept at step {at_step}; kept: {tc.checkpoint_steps}")
 
     def train_missing(idx: list[int]):
         net, record = train_stack(ident, tc, [seeds[i] for i in idx])
-        for j, i in enumerate(idx):
-            tensors = net.model_state(j)
-            for step, states in record.checkpoints.items():
-                tensors.update({_checkpoint_name(step, k): v for k, v in states[j].items()})
-            # each model's share of the stacked pass (the calibration page reads it)
-            seconds = np.array([record.seconds / len(idx)])
-            yield i, cache.Entry({"loss": record.losses[:, j], "seconds": seconds}, tensors)
+        yield from _entries(net, record, idx)
 
     entries = cache.cached_each("a_train", keys, train_missing, TRAIN_CODE)
     if at_step is None:
@@ -178,8 +189,7 @@ def trained(
 
 def training_seconds(cnn: CNNConfig, tc: TrainConfig, seeds) -> np.ndarray:
     """Each seed's share of the wall-clock of the stacked pass that trained it (cached)."""
-    ident = training_identity(cnn)
-    keys = [{"cnn": asdict(ident), "train": asdict(tc), "seed": int(s)} for s in seeds]
+    keys = [_train_key(training_identity(cnn), tc, s) for s in seeds]
     return np.array([cache.load("a_train", k, TRAIN_CODE)["seconds"][0] for k in keys])
 
 
@@ -368,12 +378,13 @@ class Curve:
         return self.cnn.label
 
 
-def curve(setup: Setup, cnn: CNNConfig, final: SummarizedRun | None = None) -> Curve:
-    """The compute-to-effect curve of one normalization: every kept state evaluated like the
-    trained model (outputs only). ``final`` (the trained model's run) saves re-summarizing."""
+def curve(setup: Setup, cnn: CNNConfig) -> Curve:
+    """The compute-to-effect curve of one normalization: every kept state and the trained model
+    evaluated alike (outputs only, ``setup.curve_samples`` predictions per index)."""
+    setup = replace(setup, eval=replace(setup.eval, n_samples=setup.curve_samples))
     steps = [*setup.train.checkpoint_steps, setup.train.steps]
     runs = [run(setup, cnn, with_probes=False, at_step=s) for s in steps[:-1]]
-    runs.append(final if final is not None else run(setup, cnn, with_probes=False))
+    runs.append(run(setup, cnn, with_probes=False))
     return Curve(
         cnn=cnn,
         steps=np.array(steps),

@@ -58,11 +58,12 @@ def _compares_a_norm(P) -> str | None:
 
 
 def _enough_samples(P) -> str | None:
-    if P.n_eval < 2 * P.eval_batch_size:
-        return (
-            f"parameter 'n_eval': must be at least 2*eval_batch_size = {2 * P.eval_batch_size} "
-            f"(two independent streams), got {P.n_eval}"
-        )
+    for name in ("n_eval", "curve_eval"):
+        if name in P and P[name] < 2 * P.eval_batch_size:
+            return (
+                f"parameter '{name}': must be at least 2*eval_batch_size = "
+                f"{2 * P.eval_batch_size} (two independent streams), got {P[name]}"
+            )
     return None
 
 
@@ -98,6 +99,13 @@ LOCALIZATION_PARAMS = [
         list_of=float,
         min=0.0,
         max=1.0,
+    ),
+    Param(
+        "curve_eval",
+        int,
+        "predictions per index at each compute-to-effect curve point",
+        min=4,
+        max=10**9,
     ),
     Param(
         "device",
@@ -154,18 +162,18 @@ A1_PROFILES = profiles(
          eval_batch_size=32, alpha=reported.WELCH_ALPHA, detector="span", distance_window=4,
          distance_threshold=0.5),
     smoke=dict(seq_len=48, depth=4, width=8, steps=40, lr=1e-3, seeds=[0, 1], n_eval=2048,
-               device="cpu", probe_batches=4),
+               curve_eval=1024, device="cpu", probe_batches=4),
     # cpu: 30 % of the paper's steps at a 10x larger constant Adam step, the best slope per
     # minute of training on the budget calibration page (book/calibration.py). A short,
     # shallow net (l = 75, d = 4, R = 8: the paper's l/R; a third of the cost per model-step
     # of l = 150, d = 8) buys five seeds, the fewest for which a paired sign-flip test can
     # reach p < 0.05 (1/32); chapter A3 shares these models.
     cpu=dict(seq_len=75, depth=4, width=32, steps=6000, lr=1e-2, seeds=[0, 1, 2, 3, 4],
-             device="cpu", n_eval=51_200, probe_batches=64),
+             device="cpu", n_eval=51_200, curve_eval=12_800, probe_batches=64),
     # paper: the paper's 4 seeds plus one, the fewest a paired sign-flip test can grade with
     paper=dict(seq_len=reported.SEQ_LEN, depth=32, width=32, steps=20_000, lr=1e-3,
                seeds=list(range(max(reported.N_SEEDS, min_paired_seeds()))), n_eval=3_200_000,
-               device="auto", probe_batches=256),
+               curve_eval=800_000, device="auto", probe_batches=256),
 )  # fmt: skip
 
 A1 = Spec(
@@ -475,7 +483,15 @@ def _cal_candidates(P) -> str | None:
     return None
 
 
-_BUDGET_DROP = ("norm", "groups", "batch_eval", "lr", "schedule", "probe_batches")  # unused
+_BUDGET_DROP = (
+    "norm",
+    "groups",
+    "batch_eval",
+    "lr",
+    "schedule",
+    "probe_batches",
+    "n_eval",
+)  # unused
 _CAL_CPU = dict(
     cal_schedules=["constant", "constant", "onecycle", "constant"],
     cal_lrs=[3e-3, 1e-2, 1e-2, 1e-2],
@@ -504,7 +520,7 @@ BUDGET = Spec(
             "smoke",
             _BUDGET_DROP,
             seeds=[100],
-            n_eval=1024,
+            curve_eval=1024,
             curve_fractions=[0.25, 0.5, 0.75],
             cal_schedules=["constant", "onecycle"],
             cal_lrs=[3e-3, 1e-2],
@@ -514,7 +530,7 @@ BUDGET = Spec(
             "cpu",
             _BUDGET_DROP,
             seeds=[100, 101],
-            n_eval=8192,
+            curve_eval=8192,
             curve_fractions=[0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875],
             **_CAL_CPU,
         ),
@@ -522,7 +538,7 @@ BUDGET = Spec(
             "paper",
             _BUDGET_DROP,
             seeds=[100, 101],
-            n_eval=102_400,
+            curve_eval=102_400,
             curve_fractions=[0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875],
             **_CAL_CPU,
         ),
