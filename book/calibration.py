@@ -92,6 +92,8 @@ report.glue_all("cal", {"best": top.name, "best_rate": f"{top.slope_per_minute:.
                       "best_slope": f"{top.final_slope:.3f}",
                       "a1_choice": chosen.label,
                       "agrees": "is" if chosen == top.candidate else "is **not**"})  # fmt: skip
+batch, spread = budget.timing_spread(results)
+report.glue_all("cal", {"batch": batch, "spread": spread})
 gain = verdicts.late_gain(top.curve)
 report.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
                       "best_rising": "may still be rising" if verdicts.still_rising(top.curve)
@@ -102,6 +104,11 @@ report.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
 # {glue:text}`cal_best_slope` at the end of the budget, {glue:text}`cal_best_rate` per minute of
 # training. Chapter A1's profile uses *{glue:text}`cal_a1_choice`*, which
 # {glue:text}`cal_agrees` this page's best at this profile.
+#
+# The minutes are measured, on a shared machine: candidates at batch size
+# {glue:text}`cal_batch` do identical arithmetic, yet their training times differ by up to
+# {glue:text}`cal_spread`, so differences in slope per minute smaller than that are noise; the
+# final slopes, which do not depend on timing, are the firmer comparison.
 #
 # The table gives, per candidate, when its plateau ended (the first kept state whose mean slope
 # reached {glue:text}`cal_onset`) and how much the slope still gained over the last half of the

@@ -84,3 +84,12 @@ def test_calibration_refuses_the_chapters_seeds_and_ragged_candidates():
 def test_setup_replace_keeps_checkpoints(tiny_setup):
     setup = tiny_setup(steps=8, curve_fractions=[0.5])
     assert replace(setup.train, steps=16).checkpoint_steps == [8]
+
+
+def test_timing_spread_compares_candidates_of_equal_arithmetic():
+    def result(batch, seconds):
+        c = localization.Curve(None, np.array([10]), 10, np.zeros((1, 2)), np.zeros((1, 2)))
+        return budget.Result(budget.Candidate("constant", 1e-3, batch), c, np.array([seconds] * 2))
+
+    assert budget.timing_spread([result(32, 60), result(32, 72), result(16, 10)]) == (32, "20%")
+    assert budget.timing_spread([result(16, 60)]) == (16, "n/a")

@@ -98,6 +98,15 @@ def study(setup: Setup, cands: list[Candidate]) -> list[Result]:
     return out
 
 
+def timing_spread(results: list[Result]) -> tuple[int, str]:
+    """Among the candidates of the most common batch size (identical arithmetic per step at
+    equal steps), how much their measured training times differ: (batch size, "12%")."""
+    sizes = [r.candidate.batch_size for r in results]
+    batch = max(set(sizes), key=sizes.count)
+    same = [r.minutes[-1] for r in results if r.candidate.batch_size == batch]
+    return batch, f"{max(same) / min(same) - 1:.0%}" if len(same) > 1 else "n/a"
+
+
 def best(results: list[Result]) -> Result:
     """The candidate with the largest interior slope per minute of training."""
     return max(results, key=lambda r: r.slope_per_minute)
