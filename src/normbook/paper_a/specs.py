@@ -492,7 +492,9 @@ _BUDGET_DROP = (
     "probe_batches",
     "n_eval",
 )  # unused
-_CAL_CPU = dict(
+_CAL_CPU = dict(  # cpu and paper: the same candidates and kept states, at A1's geometry
+    seeds=[100, 101],
+    curve_fractions=[0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875],
     cal_schedules=["constant", "constant", "onecycle", "constant"],
     cal_lrs=[3e-3, 1e-2, 1e-2, 1e-2],
     cal_batch_sizes=[32, 32, 32, 16],
@@ -526,22 +528,8 @@ BUDGET = Spec(
             cal_lrs=[3e-3, 1e-2],
             cal_batch_sizes=[16, 16],
         ),
-        "cpu": _from_a1(
-            "cpu",
-            _BUDGET_DROP,
-            seeds=[100, 101],
-            curve_eval=8192,
-            curve_fractions=[0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875],
-            **_CAL_CPU,
-        ),
-        "paper": _from_a1(
-            "paper",
-            _BUDGET_DROP,
-            seeds=[100, 101],
-            curve_eval=102_400,
-            curve_fractions=[0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875],
-            **_CAL_CPU,
-        ),
+        "cpu": _from_a1("cpu", _BUDGET_DROP, curve_eval=8192, **_CAL_CPU),
+        "paper": _from_a1("paper", _BUDGET_DROP, curve_eval=102_400, **_CAL_CPU),
     },
     checks=[_odd_kernel, _needs_interior, _enough_samples, _curve_inside_budget, _cal_candidates],
     packages=PACKAGES,
