@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from .claims_ledger import LEDGER
 from .methods import METHODS
 from .paper_a.specs import A_SPECS
 from .paper_b.specs import B_SPECS
 
-SPECS = {**A_SPECS, **B_SPECS, METHODS.chapter: METHODS}
+SPECS = {**A_SPECS, **B_SPECS, METHODS.chapter: METHODS, LEDGER.chapter: LEDGER}

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from . import cache
+from . import cache, ledger
 from .params import PROFILES, ParameterError, parameter_names
 
 ROOT = cache.REPO_ROOT
@@ -111,6 +111,14 @@ def stamp(path: Path, params: dict, packages: tuple[str, ...] = ()) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+def chapter_key(path: Path, profile: str, resolved: dict) -> str:
+    """What the executed notebook depends on: source, parameters, library code, and for pages
+    built from every chapter's results (the claims ledger) those results."""
+    spec = spec_for(path)
+    key = stamp(path, dict(resolved), spec.packages)
+    return key + "-" + ledger.digest(profile) if spec.reads_ledger else key
+
+
 def parse_overrides(path: Path, pairs: list[list[str]]) -> dict:
     """``-p name value`` pairs, validated against the chapter's spec (one-line errors)."""
     spec = spec_for(path)
@@ -140,7 +148,7 @@ def execute(
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{path.stem}.ipynb"
     stamp_file = out.with_suffix(".stamp")
-    key = stamp(path, dict(resolved), spec.packages)
+    key = chapter_key(path, profile, resolved)
     if not force and out.exists() and stamp_file.exists() and stamp_file.read_text() == key:
         print(f"[up to date] {path.relative_to(ROOT)} ({profile})", flush=True)
         return out, None
@@ -180,6 +188,10 @@ def execute(
     stamp_file.write_text(key)
     print(f"[done] {path.relative_to(ROOT)} in {seconds:.1f} s", flush=True)
     return out, seconds
+
+
+def _executed(path: Path, profile: str) -> bool:
+    return (build_dir(profile) / "executed" / path.relative_to(ROOT).with_suffix(".ipynb")).exists()
 
 
 def _copy_if_changed(src: Path, dst: Path) -> None:
@@ -282,6 +294,9 @@ def cmd_chapter(args) -> None:
         return dry_run({path.stem: P})
     nb, _ = execute(path, profile, overrides, force=True)
     print(f"[notebook] {nb}", flush=True)
+    for other in chapters():  # pages built from every chapter's results (the claims ledger)
+        if other != path and spec_for(other).reads_ledger and _executed(other, profile):
+            execute(other, profile, {})
     render(profile, partial=True)  # chapters never executed at this profile are left out
 
 

@@ -118,13 +118,15 @@ class Params(dict):
 @dataclass
 class Spec:
     """A chapter's knobs. ``packages`` names the library subpackages the chapter's results
-    depend on (besides ``core``): the build re-executes it when their code changes."""
+    depend on (besides ``core``): the build re-executes it when their code changes, and, with
+    ``reads_ledger``, when any chapter's claims ledger record changes."""
 
     chapter: str
     params: list[Param]
     profiles: dict[str, dict[str, Any]]
     checks: list[Callable[[Params], str | None]] = field(default_factory=list)
     packages: tuple[str, ...] = ()
+    reads_ledger: bool = False  # the chapter reads every chapter's ledger record (re-run on change)
 
     def __post_init__(self):
         names = {p.name for p in self.params}

@@ -11,7 +11,7 @@ import torch
 from IPython.display import Markdown, display
 
 from .. import __version__
-from . import cache
+from . import cache, ledger
 from .fmt import table
 from .params import Params, Spec
 
@@ -43,21 +43,41 @@ def figure(name: str, fig) -> None:
     plt.close(fig)
 
 
-def show_verdicts(prefix: str, ledger: list) -> None:
+def show_verdicts(prefix: str, claims: list, section: str | None = None) -> None:
     """Glue each verdict as ``{prefix}_verdict_{i}`` and the intervals' level as
-    ``{prefix}_claim_conf`` for the prose, and show the claims table."""
+    ``{prefix}_claim_conf`` for the prose, show the claims table, and record the claims for the
+    claims ledger under ``section`` (a label; default ``{prefix}-verdict``)."""
     from .claims import CLAIM_CONFIDENCE
 
     glue(f"{prefix}_claim_conf", f"{CLAIM_CONFIDENCE:.0%}")
-    for i, v in enumerate(ledger):
+    for i, v in enumerate(claims):
         glue(f"{prefix}_verdict_{i}", v.verdict)
-    md(table([v.row() for v in ledger]))
+    md(table([v.row() for v in claims]))
+    _record(section or f"{prefix}-verdict", claims=claims)
 
 
-def show_checks(prefix: str, checks: list) -> None:
-    """Glue how many checks hold as ``{prefix}_checks`` and show the checks table."""
+def show_checks(prefix: str, checks: list, section: str | None = None) -> None:
+    """Glue how many checks hold as ``{prefix}_checks``, show the checks table, and record them
+    for the claims ledger."""
     glue(f"{prefix}_checks", f"{sum(c.holds for c in checks)} of {len(checks)}")
     md(table([c.row() for c in checks]))
+    _record(section or f"{prefix}-verdict", checks=checks)
+
+
+def _record(section: str, claims=(), checks=()) -> None:
+    """Add to the executing chapter's ledger record (rewritten whole at every call, so the
+    record holds exactly what this execution graded)."""
+    if _CURRENT is None:
+        return  # not inside a chapter (a test, a console): nothing to record
+    _CURRENT.claims += [ledger.claim_record(v, section) for v in claims]
+    _CURRENT.checks += [ledger.check_record(c, section) for c in checks]
+    ledger.write(
+        _CURRENT.spec.chapter,
+        _CURRENT.params.profile,
+        dict(_CURRENT.params),
+        _CURRENT.claims,
+        _CURRENT.checks,
+    )
 
 
 def _git_commit() -> str:
@@ -89,6 +109,8 @@ class Run:
     params: Params
     t0: float = field(default_factory=time.perf_counter)
     provenance: list[str] = field(default_factory=list)
+    claims: list[dict] = field(default_factory=list)  # recorded for the claims ledger
+    checks: list[dict] = field(default_factory=list)
 
     def show_parameters(self) -> None:
         rows = [
@@ -127,7 +149,12 @@ class Run:
 
 def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
     """Validate the parameters cell (and papermill's injection) before any compute."""
+    global _CURRENT
     params = spec.from_namespace(namespace)
-    run = Run(spec, params)
+    run = _CURRENT = Run(spec, params)
+    ledger.forget(spec.chapter, params.profile)  # a failed run must not leave old verdicts
     run.show_parameters()
     return params, run
+
+
+_CURRENT: Run | None = None  # the chapter executing in this kernel

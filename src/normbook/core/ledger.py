@@ -1,0 +1,104 @@
+"""The claims ledger's records: every chapter writes the claims and checks it graded, with the
+section they come from and the parameters it ran with, to one file per chapter and profile; the
+"Claims ledger" page reads them all. Nothing in the ledger is typed: it is what the chapters
+executed in this build produced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from . import cache
+from .verdicts import Check, Verdict
+
+FORMAT = 1  # bump when the record's fields change
+
+
+def ledger_dir(profile: str) -> Path:
+    """Where the chapters executed at ``profile`` record their claims (beside their notebooks)."""
+    return cache.REPO_ROOT / "_build" / profile / "ledger"
+
+
+def _number(v):
+    # JSON has no NaN; a missing interval is written as null
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def claim_record(v: Verdict, section: str) -> dict:
+    t = asdict(v.test)
+    return {
+        "paper": v.paper,
+        "claim": v.claim,
+        "verdict": v.verdict,
+        "section": section,
+        "unit": v.unit,
+        "evidence": v.evidence,
+        **{k: _number(x) for k, x in t.items()},
+    }
+
+
+def check_record(c: Check, section: str) -> dict:
+    return {"paper": c.paper, "check": c.check, "holds": c.holds, "section": section}
+
+
+def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: list[dict]):
+    """Replace ``chapter``'s record at ``profile`` atomically (a killed run leaves the old one)."""
+    folder = ledger_dir(profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "format": FORMAT,
+        "chapter": chapter,
+        "profile": profile,
+        "params": {k: v for k, v in params.items() if k != "profile"},
+        "written": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "claims": claims,
+        "checks": checks,
+    }
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{chapter}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(record, f, indent=1, default=str)
+    os.replace(tmp, folder / f"{chapter}.json")
+
+
+def read(profile: str, order: list[str] | None = None) -> list[dict]:
+    """Every chapter's record at ``profile``, in ``order`` (chapter names) when given."""
+    folder = ledger_dir(profile)
+    records = []
+    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            rec = json.loads(f.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"ledger record {f} is not valid JSON ({exc}); re-execute chapter {f.stem} "
+                f"or delete the file"
+            ) from None
+        if rec.get("format") != FORMAT:
+            raise ValueError(f"ledger record {f} has an old format; re-execute chapter {f.stem}")
+        records.append(rec)
+    if order is not None:
+        rank = {name: i for i, name in enumerate(order)}
+        records = [r for r in records if r["chapter"] in rank]
+        records.sort(key=lambda r: rank[r["chapter"]])
+    return records
+
+
+def digest(profile: str) -> str:
+    """A hash of every record at ``profile``: the ledger page is stale when it changes."""
+    h = hashlib.sha256()
+    folder = ledger_dir(profile)
+    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def forget(chapter: str, profile: str) -> None:
+    """Remove ``chapter``'s record at ``profile`` (a chapter starting over records anew)."""
+    (ledger_dir(profile) / f"{chapter}.json").unlink(missing_ok=True)

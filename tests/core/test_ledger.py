@@ -1,0 +1,91 @@
+"""The claims ledger is rebuilt from what the chapters recorded: changing one chapter's result
+changes the ledger's table and makes the ledger page stale."""
+
+import json
+
+import pytest
+
+from normbook import claims_ledger
+from normbook.core import build, ledger, report
+from normbook.core.claims import ClaimTest
+from normbook.core.params import Param, Spec
+from normbook.core.verdicts import NOT, REPRODUCED, Check, Verdict
+
+SPEC = Spec(
+    chapter="a1_localization",  # a graded chapter's name, so the ledger page orders it
+    params=[Param("seeds", list, "seeds", list_of=int)],
+    profiles={p: {"seeds": [0, 1]} for p in ("smoke", "cpu", "paper")},
+)
+
+
+@pytest.fixture
+def ledger_root(tmp_path, monkeypatch):
+    monkeypatch.setattr(ledger, "ledger_dir", lambda profile: tmp_path / profile / "ledger")
+    monkeypatch.setattr(report, "md", lambda text: None)
+    monkeypatch.setattr(report, "glue", lambda name, value: None)
+    yield tmp_path
+    monkeypatch.setattr(report, "_CURRENT", None)
+
+
+def _execute_chapter(effect: float, verdict: str, seeds=None):
+    """What a chapter does: start, grade one claim and one check."""
+    ns = {"profile": "smoke", "seeds": seeds}
+    report.start(SPEC, ns)
+    test = ClaimTest(effect, effect - 0.1, effect + 0.1, 0.01, 5, "paired sign-flip", "none")
+    report.show_verdicts("a1", [Verdict("A", "it localizes", verdict, test)])
+    report.show_checks("a1", [Check("A", "equivariant", True, "max change 0")])
+
+
+def test_changing_a_chapter_result_changes_the_ledger(ledger_root):
+    _execute_chapter(0.5, REPRODUCED)
+    recs = claims_ledger.records("smoke")
+    before, digest = claims_ledger.claims_table(recs), ledger.digest("smoke")
+    assert "**reproduced**" in before and "0.500 [0.400, 0.600]" in before
+    assert "{ref}`A1 verdict <a1-verdict>`" in before
+    assert claims_ledger.counts(recs)["A"][REPRODUCED] == 1
+
+    _execute_chapter(0.05, NOT)  # the same chapter, another result
+    recs = claims_ledger.records("smoke")
+    after = claims_ledger.claims_table(recs)
+    assert "**not reproduced**" in after and "**reproduced**" not in after
+    assert ledger.digest("smoke") != digest
+    assert len(recs) == 1 and len(recs[0]["claims"]) == 1  # replaced, not appended
+
+
+def test_ledger_page_stamp_follows_the_records(ledger_root):
+    page = build.ROOT / "book" / "ledger.py"
+    resolved = claims_ledger.LEDGER.resolve("smoke")
+    _execute_chapter(0.5, REPRODUCED)
+    k1 = build.chapter_key(page, "smoke", resolved)
+    assert build.chapter_key(page, "smoke", resolved) == k1
+    _execute_chapter(0.05, NOT)
+    assert build.chapter_key(page, "smoke", resolved) != k1
+    # a chapter that does not read the ledger keeps its stamp
+    a2 = build.ROOT / "book" / "a2_mechanism.py"
+    p2 = build.spec_for(a2).resolve("smoke")
+    assert build.chapter_key(a2, "smoke", p2) == build.stamp(a2, dict(p2), ("paper_a",))
+
+
+def test_changed_parameters_are_shown(ledger_root):
+    _execute_chapter(0.5, REPRODUCED, seeds=[3, 4, 5])
+    rows = claims_ledger.provenance(claims_ledger.records("smoke"), {SPEC.chapter: SPEC})
+    assert rows[0]["parameters changed from the profile"] == "`seeds=[3, 4, 5]`"
+    summary = claims_ledger.checks_summary(claims_ledger.records("smoke"))
+    assert summary[0]["checks that hold"] == "1 of 1"
+
+
+def test_a_failed_run_leaves_no_old_record(ledger_root):
+    _execute_chapter(0.5, REPRODUCED)
+    report.start(SPEC, {"profile": "smoke"})  # started again, then failed before grading
+    assert claims_ledger.missing(claims_ledger.records("smoke"))[0] == "a1_localization"
+
+
+def test_corrupt_record_says_how_to_fix(ledger_root):
+    folder = ledger.ledger_dir("smoke")
+    folder.mkdir(parents=True)
+    (folder / "b1_setup_accuracy.json").write_text("{not json")
+    with pytest.raises(ValueError, match="re-execute chapter b1_setup_accuracy"):
+        claims_ledger.records("smoke")
+    (folder / "b1_setup_accuracy.json").write_text(json.dumps({"format": 0}))
+    with pytest.raises(ValueError, match="old format"):
+        claims_ledger.records("smoke")
