@@ -187,3 +187,102 @@ def dbi_over_k(clusters: Clusters):
         )
         ax.legend(fontsize=8)
     return fig
+
+
+# ----------------------------------------------------------------------------- chapter B4
+
+
+def factorial_cells(factorial):
+    """The BN x learning-rate 2 x 2: per dataset (row) and metric (column), each cell's
+    per-seed value (dots) and mean (line) against the learning rate, BN and no BN; the cells
+    the paper trains ringed."""
+    from .stress import METRICS, is_paper_cell, metric_values
+
+    dsets = factorial.datasets
+    fig, axes = canvas(ncols=len(METRICS), nrows=len(dsets), width=2.7, height=2.6)
+    for row, ds in enumerate(dsets):
+        lrs = factorial.lrs[ds]
+        for col, m in enumerate(METRICS):
+            ax, y = axes[row, col], metric_values(factorial, m.key, ds)
+            for bn in (True, False):
+                c = COLORS[LABELS[bn]]
+                means = [y[bn, j].mean() for j in (0, 1)]
+                ax.plot(lrs, means, color=c, lw=1.8, label=LABELS[bn])
+                for j in (0, 1):
+                    ax.plot([lrs[j]] * len(y[bn, j]), y[bn, j], ".", color=c, alpha=0.6)
+                    if is_paper_cell((ds, bn, j)):
+                        ax.plot(lrs[j], means[j], "o", ms=11, mfc="none", mec="k", mew=1.2)
+            ax.set_xscale("log")
+            ax.set_xticks(sorted(lrs), [f"{v:g}" for v in sorted(lrs)])
+            ax.minorticks_off()
+            ax.set_xlabel("learning rate")
+            ax.set_title(f"{DATASET_TITLES[ds].split(',')[0]}: {m.key}", fontsize=9)
+        axes[row, 0].legend(fontsize=8)
+    return fig
+
+
+def cluster_count(silhouettes, clusters: Clusters):
+    """Per dataset (column), per conv layer: DBI(k*), DBI at the fixed k, the silhouette of
+    the k-means partition at the fixed k, and the class-based silhouette, BN and no BN."""
+    k = clusters.config.fixed_k
+    rows = (
+        (clusters.dbi_k_star, "DBI(k*) (lower = purer)"),
+        (clusters.dbi_fixed_k, f"DBI at k = {k}"),
+        (silhouettes.kmeans_silhouette, f"silhouette, k-means k = {k}"),
+        (silhouettes.class_silhouette, "class silhouette (higher = purer)"),
+    )
+    fig, axes = canvas(ncols=2, nrows=len(rows), width=5.2, height=2.5)
+    for col, ds in enumerate(DATASETS):
+        for r, (values, label) in enumerate(rows):
+            _layer_profile(axes[r, col], _by_label(values, ds), label, clusters.layer_names[ds])
+        axes[0, col].set_title(DATASET_TITLES[ds])
+        axes[0, col].legend(fontsize=8)
+    return fig
+
+
+def threshold_sweep(thresholds):
+    """Layer-mean sparsity against the relative threshold t (|a| <= t x the layer's scale
+    counts as zero; t = 0: exact zeros), mean ± sd over seeds and single seeds."""
+    t = thresholds.thresholds
+    fig, axes = canvas(ncols=2, width=5.2, height=3.0)
+    for col, ds in enumerate(DATASETS):
+        ax = axes[0, col]
+        for bn in (True, False):
+            v, c = thresholds.layer_mean(ds, bn), COLORS[LABELS[bn]]
+            m = v.mean(axis=0)
+            sd = v.std(axis=0, ddof=1) if len(v) > 1 else np.zeros_like(m)
+            ax.plot(t, m, color=c, marker="o", ms=4, label=f"{LABELS[bn]} (mean ± sd)")
+            ax.fill_between(t, m - sd, m + sd, color=c, alpha=0.2, lw=0)
+            for row in v:
+                ax.plot(t, row, ".", color=c, ms=3, alpha=0.6)
+        ax.set_xscale("symlog", linthresh=max(min(t[t > 0], default=0.01), 1e-6))
+        ax.set_xlabel(f"relative threshold t (× layer {thresholds.config.scale})")
+        ax.set_ylabel("layer sparsity, mean over layers")
+        ax.set_title(DATASET_TITLES[ds])
+        ax.legend(fontsize=8)
+    return fig
+
+
+def train_vs_test(sparsity_train: Sparsity, sparsity_test: Sparsity, clusters_train: Clusters,
+                  clusters_test: Clusters):  # fmt: skip
+    """Per dataset (column): layer sparsity (top) and class-based DBI (bottom) per conv layer
+    on training images (solid) and test images (dashed), mean over seeds, BN and no BN."""
+    fig, axes = canvas(ncols=2, nrows=2, width=5.2, height=2.8)
+    pairs = ((sparsity_train.layer, sparsity_test.layer, "layer sparsity"),
+             (clusters_train.class_dbi, clusters_test.class_dbi, "class-based DBI"))  # fmt: skip
+    for col, ds in enumerate(DATASETS):
+        for r, (tr, te, label) in enumerate(pairs):
+            ax = axes[r, col]
+            for bn in (True, False):
+                x = np.arange(1, np.shape(tr[ds, bn])[1] + 1)
+                c = COLORS[LABELS[bn]]
+                ax.plot(x, np.mean(tr[ds, bn], 0), color=c, marker="o", ms=3,
+                        label=f"{LABELS[bn]}, train")  # fmt: skip
+                ax.plot(x, np.mean(te[ds, bn], 0), color=c, ls="--", marker="s", ms=3,
+                        label=f"{LABELS[bn]}, test")  # fmt: skip
+            ax.set_xticks(x)
+            ax.set_xlabel("conv layer")
+            ax.set_ylabel(label)
+        axes[0, col].set_title(DATASET_TITLES[ds])
+        axes[0, col].legend(fontsize=8)
+    return fig

@@ -155,3 +155,23 @@ def layer_differences(
                 row[f"{label}: BN − no BN [95% CI]"] = _mean_ci(d, spec)
             rows.append(row)
     return table(rows)
+
+
+def factorial_effects(effects: dict, metrics) -> str:
+    """The BN x learning-rate 2 x 2 per dataset and metric: BN main effect, learning-rate
+    main effect (lr₁ = the paper's BN rate − lr₂), their interaction, and the paper's own
+    contrast; mean over seeds [95% t interval] and the exact two-sided paired sign-flip p."""
+    from .stress import two_sided
+
+    rows = []
+    for (key, ds), e in effects.items():
+        m = next(m for m in metrics if m.key == key)
+        spec = m.unit.replace("+", "").replace("%", "f") if "%" in m.unit else m.unit
+        scale = 100.0 if "%" in m.unit else 1.0
+        row = {"dataset": ds, "metric": m.label, "lr₁ / lr₂": f"{e.lrs[0]:g} / {e.lrs[1]:g}"}
+        for name, v in (("BN main", e.bn), ("lr main", e.lr), ("BN × lr", e.interaction),
+                        ("paper's contrast", e.paper)):  # fmt: skip
+            p = two_sided(v, name).p
+            row[name] = f"{_mean_ci(scale * np.asarray(v), '+' + spec)}; p = {p:.2g}"
+        rows.append(row)
+    return table(rows)

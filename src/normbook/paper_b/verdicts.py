@@ -531,3 +531,63 @@ def b3_ledger(clusters: Clusters) -> list[Verdict]:
         )
     )
     return ledger
+
+
+# ----------------------------------------------------------------------------- B4 rules
+
+
+def _signed(values, expect: str) -> np.ndarray:
+    """Per-seed values signed so that a positive value goes the claim's way."""
+    v = np.asarray(values, float)
+    if expect not in ("higher", "lower"):
+        raise ValueError(f"expect must be 'lower' or 'higher', got {expect!r}")
+    return v if expect == "higher" else -v
+
+
+def bn_main_effect(bn_effect, expect: str, what: str) -> Graded:
+    """BatchNorm itself moves a metric the paper's way: per seed, the BN main effect of the
+    BN x learning-rate 2 x 2 (BN − no BN, averaged over both learning rates), signed the
+    paper's way (``expect``: BN "higher" or "lower"), by an exact one-sided paired sign-flip
+    test over seeds, graded by ``grade_test``: significant -> reproduced; otherwise not
+    reproduced, or inconclusive when the seeds cannot reach ALPHA."""
+    d = _signed(bn_effect, expect)
+    test = paired_signflip(d, np.zeros_like(d), null=f"{what}: BN main effect = 0")
+    return grade_test(test), test
+
+
+def lr_confound(lr_effect, expect: str, what: str) -> Graded:
+    """The critics' confound: the learning rate the paper gives BN, by itself (the lr main
+    effect: paper's BN rate − the other, averaged over BN and no BN), moves a metric the way
+    the paper attributes to BN (``expect``); exact one-sided paired sign-flip test over seeds,
+    graded by ``grade_test``. *Reproduced* means the confound is real: part of the paper's
+    contrast is the learning rate's."""
+    d = _signed(lr_effect, expect)
+    test = paired_signflip(d, np.zeros_like(d), null=f"{what}: learning-rate main effect = 0")
+    return grade_test(test), test
+
+
+def survives_thresholds(bn, nobn, expect: str, what: str, thresholds) -> Graded:
+    """The BN / no-BN sparsity ordering does not depend on the zero threshold: at every
+    relative threshold (arrays [seeds, thresholds], layer-mean sparsity), BN is ``expect``
+    than no BN by ``paired_direction``; an intersection-union test (``all_of``): reproduced
+    only when every threshold's test is significant, its p the largest."""
+    bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
+    return all_of(
+        [
+            paired_direction(bn[:, i], nobn[:, i], expect, f"{what} at t = {t:g}")
+            for i, t in enumerate(thresholds)
+        ]
+    )
+
+
+def fewer_edges_than_noise(share, noise_share: float, what: str) -> Graded:
+    """k* says more about trained representations than about the selection rule: per seed, the
+    share of (layer, variant) whose k* is an end of the searched range is lower than on
+    isotropic Gaussian noise of the same shape (``noise_share``); one-sided exact paired
+    sign-flip test of noise share − share > 0, graded by ``grade_test``."""
+    s = np.asarray(share, float)
+    test = paired_signflip(
+        np.full_like(s, noise_share), s,
+        null=f"{what}: k* at an end as often as on isotropic noise ({noise_share:.0%})",
+    )  # fmt: skip
+    return grade_test(test), test

@@ -1,0 +1,605 @@
+"""Stress tests of paper B's BatchNorm claims (chapter B4): does BatchNorm itself cause them?
+
+1. **BN x learning rate** (:func:`run_factorial`, :func:`factorial_effects`). Paper B trains
+   VGG-16 on CIFAR-10 with Adam at 1e-3 with BN and 1e-4 without, so BN and the learning rate
+   change together. Every (dataset, BN, lr) cell of a 2 x 2 is trained with the paired seeds;
+   the two cells the paper trains are exactly chapter B1's configs (cache hits, never
+   retrained), only the two swapped cells train. Per seed: the BN main effect, the lr main
+   effect and their interaction, as contrasts of the four cells.
+2. **Cluster count** (:class:`SilhouetteConfig`, :func:`edge_share`). Silhouette scores of
+   the class labels and of the k-means partition at the fixed k (the partition chapter B3
+   scores with DBI), and how often k* sits at an end of its range, against isotropic noise
+   (:func:`.null_clusters.isotropic_k_star`).
+3. **Sparsity threshold** (:class:`ThresholdConfig`). The fraction of activations at most
+   ``t`` times their layer's scale (mean absolute activation, or standard deviation), for a
+   sweep of ``t``; ``t = 0`` counts exact zeros, the paper's measure.
+4. **Held-out data**: chapter B2's and B3's analyses on test images
+   (:mod:`.analysis` with ``split="test"``).
+
+Analyses are cached per (trained model, config) as :mod:`.analysis` does, keyed by the code
+of the analysis modules and of this one. The claim rules are in :mod:`.verdicts`; the
+ledgers that apply them to these results are at the end of this module.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import torch
+from sklearn.cluster import KMeans
+from sklearn.metrics import davies_bouldin_score, silhouette_score
+from threadpoolctl import threadpool_limits
+
+from ..core import cache
+from ..core.claims import ClaimTest, paired_signflip
+from ..core.fmt import sci
+from ..core.workers import run_jobs, single_thread
+from . import analysis, classify, convnets, representations, verdicts
+from .analysis import Clusters, Sparsity
+from .classify import DATASETS, ClassifierConfig, Models, Splits, Trained, Variant
+
+Cell = tuple[str, bool, int]  # (dataset, batchnorm, lr index); see factorial_lrs
+
+# --------------------------------------------------------------------- 1. BN x learning rate
+
+# Which of the two learning rates (factorial_lrs) the paper trains each variant with.
+PAPER_LR_INDEX = {("mnist", True): 0, ("mnist", False): 0, ("cifar10", True): 0,
+                  ("cifar10", False): 1}  # fmt: skip
+
+
+def factorial_datasets(choice: str) -> tuple[str, ...]:
+    """The datasets of the 2 x 2 ("both", or one dataset's name)."""
+    if choice == "both":
+        return tuple(DATASETS)
+    if choice not in DATASETS:
+        raise ValueError(f"factorial datasets must be 'both' or one of {list(DATASETS)}")
+    return (choice,)
+
+
+def factorial_lrs(P) -> dict[str, tuple[float, float]]:
+    """The two learning rates of each dataset's 2 x 2. Index 0 is the paper's BN learning
+    rate; index 1 is the paper's no-BN one on CIFAR-10 and, on MNIST (where the paper trains
+    both variants at one rate), the alternative ``mnist_lr_alt``."""
+    return {"mnist": (P.mnist_lr, P.mnist_lr_alt), "cifar10": (P.cifar_lr_bn, P.cifar_lr_nobn)}
+
+
+def factorial_configs(P) -> dict[Cell, ClassifierConfig]:
+    """Every cell's config: chapter B1's config of the variant with the cell's learning rate
+    (so the cells the paper trains *are* B1's configs)."""
+    base, lrs = classify.configs(P).configs, factorial_lrs(P)
+    return {
+        (ds, bn, j): replace(base[ds, bn], lr=lrs[ds][j])
+        for ds in factorial_datasets(P.factorial_datasets)
+        for bn in (True, False)
+        for j in (0, 1)
+    }
+
+
+def is_paper_cell(cell: Cell) -> bool:
+    ds, bn, j = cell
+    return PAPER_LR_INDEX[ds, bn] == j
+
+
+@dataclass
+class Factorial:
+    """The 2 x 2 of every factorial dataset: trained models and their B2 / B3 analyses, per
+    cell in seed order."""
+
+    lrs: dict[str, tuple[float, float]]
+    trained: dict[Cell, list[Trained]]
+    sparsity: dict[Cell, list[cache.Entry]]
+    clusters: dict[Cell, list[cache.Entry]]
+
+    @property
+    def datasets(self) -> list[str]:
+        return sorted({c[0] for c in self.trained}, key=list(DATASETS).index)
+
+    @property
+    def seeds(self) -> list[int]:
+        return [t.seed for t in next(iter(self.trained.values()))]
+
+    def trained_here(self, paper: bool) -> int:
+        """Models of the paper's cells (``paper``) or of the swapped cells trained by this run
+        (the rest came from the cache)."""
+        return sum(
+            not t.hit for c, ts in self.trained.items() if is_paper_cell(c) == paper for t in ts
+        )
+
+
+def run_factorial(P, splits: dict[str, Splits]) -> Factorial:
+    """Train (or load) every cell and seed, then analyse every model with the chapter's B2
+    sparsity and B3 cluster configs (cache hits for models B2 / B3 analysed)."""
+    cfgs = factorial_configs(P)
+    cells = list(cfgs)
+    done = classify.train_all([(cfgs[c], s) for c in cells for s in P.seeds], splits, P.workers)
+    n = len(P.seeds)
+    sp = analysis.analyse_all(analysis.SparsityConfig.of(P), done, splits, P.workers)
+    cl = analysis.analyse_all(analysis.ClusterConfig.of(P), done, splits, P.workers)
+
+    def per_cell(items):
+        return {c: items[i * n : (i + 1) * n] for i, c in enumerate(cells)}
+
+    return Factorial(factorial_lrs(P), per_cell(done), per_cell(sp), per_cell(cl))
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One outcome of the 2 x 2, reduced to one value per seed as chapters B1-B3 test it."""
+
+    key: str
+    label: str
+    expect: dict[str, str]  # the paper's direction of BN's effect, per dataset
+    unit: str = ".3f"
+
+
+METRICS = (
+    Metric("accuracy", "test accuracy", {"mnist": "higher", "cifar10": "higher"}, "+.2%"),
+    Metric("sparsity", "layer sparsity, mean over conv layers",
+           {"mnist": "lower", "cifar10": "higher"}),
+    Metric("class_dbi", "class-based DBI, deeper half", {"mnist": "lower", "cifar10": "lower"},
+           ".2f"),
+    Metric("dbi_k_star", "DBI(k*): MNIST all but the last layer, CIFAR-10 deeper half",
+           {"mnist": "higher", "cifar10": "lower"}, ".2f"),
+    Metric("settle", "layer where k* settles at the classes",
+           {"mnist": "lower", "cifar10": "lower"}, ".2f"),
+)  # fmt: skip
+
+
+def _stack(entries: list[cache.Entry], name: str) -> np.ndarray:
+    return np.stack([np.asarray(e[name], float) for e in entries])
+
+
+def metric_values(f: Factorial, metric: str, dataset: str) -> dict[tuple[bool, int], np.ndarray]:
+    """One value per seed of every (BN, lr index) cell of ``dataset``: the per-seed contrast
+    chapters B1-B3 test (mean over layers, deeper half, settling layer)."""
+    out = {}
+    for bn in (True, False):
+        for j in (0, 1):
+            c = (dataset, bn, j)
+            if metric == "accuracy":
+                out[bn, j] = np.array([t.test_acc for t in f.trained[c]])
+            elif metric == "sparsity":
+                out[bn, j] = verdicts.layer_mean(_stack(f.sparsity[c], "layer"))
+            elif metric == "class_dbi":
+                out[bn, j] = verdicts.deeper_half(_stack(f.clusters[c], "class_dbi"))
+            elif metric == "dbi_k_star":
+                v = _stack(f.clusters[c], "dbi_k_star")
+                out[bn, j] = (
+                    verdicts.layer_mean(v[:, :-1])
+                    if dataset == "mnist"
+                    else verdicts.deeper_half(v)
+                )
+            elif metric == "settle":
+                out[bn, j] = verdicts.settling_layers(_stack(f.clusters[c], "k_star"))
+            else:
+                raise ValueError(f"unknown metric {metric!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class Effects:
+    """Per seed, the contrasts of one metric's 2 x 2 (lr index 0 = the paper's BN rate)."""
+
+    bn: np.ndarray  # BN − no BN, averaged over both learning rates (BN main effect)
+    lr: np.ndarray  # lr 0 − lr 1, averaged over BN and no BN (learning-rate main effect)
+    interaction: np.ndarray  # (BN − no BN at lr 0) − (BN − no BN at lr 1)
+    paper: np.ndarray  # the paper's contrast: BN at its learning rate − no BN at its own
+    bn_at: tuple[np.ndarray, np.ndarray]  # BN − no BN at lr 0 and at lr 1 (simple effects)
+    lrs: tuple[float, float] = (float("nan"), float("nan"))  # the two learning rates
+
+
+def factorial_effects(
+    y: dict[tuple[bool, int], np.ndarray], dataset: str, lrs=(float("nan"), float("nan"))
+) -> Effects:
+    """The contrasts of the cells ``y[bn, j]`` (one value per seed, paired by seed). On
+    CIFAR-10 the paper's contrast is exactly the BN main effect plus the lr main effect."""
+    at = tuple(np.asarray(y[True, j], float) - np.asarray(y[False, j], float) for j in (0, 1))
+    lr = 0.5 * (y[True, 0] - y[True, 1] + y[False, 0] - y[False, 1])
+    paper = y[True, PAPER_LR_INDEX[dataset, True]] - y[False, PAPER_LR_INDEX[dataset, False]]
+    return Effects(0.5 * (at[0] + at[1]), np.asarray(lr, float), at[0] - at[1],
+                   np.asarray(paper, float), at, tuple(lrs))  # fmt: skip
+
+
+def all_effects(f: Factorial) -> dict[tuple[str, str], Effects]:
+    """``factorial_effects`` of every (metric key, dataset)."""
+    return {(m.key, ds): factorial_effects(metric_values(f, m.key, ds), ds, f.lrs[ds])
+            for m in METRICS for ds in f.datasets}  # fmt: skip
+
+
+def decomposition_error(e: Effects, dataset: str) -> float:
+    """Largest |paper contrast − (BN main + lr main · sign)| over seeds: 0 up to rounding on
+    CIFAR-10 (lr 0 is BN's, lr 1 no BN's); on MNIST the paper's contrast is the simple BN
+    effect at lr 0, BN main + interaction / 2."""
+    if dataset == "cifar10":
+        return float(np.max(np.abs(e.paper - (e.bn + e.lr))))
+    return float(np.max(np.abs(e.paper - (e.bn + 0.5 * e.interaction))))
+
+
+# --------------------------------------------------------------------- 2-3. cached analyses
+
+
+@dataclass(frozen=True)
+class ThresholdConfig:
+    """Sparsity at relative thresholds: |a| <= t * scale counts as zero, scale the layer's
+    mean absolute activation ("mean_abs") or standard deviation ("std") over the measured
+    images; t = 0 counts exact zeros."""
+
+    split: str = "train"
+    n_images: int = 5_000
+    image_seed: int = 0
+    thresholds: tuple[float, ...] = (0.0, 0.01, 0.1)
+    scale: str = "mean_abs"
+    batch_size: int = 500
+
+    kind = "b_threshold"
+
+    def __post_init__(self):
+        if self.scale not in ("mean_abs", "std"):
+            raise ValueError(f"scale must be 'mean_abs' or 'std', got {self.scale!r}")
+        if min(self.thresholds) < 0:
+            raise ValueError(f"thresholds must be >= 0, got {self.thresholds}")
+
+    @classmethod
+    def of(cls, P) -> ThresholdConfig:
+        return cls(P.sparsity_split, P.sparsity_images,
+                   thresholds=tuple(sorted({0.0, *map(float, P.rel_thresholds)})),
+                   scale=P.threshold_scale)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SilhouetteConfig:
+    """Silhouette scores on raw layer features of ``silhouette_images`` of the cluster images:
+    of the class labels, and of the k-means partition at ``fixed_k`` fitted exactly as chapter
+    B3 fits it (same PCA, seed and restarts, on all cluster images)."""
+
+    split: str = "train"
+    n_images: int = 2_000
+    image_seed: int = 0
+    features: str = "flatten"
+    pca_components: int = 0
+    fixed_k: int = 10
+    n_init: int = 1
+    silhouette_images: int = 1_000
+    batch_size: int = 500
+    memory_mb: int = 1_000
+
+    kind = "b_silhouette"
+
+    @classmethod
+    def of(cls, P) -> SilhouetteConfig:
+        c = analysis.ClusterConfig.of(P)
+        return cls(c.split, c.n_images, c.image_seed, c.features, c.pca_components, c.fixed_k,
+                   c.n_init, P.silhouette_images)  # fmt: skip
+
+
+def threshold_stats(model, x: torch.Tensor, cfg: ThresholdConfig) -> dict[str, np.ndarray]:
+    """Per layer: ``scale`` [L] and ``sparsity`` [L, thresholds] (two streamed passes: the
+    scale, then the counts)."""
+    names = model.conv_layer_names()
+    sums = np.zeros((len(names), 3))  # sum a, sum |a|, sum a^2
+    counts = np.zeros(len(names))
+
+    def batches():
+        for i in range(0, len(x), cfg.batch_size):
+            acts = convnets.capture_activations(model, x[i : i + cfg.batch_size])
+            yield [acts[n].astype(np.float64) for n in names]
+
+    for acts in batches():
+        for j, a in enumerate(acts):
+            sums[j] += (a.sum(), np.abs(a).sum(), (a * a).sum())
+            counts[j] += a.size
+    mean, mean_abs, sq = (sums / counts[:, None]).T
+    scale = mean_abs if cfg.scale == "mean_abs" else np.sqrt(np.maximum(sq - mean**2, 0.0))
+    zeros = np.zeros((len(names), len(cfg.thresholds)))
+    for acts in batches():
+        for j, a in enumerate(acts):
+            for i, t in enumerate(cfg.thresholds):
+                zeros[j, i] += np.count_nonzero(a == 0 if t == 0 else np.abs(a) <= t * scale[j])
+    return {"scale": scale, "sparsity": zeros / counts[:, None],
+            "thresholds": np.asarray(cfg.thresholds)}  # fmt: skip
+
+
+def silhouette_stats(model, x: torch.Tensor, y: np.ndarray, cfg: SilhouetteConfig) -> dict:
+    """Per layer [L]: ``class_silhouette`` (labels as clusters), ``kmeans_silhouette`` and
+    ``kmeans_dbi`` (the k-means partition at ``fixed_k``; its DBI on all images equals
+    chapter B3's DBI at that k)."""
+    names, seed = model.conv_layer_names(), cfg.image_seed
+    out = {k: np.zeros(len(names)) for k in ("class_silhouette", "kmeans_silhouette", "kmeans_dbi")}
+    m = min(cfg.silhouette_images, len(x))
+    sub = np.sort(np.random.default_rng(seed).choice(len(x), m, replace=False))
+    sizes = analysis._layer_sizes(model, x)
+    for group in analysis._layer_groups(sizes, len(x), cfg.memory_mb * 1e6):
+        acts = convnets.capture_activations(model, x, batch_size=cfg.batch_size, layers=group)
+        for name in group:
+            j = names.index(name)
+            feats = representations.to_features(acts.pop(name), cfg.features).astype(np.float32)
+            fit = representations.reduce_dim(feats, cfg.pca_components or None, seed)
+            km = KMeans(n_clusters=cfg.fixed_k, n_init=cfg.n_init, random_state=seed)
+            labels = km.fit_predict(fit)
+            out["kmeans_dbi"][j] = davies_bouldin_score(feats, labels)
+            out["class_silhouette"][j] = silhouette_score(feats[sub], y[sub])
+            ok = len(np.unique(labels[sub])) > 1
+            out["kmeans_silhouette"][j] = silhouette_score(feats[sub], labels[sub]) if ok else 0.0
+    return out
+
+
+STRESS_CODE = analysis.ANALYSIS_CODE + (sys.modules[__name__],)
+StressConfig = ThresholdConfig | SilhouetteConfig
+
+
+def _compute(acfg: StressConfig, cfg: ClassifierConfig, state: dict, splits: Splits) -> dict:
+    t0 = time.perf_counter()
+    with single_thread(), threadpool_limits(1):
+        model = classify.model_from_state(cfg, state).to(cfg.device)
+        x, y = analysis.select_images(splits, acfg.split, acfg.n_images, acfg.image_seed)
+        if isinstance(acfg, ThresholdConfig):
+            arrays = threshold_stats(model, x, acfg)
+        else:
+            arrays = silhouette_stats(model, x, y, acfg)
+    arrays["seconds"] = np.array(time.perf_counter() - t0)
+    return arrays
+
+
+def _job(subsets: dict, acfg: StressConfig, cfg: ClassifierConfig, state: dict, key: tuple):
+    return _compute(acfg, cfg, state, subsets[key])
+
+
+def analyse_all(
+    acfg: StressConfig, trained: list[Trained], splits: dict[str, Splits], workers: int = 1
+) -> list[cache.Entry]:
+    """As :func:`.analysis.analyse_all`, for this module's analyses."""
+    keys = [{"train": classify.model_key(t.cfg, t.seed, splits[t.cfg.dataset].data_id),
+             "analysis": asdict(acfg)} for t in trained]  # fmt: skip
+
+    def analyse_missing(idx: list[int]):
+        subsets = {classify.split_key(trained[i].cfg): splits[trained[i].cfg.dataset].of(
+            trained[i].cfg) for i in idx}  # fmt: skip
+        jobs = [(acfg, trained[i].cfg, {k: v.numpy() for k, v in trained[i].state.items()},
+                 classify.split_key(trained[i].cfg)) for i in idx]  # fmt: skip
+        for j, arrays in run_jobs(_job, jobs, subsets, workers, desc=f"{acfg.kind[2:]} analysis"):
+            yield idx[j], cache.Entry(arrays)
+
+    return cache.cached_each(acfg.kind, keys, analyse_missing, STRESS_CODE)
+
+
+@dataclass
+class Thresholds:
+    """Sparsity at every relative threshold: arrays [seeds, layers, thresholds] per variant."""
+
+    config: ThresholdConfig
+    sparsity: dict[Variant, np.ndarray]
+    scale: dict[Variant, np.ndarray]  # [seeds, layers]
+    layer_names: dict[str, list[str]]
+    n_models: int
+    cache_hits: int
+    seconds: float
+
+    @property
+    def thresholds(self) -> np.ndarray:
+        return np.asarray(self.config.thresholds)
+
+    def layer_mean(self, dataset: str, bn: bool) -> np.ndarray:
+        """Mean over conv layers: [seeds, thresholds]."""
+        return self.sparsity[dataset, bn].mean(axis=1)
+
+
+@dataclass
+class Silhouettes:
+    """Silhouette scores and the fixed-k partition's DBI, arrays [seeds, layers] per variant."""
+
+    config: SilhouetteConfig
+    class_silhouette: dict[Variant, np.ndarray]
+    kmeans_silhouette: dict[Variant, np.ndarray]
+    kmeans_dbi: dict[Variant, np.ndarray]
+    layer_names: dict[str, list[str]]
+    n_models: int
+    cache_hits: int
+    seconds: float
+
+
+def _per_variant(acfg: StressConfig, models: Models, workers: int) -> dict:
+    entries = iter(analyse_all(acfg, models.all, models.splits, workers))
+    return {v: [next(entries) for _ in ts] for v, ts in models.trained.items()}
+
+
+def thresholds(models: Models, config: ThresholdConfig, workers: int = 1) -> Thresholds:
+    """The threshold sweep of every trained model (cached per model and config)."""
+    e = _per_variant(config, models, workers)
+    return Thresholds(config, analysis._stack(e, "sparsity"), analysis._stack(e, "scale"),
+                      **analysis._bookkeeping(models, e))  # fmt: skip
+
+
+def silhouettes(models: Models, config: SilhouetteConfig, workers: int = 1) -> Silhouettes:
+    """Silhouette scores of every trained model (cached per model and config)."""
+    e = _per_variant(config, models, workers)
+    names = ("class_silhouette", "kmeans_silhouette", "kmeans_dbi")
+    return Silhouettes(config, *(analysis._stack(e, n) for n in names),
+                       **analysis._bookkeeping(models, e))  # fmt: skip
+
+
+def edge_share(
+    k_star: dict[Variant, np.ndarray], dataset: str, ends: tuple[int, int]
+) -> np.ndarray:
+    """Per seed: the share of (layer, variant) whose k* is an end of the searched range."""
+    return np.mean([np.isin(k_star[dataset, bn], ends).mean(axis=1) for bn in (True, False)], 0)
+
+
+def noise_edge_share(noise, ends: tuple[int, int]) -> float:
+    """The share of isotropic-noise draws whose k* is an end of the range."""
+    return float(np.isin(noise.k_star, ends).mean())
+
+
+def on_test_images(config):
+    """The same analysis config on the held-out test images."""
+    return replace(config, split="test")
+
+
+def two_sided(values, what: str) -> ClaimTest:
+    """An exact two-sided paired sign-flip test of mean(values) = 0 over seeds (a direction
+    nobody claimed)."""
+    v = np.asarray(values, float)
+    return paired_signflip(v, np.zeros_like(v), null=f"{what} = 0", alternative="two-sided")
+
+
+# --------------------------------------------------------------------- ledgers and checks
+
+NAMES = verdicts.DATASET_NAMES
+
+
+def factorial_ledger(effects: dict[tuple[str, str], Effects], datasets) -> list[verdicts.Verdict]:
+    """Per dataset and metric: BatchNorm's own effect (``verdicts.bn_main_effect``); on
+    CIFAR-10, where the paper changed the learning rate with BN, the critics' confound
+    (``verdicts.lr_confound``)."""
+    rows = []
+    for ds in datasets:
+        for m in METRICS:
+            e, what = effects[m.key, ds], f"{NAMES[ds]} {m.label}"
+            grade, test = verdicts.bn_main_effect(e.bn, m.expect[ds], what)
+            inter = two_sided(e.interaction, "interaction")
+            rows.append(verdicts.Verdict(
+                "B", f"{NAMES[ds]}: BN itself makes the {m.label} {m.expect[ds]} "
+                "(BN main effect of BN × learning rate)", grade, test,
+                f"BN − no BN at lr {sci(e.lrs[0])}: "
+                f"{_mean(e.bn_at[0], m.unit)}, at {sci(e.lrs[1])}: "
+                f"{_mean(e.bn_at[1], m.unit)}; interaction two-sided p = {inter.p:.3g}",
+                unit=m.unit,
+            ))  # fmt: skip
+    return rows
+
+
+def confound_ledger(effects: dict[tuple[str, str], Effects]) -> list[verdicts.Verdict]:
+    """On CIFAR-10 (if in the 2 x 2): per metric, the learning rate's own effect the way the
+    paper attributes to BN (``verdicts.lr_confound``)."""
+    rows = []
+    for m in METRICS:
+        if (m.key, "cifar10") not in effects:
+            continue
+        e = effects[m.key, "cifar10"]
+        grade, test = verdicts.lr_confound(e.lr, m.expect["cifar10"], f"CIFAR-10 {m.label}")
+        rows.append(verdicts.Verdict(
+            "B (critics)", f"CIFAR-10: the paper's higher BN learning rate by itself makes the "
+            f"{m.label} {m.expect['cifar10']}", grade, test,
+            f"paper's contrast {_mean(e.paper, m.unit)} = BN main {_mean(e.bn, m.unit)} + "
+            f"lr main {_mean(e.lr, m.unit)} (mean over seeds)", unit=m.unit,
+        ))  # fmt: skip
+    return rows
+
+
+def _mean(values, unit: str) -> str:
+    v = np.asarray(values, float)
+    return f"{v.mean():{unit}}" if v.size else "n/a"
+
+
+def cluster_count_ledger(
+    sil: Silhouettes, clusters: Clusters, noise_share: float
+) -> list[verdicts.Verdict]:
+    """Per dataset: purer clusters with BN by the silhouette score (class labels, and the
+    k-means partition at the fixed k), deeper half, higher with BN (``paired_direction``);
+    and k* at an end of its range less often than on isotropic noise
+    (``verdicts.fewer_edges_than_noise``)."""
+    rows, k = [], sil.config.fixed_k
+    ends = (clusters.config.k_min, clusters.config.k_max)
+    for ds in DATASETS:
+        for values, what in (
+            (sil.class_silhouette, "class-based silhouette"),
+            (sil.kmeans_silhouette, f"silhouette of k-means at k = {k}"),
+        ):
+            c = verdicts.Contrast.of(values, ds)
+            test = c.test("deeper", "higher", f"{NAMES[ds]} {what}")
+            rows.append(verdicts.Verdict(
+                "B (our check)", f"{NAMES[ds]}: clusters are purer with BN by the {what} "
+                "(higher), deeper half", verdicts.grade_test(test), test,
+                verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
+                                      "higher", ".3f"), unit=".3f",
+            ))  # fmt: skip
+        share = edge_share(clusters.k_star, ds, ends)
+        grade, test = verdicts.fewer_edges_than_noise(share, noise_share, f"{NAMES[ds]} k*")
+        rows.append(verdicts.Verdict(
+            "B (our check)", f"{NAMES[ds]}: k* = argmin DBI sits at an end of "
+            f"{ends[0]}..{ends[1]} less often than on isotropic noise", grade, test,
+            f"share per seed: {', '.join(f'{v:.0%}' for v in share)}; noise {noise_share:.0%}",
+            unit=".0%",
+        ))  # fmt: skip
+    return rows
+
+
+def threshold_ledger(thr: Thresholds) -> list[verdicts.Verdict]:
+    """Per dataset: the paper's sparsity direction (MNIST BN less sparse, CIFAR-10 more) at
+    every relative threshold (``verdicts.survives_thresholds``)."""
+    rows = []
+    for ds, expect in (("mnist", "lower"), ("cifar10", "higher")):
+        bn, nobn = thr.layer_mean(ds, True), thr.layer_mean(ds, False)
+        grade, test = verdicts.survives_thresholds(
+            bn, nobn, expect, f"{NAMES[ds]} layer sparsity", thr.thresholds
+        )
+        way = (bn < nobn) if expect == "lower" else (bn > nobn)
+        rows.append(verdicts.Verdict(
+            "B", f"{NAMES[ds]}: BN representations are {'less' if expect == 'lower' else 'more'}"
+            f" sparse at every threshold t × {thr.config.scale} (t = "
+            f"{', '.join(f'{t:g}' for t in thr.thresholds)})", grade, test,
+            "seeds the paper's way per t: " + ", ".join(
+                f"{t:g}: {int(w.sum())}/{w.size}" for t, w in zip(thr.thresholds, way.T)),
+        ))  # fmt: skip
+    return rows
+
+
+def heldout_ledger(sparsity: Sparsity, clusters: Clusters) -> list[verdicts.Verdict]:
+    """Chapters B2's and B3's direction claims measured on test images: layer sparsity (MNIST
+    BN lower, CIFAR-10 higher; mean over conv layers) and class-based DBI (BN lower, deeper
+    half), each by ``paired_direction``."""
+    rows = []
+    for ds, expect in (("mnist", "lower"), ("cifar10", "higher")):
+        c = verdicts.Contrast.of(sparsity.layer, ds)
+        test = c.test("layers", expect, f"{NAMES[ds]} test-image layer sparsity")
+        rows.append(verdicts.Verdict(
+            "B", f"{NAMES[ds]} (test images): BN representations are "
+            f"{'less' if expect == 'lower' else 'more'} sparse", verdicts.grade_test(test), test,
+            verdicts._seed_counts(verdicts.layer_mean(c.bn), verdicts.layer_mean(c.nobn), expect),
+        ))  # fmt: skip
+    for ds in DATASETS:
+        c = verdicts.Contrast.of(clusters.class_dbi, ds)
+        test = c.test("deeper", "lower", f"{NAMES[ds]} test-image class-based DBI")
+        rows.append(verdicts.Verdict(
+            "B", f"{NAMES[ds]} (test images): class-based clusters are purer with BN, deeper "
+            "half", verdicts.grade_test(test), test,
+            verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
+                                  "lower", ".2f"), unit=".2f",
+        ))  # fmt: skip
+    return rows
+
+
+def checks(
+    P,
+    f: Factorial,
+    effects: dict,
+    thr: Thresholds,
+    sparsity: Sparsity,
+    sil: Silhouettes,
+    clusters: Clusters,
+) -> list[verdicts.Check]:
+    """What holds by construction: the paper's cells are chapter B1's configs; the paper's
+    contrast decomposes into the 2 x 2's effects; the sweep at t = 0 is B2's exact-zero
+    sparsity; the silhouette's k-means partition is B3's (same DBI)."""
+    b1 = classify.configs(P).configs
+    same = all(f.trained[c][0].cfg == b1[c[0], c[1]] for c in f.trained if is_paper_cell(c))
+    worst = max(decomposition_error(e, ds) for (_, ds), e in effects.items())
+    zero = max(float(np.abs(thr.sparsity[v][..., 0] - sparsity.layer[v]).max())
+               for v in sparsity.layer) if sparsity.config.eps == 0 else 0.0  # fmt: skip
+    dbi = max(float(np.abs(sil.kmeans_dbi[v] - clusters.dbi_fixed_k[v]).max())
+              for v in sil.kmeans_dbi)  # fmt: skip
+    return [
+        verdicts.Check("B", "The cells the paper trains are chapter B1's configs (its cached "
+                       "models, not retrained)", same,
+                       f"{f.trained_here(paper=True)} paper-cell models trained by this run, "
+                       f"{f.trained_here(paper=False)} swapped-cell models"),
+        verdicts.Check("B", "The paper's contrast = BN main + lr main effect (CIFAR-10), "
+                       "= BN main + interaction / 2 (MNIST), per seed", worst < 1e-9,
+                       f"largest deviation {worst:.2g}"),
+        verdicts.Check("B", "The threshold sweep at t = 0 is chapter B2's exact-zero sparsity",
+                       zero == 0.0, f"largest difference {zero:.2g}"),
+        verdicts.Check("B", f"The silhouette's k-means partition at k = {sil.config.fixed_k} "
+                       "is chapter B3's (same DBI)", dbi < 1e-6, f"largest difference {dbi:.2g}"),
+    ]  # fmt: skip

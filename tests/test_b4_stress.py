@@ -1,0 +1,190 @@
+"""Chapter B4's stress tests: the 2 x 2 reuses chapter B1's configs, its contrasts, the threshold
+sweep and silhouette analyses on a tiny model, the cache, the grading rules (each can pass,
+fail, or be inconclusive) and the spec's one-line errors."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from sklearn.metrics import silhouette_score
+
+from normbook.core import cache
+from normbook.core.params import ParameterError
+from normbook.core.verdicts import INCONCLUSIVE, NOT, REPRODUCED
+from normbook.paper_b import analysis, classify, convnets, stress, verdicts
+from normbook.paper_b import representations as rep
+from normbook.paper_b.specs import B1, B4
+
+SEEDS5 = np.array([0.0, 0.01, -0.01, 0.02, -0.02])  # seed-to-seed jitter
+
+
+def _images(n=60, seed=0):
+    """Normalized MNIST-shaped images with a class-dependent bright patch, and labels."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(10), n // 10)
+    x = rng.normal(0, 0.3, (n, 1, 32, 32)).astype(np.float32)
+    for i, c in enumerate(y):
+        r, q = divmod(int(c), 5)
+        x[i, 0, 2 + 14 * r : 12 + 14 * r, 5 * q : 8 + 5 * q] += 2.0
+    return x, y
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    import torch
+
+    model = convnets.build("standard_cnn", seed=3, width=2, batchnorm=False).eval()
+    x, y = _images()
+    return model, torch.as_tensor(x), y
+
+
+# ----------------------------------------------------------------------------- 2 x 2
+
+
+@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
+def test_paper_cells_are_b1_configs_and_swapped_cells_differ_only_in_lr(profile):
+    P = B4.resolve(profile)
+    b1 = classify.configs(B1.resolve(profile)).configs
+    cfgs = stress.factorial_configs(P)
+    assert len(cfgs) == 8
+    for (ds, bn, j), cfg in cfgs.items():
+        if stress.is_paper_cell((ds, bn, j)):
+            assert cfg == b1[ds, bn]  # same cache key: B1's cached model, never retrained
+        else:
+            assert cfg != b1[ds, bn] and replace(cfg, lr=b1[ds, bn].lr) == b1[ds, bn]
+    assert cfgs["cifar10", True, 1].lr == P.cifar_lr_nobn
+    assert cfgs["cifar10", False, 0].lr == P.cifar_lr_bn
+    only = stress.factorial_configs(B4.resolve(profile, factorial_datasets="cifar10"))
+    assert {c[0] for c in only} == {"cifar10"}
+
+
+def test_factorial_effects_and_the_papers_contrast():
+    # BN adds 3 at lr 0 and 1 at lr 1; lr 0 adds 4 with BN and 2 without
+    y = {(True, 0): 13 + SEEDS5, (True, 1): 9 + SEEDS5, (False, 0): 10 + SEEDS5,
+         (False, 1): 8 + SEEDS5}  # fmt: skip
+    e = stress.factorial_effects(y, "cifar10", (1e-3, 1e-4))
+    np.testing.assert_allclose(e.bn, 2.0)
+    np.testing.assert_allclose(e.lr, 3.0)
+    np.testing.assert_allclose(e.interaction, 2.0)
+    np.testing.assert_allclose(e.paper, 13 - 8)  # BN at 1e-3 vs no BN at 1e-4 = 2 + 3
+    assert stress.decomposition_error(e, "cifar10") < 1e-12
+    m = stress.factorial_effects(y, "mnist")
+    np.testing.assert_allclose(m.paper, 3.0)  # both at lr 0
+    assert stress.decomposition_error(m, "mnist") < 1e-12
+
+
+# ----------------------------------------------------------------------------- analyses
+
+
+def test_threshold_sweep_starts_at_exact_zeros_and_only_adds_zeros(tiny):
+    model, x, _ = tiny
+    cfg = stress.ThresholdConfig(n_images=60, thresholds=(0.0, 0.1, 0.5, 2.0), batch_size=25)
+    out = stress.threshold_stats(model, x, cfg)
+    exact = analysis.sparsity_stats(model, x, analysis.SparsityConfig(n_images=60))["layer"]
+    np.testing.assert_allclose(out["sparsity"][:, 0], exact, atol=1e-12)
+    assert np.all(np.diff(out["sparsity"], axis=1) >= 0)
+    acts = convnets.capture_activations(model, x)
+    a = acts["conv2"].astype(np.float64)
+    assert out["scale"][1] == pytest.approx(np.abs(a).mean())
+    assert out["sparsity"][1, 2] == pytest.approx(np.mean(a <= 0.5 * np.abs(a).mean()))
+    std = stress.threshold_stats(model, x, replace(cfg, scale="std"))
+    assert std["scale"][1] == pytest.approx(a.std(), rel=1e-6)
+    with pytest.raises(ValueError, match="scale"):
+        stress.ThresholdConfig(scale="max")
+
+
+def test_silhouette_partition_is_b3s_and_scores_match_sklearn(tiny):
+    model, x, y = tiny
+    cfg = stress.SilhouetteConfig(n_images=60, pca_components=5, fixed_k=10, silhouette_images=40)
+    out = stress.silhouette_stats(model, x, y, cfg)
+    b3 = analysis.ClusterConfig(n_images=60, pca_components=5, k_min=2, k_max=4, fixed_k=10)
+    want = analysis.cluster_stats(model, x, y, b3, seed=0)
+    np.testing.assert_allclose(out["kmeans_dbi"], want["dbi_fixed_k"], rtol=1e-6)
+    sub = np.sort(np.random.default_rng(0).choice(60, 40, replace=False))
+    feats = rep.to_features(convnets.capture_activations(model, x)["conv4"]).astype(np.float32)
+    assert out["class_silhouette"][3] == pytest.approx(silhouette_score(feats[sub], y[sub]))
+    assert np.all(np.abs(out["kmeans_silhouette"]) <= 1)
+
+
+def test_stress_analyses_are_cached(tiny_trained):
+    trained, splits = tiny_trained
+    cfg = stress.ThresholdConfig(n_images=40, thresholds=(0.0, 0.1))
+    first = stress.analyse_all(cfg, trained, splits)
+    again = stress.analyse_all(cfg, trained, splits)
+    assert not any(e.hit for e in first) and all(e.hit for e in again)
+    np.testing.assert_array_equal(first[0]["sparsity"], again[0]["sparsity"])
+    assert cache.info()["b_threshold"][0] == 1
+
+
+@pytest.fixture
+def tiny_trained():
+    """One untrained tiny model wrapped as a cached ``Trained``, on synthetic splits."""
+    x, y = _images(400)
+    raw = ((x[:, 0, 2:30, 2:30] - x.min()) / (x.max() - x.min()) * 255).astype(np.uint8)
+    full = classify.Splits("mnist", raw, y, raw[:0], y[:0], raw[:200], y[:200], "synthetic")
+    cfg = classify.ClassifierConfig("mnist", False, 2, "sgd", 0.01, n_train=300, n_val=50,
+                                    n_test=100)  # fmt: skip
+    state = {k: v.clone() for k, v in cfg.build(0).state_dict().items()}
+    return [classify.Trained(cfg, 0, cache.Entry(tensors=state))], {"mnist": full}
+
+
+def test_edge_share_per_seed():
+    k_star = {("mnist", True): np.array([[2, 10], [20, 20]]),
+              ("mnist", False): np.array([[5, 10], [2, 7]])}  # fmt: skip
+    np.testing.assert_allclose(stress.edge_share(k_star, "mnist", (2, 20)), [0.25, 0.75])
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+def test_bn_main_effect_and_lr_confound_can_go_either_way():
+    grade, test = verdicts.bn_main_effect(-0.1 + SEEDS5, "lower", "x")
+    assert grade == REPRODUCED and test.effect == pytest.approx(0.1) and test.p == 1 / 32
+    assert verdicts.bn_main_effect(0.1 + SEEDS5, "lower", "x")[0] == NOT
+    assert verdicts.bn_main_effect([0.1, 0.2], "higher", "x")[0] == INCONCLUSIVE
+    grade, test = verdicts.lr_confound(0.5 + SEEDS5, "higher", "x")
+    assert grade == REPRODUCED and "learning-rate main effect" in test.null
+    assert verdicts.lr_confound(SEEDS5, "higher", "x")[0] == NOT
+
+
+def test_survives_thresholds_needs_every_threshold():
+    bn = np.stack([0.5 + SEEDS5, 0.4 + SEEDS5], axis=1)
+    nobn = np.stack([0.3 + SEEDS5, 0.2 + SEEDS5], axis=1)
+    assert verdicts.survives_thresholds(bn, nobn, "higher", "s", [0, 0.1])[0] == REPRODUCED
+    nobn[:, 1] = 0.6 + SEEDS5  # the ordering flips at the second threshold
+    grade, test = verdicts.survives_thresholds(bn, nobn, "higher", "s", [0, 0.1])
+    assert grade == NOT and "t = 0.1" in test.null
+
+
+def test_fewer_edges_than_noise():
+    assert verdicts.fewer_edges_than_noise([0.1, 0.2, 0.0, 0.3, 0.1], 1.0, "k")[0] == REPRODUCED
+    assert verdicts.fewer_edges_than_noise([1.0, 0.9, 1.0, 1.0, 1.0], 1.0, "k")[0] == NOT
+
+
+# ----------------------------------------------------------------------------- spec
+
+
+def test_b4_shares_b1s_training_and_b3s_cluster_knobs():
+    for prof in ("smoke", "cpu", "paper"):
+        p1, p4 = B1.resolve(prof), B4.resolve(prof)
+        assert {k: p4[k] for k in B1.names} == {k: p1[k] for k in B1.names}
+        assert len(p4.seeds) < 5 or 2.0 ** -len(p4.seeds) < 0.05  # one-sided tests can pass
+
+
+@pytest.mark.parametrize(
+    "overrides, match",
+    [
+        ({"mnist_lr_alt": 0.01}, "parameter 'mnist_lr_alt': must differ"),
+        ({"cifar_lr_nobn": 1e-3}, "parameter 'cifar_lr_nobn'"),
+        ({"silhouette_images": 5_000}, "parameter 'silhouette_images'"),
+        ({"rel_thresholds": "0.1,-1"}, "parameter 'rel_thresholds'"),
+        ({"factorial_datasets": "svhn"}, "parameter 'factorial_datasets'"),
+        ({"n_test": 3_000}, "parameter 'n_test'"),
+    ],
+)
+def test_b4_spec_errors_are_one_line(overrides, match):
+    with pytest.raises(ParameterError, match=match) as err:
+        B4.resolve("cpu", **overrides)
+    assert "\n" not in str(err.value)
