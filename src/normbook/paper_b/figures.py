@@ -216,7 +216,7 @@ def factorial_cells(factorial):
             ax.set_xticks(sorted(lrs), [f"{v:g}" for v in sorted(lrs)])
             ax.minorticks_off()
             ax.set_xlabel("learning rate")
-            ax.set_title(f"{DATASET_TITLES[ds].split(',')[0]}: {m.key}", fontsize=9)
+            ax.set_title(f"{DATASET_TITLES[ds].split(',')[0]}: {m.label}", fontsize=9)
         axes[row, 0].legend(fontsize=8)
     return fig
 

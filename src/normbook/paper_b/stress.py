@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_limits
 from ..core import cache
 from ..core.claims import ClaimTest, paired_signflip
 from ..core.fmt import sci
+from ..core.verdicts import GRADES
 from ..core.workers import run_jobs, single_thread
 from . import analysis, classify, convnets, representations, verdicts
 from .analysis import Clusters, Sparsity
@@ -131,21 +132,31 @@ class Metric:
 
     key: str
     label: str
+    where: dict[str, str]  # the per-seed contrast, per dataset
     expect: dict[str, str]  # the paper's direction of BN's effect, per dataset
     unit: str = ".3f"
 
+    def describe(self, dataset: str) -> str:
+        """``"layer sparsity (mean over conv layers)"``."""
+        where = self.where[dataset]
+        return f"{self.label} ({where})" if where else self.label
 
+
+_ALL = "mean over conv layers"
 METRICS = (
-    Metric("accuracy", "test accuracy", {"mnist": "higher", "cifar10": "higher"}, "+.2%"),
-    Metric("sparsity", "layer sparsity, mean over conv layers",
+    Metric("accuracy", "test accuracy", {"mnist": "", "cifar10": ""},
+           {"mnist": "higher", "cifar10": "higher"}, "+.2%"),
+    Metric("sparsity", "layer sparsity", {"mnist": _ALL, "cifar10": _ALL},
            {"mnist": "lower", "cifar10": "higher"}),
-    Metric("class_dbi", "class-based DBI, deeper half", {"mnist": "lower", "cifar10": "lower"},
-           ".2f"),
-    Metric("dbi_k_star", "DBI(k*): MNIST all but the last layer, CIFAR-10 deeper half",
+    Metric("class_dbi", "class-based DBI", {"mnist": "deeper half", "cifar10": "deeper half"},
+           {"mnist": "lower", "cifar10": "lower"}, ".2f"),
+    Metric("dbi_k_star", "DBI(k*)", {"mnist": "all layers but the last",
+                                     "cifar10": "deeper half"},
            {"mnist": "higher", "cifar10": "lower"}, ".2f"),
-    Metric("settle", "layer where k* settles at the classes",
+    Metric("settle", "layer where k* settles at the classes", {"mnist": "", "cifar10": ""},
            {"mnist": "lower", "cifar10": "lower"}, ".2f"),
 )  # fmt: skip
+VERBS = {"higher": "raises", "lower": "lowers"}
 
 
 def _stack(entries: list[cache.Entry], name: str) -> np.ndarray:
@@ -456,12 +467,12 @@ def factorial_ledger(effects: dict[tuple[str, str], Effects], datasets) -> list[
     rows = []
     for ds in datasets:
         for m in METRICS:
-            e, what = effects[m.key, ds], f"{NAMES[ds]} {m.label}"
+            e, what = effects[m.key, ds], f"{NAMES[ds]} {m.describe(ds)}"
             grade, test = verdicts.bn_main_effect(e.bn, m.expect[ds], what)
             inter = two_sided(e.interaction, "interaction")
             rows.append(verdicts.Verdict(
-                "B", f"{NAMES[ds]}: BN itself makes the {m.label} {m.expect[ds]} "
-                "(BN main effect of BN × learning rate)", grade, test,
+                "B", f"{NAMES[ds]}: BN itself {VERBS[m.expect[ds]]} the {m.describe(ds)} (BN "
+                "main effect over both learning rates)", grade, test,
                 f"BN − no BN at lr {sci(e.lrs[0])}: "
                 f"{_mean(e.bn_at[0], m.unit)}, at {sci(e.lrs[1])}: "
                 f"{_mean(e.bn_at[1], m.unit)}; interaction two-sided p = {inter.p:.3g}",
@@ -478,10 +489,11 @@ def confound_ledger(effects: dict[tuple[str, str], Effects]) -> list[verdicts.Ve
         if (m.key, "cifar10") not in effects:
             continue
         e = effects[m.key, "cifar10"]
-        grade, test = verdicts.lr_confound(e.lr, m.expect["cifar10"], f"CIFAR-10 {m.label}")
+        what = m.describe("cifar10")
+        grade, test = verdicts.lr_confound(e.lr, m.expect["cifar10"], f"CIFAR-10 {what}")
         rows.append(verdicts.Verdict(
-            "B (critics)", f"CIFAR-10: the paper's higher BN learning rate by itself makes the "
-            f"{m.label} {m.expect['cifar10']}", grade, test,
+            "B", "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself "
+            f"{VERBS[m.expect['cifar10']]} the {what}", grade, test,
             f"paper's contrast {_mean(e.paper, m.unit)} = BN main {_mean(e.bn, m.unit)} + "
             f"lr main {_mean(e.lr, m.unit)} (mean over seeds)", unit=m.unit,
         ))  # fmt: skip
@@ -510,7 +522,7 @@ def cluster_count_ledger(
             c = verdicts.Contrast.of(values, ds)
             test = c.test("deeper", "higher", f"{NAMES[ds]} {what}")
             rows.append(verdicts.Verdict(
-                "B (our check)", f"{NAMES[ds]}: clusters are purer with BN by the {what} "
+                "B", f"Our check, {NAMES[ds]}: clusters are purer with BN by the {what} "
                 "(higher), deeper half", verdicts.grade_test(test), test,
                 verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                       "higher", ".3f"), unit=".3f",
@@ -518,7 +530,7 @@ def cluster_count_ledger(
         share = edge_share(clusters.k_star, ds, ends)
         grade, test = verdicts.fewer_edges_than_noise(share, noise_share, f"{NAMES[ds]} k*")
         rows.append(verdicts.Verdict(
-            "B (our check)", f"{NAMES[ds]}: k* = argmin DBI sits at an end of "
+            "B", f"Our check, {NAMES[ds]}: k* = argmin DBI sits at an end of "
             f"{ends[0]}..{ends[1]} less often than on isotropic noise", grade, test,
             f"share per seed: {', '.join(f'{v:.0%}' for v in share)}; noise {noise_share:.0%}",
             unit=".0%",
@@ -603,3 +615,18 @@ def checks(
         verdicts.Check("B", f"The silhouette's k-means partition at k = {sil.config.fixed_k} "
                        "is chapter B3's (same DBI)", dbi < 1e-6, f"largest difference {dbi:.2g}"),
     ]  # fmt: skip
+
+
+def grade_summary(rows: list[verdicts.Verdict]) -> str:
+    """How the rows graded: ``"3 of 6 reproduced, 2 not reproduced, 1 inconclusive"``."""
+    counts = {g: sum(r.verdict == g for r in rows) for g in GRADES}
+    parts = [f"{n} {g}" for g, n in counts.items() if n]
+    return f"{len(rows)} claims: " + ", ".join(parts) if rows else "no claims"
+
+
+def sign_flips(effects: dict[tuple[str, str], Effects]) -> str:
+    """The (dataset, metric) pairs whose mean BN − no BN difference has opposite signs at the
+    two learning rates, or "none"."""
+    flips = [f"{NAMES[ds]} {key}" for (key, ds), e in effects.items()
+             if np.sign(e.bn_at[0].mean()) * np.sign(e.bn_at[1].mean()) < 0]  # fmt: skip
+    return ", ".join(flips) or "none"

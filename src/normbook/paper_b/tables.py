@@ -168,7 +168,8 @@ def factorial_effects(effects: dict, metrics) -> str:
         m = next(m for m in metrics if m.key == key)
         spec = m.unit.replace("+", "").replace("%", "f") if "%" in m.unit else m.unit
         scale = 100.0 if "%" in m.unit else 1.0
-        row = {"dataset": ds, "metric": m.label, "lr₁ / lr₂": f"{e.lrs[0]:g} / {e.lrs[1]:g}"}
+        label = m.describe(ds) + (" (points)" if "%" in m.unit else "")
+        row = {"dataset": ds, "metric": label, "lr₁ / lr₂": f"{e.lrs[0]:g} / {e.lrs[1]:g}"}
         for name, v in (("BN main", e.bn), ("lr main", e.lr), ("BN × lr", e.interaction),
                         ("paper's contrast", e.paper)):  # fmt: skip
             p = two_sided(v, name).p
