@@ -17,13 +17,13 @@
    (:mod:`.analysis` with ``split="test"``).
 
 Analyses are cached per (trained model, config) as :mod:`.analysis` does, keyed by the code
-of the analysis modules and of this one. The claim rules are in :mod:`.verdicts`; the
-ledgers that apply them to these results are at the end of this module.
+of the analysis modules and of this module's analysis functions (``STRESS_CODE``). The claim
+rules are in :mod:`.verdicts`; the ledgers that apply them to these results are at the end of
+this module.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import asdict, dataclass, replace
 
@@ -337,7 +337,6 @@ def silhouette_stats(model, x: torch.Tensor, y: np.ndarray, cfg: SilhouetteConfi
     return out
 
 
-STRESS_CODE = analysis.ANALYSIS_CODE + (sys.modules[__name__],)
 StressConfig = ThresholdConfig | SilhouetteConfig
 
 
@@ -356,6 +355,14 @@ def _compute(acfg: StressConfig, cfg: ClassifierConfig, state: dict, splits: Spl
 
 def _job(subsets: dict, acfg: StressConfig, cfg: ClassifierConfig, state: dict, key: tuple):
     return _compute(acfg, cfg, state, subsets[key])
+
+
+# The code that determines these analyses' results keys their cache entries: the analysis
+# modules and this module's analysis code (inspect.getsource of each), so editing the rules
+# or ledgers below never recomputes an analysis.
+STRESS_CODE = analysis.ANALYSIS_CODE + (
+    ThresholdConfig, SilhouetteConfig, threshold_stats, silhouette_stats, _compute,
+)  # fmt: skip
 
 
 def analyse_all(
@@ -460,43 +467,45 @@ def two_sided(values, what: str) -> ClaimTest:
 NAMES = verdicts.DATASET_NAMES
 
 
-def factorial_ledger(effects: dict[tuple[str, str], Effects], datasets) -> list[verdicts.Verdict]:
+def factorial_ledger(
+    effects: dict[tuple[str, str], Effects], datasets
+) -> dict[tuple[str, str], verdicts.Verdict]:
     """Per dataset and metric: BatchNorm's own effect (``verdicts.bn_main_effect``); on
     CIFAR-10, where the paper changed the learning rate with BN, the critics' confound
     (``verdicts.lr_confound``)."""
-    rows = []
+    rows = {}
     for ds in datasets:
         for m in METRICS:
             e, what = effects[m.key, ds], f"{NAMES[ds]} {m.describe(ds)}"
             grade, test = verdicts.bn_main_effect(e.bn, m.expect[ds], what)
             inter = two_sided(e.interaction, "interaction")
-            rows.append(verdicts.Verdict(
+            rows[ds, m.key] = verdicts.Verdict(
                 "B", f"{NAMES[ds]}: BN itself {VERBS[m.expect[ds]]} the {m.describe(ds)} (BN "
                 "main effect over both learning rates)", grade, test,
                 f"BN − no BN at lr {sci(e.lrs[0])}: "
                 f"{_mean(e.bn_at[0], m.unit)}, at {sci(e.lrs[1])}: "
                 f"{_mean(e.bn_at[1], m.unit)}; interaction two-sided p = {inter.p:.3g}",
                 unit=m.unit,
-            ))  # fmt: skip
+            )  # fmt: skip
     return rows
 
 
-def confound_ledger(effects: dict[tuple[str, str], Effects]) -> list[verdicts.Verdict]:
+def confound_ledger(effects: dict[tuple[str, str], Effects]) -> dict[str, verdicts.Verdict]:
     """On CIFAR-10 (if in the 2 x 2): per metric, the learning rate's own effect the way the
     paper attributes to BN (``verdicts.lr_confound``)."""
-    rows = []
+    rows = {}
     for m in METRICS:
         if (m.key, "cifar10") not in effects:
             continue
         e = effects[m.key, "cifar10"]
         what = m.describe("cifar10")
         grade, test = verdicts.lr_confound(e.lr, m.expect["cifar10"], f"CIFAR-10 {what}")
-        rows.append(verdicts.Verdict(
+        rows[m.key] = verdicts.Verdict(
             "B", "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself "
             f"{VERBS[m.expect['cifar10']]} the {what}", grade, test,
             f"paper's contrast {_mean(e.paper, m.unit)} = BN main {_mean(e.bn, m.unit)} + "
             f"lr main {_mean(e.lr, m.unit)} (mean over seeds)", unit=m.unit,
-        ))  # fmt: skip
+        )  # fmt: skip
     return rows
 
 
@@ -630,3 +639,24 @@ def sign_flips(effects: dict[tuple[str, str], Effects]) -> str:
     flips = [f"{NAMES[ds]} {key}" for (key, ds), e in effects.items()
              if np.sign(e.bn_at[0].mean()) * np.sign(e.bn_at[1].mean()) < 0]  # fmt: skip
     return ", ".join(flips) or "none"
+
+
+def cifar_split(effects: dict[tuple[str, str], Effects]) -> dict[str, str]:
+    """Per metric: the paper's CIFAR-10 contrast split into the BN and the learning-rate main
+    effects (means over seeds), as prose; "not run" without a CIFAR-10 2 x 2."""
+    out = {}
+    for m in METRICS:
+        e = effects.get((m.key, "cifar10"))
+        out[m.key] = "not run" if e is None else (
+            f"{_mean(e.paper, m.unit)} = {_mean(e.bn, m.unit)} (BN) + {_mean(e.lr, m.unit)} "
+            "(learning rate)")  # fmt: skip
+    return out
+
+
+def factorial_grades(bn_rows: dict, conf_rows: dict) -> dict[str, str]:
+    """Each 2 x 2 row's grade under a glue-able name (``bn_cifar10_accuracy``,
+    ``conf_accuracy``), "not run" for datasets outside the 2 x 2."""
+    out = {f"bn_{ds}_{m.key}": "not run" for ds in DATASETS for m in METRICS}
+    out |= {f"conf_{m.key}": "not run" for m in METRICS}
+    out |= {f"bn_{ds}_{key}": v.verdict for (ds, key), v in bn_rows.items()}
+    return out | {f"conf_{key}": v.verdict for key, v in conf_rows.items()}
