@@ -256,6 +256,8 @@ def threshold_sweep(thresholds):
             for row in v:
                 ax.plot(t, row, ".", color=c, ms=3, alpha=0.6)
         ax.set_xscale("symlog", linthresh=max(min(t[t > 0], default=0.01), 1e-6))
+        ax.set_xticks(t, [f"{v:g}" for v in t], fontsize=8)
+        ax.minorticks_off()
         ax.set_xlabel(f"relative threshold t (× layer {thresholds.config.scale})")
         ax.set_ylabel("layer sparsity, mean over layers")
         ax.set_title(DATASET_TITLES[ds])
