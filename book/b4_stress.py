@@ -99,6 +99,7 @@ from normbook.paper_b import (
     reported,
     stress,
     tables,
+    verdicts,
 )
 from normbook.paper_b.specs import B4
 
@@ -349,7 +350,8 @@ report.show_verdicts("b4", lr_rows + k_rows + t_rows + h_rows)
 # What the analysis relies on, checked on this run ({glue:text}`b4_checks` hold):
 
 # %%
-report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity, sil, clusters))
+report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity, sil, clusters)
+                   + verdicts.seed_pairing(models))  # fmt: skip
 
 # %%
 run.finish()

@@ -480,8 +480,8 @@ def factorial_ledger(
             grade, test = verdicts.bn_main_effect(e.bn, m.expect[ds], what)
             inter = two_sided(e.interaction, "interaction")
             rows[ds, m.key] = verdicts.Verdict(
-                "B", f"{NAMES[ds]}: BN itself {VERBS[m.expect[ds]]} the {m.describe(ds)} (BN "
-                "main effect over both learning rates)", grade, test,
+                "B", f"{NAMES[ds]}: at equal learning rates, BN itself {VERBS[m.expect[ds]]} "
+                f"the {m.describe(ds)}", grade, test,
                 f"BN − no BN at lr {sci(e.lrs[0])}: "
                 f"{_mean(e.bn_at[0], m.unit)}, at {sci(e.lrs[1])}: "
                 f"{_mean(e.bn_at[1], m.unit)}; interaction two-sided p = {inter.p:.3g}",
@@ -611,7 +611,17 @@ def checks(
                for v in sparsity.layer) if sparsity.config.eps == 0 else 0.0  # fmt: skip
     dbi = max(float(np.abs(sil.kmeans_dbi[v] - clusters.dbi_fixed_k[v]).max())
               for v in sil.kmeans_dbi)  # fmt: skip
+    cfgs = {c: ts[0].cfg for c, ts in f.trained.items()}
+    init = max(verdicts._max_init_difference(cfgs[ds, True, 0], cfgs[c], s)[0]
+               for c in cfgs for ds in [c[0]] for s in f.seeds)  # fmt: skip
+    splits = {(classify.split_key(cfg), cfg.batch_size) for cfg in cfgs.values()}
     return [
+        verdicts.Check("B", "The four cells of each seed start from identical conv and linear "
+                       "weights and train on the same images, in the same minibatch order",
+                       init == 0.0 and len(splits) == len(f.datasets),
+                       f"largest initial-weight difference from the BN cell at lr₁: {init:g}; "
+                       "one training subset and minibatch size per dataset: "
+                       f"{'yes' if len(splits) == len(f.datasets) else 'no'}"),
         verdicts.Check("B", "The cells the paper trains are chapter B1's configs (its cached "
                        "models, not retrained)", same,
                        f"{f.trained_here(paper=True)} paper-cell models trained by this run, "
