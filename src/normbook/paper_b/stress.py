@@ -516,79 +516,81 @@ def _mean(values, unit: str) -> str:
 
 def cluster_count_ledger(
     sil: Silhouettes, clusters: Clusters, noise_share: float
-) -> list[verdicts.Verdict]:
+) -> dict[tuple[str, str], verdicts.Verdict]:
     """Per dataset: purer clusters with BN by the silhouette score (class labels, and the
     k-means partition at the fixed k), deeper half, higher with BN (``paired_direction``);
     and k* at an end of its range less often than on isotropic noise
     (``verdicts.fewer_edges_than_noise``)."""
-    rows, k = [], sil.config.fixed_k
+    rows, k = {}, sil.config.fixed_k
     ends = (clusters.config.k_min, clusters.config.k_max)
     for ds in DATASETS:
-        for values, what in (
-            (sil.class_silhouette, "class-based silhouette"),
-            (sil.kmeans_silhouette, f"silhouette of k-means at k = {k}"),
+        for key, values, what in (
+            ("class_sil", sil.class_silhouette, "class-based silhouette"),
+            ("kmeans_sil", sil.kmeans_silhouette, f"silhouette of k-means at k = {k}"),
         ):
             c = verdicts.Contrast.of(values, ds)
             test = c.test("deeper", "higher", f"{NAMES[ds]} {what}")
-            rows.append(verdicts.Verdict(
+            rows[ds, key] = verdicts.Verdict(
                 "B", f"Our check, {NAMES[ds]}: clusters are purer with BN by the {what} "
                 "(higher), deeper half", verdicts.grade_test(test), test,
                 verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                       "higher", ".3f"), unit=".3f",
-            ))  # fmt: skip
+            )  # fmt: skip
         share = edge_share(clusters.k_star, ds, ends)
         grade, test = verdicts.fewer_edges_than_noise(share, noise_share, f"{NAMES[ds]} k*")
-        rows.append(verdicts.Verdict(
+        rows[ds, "edge"] = verdicts.Verdict(
             "B", f"Our check, {NAMES[ds]}: k* = argmin DBI sits at an end of "
             f"{ends[0]}..{ends[1]} less often than on isotropic noise", grade, test,
             f"share per seed: {', '.join(f'{v:.0%}' for v in share)}; noise {noise_share:.0%}",
             unit=".0%",
-        ))  # fmt: skip
+        )  # fmt: skip
     return rows
 
 
-def threshold_ledger(thr: Thresholds) -> list[verdicts.Verdict]:
+def threshold_ledger(thr: Thresholds) -> dict[str, verdicts.Verdict]:
     """Per dataset: the paper's sparsity direction (MNIST BN less sparse, CIFAR-10 more) at
     every relative threshold (``verdicts.survives_thresholds``)."""
-    rows = []
+    rows = {}
     for ds, expect in (("mnist", "lower"), ("cifar10", "higher")):
         bn, nobn = thr.layer_mean(ds, True), thr.layer_mean(ds, False)
         grade, test = verdicts.survives_thresholds(
             bn, nobn, expect, f"{NAMES[ds]} layer sparsity", thr.thresholds
         )
         way = (bn < nobn) if expect == "lower" else (bn > nobn)
-        rows.append(verdicts.Verdict(
+        rows[ds] = verdicts.Verdict(
             "B", f"{NAMES[ds]}: BN representations are {'less' if expect == 'lower' else 'more'}"
             f" sparse at every threshold t × {thr.config.scale} (t = "
             f"{', '.join(f'{t:g}' for t in thr.thresholds)})", grade, test,
             "seeds the paper's way per t: " + ", ".join(
                 f"{t:g}: {int(w.sum())}/{w.size}" for t, w in zip(thr.thresholds, way.T)),
-        ))  # fmt: skip
+        )  # fmt: skip
     return rows
 
 
-def heldout_ledger(sparsity: Sparsity, clusters: Clusters) -> list[verdicts.Verdict]:
+def heldout_ledger(
+    sparsity: Sparsity, clusters: Clusters
+) -> dict[tuple[str, str], verdicts.Verdict]:
     """Chapters B2's and B3's direction claims measured on test images: layer sparsity (MNIST
     BN lower, CIFAR-10 higher; mean over conv layers) and class-based DBI (BN lower, deeper
     half), each by ``paired_direction``."""
-    rows = []
+    rows = {}
     for ds, expect in (("mnist", "lower"), ("cifar10", "higher")):
         c = verdicts.Contrast.of(sparsity.layer, ds)
         test = c.test("layers", expect, f"{NAMES[ds]} test-image layer sparsity")
-        rows.append(verdicts.Verdict(
+        rows[ds, "sparsity"] = verdicts.Verdict(
             "B", f"{NAMES[ds]} (test images): BN representations are "
             f"{'less' if expect == 'lower' else 'more'} sparse", verdicts.grade_test(test), test,
             verdicts._seed_counts(verdicts.layer_mean(c.bn), verdicts.layer_mean(c.nobn), expect),
-        ))  # fmt: skip
+        )  # fmt: skip
     for ds in DATASETS:
         c = verdicts.Contrast.of(clusters.class_dbi, ds)
         test = c.test("deeper", "lower", f"{NAMES[ds]} test-image class-based DBI")
-        rows.append(verdicts.Verdict(
+        rows[ds, "class_dbi"] = verdicts.Verdict(
             "B", f"{NAMES[ds]} (test images): class-based clusters are purer with BN, deeper "
             "half", verdicts.grade_test(test), test,
             verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                   "lower", ".2f"), unit=".2f",
-        ))  # fmt: skip
+        )  # fmt: skip
     return rows
 
 
@@ -636,8 +638,10 @@ def checks(
     ]  # fmt: skip
 
 
-def grade_summary(rows: list[verdicts.Verdict]) -> str:
-    """How the rows graded: ``"3 of 6 reproduced, 2 not reproduced, 1 inconclusive"``."""
+def grade_summary(rows) -> str:
+    """How the rows (a list, or a dict's values) graded: ``"6 claims: 3 reproduced, 2 not
+    reproduced, 1 inconclusive"``."""
+    rows = list(rows.values()) if isinstance(rows, dict) else list(rows)
     counts = {g: sum(r.verdict == g for r in rows) for g in GRADES}
     parts = [f"{n} {g}" for g, n in counts.items() if n]
     return f"{len(rows)} claims: " + ", ".join(parts) if rows else "no claims"
@@ -670,3 +674,8 @@ def factorial_grades(bn_rows: dict, conf_rows: dict) -> dict[str, str]:
     out |= {f"conf_{m.key}": "not run" for m in METRICS}
     out |= {f"bn_{ds}_{key}": v.verdict for (ds, key), v in bn_rows.items()}
     return out | {f"conf_{key}": v.verdict for key, v in conf_rows.items()}
+
+
+def grades(rows: dict) -> dict[str, str]:
+    """Each row's grade under a glue-able name: key ``("mnist", "edge")`` -> ``mnist_edge``."""
+    return {"_".join([k] if isinstance(k, str) else k): v.verdict for k, v in rows.items()}
