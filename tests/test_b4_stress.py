@@ -188,3 +188,19 @@ def test_b4_spec_errors_are_one_line(overrides, match):
     with pytest.raises(ParameterError, match=match) as err:
         B4.resolve("cpu", **overrides)
     assert "\n" not in str(err.value)
+
+
+def test_factorial_ledgers_grade_bn_and_the_confound_separately():
+    # CIFAR-10 accuracy: BN adds 0.05 at both rates; the paper's BN rate adds nothing
+    y = {(True, 0): 0.60 + SEEDS5, (True, 1): 0.60 + SEEDS5, (False, 0): 0.55 + SEEDS5,
+         (False, 1): 0.55 + SEEDS5 / 2}  # fmt: skip
+    e = stress.factorial_effects(y, "cifar10", (1e-3, 1e-4))
+    effects = {(m.key, "cifar10"): e for m in stress.METRICS}
+    bn, conf = stress.factorial_ledger(effects, ["cifar10"]), stress.confound_ledger(effects)
+    assert bn["cifar10", "accuracy"].verdict == REPRODUCED
+    assert bn["cifar10", "class_dbi"].verdict == NOT  # the paper expects BN lower: it is higher
+    assert conf["accuracy"].verdict == NOT  # no learning-rate effect beyond seed noise
+    assert all(r.paper == "B" for r in [*bn.values(), *conf.values()])
+    g = stress.factorial_grades(bn, conf)
+    assert g["bn_cifar10_accuracy"] == REPRODUCED and g["bn_mnist_accuracy"] == "not run"
+    assert stress.grade_summary(conf).startswith("5 claims: ")
