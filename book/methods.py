@@ -211,6 +211,27 @@ for test in calibration.TESTS:
 # \mathrm{var}(\text{single prediction})$: 1 for independent predictions. Every BatchNorm
 # verdict uses the batch-mean test.
 #
+# (methods-symmetry)=
+# ### What translation symmetry implies far from both ends
+#
+# Let the input be i.i.d. noise and write the output at index $i$ as $g(z_{[i-R,i+R]}, s)$,
+# where $s$ collects every normalization statistic (each a mean over all $\ell$ positions)
+# and $g$ is the same function at every interior index. The mean prediction $E[g]$ depends
+# on $i$ only through the *joint* law of the patch $z_{[i-R,i+R]}$ and $s$. Split $s$ into the
+# terms whose inputs overlap the patch or are chained to it through overlapping neighbours,
+# and the rest. The boundary enters only through terms within $R$ of an end, and a chain of
+# overlapping terms links them to the patch only when the patch is within one hop ($2R$) of
+# them: beyond $3R$ from an end the lower-order dependence between the patch and $s$ (means,
+# covariances) is the same at every index, and what differs is carried by higher-order
+# cumulants of $s$, which, for a mean over $\ell$ positions, shrink like $\ell^{1-k}$ for the
+# $k$-th cumulant. Two predictions follow. (1) With constant input every interior index is
+# equivalent and the output is exactly flat beyond $R$ ({ref}`a4-constant` checks it). (2)
+# With noise, the slope of the mean prediction need not vanish beyond $3R$ but should drop
+# sharply there and keep shrinking with each further hop, more so for longer sequences; it
+# is exactly zero only as $\ell \to \infty$. {ref}`a4-decay` measures the slope per hop band
+# against both predictions and the paper's claim that InstanceNorm localizes the whole
+# sequence. (This is a heuristic argument, not a proof; the measurements are the test.)
+#
 # (methods-reconstruction-b)=
 # ## Paper B: what the paper fixes, and what we chose
 #

@@ -535,3 +535,127 @@ BUDGET = Spec(
     packages=PACKAGES,
 )
 A_SPECS[BUDGET.chapter] = BUDGET
+
+# ----------------------------------------------------------------------------- A4: stress tests
+# Chapter A4 stresses chapter A1's networks (same configuration, so the same cached models) and
+# repeats chapter A2's PackNorm sweep with other geometries.
+
+
+def _stress_norm(P) -> str | None:
+    if P.norm not in ("instance", "group"):
+        return (
+            f"parameter 'norm': the interventions replace GroupNorm/InstanceNorm statistics; "
+            f"choose instance or group, got {P.norm!r}"
+        )
+    return None
+
+
+def _decay_geometry(P) -> str | None:
+    pairs = [(n, P.depth) for n in P.decay_lens] + [(P.seq_len, d) for d in P.decay_depths]
+    for seq_len, depth in pairs:
+        radius = (P.kernel // 2) * depth
+        if radius >= seq_len / 2 - 2:
+            return (
+                f"parameters 'decay_lens'/'decay_depths': l = {seq_len} with d = {depth} "
+                f"(R = {radius}) leaves no interior; need R < l/2 - 2"
+            )
+    return None
+
+
+STRESS_PARAMS = [
+    Param("constant_values", list, "constant inputs fed to the trained networks", list_of=float,
+          min=-100.0, max=100.0),
+    Param("circular_steps", int, "Adam steps of the networks trained with circular padding",
+          min=1, max=10_000_000, reconstruction=True),
+    Param("intervention_eval", int, "predictions per index under each intervention", min=4,
+          max=10**9),
+    Param("intervention_ref", int, "fresh samples that estimate the population statistics",
+          min=2, max=10**8, reconstruction=True),
+    Param("decay_lens", list, "sequence lengths of the decay study (at A1's depth)",
+          list_of=int, min=8, max=100_000),
+    Param("decay_depths", list, "depths of the decay study (at A1's sequence length)",
+          list_of=int, min=1, max=256),
+    Param("decay_seeds", list, "seeds of the decay study's extra networks", list_of=int,
+          min=0, max=1e9),
+    Param("rf_pack_kernel", int, "PackNorm kernel of the receptive-field test (1: R = 0)",
+          min=1, max=99, reconstruction=True),
+    Param("rf_pack_heads", list, "heads of the receptive-field test (pool, centre)",
+          list_of=str, reconstruction=True),
+    Param("unet_len", int, "U-Net: sequence length (a multiple of 2**unet_levels)", min=8,
+          max=100_000),
+    Param("unet_levels", int, "U-Net: down-sampling levels", min=1, max=10, reconstruction=True),
+    Param("unet_width", int, "U-Net: channels at the top level (doubling per level)", min=1,
+          max=1024, reconstruction=True),
+    Param("unet_groups", int, "U-Net: GroupNorm groups per level", min=1, max=1024,
+          reconstruction=True),
+    Param("unet_steps", int, "U-Net: Adam steps (one-cycle schedule)", min=1, max=10_000_000,
+          reconstruction=True),
+    Param("unet_eval", int, "U-Net: predictions per index", min=64, max=10**9),
+    Param("grid_size", int, "2-D CNN: image height and width", min=4, max=4096),
+    Param("grid_depth", int, "2-D CNN: conv blocks", min=1, max=256),
+    Param("grid_channels", int, "2-D CNN: channels", min=1, max=1024, reconstruction=True),
+    Param("grid_steps", int, "2-D CNN: Adam steps (one-cycle schedule)", min=1,
+          max=10_000_000, reconstruction=True),
+    Param("grid_eval", int, "2-D CNN: predictions per index", min=64, max=10**9),
+    Param("arch_seeds", list, "U-Net and 2-D CNN seeds", list_of=int, min=0, max=1e9),
+]  # fmt: skip
+
+
+def _rf_heads(P) -> str | None:
+    bad = [h for h in P.rf_pack_heads if h not in ("pool", "centre")]
+    return f"parameter 'rf_pack_heads': pool or centre, got {bad[0]!r}" if bad else None
+
+
+def _unet_geometry(P) -> str | None:
+    if P.unet_len % 2**P.unet_levels:
+        return (
+            f"parameter 'unet_len': must be a multiple of 2**unet_levels = {2**P.unet_levels}, "
+            f"got {P.unet_len}"
+        )
+    if P.unet_width % P.unet_groups:
+        return f"parameter 'unet_groups': must divide unet_width={P.unet_width}"
+    return None
+
+
+_STRESS = {
+    "smoke": dict(constant_values=[0.0, 1.0], circular_steps=40, intervention_eval=1024,
+                  intervention_ref=64, decay_lens=[48], decay_depths=[4], decay_seeds=[0, 1],
+                  rf_pack_kernel=1, rf_pack_heads=["pool"], unet_len=64, unet_levels=2,
+                  unet_width=4, unet_groups=4, unet_steps=30, unet_eval=1024, grid_size=12,
+                  grid_depth=2, grid_channels=4, grid_steps=30, grid_eval=512,
+                  arch_seeds=[0, 1]),
+    "cpu": dict(constant_values=[0.0, -1.0, 1.0, 2.0], circular_steps=3000,
+                intervention_eval=12_800, intervention_ref=4096, decay_lens=[40, 75, 150],
+                decay_depths=[2, 4], decay_seeds=[0, 1, 2], rf_pack_kernel=1,
+                rf_pack_heads=["pool", "centre"], unet_len=64, unet_levels=2, unet_width=8,
+                unet_groups=8, unet_steps=1500, unet_eval=16_384, grid_size=16, grid_depth=3,
+                grid_channels=16, grid_steps=1500, grid_eval=4096, arch_seeds=[0, 1, 2, 3, 4]),
+    "paper": dict(constant_values=[0.0, -1.0, 1.0, 2.0], circular_steps=20_000,
+                  intervention_eval=400_000, intervention_ref=65_536,
+                  decay_lens=[300, 600, 1200], decay_depths=[16, 32, 48],
+                  decay_seeds=list(range(5)), rf_pack_kernel=1, rf_pack_heads=["pool", "centre"],
+                  unet_len=256, unet_levels=3, unet_width=32, unet_groups=8, unet_steps=20_000,
+                  unet_eval=400_000, grid_size=32, grid_depth=4, grid_channels=32,
+                  grid_steps=20_000, grid_eval=100_000, arch_seeds=list(range(5))),
+}  # fmt: skip
+
+A4 = Spec(
+    chapter="a4_stress",
+    params=LOCALIZATION_PARAMS + PACK_PARAMS + STRESS_PARAMS,
+    profiles={p: {**A2_PROFILES[p], **_STRESS[p]} for p in ("smoke", "cpu", "paper")},
+    checks=[
+        _odd_kernel,
+        _needs_interior,
+        _groups_divide,
+        _enough_samples,
+        _curve_inside_budget,
+        _pack_geometry,
+        _pack_overlaps,
+        _stress_norm,
+        _decay_geometry,
+        _rf_heads,
+        _unet_geometry,
+    ],
+    packages=PACKAGES,
+)
+A_SPECS[A4.chapter] = A4

@@ -1,0 +1,325 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# (a4)=
+# # A4. Stress tests: is the side channel real, and where does it matter?
+#
+# Chapters {ref}`a1`–{ref}`a3` reproduce paper A's experiments. This chapter runs the ones its
+# critics asked for. Each section is one experiment with its figure, its null and its verdict;
+# the networks are chapter A1's (same configuration, so the same cached models) unless a
+# section says otherwise.
+#
+# :::{admonition} Paper facts and our reconstruction
+# :class: important
+# **Paper facts.** The side channel: pooled normalization statistics carry information about
+# the boundary to every index, so a normalized CNN localizes beyond its receptive field $R$;
+# overlapping receptive fields share noise patches that the statistics relay (PackNorm, one hop
+# reaches $3R$); InstanceNorm localizes the whole sequence; the paper expects the mechanism in
+# real architectures such as the 1-D U-Net of diffusion planners (Janner et al.).
+#
+# **Our reconstruction** (every item is a parameter): the constants fed in
+# (`constant_values`); circular-padding networks trained for `circular_steps` steps; the
+# population statistics estimated on `intervention_ref` fresh samples; "interior statistics"
+# are computed at layer $j$ over the positions whose layer-$j$ input misses the padding
+# ($[j\lfloor k/2\rfloor, \ell-1-j\lfloor k/2\rfloor]$); a *hop band* $h$ covers distances
+# $[R+2R(h-1), R+2Rh)$ from the nearer end; the receptive-field test of PackNorm uses kernel
+# `rf_pack_kernel` at chapter A2's path length; the U-Net and the 2-D CNN are our own small
+# designs (`paper_a.architectures` states every choice).
+# :::
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
+seq_len = None  # sequence length l
+kernel = None  # convolution kernel size k
+depth = None  # number of conv blocks d
+width = None  # channels C per block
+norm = None  # normalization compared against 'none'
+groups = None  # GroupNorm groups G (norm='group')
+batch_eval = None  # BatchNorm statistics at evaluation
+steps = None  # Adam steps per model
+batch_size = None  # training batch size
+lr = None  # Adam learning rate (the peak, under a schedule)
+schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
+curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+curve_eval = None  # predictions per index at each compute-to-effect curve point
+device = None  # where networks train and run: 'auto' is cuda when available
+seeds = None  # training seeds (one model each)
+n_eval = None  # predictions per index for the Welch tests
+eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
+alpha = None  # Welch test level (paper: 0.1)
+detector = None  # localization test: span (calibrated), neighbour (before) or definition (paper's)
+distance_window = None  # half-width of the window used for the localization distance
+distance_threshold = None  # fraction of the window that must be localized
+probe_batches = None  # batches of fresh noise to fit each depth's linear probe
+hop_factor = None  # single-hop reach in units of R(d) (paper: 3, i.e. R + 2R)
+pack_kernel = None  # PackNorm net: kernel size
+pack_depth = None  # PackNorm net: conv blocks
+pack_width = None  # PackNorm net: channels
+pack_len = None  # path length l' (0 = 2R+1, our choice)
+pack_head = None  # head on path A: mean over positions (pool) or centre index
+overlap_fracs = None  # overlaps swept, as fractions of l' (rounded to integers)
+control_fracs = None  # overlaps at which per-path InstanceNorm (no channel) is trained
+pack_steps = None  # PackNorm: Adam steps per model
+pack_batch_size = None  # PackNorm: training batch size
+pack_lr = None  # PackNorm: Adam learning rate
+pack_seeds = None  # PackNorm: seeds (one model per seed and overlap)
+n_test = None  # PackNorm: fresh test pairs per model
+transition_level = None  # accuracy that defines the transition overlap
+constant_values = None  # constant inputs fed to the trained networks
+circular_steps = None  # Adam steps of the networks trained with circular padding
+intervention_eval = None  # predictions per index under each intervention
+intervention_ref = None  # fresh samples that estimate the population statistics
+decay_lens = None  # sequence lengths of the decay study (at A1's depth)
+decay_depths = None  # depths of the decay study (at A1's sequence length)
+decay_seeds = None  # seeds of the decay study's extra networks
+rf_pack_kernel = None  # PackNorm kernel of the receptive-field test (1: R = 0)
+rf_pack_heads = None  # heads of the receptive-field test (pool, centre)
+unet_len = None  # U-Net: sequence length (a multiple of 2**unet_levels)
+unet_levels = None  # U-Net: down-sampling levels
+unet_width = None  # U-Net: channels at the top level (doubling per level)
+unet_groups = None  # U-Net: GroupNorm groups per level
+unet_steps = None  # U-Net: Adam steps (one-cycle schedule)
+unet_eval = None  # U-Net: predictions per index
+grid_size = None  # 2-D CNN: image height and width
+grid_depth = None  # 2-D CNN: conv blocks
+grid_channels = None  # 2-D CNN: channels
+grid_steps = None  # 2-D CNN: Adam steps (one-cycle schedule)
+grid_eval = None  # 2-D CNN: predictions per index
+arch_seeds = None  # U-Net and 2-D CNN seeds
+
+# %%
+from normbook.core import fmt, report
+from normbook.paper_a import (
+    architectures,
+    equivariance,
+    localization,
+    packnorm,
+    stress,
+    stress_figures,
+    tables,
+)
+from normbook.paper_a import stress_verdicts as sv
+from normbook.paper_a.specs import A4, a1_reuse_note
+
+P, run = report.start(A4, globals())
+setup = localization.configs(P)
+report.glue("a4_reuse", a1_reuse_note(P))
+report.glue("a4_R", setup.radius)
+
+# %% [markdown]
+# The networks of this chapter: {glue:text}`a4_reuse`. Their receptive radius is
+# $R$ = {glue:text}`a4_R`.
+
+# %%
+none = localization.run(setup, setup.cnn("none"))
+normed = localization.run(setup, setup.chapter_cnn)
+circular = localization.circular_null(setup, setup.chapter_cnn)
+print("A1's networks from the cache:", {r.name: r.train_cache_hits for r in (none, normed)})
+
+# %% [markdown]
+# (a4-constant)=
+# ## A constant input: where does position come from?
+#
+# Feed each trained network sequences that do not vary: the all-zero input and other
+# constants. Every index beyond $R$ from an end then sees the same values, and every pooled
+# statistic is one number shared by all indices, so translation symmetry forces one output
+# value on the whole interior, whatever the normalization: only the ends can differ.
+# {numref}`fig-a4-constant` shows it.
+
+# %%
+const = [stress.constant_input(r, P.constant_values) for r in (none, normed)]
+report.figure("fig-a4-constant", stress_figures.constant_input(const, [none, normed]))
+checks = sv.constant_checks(const)
+report.show_checks("a4c", checks, section="a4-constant")
+
+# %% [markdown]
+# ```{glue:figure} fig-a4-constant
+# :name: fig-a4-constant
+# :alt: Output per index for constant inputs beside the mean prediction on noise, per network.
+#
+# Outputs for constant inputs (thin lines) and the mean prediction on noise (thick), first
+# seed, without and with normalization; grey: within $R$ of an end. Drawn by
+# `paper_a.stress_figures.constant_input`.
+# ```
+#
+# With no variation in the input, nothing positional reaches the interior: the position the
+# normalized network reports on noise is built from the *noise* (its local patches and their
+# statistics), not carried in from the boundary by the statistics alone.
+
+# %% [markdown]
+# (a4-circular)=
+# ## Trained without a boundary
+#
+# Chapter A1's null evaluates trained networks with circular padding. Here the networks are
+# also *trained* with circular padding ({glue:text}`a4_circ_steps` steps), so no boundary
+# exists at any time; any index they "localize" is a false positive of the whole pipeline.
+
+# %%
+circ = stress.trained_circular(setup, P.norm, P.circular_steps)
+cyc = equivariance.cyclic_change(circ.net, P.seq_len, shift=setup.radius)
+report.glue("a4_circ_steps", f"{P.circular_steps:,}")
+report.glue("a4_circ_frac", fmt.join(circ.frac_interior, ".2f"))
+report.glue("a4_alpha", P.alpha)
+report.show_verdicts("a4b", [sv.boundary_needed(normed, circ, none)], section="a4-circular")
+report.show_checks("a4b", [sv.circular_trained_check(circ.name, cyc)], section="a4-circular")
+
+# %% [markdown]
+# Trained without a boundary, the networks' interior fractions are
+# {glue:text}`a4_circ_frac`, to compare with the detector's level {glue:text}`a4_alpha` (the
+# detector was calibrated on simulated streams, {ref}`methods-detector`).
+
+# %% [markdown]
+# (a4-interventions)=
+# ## Replacing the statistics
+#
+# If the statistics are the channel, replacing them must remove the effect. At evaluation we
+# replace each sample's statistics, at every normalization layer or at one layer, by (a) the
+# population's (mean and variance over many samples and positions, as BatchNorm uses at
+# evaluation), (b) another sample's (the next in the batch), or (c) the interior's only, and
+# measure the interior slope on the same fresh inputs ({glue:text}`a4_int_n` predictions per
+# index).
+
+# %%
+sweep = stress.interventions(setup, setup.chapter_cnn, P.intervention_eval, P.intervention_ref)
+report.figure("fig-a4-interventions", stress_figures.interventions(sweep, none))
+report.glue("a4_int_n", f"{P.intervention_eval:,}")
+claims = [sv.statistics_channel(sweep, none, mode) for mode in stress.MODES]
+report.show_verdicts("a4i", claims, section="a4-interventions")
+
+# %% [markdown]
+# ```{glue:figure} fig-a4-interventions
+# :name: fig-a4-interventions
+# :alt: Interior slope per seed under each replacement of the statistics, per layer.
+#
+# Interior slope when the normalization statistics are replaced at every layer or at one
+# layer; bands: the unchanged networks and the no-norm networks (mean ± sd over seeds). Drawn
+# by `paper_a.stress_figures.interventions`.
+# ```
+#
+# {numref}`fig-a4-interventions` shows which layers carry the position: a replacement at one
+# layer that leaves the slope unchanged means that layer's statistics are not needed.
+
+# %% [markdown]
+# (a4-packnorm)=
+# ## Does PackNorm test receptive-field overlap?
+#
+# Chapter {ref}`a2` reads the rise of PackNorm's accuracy with the overlap $o$ as receptive
+# fields sharing a noise patch. With kernel {glue:text}`a4_rf_k` ($R$ = 0) no receptive fields
+# overlap at all; if accuracy still rises with $o$, the transition says nothing about $R$. Same
+# path length, overlaps, seeds and training as chapter A2 ({numref}`fig-a4-packnorm`).
+
+# %%
+pack_setup = packnorm.configs(P)
+a2 = packnorm.run(pack_setup)
+heads = stress.receptive_field_sweeps(pack_setup, P.rf_pack_kernel, P.rf_pack_heads)
+report.glue("a4_rf_k", P.rf_pack_kernel)
+report.figure("fig-a4-packnorm", stress_figures.receptive_field_test(heads, a2, P.rf_pack_kernel))
+rows = sv.receptive_field_rows(heads, P.rf_pack_kernel, P.transition_level)
+report.show_verdicts("a4p", rows, section="a4-packnorm")
+
+# %% [markdown]
+# ```{glue:figure} fig-a4-packnorm
+# :name: fig-a4-packnorm
+# :alt: PackNorm accuracy against the overlap for chapter A2's network and kernel-1 networks.
+#
+# PackNorm accuracy against the overlap, pooled over seeds: chapter A2's network and the same
+# sweep with kernel {glue:text}`a4_rf_k`. Drawn by `paper_a.stress_figures.receptive_field_test`.
+# ```
+
+# %% [markdown]
+# (a4-unet)=
+# ## A 1-D U-Net
+#
+# Paper A expects the side channel in real architectures such as the 1-D U-Net of diffusion
+# planners. Ours is a small one in that style (down- and up-sampling, skip connections,
+# GroupNorm; `paper_a.architectures` states every choice), trained on the same task, with the
+# same two nulls. A network that down-samples repeats itself under shifts of
+# $2^{\text{levels}}$, so the detector compares indices $2^{\text{levels}}$ apart.
+
+# %%
+unet_cfg, grid_cfg = stress.architecture_configs(P)
+unet = architectures.unet_runs(unet_cfg)
+report.figure("fig-a4-unet", architectures.unet_predictions(unet.all))
+report.glue("a4_unet_R", unet.norm.radius)
+report.show_verdicts("a4u", [sv.architecture_localizes(unet, "a 1-D U-Net")], section="a4-unet")
+
+# %% [markdown]
+# ```{glue:figure} fig-a4-unet
+# :name: fig-a4-unet
+# :alt: Mean U-Net prediction per index with GroupNorm, without norms, and with circular padding.
+#
+# Mean prediction of the U-Net ($R$ = {glue:text}`a4_unet_R`, measured exactly) with GroupNorm,
+# without normalization, and with circular padding; dashed: $R$ from each end. Drawn by
+# `paper_a.architectures.unet_predictions`.
+# ```
+
+# %% [markdown]
+# (a4-2d)=
+# ## Two dimensions
+#
+# A 2-D CNN on noise images regresses the row and the column coordinate. Does InstanceNorm let
+# it localize rows and columns beyond $R$, as in 1-D? Each axis is tested on the channel's
+# average over the other axis.
+
+# %%
+grid = architectures.grid_runs(grid_cfg)
+report.figure("fig-a4-2d", architectures.grid_predictions(grid.all))
+report.glue("a4_grid_R", grid.norm.radius)
+report.show_verdicts("a4g", [sv.architecture_localizes(grid, "a 2-D CNN")], section="a4-2d")
+
+# %% [markdown]
+# ```{glue:figure} fig-a4-2d
+# :name: fig-a4-2d
+# :alt: Mean row- and column-coordinate maps of the 2-D CNN and their profiles.
+#
+# The 2-D CNN ($R$ = {glue:text}`a4_grid_R`): mean row- and column-coordinate maps of the first
+# seed, and the profiles every axis test uses. Drawn by `paper_a.architectures.grid_predictions`.
+# ```
+
+# %% [markdown]
+# (a4-decay)=
+# ## How far does the channel carry, and how fast does it fade?
+#
+# Every statistic averages over all $\ell$ positions. A hypothesis of the critics: each hop
+# beyond the first weakens the positional signal by a factor that grows with $\ell$, so the
+# slope of the mean prediction decays with the distance from the end, faster for longer
+# sequences. We measure the mean slope over each hop band (distances $[R, 3R)$, $[3R, 5R)$, …)
+# for several $\ell$ at fixed $R$ and several $R$ at fixed $\ell$ ({numref}`fig-a4-decay`);
+# {ref}`methods-symmetry` says what translation symmetry implies for it.
+
+# %%
+by_len, by_depth = stress.decay_bands(setup, P.norm, P.decay_lens, P.decay_depths, P.decay_seeds)
+report.figure("fig-a4-decay", stress_figures.hop_decay(by_len, by_depth))
+report.md(tables.hop_bands(by_len + by_depth))
+nulls = [stress.hop_bands(r) for r in (none, circular)]
+rows = [sv.persists_beyond_hop(stress.hop_bands(normed), *nulls), sv.fades_with_length(by_len)]
+report.show_verdicts("a4d", rows, section="a4-decay")
+
+# %% [markdown]
+# ```{glue:figure} fig-a4-decay
+# :name: fig-a4-decay
+# :alt: Band slope of the mean prediction against the distance from the end, log scale.
+#
+# Mean slope of the mean prediction over each hop band against the band's distance from the
+# end (units of $R$; log scale; hollow: not distinguishable from 0). Drawn by
+# `paper_a.stress_figures.hop_decay`.
+# ```
+#
+# Paper A states that InstanceNorm localizes the whole sequence. The first row above asks
+# whether the slope beyond one hop ($3R$) beats both nulls and keeps at least half of the first
+# band's slope; the second whether the fading grows with $\ell$. Every verdict of this chapter
+# is in the {ref}`ledger`.
+
+# %%
+run.finish()

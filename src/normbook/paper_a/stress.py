@@ -1,0 +1,383 @@
+"""Chapter A4's stress tests of the side channel, on the networks chapter A1 trained.
+
+- :func:`constant_input`: with no input variation, what reaches the interior?
+- :func:`interventions`: replace each sample's normalization statistics at evaluation by the
+  population's, another sample's, or the interior's only, at one layer or all of them.
+- :func:`local_slopes` / :func:`hop_bands`: how fast the position signal fades with the
+  distance from the end.
+- :func:`trained_circular`: networks *trained* without a boundary.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..core import cache, stats
+from ..core.seeding import generators
+from . import detector, localization
+from .cnn import CNNConfig, StackedCNN
+from .detector import Localization, Moments
+from .task import sample_inputs
+
+# ----------------------------------------------------------------------------- constant input
+
+
+@dataclass
+class ConstantInput:
+    """Outputs of trained networks fed constant sequences: arrays (V, M, L)."""
+
+    name: str
+    values: np.ndarray  # (V,) the constants (0 is the all-zero input)
+    out: np.ndarray  # (V, M, L)
+    radius: int
+
+    @property
+    def interior_spread(self) -> np.ndarray:
+        """(V, M): max - min of the outputs at indices beyond R from both ends."""
+        inner = self.out[..., self.radius : self.out.shape[-1] - self.radius]
+        return inner.max(axis=-1) - inner.min(axis=-1)
+
+    @property
+    def boundary_reach(self) -> np.ndarray:
+        """(M,): the farthest distance from an end at which some constant's output differs
+        from that constant's interior value (-1: nowhere)."""
+        L = self.out.shape[-1]
+        centre = self.out[..., L // 2 : L // 2 + 1]
+        scale = np.abs(self.out).max(axis=(0, 2), keepdims=True) + 1e-12
+        differs = (np.abs(self.out - centre) > 1e-5 * scale).any(axis=0)  # (M, L)
+        dist = np.minimum(np.arange(L), L - 1 - np.arange(L))
+        return np.array([dist[d].max() if d.any() else -1 for d in differs])
+
+
+@torch.no_grad()
+def constant_input(run, values) -> ConstantInput:
+    """Feed each constant sequence (one per forward pass, so that BatchNorm's minibatch
+    statistics could not mix them) to the run's trained networks."""
+    net = run.net.eval()
+    L, m = run.seq_len, net.n_models
+    outs = [
+        net(torch.full((1, m, L), float(v), device=next(net.parameters()).device))[0].cpu()
+        for v in values
+    ]
+    return ConstantInput(run.name, np.asarray(values, float), torch.stack(outs).numpy(), run.radius)
+
+
+# ----------------------------------------------------------------------------- interventions
+
+MODES = ("population", "shuffled", "interior")
+MODE_DOC = {
+    "population": "population statistics (mean and variance over many samples and positions)",
+    "shuffled": "another sample's statistics (the next sample of the batch)",
+    "interior": "statistics of the interior only (positions whose input misses the padding)",
+}
+
+
+def norm_layers(net: StackedCNN) -> list[nn.GroupNorm]:
+    """The network's InstanceNorm/GroupNorm layers, input to output."""
+    layers = [n for n in net.norms if isinstance(n, nn.GroupNorm)]
+    if len(layers) != len(net.norms):
+        raise ValueError(f"interventions need GroupNorm/InstanceNorm layers, got {net.cfg.norm!r}")
+    return layers
+
+
+def _group_view(mod: nn.GroupNorm, x: torch.Tensor) -> torch.Tensor:
+    b, c, length = x.shape
+    return x.reshape(b, mod.num_groups, c // mod.num_groups, length)
+
+
+def _moments(xg: torch.Tensor, dims=(2, 3)) -> tuple[torch.Tensor, torch.Tensor]:
+    return xg.mean(dim=dims, keepdim=True), xg.var(dim=dims, unbiased=False, keepdim=True)
+
+
+def _normalize(mod: nn.GroupNorm, x: torch.Tensor, mean, var) -> torch.Tensor:
+    y = ((_group_view(mod, x) - mean) / torch.sqrt(var + mod.eps)).reshape(x.shape)
+    return y * mod.weight[None, :, None] + mod.bias[None, :, None]
+
+
+@torch.no_grad()
+def population_stats(net: StackedCNN, seq_len: int, n_samples: int) -> list[tuple]:
+    """Per norm layer: mean and variance over ``n_samples`` fresh inputs and all positions
+    (what BatchNorm would use at evaluation), drawn from the stream the depth probes are fitted
+    on: fitting data, never the evaluation's."""
+    layers, captured = norm_layers(net), {}
+    hooks = [
+        mod.register_forward_hook(lambda m, inp, out, i=i: captured.setdefault(i, []).append(
+            _group_view(m, inp[0]).transpose(0, 1).reshape(m.num_groups, -1)))
+        for i, mod in enumerate(layers)
+    ]  # fmt: skip
+    try:
+        x = sample_inputs(n_samples, net.n_models, seq_len, generators(net.seeds, "probe_fit"))
+        net(x.to(next(net.parameters()).device))
+    finally:
+        for h in hooks:
+            h.remove()
+    out = []
+    for i in range(len(layers)):
+        flat = torch.cat(captured[i], dim=1)
+        out.append((flat.mean(dim=1)[None, :, None, None], flat.var(dim=1)[None, :, None, None]))
+    return out
+
+
+@contextmanager
+def intervened(net: StackedCNN, mode: str, layers: list[int], pop: list[tuple] | None = None):
+    """Within the block, the norm layers ``layers`` (0-based) normalize with the statistics
+    ``mode`` names instead of each sample's own (:data:`MODES`)."""
+    if mode not in MODES:
+        raise ValueError(f"intervention must be one of {MODES}, got {mode!r}")
+    norms, r = norm_layers(net), net.cfg.kernel // 2
+
+    def forward_for(i: int):
+        def forward(mod, x):
+            xg = _group_view(mod, x)
+            if mode == "population":
+                mean, var = pop[i]
+            elif mode == "shuffled":
+                mean, var = (torch.roll(t, 1, dims=0) for t in _moments(xg))
+            else:  # layer i+1's conv output at p sees inputs p +- (i+1)r: keep those inside
+                lo, hi = (i + 1) * r, x.shape[-1] - (i + 1) * r
+                mean, var = _moments(xg[..., lo:hi])
+            return _normalize(mod, x, mean, var)
+
+        return forward
+
+    try:
+        for i in layers:
+            norms[i].forward = types.MethodType(forward_for(i), norms[i])
+        yield net
+    finally:
+        for i in layers:
+            norms[i].__dict__.pop("forward", None)
+
+
+@dataclass
+class InterventionSweep:
+    """Per mode and condition ("all" layers, or one layer "1".."d"): per-seed localization."""
+
+    name: str
+    conditions: list[str]
+    baseline: list[Localization]  # no intervention, same samples
+    results: dict[str, dict[str, list[Localization]]]  # mode -> condition -> per seed
+
+    def slopes(self, mode: str, condition: str) -> np.ndarray:
+        return np.array([s.effect_interior.slope for s in self.results[mode][condition]])
+
+    def fracs(self, mode: str, condition: str) -> np.ndarray:
+        return np.array([s.frac_interior for s in self.results[mode][condition]])
+
+    @property
+    def baseline_slopes(self) -> np.ndarray:
+        return np.array([s.effect_interior.slope for s in self.baseline])
+
+
+def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> InterventionSweep:
+    """Evaluate the trained networks of ``cnn`` under every intervention (cached): all layers
+    at once and each layer alone, on the same fresh inputs as the baseline."""
+    net, _, _ = localization.trained(cnn, setup.train, list(setup.seeds))
+    net.to(setup.eval.device).eval()
+    depth = net.cfg.depth
+    ev = replace(setup.eval, n_samples=n_samples)
+    conditions = ["all", *[str(i + 1) for i in range(depth)]]
+    layer_sets = {"all": list(range(depth)), **{str(i + 1): [i] for i in range(depth)}}
+    radius = cnn.receptive_radius
+
+    def compute():
+        pop = population_stats(net, setup.seq_len, ref_samples)
+        arrays = {"base": localization.evaluate(net, setup.seq_len, ev, None)}
+        for mode in MODES:
+            for cond in conditions:
+                with intervened(net, mode, layer_sets[cond], pop):
+                    arrays[f"{mode}/{cond}"] = localization.evaluate(net, setup.seq_len, ev, None)
+        return cache.Entry({f"{k}/{a}": v for k, d in arrays.items() for a, v in d.items()})
+
+    config = {
+        "cnn": asdict(localization.training_identity(cnn)),
+        "train": asdict(setup.train),
+        "eval": asdict(ev),
+        "seeds": list(setup.seeds),
+        "ref_samples": ref_samples,
+    }
+    entry = cache.cached("a_intervene", config, compute, CODE)
+
+    def summary(prefix: str) -> list[Localization]:
+        arrays = {
+            k[len(prefix) + 1 :]: entry[k] for k in entry.keys() if k.startswith(prefix + "/")
+        }
+        return detector.summarize(Moments.from_arrays(arrays, "out"), radius, setup.detector)
+
+    return InterventionSweep(
+        name=cnn.label,
+        conditions=conditions,
+        baseline=summary("base"),
+        results={m: {c: summary(f"{m}/{c}") for c in conditions} for m in MODES},
+    )
+
+
+# ----------------------------------------------------------------------------- decay
+
+
+@dataclass
+class LocalSlopes:
+    """The local slope of the mean prediction against the distance from the nearer end, in
+    units of the ramp's slope (1 = the target), both halves folded together."""
+
+    name: str
+    seq_len: int
+    radius: int
+    distance: np.ndarray  # (D,) distance of the pair (i, i+1) from the nearer end
+    slope: np.ndarray  # (M, D)
+    se: np.ndarray  # (M, D) standard error
+
+
+def local_slopes(run) -> LocalSlopes:
+    """Differences of neighbouring mean predictions, with their standard errors (streams
+    pooled; the covariance of neighbours is ignored, which overstates the error)."""
+    mom, L = run.out, run.seq_len
+    n = mom.count.sum()
+    mean = mom.pooled_mean  # (M, L)
+    var = (mom.std**2 * mom.count[:, None, None]).sum(axis=0) / n  # (M, L), per prediction
+    diff = np.diff(mean, axis=-1) * (L - 1)
+    se = np.sqrt((var[:, 1:] + var[:, :-1]) / n) * (L - 1)
+    half = (L - 1) // 2
+    left, right = diff[:, :half], diff[:, ::-1][:, :half]
+    se_l, se_r = se[:, :half], se[:, ::-1][:, :half]
+    return LocalSlopes(
+        name=f"{run.name}, l = {L}, R = {run.radius}",
+        seq_len=L,
+        radius=run.radius,
+        distance=np.arange(half),
+        slope=(left + right) / 2,
+        se=np.sqrt(se_l**2 + se_r**2) / 2,
+    )
+
+
+@dataclass(frozen=True)
+class HopBands:
+    """The mean slope of the mean prediction over each hop band beyond the receptive field:
+    band h covers distances [R + 2R(h-1), R + 2Rh) from the nearer end (the paper's hop is
+    2R(d)), in units of the ramp's slope, both halves averaged; arrays (M, H)."""
+
+    name: str
+    seq_len: int
+    radius: int
+    edges: np.ndarray  # (H + 1,) band edges in distance from the end
+    slope: np.ndarray  # (M, H)
+    se: np.ndarray  # (M, H)
+
+    @property
+    def attenuation(self) -> np.ndarray:
+        """(M,) the second band's slope over the first's (1: no fading; NaN without a
+        second band)."""
+        if self.slope.shape[1] < 2:
+            return np.full(self.slope.shape[0], np.nan)
+        return self.slope[:, 1] / self.slope[:, 0]
+
+
+def hop_bands(run) -> HopBands:
+    """Band slopes from the pooled mean prediction at the band edges (the mean of the local
+    slopes over a band telescopes to its end points, so only they carry error). A band is kept
+    when at least half of it lies inside the half-sequence."""
+    mom, L, R = run.out, run.seq_len, run.radius
+    n = mom.count.sum()
+    mean = mom.pooled_mean
+    var = (mom.std**2 * mom.count[:, None, None]).sum(axis=0) / n
+    half = (L - 1) // 2
+    edges = [R]
+    while edges[-1] + R <= half:  # at least half of the next band (2R wide) fits
+        edges.append(min(edges[-1] + 2 * R, half))
+    edges = np.array(edges)
+    a, b = edges[:-1], edges[1:]
+    width = (b - a) / (L - 1)
+    left = (mean[:, b] - mean[:, a]) / width
+    right = (mean[:, L - 1 - a] - mean[:, L - 1 - b]) / width
+    var_end = (var[:, a] + var[:, b] + var[:, L - 1 - a] + var[:, L - 1 - b]) / n
+    return HopBands(
+        name=f"{run.name}, l = {L}, R = {R}",
+        seq_len=L,
+        radius=R,
+        edges=edges,
+        slope=(left + right) / 2,
+        se=np.sqrt(var_end) / width / 2,
+    )
+
+
+def geometry(setup, seq_len: int | None = None, depth: int | None = None):
+    """The A1 setup at another sequence length or depth (everything else unchanged)."""
+    seq_len = seq_len or setup.seq_len
+    return replace(
+        setup,
+        seq_len=seq_len,
+        depth=depth or setup.depth,
+        train=replace(setup.train, seq_len=seq_len),
+    )
+
+
+def decay_bands(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
+    """Hop bands of ``norm`` networks at each sequence length (A1's depth) and each depth
+    (A1's length); A1's own geometry uses A1's networks and seeds (cached), the others
+    ``seeds``. Returns (bands by length, bands by depth)."""
+
+    def bands(s):
+        if (s.seq_len, s.depth) == (setup.seq_len, setup.depth):
+            return hop_bands(localization.run(setup, setup.cnn(norm)))
+        s = replace(s, seeds=tuple(seeds))
+        return hop_bands(localization.run(s, s.cnn(norm), with_probes=False))
+
+    return (
+        [bands(geometry(setup, seq_len=n)) for n in lens],
+        [bands(geometry(setup, depth=d)) for d in depths],
+    )
+
+
+# ----------------------------------------------------------------------------- circular
+
+
+def trained_circular(setup, norm: str, steps: int):
+    """Networks trained *and* evaluated with circular padding (no boundary anywhere), with
+    ``steps`` of training; everything else as chapter A1."""
+    s = replace(setup, train=replace(setup.train, steps=steps, checkpoints=()))
+    cnn = replace(s.cnn(norm), padding="circular")
+    return localization.run(s, cnn, with_probes=False, padding="circular")
+
+
+CODE = (*localization.EVAL_CODE, stats, sys.modules[__name__])
+
+
+def receptive_field_sweeps(pack_setup, kernel: int, heads) -> dict:
+    """Chapter A2's PackNorm overlap sweep with another kernel and each head (same path length,
+    overlaps, seeds, training and test pairs): {head: Accuracy}."""
+    from . import packnorm
+
+    s = pack_setup
+    return {
+        h: packnorm.accuracy(replace(s.net, kernel=kernel, head=h), s.train, s.overlaps,
+                             s.seeds, s.n_test)
+        for h in heads
+    }  # fmt: skip
+
+
+def architecture_configs(P):
+    """Chapter A4's U-Net and 2-D CNN configs from its ``unet_*``/``grid_*`` parameters (every
+    other choice: :mod:`.architectures`' defaults, stated there)."""
+    from . import architectures
+
+    common = dict(
+        seeds=tuple(P.arch_seeds),
+        device=localization.resolve_device(P.device),
+        detector=localization.configs(P).detector,
+    )
+    unet = architectures.UNetConfig(
+        seq_len=P.unet_len, levels=P.unet_levels, width=P.unet_width, groups=P.unet_groups,
+        steps=P.unet_steps, n_eval=P.unet_eval, **common,
+    )  # fmt: skip
+    grid = architectures.Grid2dConfig(
+        height=P.grid_size, width=P.grid_size, depth=P.grid_depth, channels=P.grid_channels,
+        steps=P.grid_steps, n_eval=P.grid_eval, **common,
+    )  # fmt: skip
+    return unet, grid

@@ -1,0 +1,108 @@
+"""Chapter A4's figures, one function each (the U-Net and 2-D figures are in
+:mod:`.architectures`). Each takes measured results, draws, and returns the figure."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import stats
+from ..core.figures import NORM_COLORS, canvas
+from .figures import _receptive_bands, color
+from .stress import MODES
+from .task import ramp
+
+MODE_COLORS = {"population": "#8c564b", "shuffled": "#e377c2", "interior": "#17becf"}
+
+
+def constant_input(results, noise_runs):
+    """Per network: the output for each constant input (one line per constant, first seed)
+    beside the mean prediction on noise; grey bands: within R of an end."""
+    fig, axes = canvas(ncols=len(results), width=4.6, height=3.2, sharey=True)
+    for ax, c, run in zip(axes[0], results, noise_runs):
+        L = c.out.shape[-1]
+        idx = np.arange(L)
+        _receptive_bands(ax, L, c.radius)
+        ax.plot(idx, ramp(L).numpy(), color="k", lw=1, ls="--", label="target ramp")
+        ax.plot(idx, run.out.pooled_mean[0], color=color(run), lw=1.6, label="noise input (mean)")
+        for v, out in zip(c.values, c.out[:, 0]):
+            ax.plot(idx, out, lw=1, alpha=0.8, label=f"constant {v:g}")
+        ax.set_xlabel("index i")
+        ax.set_title(f"{c.name} (seed {run.seeds[0]})", fontsize=10)
+        ax.set_xlim(0, L - 1)
+    axes[0, 0].set_ylabel("output")
+    axes[0, -1].legend(fontsize=7, loc="upper left")
+    return fig
+
+
+def interventions(sweep, none):
+    """Interior slope per seed when the statistics of every layer ("all") or of one layer are
+    replaced, per kind of replacement; the unchanged networks and the no-norm networks as
+    horizontal bands (mean over seeds +- sd)."""
+    fig, axes = canvas(ncols=1, width=7.0, height=3.4)
+    ax = axes[0, 0]
+    x = np.arange(len(sweep.conditions))
+    for band, c, label in (
+        (sweep.baseline_slopes, NORM_COLORS["instance"], f"{sweep.name}, own statistics"),
+        (np.asarray(none.slope_interior), NORM_COLORS["none"], "no normalization"),
+    ):
+        m, s = np.mean(band), np.std(band)
+        ax.axhspan(m - s, m + s, color=c, alpha=0.15, lw=0)
+        ax.axhline(m, color=c, lw=1.2, label=label)
+    width = 0.8 / len(MODES)
+    for k, mode in enumerate(MODES):
+        for j, cond in enumerate(sweep.conditions):
+            y = sweep.slopes(mode, cond)
+            xs = np.full(len(y), x[j] - 0.4 + width * (k + 0.5))
+            ax.plot(xs, y, "o", ms=4, color=MODE_COLORS[mode], alpha=0.85,
+                    label=f"{mode} statistics" if j == 0 else None)  # fmt: skip
+    ax.set_xticks(x, ["all layers", *[f"layer {c}" for c in sweep.conditions[1:]]])
+    ax.set_ylabel("interior slope (1 = the ramp)")
+    ax.set_title("replacing the normalization statistics at evaluation")
+    ax.legend(fontsize=7, ncols=2)
+    return fig
+
+
+def receptive_field_test(heads: dict, a2, kernel: int):
+    """PackNorm accuracy against the overlap (pooled over seeds, Wilson intervals): chapter A2's
+    network (``a2``, a PackResult) beside the same sweep with kernel ``kernel`` and each head."""
+    fig, axes = canvas(ncols=1, width=6.4, height=3.4)
+    ax = axes[0, 0]
+    transition_level = a2.setup.transition_level
+    series = {f"A2's network (k = {a2.setup.net.kernel}), {a2.setup.net.head} head": a2.pack}
+    series.update({f"k = {kernel}, {h} head": a for h, a in heads.items()})
+    for (label, acc), marker in zip(series.items(), "osD^v"):
+        lo, hi = acc.pooled_ci
+        p = acc.pooled_acc
+        ax.errorbar(acc.overlaps, p, yerr=[p - lo, hi - p], fmt=f"-{marker}", ms=4, capsize=2,
+                    label=label)  # fmt: skip
+    ax.axhline(0.5, color="0.5", ls=":", lw=1)
+    ax.axhline(transition_level, color="#ff7f0e", ls="--", lw=0.8,
+               label=f"transition level {transition_level:g}")  # fmt: skip
+    ax.set_xlabel("overlap o (samples)")
+    ax.set_ylabel(f"accuracy, pooled (Wilson {stats.CONFIDENCE:.0%})")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def hop_decay(by_length, by_depth):
+    """Band slope of the mean prediction against the distance from the end (band centres, in
+    units of R), log scale: left, several l at fixed R; right, several R at fixed l. Hollow:
+    within 2 standard errors of 0 (plotted at 2 SE)."""
+    fig, axes = canvas(ncols=2, width=4.8, height=3.4, sharey=True)
+    for ax, group, title in ((axes[0, 0], by_length, "fixed R"), (axes[0, 1], by_depth, "fixed l")):
+        for i, b in enumerate(group):
+            centres = (b.edges[:-1] + b.edges[1:]) / 2 / b.radius
+            mean, se = b.slope.mean(axis=0), np.sqrt((b.se**2).mean(axis=0) / len(b.slope))
+            c = f"C{i}"
+            solid = mean > 2 * se
+            ax.plot(centres, np.where(solid, mean, 2 * se), "-", color=c, lw=1,
+                    label=f"l = {b.seq_len}, R = {b.radius}")  # fmt: skip
+            ax.plot(centres[solid], mean[solid], "o", color=c, ms=5)
+            ax.plot(centres[~solid], 2 * se[~solid], "o", mfc="none", color=c, ms=5)
+        ax.axvline(3, color="0.4", ls="--", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xlabel("distance from the end (units of R); dashed: one hop, 3R")
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("band slope (1 = the ramp)")
+    return fig
