@@ -41,6 +41,7 @@ n_claims = sum(len(r["claims"]) for r in recs)
 report.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_claims})
 
 # %% [markdown]
+# (ledger-summary)=
 # ## Verdicts at a glance
 #
 # {numref}`fig-ledger-summary` counts the {glue:text}`ledger_n` graded claims by verdict.
@@ -60,8 +61,8 @@ report.md(
 # :name: fig-ledger-summary
 # :alt: Horizontal bars counting each paper's claims by verdict.
 #
-# Claims per verdict and paper, from the chapters executed for this build
-# (`claims_ledger.verdict_summary`).
+# Claims per verdict and paper, from the chapters executed for this build. Drawn by
+# `claims_ledger.verdict_summary`.
 # ```
 
 # %% [markdown]
@@ -77,6 +78,7 @@ report.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")
 report.md(claims_ledger.claims_table(recs))
 
 # %% [markdown]
+# (ledger-checks)=
 # ## Checks
 #
 # Properties that hold by construction (exact equivariance, controls at chance). A failure is

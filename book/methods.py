@@ -366,7 +366,7 @@ report.md(methods.rules_table(verdicts_a, verdicts_b))
 #
 # - Pfrommer, Ma, Huang, Sojoudi, *Spooky Action at a Distance: Normalization Layers Enable
 #   Side-Channel Spatial Communication*, arXiv 2507.04709, and its public review on Pith
-#   (2026), whose objections chapters A1–A3 take up.
+#   (2026), whose objections chapters A1–A4 take up.
 # - Potgieter, Mouton, Davel, *Impact of Batch Normalization on Convolutional Network
 #   Representations*, arXiv 2501.14441 (SACAIR 2024), and its public review on Pith (2026).
 

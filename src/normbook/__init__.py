@@ -7,7 +7,7 @@ Three subpackages, one per concern:
   primitives and the verdict vocabulary). Its modules import neither paper's package.
 - :mod:`normbook.paper_a`: paper A, *Spooky Action at a Distance* (arXiv 2507.04709):
   the localization task, the stacked 1-D CNNs, the localization detector, PackNorm, and the
-  figures and verdict rules of chapters A1-A3.
+  figures and verdict rules of chapters A1-A4.
 - :mod:`normbook.paper_b`: paper B, *Impact of Batch Normalization on Convolutional Network
   Representations* (arXiv 2501.14441): MNIST / CIFAR-10 readers, the classifiers, the
   representation metrics, and the figures and verdict rules of chapters B1-B3.

@@ -1,5 +1,5 @@
 """Paper A: Pfrommer, Ma, Huang, Sojoudi, *Spooky Action at a Distance: Normalization Layers
-Enable Side-Channel Spatial Communication* (arXiv 2507.04709). Chapters A1-A3.
+Enable Side-Channel Spatial Communication* (arXiv 2507.04709). Chapters A1-A4.
 
 Modules, in the order a chapter uses them: :mod:`.specs` (parameters), :mod:`.task`,
 :mod:`.norms`, :mod:`.cnn`, :mod:`.stacking` (M models in one network), :mod:`.training`,

@@ -177,3 +177,21 @@ def fades_with_length(bands) -> Verdict:
         test,
         "; ".join(f"l = {b.seq_len}: kept {join(b.attenuation, '.3f')}" for b in bands),
     )
+
+
+def rf_reading(rows: list[Verdict]) -> str:
+    """The sentence the receptive-field test supports, from its grades."""
+    grades = {r.verdict for r in rows}
+    if grades & {NOT, PARTLY}:
+        return (
+            "a network whose receptive field is a single position still tells overlapping from "
+            "independent sequences when the normalization pools both paths, so the overlap "
+            "sweep measures how much the two paths' pooled statistics share, not how far "
+            "receptive fields reach"
+        )
+    if grades == {REPRODUCED}:
+        return (
+            "without receptive fields to overlap the networks stay at chance, as the paper's "
+            "reading of the transition requires"
+        )
+    return "at this budget the test cannot tell whether the transition depends on R"
