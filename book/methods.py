@@ -31,7 +31,7 @@ oc_models = None  # simulated models per step and noise correlation length (dete
 from normbook import methods
 from normbook.chapters import SPECS
 from normbook.core import claims, report, stats
-from normbook.paper_a import calibration, figures
+from normbook.paper_a import calibration, figures, stress_verdicts
 from normbook.paper_a import reported as reported_a
 from normbook.paper_a import verdicts as verdicts_a
 from normbook.paper_b import verdicts as verdicts_b
@@ -337,7 +337,7 @@ report.md(methods.reconstruction_table(specs))
 # check cannot be a verdict on the paper; a failed check is a bug. The rules, from their source:
 
 # %%
-report.md(methods.rules_table(verdicts_a, verdicts_b))
+report.md(methods.rules_table(verdicts_a, stress_verdicts, verdicts_b))
 
 # %% [markdown]
 # (methods-tests)=

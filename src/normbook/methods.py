@@ -32,6 +32,8 @@ KEY_KNOBS = {
     "a1_localization": ["seq_len", "depth", "steps", "lr", "seeds", "n_eval"],
     "a2_mechanism": ["pack_depth", "pack_steps", "pack_seeds", "n_test"],
     "a3_which_norms": ["seeds", "group_seeds", "group_counts", "bn_eval_batch_sizes"],
+    "a4_stress": ["circular_steps", "intervention_eval", "decay_lens", "unet_steps",
+                  "grid_steps"],
     "b1_setup_accuracy": ["seeds", "mnist_width", "vgg_width", "mnist_train", "cifar_train",
                           "mnist_epochs", "cifar_epochs"],
     "b3_clusters": ["cluster_images", "pca_components", "kmeans_n_init"],

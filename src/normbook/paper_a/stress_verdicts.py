@@ -58,6 +58,8 @@ def boundary_needed(zero, circ_trained, none) -> Verdict:
 
 
 def circular_trained_check(name: str, max_change) -> Check:
+    """Networks trained with circular padding have no boundary: their outputs move with a
+    cyclic shift of the input (up to rounding in the pooled statistics)."""
     return Check(
         "A",
         f"{name} trained with circular padding: outputs move with a cyclic shift of the input",
@@ -108,6 +110,7 @@ def overlap_needs_rf(acc, transition_level: float) -> tuple[str, ClaimTest, str]
 
 
 def receptive_field_rows(heads: dict, kernel: int, transition_level: float) -> list[Verdict]:
+    """:func:`overlap_needs_rf` for each head of the receptive-field test."""
     rows = []
     for head, acc in heads.items():
         grade, trend, evidence = overlap_needs_rf(acc, transition_level)
