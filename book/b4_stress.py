@@ -207,7 +207,7 @@ report.glue("b4_lr_flips", stress.sign_flips(effects))
 # {glue:text}`b4_attr_settle`. Where the learning rate's effect is significant and BN's is
 # not, paper B's CIFAR-10 finding does not show that BatchNorm causes it. Its contrast, BN at
 # {glue:text}`b4_paper_lr_bn` − no BN at {glue:text}`b4_paper_lr_nobn`, splits exactly into
-# BN's main effect plus the learning rate's (means over seeds): test accuracy (points)
+# BN's main effect plus the learning rate's (means over seeds): test accuracy
 # {glue:text}`b4_split_accuracy`; layer sparsity {glue:text}`b4_split_sparsity`; class-based
 # DBI {glue:text}`b4_split_class_dbi`; DBI(k*) {glue:text}`b4_split_dbi_k_star`; settling
 # layer {glue:text}`b4_split_settle`. BN's own effect the paper's way, graded: accuracy

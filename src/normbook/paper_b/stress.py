@@ -651,7 +651,8 @@ def grade_summary(rows) -> str:
 def sign_flips(effects: dict[tuple[str, str], Effects]) -> str:
     """The (dataset, metric) pairs whose mean BN − no BN difference has opposite signs at the
     two learning rates, or "none"."""
-    flips = [f"{NAMES[ds]} {key}" for (key, ds), e in effects.items()
+    labels = {m.key: m.label for m in METRICS}
+    flips = [f"{NAMES[ds]} {labels[key]}" for (key, ds), e in effects.items()
              if np.sign(e.bn_at[0].mean()) * np.sign(e.bn_at[1].mean()) < 0]  # fmt: skip
     return ", ".join(flips) or "none"
 
@@ -662,8 +663,9 @@ def cifar_split(effects: dict[tuple[str, str], Effects]) -> dict[str, str]:
     out = {}
     for m in METRICS:
         e = effects.get((m.key, "cifar10"))
+        u = m.unit.replace("+", "")
         out[m.key] = "not run" if e is None else (
-            f"{_mean(e.paper, m.unit)} = {_mean(e.bn, m.unit)} (BN) + {_mean(e.lr, m.unit)} "
+            f"{_mean(e.paper, u)} = {_mean(e.bn, u)} (BN) + {_mean(e.lr, u)} "
             "(learning rate)")  # fmt: skip
     return out
 
