@@ -45,7 +45,7 @@ def tiny():
 
 @pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
 def test_paper_cells_are_b1_configs_and_swapped_cells_differ_only_in_lr(profile):
-    P = B4.resolve(profile)
+    P = B4.resolve(profile, factorial_datasets="both")
     b1 = classify.configs(B1.resolve(profile)).configs
     cfgs = stress.factorial_configs(P)
     assert len(cfgs) == 8
@@ -176,7 +176,7 @@ def test_b4_shares_b1s_training_and_b3s_cluster_knobs():
 @pytest.mark.parametrize(
     "overrides, match",
     [
-        ({"mnist_lr_alt": 0.01}, "parameter 'mnist_lr_alt': must differ"),
+        ({"mnist_lr_alt": 0.01, "factorial_datasets": "both"}, "'mnist_lr_alt': must differ"),
         ({"cifar_lr_nobn": 1e-3}, "parameter 'cifar_lr_nobn'"),
         ({"silhouette_images": 5_000}, "parameter 'silhouette_images'"),
         ({"rel_thresholds": "0.1,-1"}, "parameter 'rel_thresholds'"),
