@@ -18,7 +18,13 @@ def test_a1_plan_counts_training_and_evaluation_of_both_networks():
 
 
 def test_paper_profile_plans_more_than_cpu():
-    for name in ("a1_localization", "a3_which_norms", "b1_setup_accuracy"):
+    for name in (
+        "a1_localization",
+        "a3_which_norms",
+        "a4_stress",
+        "b1_setup_accuracy",
+        "b4_stress",
+    ):
         cpu, paper = (sum(i.flops for i in plan.chapter_plan(name, SPECS[name].resolve(p)))
                       for p in ("cpu", "paper"))  # fmt: skip
         assert paper > 10 * cpu > 0, name
@@ -33,3 +39,9 @@ def test_dry_run_prints_every_chapter_and_computes_nothing(capsys, tmp_path, mon
     for ch in build.chapters():
         assert f"{ch.stem}:" in out
     assert not (tmp_path / "cache").exists()
+
+
+def test_b4_plans_only_the_swapped_cells():
+    P = SPECS["b4_stress"].resolve("cpu")
+    items = plan.chapter_plan("b4_stress", P)
+    assert len(items) == 2 and all("cifar10" in i.what and "swapped" in i.what for i in items)

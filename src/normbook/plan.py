@@ -73,6 +73,81 @@ def _localization(P, label: str, n_models: int, norms: int = 1) -> list[Item]:
     ]  # fmt: skip
 
 
+def _pack(label: str, s, net_cfg, n_sweep: int) -> list[Item]:
+    """Train and test ``n_sweep`` overlaps x seeds PackNorm models of ``net_cfg``."""
+    from .paper_a import packnorm
+
+    net = packnorm.StackedPackNet(net_cfg, [0])
+    a = torch.randn(1, 1, s.train.path_len)
+    step = _count(lambda: net(a, a).sum().backward())
+    with torch.no_grad():
+        fwd = _count(lambda: net(a, a))
+    n = n_sweep * len(s.seeds)
+    return [
+        Item(f"{label}: train {n} models x {s.train.steps:,} steps",
+             n * s.train.steps * s.train.batch_size * step),
+        Item(f"{label}: test {n} models x {s.n_test:,} pairs", n * s.n_test * fwd),
+    ]  # fmt: skip
+
+
+def _classifiers(cfgs, seeds, what: str = "") -> list[Item]:
+    out = []
+    for cfg in cfgs:
+        x = torch.randn(1, cfg.in_channels, 32, 32)  # MNIST is padded to 32 x 32
+        step = _train_flops(cfg.build(0), x)
+        images = cfg.max_epochs * cfg.n_train * len(seeds)
+        out.append(
+            Item(
+                f"{cfg.dataset} {cfg.label}{', ' + what if what else ''} (lr {cfg.lr:g}): train "
+                f"{len(seeds)} models, at most {cfg.max_epochs} epochs of {cfg.n_train:,} images",
+                images * step,
+            )
+        )
+    return out
+
+
+def _stress_a(P) -> list[Item]:
+    """Chapter A4: what it trains and evaluates beyond chapter A1's cached networks."""
+    from dataclasses import replace
+
+    from .paper_a import architectures, packnorm, stress
+
+    train, fwd = localization_flops(P.seq_len, P.depth, P.width, P.kernel)
+    n, evals = len(P.seeds), 3 * (P.depth + 1) + 1
+    items = [
+        Item(f"circular-padding null: train {n} models x {P.circular_steps:,} steps",
+             n * P.circular_steps * P.batch_size * train),
+        Item(f"interventions: {evals} evaluations x {P.intervention_eval:,} samples",
+             n * evals * P.intervention_eval * fwd),
+    ]  # fmt: skip
+    geometries = [(L, P.depth) for L in P.decay_lens] + [(P.seq_len, d) for d in P.decay_depths]
+    for L, d in dict.fromkeys(g for g in geometries if g != (P.seq_len, P.depth)):
+        t, f = localization_flops(L, d, P.width, P.kernel)
+        m = len(P.decay_seeds)
+        items.append(Item(f"decay l = {L}, d = {d}: train {m} models x {P.steps:,} steps and "
+                          f"evaluate {P.n_eval:,} samples",
+                          m * (P.steps * P.batch_size * t + P.n_eval * f)))  # fmt: skip
+    s = packnorm.configs(P)
+    for head in P.rf_pack_heads:
+        net = replace(s.net, kernel=P.rf_pack_kernel, head=head)
+        items += _pack(f"PackNorm k = {P.rf_pack_kernel}, {head} head", s, net, len(s.overlaps))
+    unet, grid = stress.architecture_configs(P)
+    for label, cfg, net, x in (
+        ("U-Net", unet, architectures.StackedUNet(unet, [0]), torch.randn(1, 1, unet.seq_len)),
+        ("2-D CNN", grid, architectures.StackedCNN2d(grid, [0]),
+         torch.randn(1, 1, grid.height, grid.width)),
+    ):  # fmt: skip
+        step = _train_flops(net, x)
+        with torch.no_grad():
+            f = _count(lambda net=net, x=x: net(x))
+        m = 3 * len(cfg.seeds)  # normalized, no norm, and the circular null evaluated
+        items.append(Item(f"{label}: train {2 * len(cfg.seeds)} models x {cfg.steps:,} steps, "
+                          f"evaluate {m} x {cfg.n_eval:,} samples",
+                          2 * len(cfg.seeds) * cfg.steps * cfg.batch_size * step
+                          + m * cfg.n_eval * f))  # fmt: skip
+    return items
+
+
 def chapter_plan(name: str, P) -> list[Item]:
     """The planned compute of chapter ``name`` at resolved parameters ``P``."""
     if name == "a1_localization":
@@ -81,19 +156,9 @@ def chapter_plan(name: str, P) -> list[Item]:
         from .paper_a import packnorm
 
         s = packnorm.configs(P)
-        net = packnorm.StackedPackNet(s.net, [0])
-        a = torch.randn(1, 1, s.train.path_len)
-        step = _count(lambda: net(a, a).sum().backward())
-        with torch.no_grad():
-            fwd = _count(lambda: net(a, a))
-        n = (len(s.overlaps) + len(s.control_overlaps)) * len(s.seeds)
-        return [
-            Item(
-                f"PackNorm: train {n} models x {s.train.steps:,} steps",
-                n * s.train.steps * s.train.batch_size * step,
-            ),
-            Item(f"PackNorm: test {n} models x {s.n_test:,} pairs", n * s.n_test * fwd),
-        ]  # fmt: skip  (the localization networks are chapter A1's, cached)
+        return _pack("PackNorm", s, s.net, len(s.overlaps) + len(s.control_overlaps))
+    if name == "a4_stress":
+        return _stress_a(P)
     if name == "a3_which_norms":
         return [
             *_localization(P, "GroupNorm", len(P.group_seeds), len(P.group_counts)),
@@ -105,19 +170,13 @@ def chapter_plan(name: str, P) -> list[Item]:
     if name == "b1_setup_accuracy":
         from .paper_b import classify
 
-        out = []
-        for cfg in classify.configs(P).configs.values():
-            x = torch.randn(1, cfg.in_channels, 32, 32)  # MNIST is padded to 32 x 32
-            step = _train_flops(cfg.build(0), x)
-            images = cfg.max_epochs * cfg.n_train * len(P.seeds)
-            out.append(
-                Item(
-                    f"{cfg.dataset} {cfg.label}: train {len(P.seeds)} models, at most "
-                    f"{cfg.max_epochs} epochs of {cfg.n_train:,} images",
-                    images * step,
-                )
-            )
-        return out  # fmt: skip
+        return _classifiers(classify.configs(P).configs.values(), P.seeds)
+    if name == "b4_stress":
+        from .paper_b import stress
+
+        swapped = [c for cell, c in stress.factorial_configs(P).items()
+                   if not stress.is_paper_cell(cell)]  # fmt: skip
+        return _classifiers(swapped, P.seeds, "swapped cell")
     return []  # B2, B3, Methods: chapter B1's models, CPU-bound analysis
 
 

@@ -633,7 +633,7 @@ _STRESS = {
                 unet_groups=8, unet_steps=1500, unet_eval=16_384, grid_size=16, grid_depth=3,
                 grid_channels=16, grid_steps=1500, grid_eval=4096, arch_seeds=[0, 1, 2, 3, 4]),
     "paper": dict(constant_values=[0.0, -1.0, 1.0, 2.0], circular_steps=20_000,
-                  intervention_eval=400_000, intervention_ref=65_536,
+                  intervention_eval=100_000, intervention_ref=65_536,
                   decay_lens=[300, 600, 1200], decay_depths=[16, 32, 48],
                   decay_seeds=list(range(5)), rf_pack_kernel=1, rf_pack_heads=["pool", "centre"],
                   unet_len=256, unet_levels=3, unet_width=32, unet_groups=8, unet_steps=20_000,
