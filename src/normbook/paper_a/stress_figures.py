@@ -99,9 +99,9 @@ def hop_decay(by_length, by_depth):
                     label=f"l = {b.seq_len}, R = {b.radius}")  # fmt: skip
             ax.plot(centres[solid], mean[solid], "o", color=c, ms=5)
             ax.plot(centres[~solid], 2 * se[~solid], "o", mfc="none", color=c, ms=5)
-        ax.axvline(3, color="0.4", ls="--", lw=0.8)
+        ax.axvline(3, color="0.4", ls="--", lw=0.8, label="one hop (3R)")
         ax.set_yscale("log")
-        ax.set_xlabel("distance from the end (units of R); dashed: one hop, 3R")
+        ax.set_xlabel("distance from the end (units of R)")
         ax.set_title(title)
         ax.legend(fontsize=7)
     axes[0, 0].set_ylabel("band slope (1 = the ramp)")
