@@ -281,6 +281,7 @@ report.show_verdicts("a4u", [sv.architecture_localizes(unet, "a 1-D U-Net")], se
 grid = architectures.grid_runs(grid_cfg)
 report.figure("fig-a4-2d", architectures.grid_predictions(grid.all))
 report.glue("a4_grid_R", grid.norm.radius)
+report.glue("a4_grid_steps", f"{grid_cfg.steps:,}")
 report.show_verdicts("a4g", [sv.architecture_localizes(grid, "a 2-D CNN")], section="a4-2d")
 
 # %% [markdown]
@@ -291,6 +292,10 @@ report.show_verdicts("a4g", [sv.architecture_localizes(grid, "a 2-D CNN")], sect
 # The 2-D CNN ($R$ = {glue:text}`a4_grid_R`): mean row- and column-coordinate maps of the first
 # seed, and the profiles every axis test uses. Drawn by `paper_a.architectures.grid_predictions`.
 # ```
+#
+# These networks trained for {glue:text}`a4_grid_steps` steps. A network whose interior
+# prediction is still constant cannot tell "the channel does not exist in 2-D" from "it has
+# not been learned yet"; the `paper` profile trains longer, and `grid_steps` is a parameter.
 
 # %% [markdown]
 # (a4-decay)=
