@@ -46,8 +46,10 @@ report.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_c
 #
 # {numref}`fig-ledger-summary` counts the {glue:text}`ledger_n` graded claims by verdict.
 
-# %% tags=["remove-output"]
+# %%
 report.figure("fig-ledger-summary", claims_ledger.verdict_summary(recs))
+
+# %%
 absent = claims_ledger.missing(recs)
 report.md(
     "Chapters with no record at this profile (not executed yet, or failed): "
