@@ -166,3 +166,18 @@ def test_spec_refuses_impossible_geometries_before_compute():
         A4.resolve("smoke", decay_lens=[20])
     with pytest.raises(ParameterError, match="interventions replace"):
         A4.resolve("smoke", norm="batch")
+
+
+def test_persistence_rule_goes_every_way():
+    def bands(first, second):
+        slope = np.column_stack([first, second]) if second is not None else np.array(first)[:, None]
+        return SimpleNamespace(slope=slope, attenuation=slope[:, -1] / slope[:, 0])
+
+    first = [0.5, 0.55, 0.6, 0.52, 0.58]
+    null = bands([0.001, -0.001, 0.002, 0.0005, -0.002], [0.001, -0.002, 0.0, 0.001, -0.001])
+    kept = bands(first, [0.4, 0.45, 0.5, 0.41, 0.5])
+    faded = bands(first, [0.01, 0.012, 0.009, 0.011, 0.013])
+    assert sv.persists_beyond_hop(kept, null, null).verdict == REPRODUCED
+    assert sv.persists_beyond_hop(faded, null, null).verdict == PARTLY
+    assert sv.persists_beyond_hop(null, kept, kept).verdict == NOT
+    assert sv.persists_beyond_hop(bands(first, None), null, null).verdict == INCONCLUSIVE

@@ -3,7 +3,7 @@
 - :func:`constant_input`: with no input variation, what reaches the interior?
 - :func:`interventions`: replace each sample's normalization statistics at evaluation by the
   population's, another sample's, or the interior's only, at one layer or all of them.
-- :func:`local_slopes` / :func:`hop_bands`: how fast the position signal fades with the
+- :func:`hop_bands`: how fast the position signal fades with the
   distance from the end.
 - :func:`trained_circular`: networks *trained* without a boundary.
 """
@@ -220,41 +220,6 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
 
 
 # ----------------------------------------------------------------------------- decay
-
-
-@dataclass
-class LocalSlopes:
-    """The local slope of the mean prediction against the distance from the nearer end, in
-    units of the ramp's slope (1 = the target), both halves folded together."""
-
-    name: str
-    seq_len: int
-    radius: int
-    distance: np.ndarray  # (D,) distance of the pair (i, i+1) from the nearer end
-    slope: np.ndarray  # (M, D)
-    se: np.ndarray  # (M, D) standard error
-
-
-def local_slopes(run) -> LocalSlopes:
-    """Differences of neighbouring mean predictions, with their standard errors (streams
-    pooled; the covariance of neighbours is ignored, which overstates the error)."""
-    mom, L = run.out, run.seq_len
-    n = mom.count.sum()
-    mean = mom.pooled_mean  # (M, L)
-    var = (mom.std**2 * mom.count[:, None, None]).sum(axis=0) / n  # (M, L), per prediction
-    diff = np.diff(mean, axis=-1) * (L - 1)
-    se = np.sqrt((var[:, 1:] + var[:, :-1]) / n) * (L - 1)
-    half = (L - 1) // 2
-    left, right = diff[:, :half], diff[:, ::-1][:, :half]
-    se_l, se_r = se[:, :half], se[:, ::-1][:, :half]
-    return LocalSlopes(
-        name=f"{run.name}, l = {L}, R = {run.radius}",
-        seq_len=L,
-        radius=run.radius,
-        distance=np.arange(half),
-        slope=(left + right) / 2,
-        se=np.sqrt(se_l**2 + se_r**2) / 2,
-    )
 
 
 @dataclass(frozen=True)

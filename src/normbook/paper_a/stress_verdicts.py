@@ -147,16 +147,18 @@ def persists_beyond_hop(normed, none, circular) -> Verdict:
     """Paper A: InstanceNorm localizes the whole sequence. Test: the second hop band's slope
     (distances 3R to 5R) beats both nulls' (paired sign-flip, intersection-union).
     Reproduced: significant and the second band keeps at least MIDDLE_SHARE of the first's
-    slope for every seed; partly: significant but fading faster; not: not significant."""
+    slope for every seed; partly: significant but fading faster; not: not significant;
+    inconclusive: the half-sequence has no second band."""
     second = [b.slope[:, 1] if b.slope.shape[1] > 1 else np.full(len(b.slope), np.nan)
               for b in (normed, none, circular)]  # fmt: skip
     test = beyond_nulls(second[0], {"no-norm network (same seeds)": second[1],
                                     "same networks, circular padding": second[2]})  # fmt: skip
     kept = normed.attenuation
+    no_band = normed.slope.shape[1] < 2  # the sequence ends within one hop: nothing to test
     return Verdict(
         "A",
         "The position signal carries past one hop (3R) towards the middle, undiminished",
-        grade_test(test, strong=bool(np.all(kept >= MIDDLE_SHARE))),
+        INCONCLUSIVE if no_band else grade_test(test, strong=bool(np.all(kept >= MIDDLE_SHARE))),
         test,
         f"second-band slope {join(second[0], '.4f')} vs first {join(normed.slope[:, 0], '.3f')} "
         f"(kept {join(kept, '.3f')}; nulls {join(second[1], '.4f')} / {join(second[2], '.4f')})",
