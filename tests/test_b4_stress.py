@@ -204,3 +204,98 @@ def test_factorial_ledgers_grade_bn_and_the_confound_separately():
     g = stress.factorial_grades(bn, conf)
     assert g["bn_cifar10_accuracy"] == REPRODUCED and g["bn_mnist_accuracy"] == "not run"
     assert stress.grade_summary(conf).startswith("5 claims: ")
+
+
+# ----------------------------------------------------------------------------- equal accuracy
+
+
+@pytest.fixture(scope="module")
+def tiny_run():
+    """A tiny MNIST-shaped run on synthetic images: config, splits and its full result."""
+    x, y = _images(500, seed=1)
+    raw = ((x[:, 0, 2:30, 2:30] - x.min()) / (x.max() - x.min()) * 255).astype(np.uint8)
+    full = classify.Splits("mnist", raw[:400], y[:400], raw[:0], y[:0], raw[400:], y[400:],
+                           "synthetic")  # fmt: skip
+    cfg = classify.ClassifierConfig("mnist", True, 2, "sgd", 0.05, momentum=0.9, batch_size=16,
+                                    max_epochs=3, patience=6, evals_per_epoch=2, n_train=300,
+                                    n_val=100, n_test=100)  # fmt: skip
+    splits = full.of(cfg)
+    return cfg, splits, classify.train_one(cfg, 0, splits, show_progress=False)
+
+
+def test_training_until_a_target_accuracy_is_the_full_run_stopped_early(tiny_run):
+    cfg, splits, res = tiny_run
+    target = float(np.sort(res.curves["val_acc"])[len(res.curves["val_acc"]) // 2])
+    part = classify.train_one(cfg, 0, splits, show_progress=False, until_val_acc=target,
+                              check_every=3)  # fmt: skip
+    epoch, acc = part.reached_epoch, part.reached_val_acc
+    assert (
+        acc >= target and epoch <= res.curves["epoch"][np.argmax(res.curves["val_acc"] >= target)]
+    )
+    n = len(part.curves["val_loss"])
+    assert n < len(res.curves["val_loss"]) or epoch < res.stopped_epoch
+    for c in ("train_loss", "val_loss", "val_acc"):  # the same run, bit for bit
+        np.testing.assert_array_equal(part.curves[c], res.curves[c][:n])
+    model = classify.model_from_state(cfg, part.state)
+    va = classify.evaluate(model, *splits.tensors("val"))[1]
+    assert va == acc  # the weights returned are those that reached the target
+
+
+def test_an_unreachable_target_leaves_the_full_run(tiny_run):
+    cfg, splits, res = tiny_run
+    again = classify.train_one(cfg, 0, splits, show_progress=False, until_val_acc=1.01,
+                               check_every=3)  # fmt: skip
+    assert again.reached_epoch is None
+    for k, v in res.state.items():
+        np.testing.assert_array_equal(again.state[k], v)
+
+
+def _fake(ds, bn, seed, val_accs, best, stage=None):
+    """A ``Trained`` whose curves say its kept weights (at epoch ``best``) have accuracy
+    ``val_accs[best - 1]``; with a ``stage``, stopped at its last evaluation."""
+    cfg = replace(B1_CFGS[ds, bn])
+    n = len(val_accs)
+    curves = {"curve_epoch": np.arange(1.0, n + 1), "curve_val_acc": np.asarray(val_accs, float),
+              "curve_val_loss": -np.asarray(val_accs, float),
+              "curve_train_loss": 2 - 0.1 * np.arange(n)}  # fmt: skip
+    meta = {"best_epoch": float(best), "test_acc": 0.0}
+    if stage:
+        meta |= {"reached_epoch": float(n), "reached_val_acc": float(val_accs[-1])}
+    return classify.Trained(cfg, seed, cache.Entry(curves, meta=meta), stage or {})
+
+
+B1_CFGS = classify.configs(B1.resolve("smoke")).configs
+
+
+def test_match_plan_stops_the_more_accurate_network_at_the_lower_accuracy():
+    models = classify.Models({
+        ("mnist", True): [_fake("mnist", True, 0, [0.5, 0.9], 2),
+                          _fake("mnist", True, 1, [0.4, 0.5], 2)],
+        ("mnist", False): [_fake("mnist", False, 0, [0.6, 0.5], 1),
+                           _fake("mnist", False, 1, [0.5, 0.7], 2)],
+    }, {})  # fmt: skip
+    target, todo = stress.match_plan(models, ["mnist"])
+    np.testing.assert_array_equal(target["mnist"], [0.6, 0.5])
+    assert todo == [(("mnist", True), 0), (("mnist", False), 1)]
+
+
+def test_matched_checks_fail_for_another_run_or_an_unmatched_pair():
+    def matched(stopped, other):
+        kept = _fake("mnist", True, 0, [0.5, 0.7, 0.9], 3)
+        m = classify.Models({("mnist", True): [stopped], ("mnist", False): [other]}, {})
+        k = classify.Models({("mnist", True): [kept], ("mnist", False): [other]}, {})
+        return stress.Matched(m, k, {"mnist": np.array([0.7])}, None, None)
+
+    stage = {"until_val_acc": 0.7, "check_every": 1}
+    other = _fake("mnist", False, 0, [0.6, 0.7], 2)
+    good = stress.matched_checks(matched(_fake("mnist", True, 0, [0.5, 0.7], 2, stage), other),
+                                 0.01)  # fmt: skip
+    assert [c.holds for c in good] == [True, True]
+    rerun = _fake("mnist", True, 0, [0.5, 0.7], 2, stage)
+    rerun.entry["curve_train_loss"] = rerun.entry["curve_train_loss"] + 1e-12  # not the run
+    assert [c.holds for c in stress.matched_checks(matched(rerun, other), 0.01)] == [False, True]
+    overshoot = _fake("mnist", True, 0, [0.5, 0.7], 2, stage)  # its curve is the full run's,
+    overshoot.entry.meta["reached_val_acc"] = 0.75  # but it stopped at a check above 0.7
+    overshoot.entry.meta["reached_val_acc"] = 0.75
+    assert [c.holds for c in stress.matched_checks(matched(overshoot, other), 0.01)] == [
+        True, False]  # fmt: skip

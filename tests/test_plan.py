@@ -41,7 +41,14 @@ def test_dry_run_prints_every_chapter_and_computes_nothing(capsys, tmp_path, mon
     assert not (tmp_path / "cache").exists()
 
 
-def test_b4_plans_only_the_swapped_cells():
+def test_b4_plans_the_swapped_cells_and_the_accuracy_matched_reruns():
     P = SPECS["b4_stress"].resolve("cpu")
     items = plan.chapter_plan("b4_stress", P)
-    assert len(items) == 2 and all("cifar10" in i.what and "swapped" in i.what for i in items)
+    swapped = [i for i in items if "swapped" in i.what]
+    assert len(swapped) == 2 and all("cifar10" in i.what for i in swapped)
+    matched = [i for i in items if "accuracy-matched" in i.what]
+    assert len(matched) == 2  # one rerun per seed on each matched dataset, at most
+    one = plan.chapter_plan(
+        "b4_stress", SPECS["b4_stress"].resolve("cpu", matched_datasets="mnist")
+    )
+    assert len(one) == 3

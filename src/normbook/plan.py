@@ -172,11 +172,16 @@ def chapter_plan(name: str, P) -> list[Item]:
 
         return _classifiers(classify.configs(P).configs.values(), P.seeds)
     if name == "b4_stress":
-        from .paper_b import stress
+        from .paper_b import classify, stress
 
         swapped = [c for cell, c in stress.factorial_configs(P).items()
                    if not stress.is_paper_cell(cell)]  # fmt: skip
-        return _classifiers(swapped, P.seeds, "swapped cell")
+        # accuracy-matched: one network per seed runs again up to the matched step; at most
+        # a full run (the more accurate variant is known only after chapter B1)
+        b1 = classify.configs(P).configs
+        matched = [b1[ds, True] for ds in stress.factorial_datasets(P.matched_datasets)]
+        return [*_classifiers(swapped, P.seeds, "swapped cell"),
+                *_classifiers(matched, P.seeds, "accuracy-matched rerun, at most")]  # fmt: skip
     return []  # B2, B3, Methods: chapter B1's models, CPU-bound analysis
 
 

@@ -215,13 +215,8 @@ def analyse_all(
     """The analysis of every trained model, from the cache or computed ``workers`` at a time.
     ``splits`` maps dataset -> full :class:`.classify.Splits` (as for
     :func:`.classify.train_all`)."""
-    keys = [
-        {
-            "train": classify.model_key(t.cfg, t.seed, splits[t.cfg.dataset].data_id),
-            "analysis": asdict(acfg),
-        }
-        for t in trained
-    ]
+    keys = [{"train": t.key(splits[t.cfg.dataset].data_id), "analysis": asdict(acfg)}
+            for t in trained]  # fmt: skip
 
     def analyse_missing(idx: list[int]):
         cfgs = {i: trained[i].cfg for i in idx}

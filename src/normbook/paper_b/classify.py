@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -282,6 +282,8 @@ class TrainResult:
     stopped_epoch: float  # when training ended
     early_stopped: bool
     seconds: float
+    reached_epoch: float | None = None  # with a target: when the validation accuracy reached it
+    reached_val_acc: float | None = None
 
 
 def _eval_steps(steps_per_epoch: int, evals_per_epoch: int) -> set[int]:
@@ -295,9 +297,16 @@ def train_one(
     splits: Splits,
     desc: str | None = None,
     show_progress: bool = True,
+    until_val_acc: float | None = None,
+    check_every: int = 0,
 ) -> TrainResult:
     """Train one model per the early-stopping rule of this module's docstring. A worker
-    process shows no progress bar of its own (the pool shows one for all models)."""
+    process shows no progress bar of its own (the pool shows one for all models).
+
+    With ``until_val_acc``, training stops at the first step (every ``check_every`` steps,
+    and at the rule's evaluations) whose validation accuracy is at least the target, and
+    those weights are the result. Extra evaluations run in eval mode and draw no random
+    numbers, so up to that step the run is the full run, bit for bit."""
     t0 = time.perf_counter()
     dev = torch.device(cfg.device)
     if dev.type == "cuda":
@@ -322,7 +331,7 @@ def train_one(
         curves = {k: [] for k in ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")}
         best_loss, best_state, best_epoch, bad = np.inf, None, 0.0, 0
         run_loss, run_correct, run_n = 0.0, 0, 0
-        stop = False
+        stop, reached = False, None
         total = cfg.max_epochs * steps_per_epoch
         bar = (
             progress(total=total, desc=desc or f"{cfg.dataset} {cfg.label} seed {seed}")
@@ -360,6 +369,14 @@ def train_one(
                     else:
                         bad += 1
                         stop = stop or bad >= cfg.patience
+                if until_val_acc is not None and reached is None:
+                    due = check_every and (epoch * steps_per_epoch + step) % check_every == 0
+                    va = (curves["val_acc"][-1] if step in evals
+                          else evaluate(model, x_va, y_va)[1] if due else -1.0)  # fmt: skip
+                    if va >= until_val_acc:
+                        reached = (epoch + step / steps_per_epoch, va)
+                        best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                        stop = True
                 if stop:
                     break
             if stop:
@@ -377,8 +394,10 @@ def train_one(
         test_acc=test_acc,
         best_epoch=best_epoch,
         stopped_epoch=curves["epoch"][-1] if curves["epoch"] else 0.0,
-        early_stopped=bool(stop),
+        early_stopped=bool(stop) and reached is None,
         seconds=time.perf_counter() - t0,
+        reached_epoch=None if reached is None else reached[0],
+        reached_val_acc=None if reached is None else reached[1],
     )
 
 
@@ -414,16 +433,26 @@ def _entry(res: TrainResult) -> cache.Entry:
         "early_stopped": res.early_stopped,
         "train_seconds": round(res.seconds, 2),
     }
+    if res.reached_epoch is not None:
+        meta |= {"reached_epoch": res.reached_epoch, "reached_val_acc": res.reached_val_acc}
     return cache.Entry(arrays, tensors=tensors, meta=meta)
 
 
 @dataclass
 class Trained:
-    """A cached trained model: config, seed, weights, curves and test metrics."""
+    """A cached trained model: config, seed, weights, curves and test metrics. ``stage`` is
+    empty for the config's kept model and says how other weights of the same run were taken
+    (``{"until_val_acc": a, "check_every": n}``: the first step reaching accuracy ``a``)."""
 
     cfg: ClassifierConfig
     seed: int
     entry: cache.Entry
+    stage: dict = field(default_factory=dict)
+
+    def key(self, data_id: str) -> dict:
+        """The model's cache key (also the start of its analyses' keys)."""
+        key = model_key(self.cfg, self.seed, data_id)
+        return key | {"stage": self.stage} if self.stage else key
 
     @property
     def state(self) -> dict[str, torch.Tensor]:
@@ -457,12 +486,27 @@ class Trained:
     def hit(self) -> bool:
         return self.entry.hit
 
+    @property
+    def kept_val_acc(self) -> float:
+        """Validation accuracy of the kept weights (at ``best_epoch``)."""
+        c = self.curves
+        return float(c["val_acc"][np.flatnonzero(c["epoch"] == self.best_epoch)[0]])
+
+    @property
+    def reached(self) -> tuple[float, float] | None:
+        """With a target accuracy: (epoch, validation accuracy) where training stopped at it;
+        None for a kept model, or when the target was never reached."""
+        m = self.entry.meta
+        if "reached_epoch" not in m:
+            return None
+        return float(m["reached_epoch"]), float(m["reached_val_acc"])
+
     def model(self) -> nn.Module:
         return model_from_state(self.cfg, self.state)
 
 
-def _train_job(subsets: dict, cfg: ClassifierConfig, seed: int, key: tuple) -> TrainResult:
-    return train_one(cfg, seed, subsets[key])
+def _train_job(subsets: dict, cfg: ClassifierConfig, seed: int, key: tuple, stage: dict):
+    return train_one(cfg, seed, subsets[key], **stage)
 
 
 def _cost(cfg: ClassifierConfig) -> float:
@@ -473,17 +517,23 @@ def _cost(cfg: ClassifierConfig) -> float:
 
 
 def train_all(
-    jobs: list[tuple[ClassifierConfig, int]], splits: dict[str, Splits], workers: int = 1
+    jobs: list[tuple[ClassifierConfig, int]],
+    splits: dict[str, Splits],
+    workers: int = 1,
+    stages: list[dict] | None = None,
 ) -> list[Trained]:
     """Train or load every (config, seed) in ``jobs``; ``splits`` maps dataset -> the full
     :class:`Splits` (from :func:`load_full`). Missing models are trained ``workers`` at a time
-    (1: in this process); each is written to the cache as soon as it finishes."""
-    keys = [model_key(cfg, s, splits[cfg.dataset].data_id) for cfg, s in jobs]
+    (1: in this process); each is written to the cache as soon as it finishes. ``stages``
+    (one per job; see :class:`Trained`) stops runs early at a target accuracy."""
+    stages = stages or [{} for _ in jobs]
+    done = [Trained(cfg, s, cache.Entry(), st) for (cfg, s), st in zip(jobs, stages)]
+    keys = [t.key(splits[t.cfg.dataset].data_id) for t in done]
 
     def train_missing(idx: list[int]):
         idx = sorted(idx, key=lambda i: -_cost(jobs[i][0]))  # the longest jobs first
         subsets = {split_key(jobs[i][0]): splits[jobs[i][0].dataset].of(jobs[i][0]) for i in idx}
-        work = [(*jobs[i], split_key(jobs[i][0])) for i in idx]
+        work = [(*jobs[i], split_key(jobs[i][0]), stages[i]) for i in idx]
         for j, res in run_jobs(_train_job, work, subsets, workers, desc="train models"):
             cfg, s = jobs[idx[j]]
             print(f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
@@ -492,7 +542,7 @@ def train_all(
             yield idx[j], _entry(res)
 
     entries = cache.cached_each("b_train", keys, train_missing, TRAIN_CODE)
-    return [Trained(cfg, s, e) for (cfg, s), e in zip(jobs, entries)]
+    return [Trained(t.cfg, t.seed, e, t.stage) for t, e in zip(done, entries)]
 
 
 # The library code that determines a trained model: its cache entries are keyed by its hash.

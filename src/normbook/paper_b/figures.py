@@ -265,26 +265,64 @@ def threshold_sweep(thresholds):
     return fig
 
 
+def _layer_pairs(axes, dss, rows, styles: tuple[str, str]) -> None:
+    """Per dataset (column) and metric (row): two per-layer versions of the metric, solid and
+    dashed, mean over seeds, BN and no BN. ``rows``: (values a, values b, y label)."""
+    for col, ds in enumerate(dss):
+        for r, (a, b, label) in enumerate(rows):
+            ax = axes[r, col]
+            for bn in (True, False):
+                x = np.arange(1, np.shape(a[ds, bn])[1] + 1)
+                c = COLORS[LABELS[bn]]
+                ax.plot(x, np.mean(a[ds, bn], 0), color=c, marker="o", ms=3,
+                        label=f"{LABELS[bn]}, {styles[0]}")  # fmt: skip
+                ax.plot(x, np.mean(b[ds, bn], 0), color=c, ls="--", marker="s", ms=3,
+                        label=f"{LABELS[bn]}, {styles[1]}")  # fmt: skip
+            ax.set_xticks(x)
+            ax.set_xlabel("conv layer")
+            ax.set_ylabel(label)
+        axes[0, col].legend(fontsize=8)
+
+
 def train_vs_test(sparsity_train: Sparsity, sparsity_test: Sparsity, clusters_train: Clusters,
                   clusters_test: Clusters):  # fmt: skip
     """Per dataset (column): layer sparsity (top) and class-based DBI (bottom) per conv layer
     on training images (solid) and test images (dashed), mean over seeds, BN and no BN."""
     fig, axes = canvas(ncols=2, nrows=2, width=5.2, height=2.8)
-    pairs = ((sparsity_train.layer, sparsity_test.layer, "layer sparsity"),
-             (clusters_train.class_dbi, clusters_test.class_dbi, "class-based DBI"))  # fmt: skip
+    rows = ((sparsity_train.layer, sparsity_test.layer, "layer sparsity"),
+            (clusters_train.class_dbi, clusters_test.class_dbi, "class-based DBI"))  # fmt: skip
+    _layer_pairs(axes, list(DATASETS), rows, ("train", "test"))
     for col, ds in enumerate(DATASETS):
-        for r, (tr, te, label) in enumerate(pairs):
-            ax = axes[r, col]
-            for bn in (True, False):
-                x = np.arange(1, np.shape(tr[ds, bn])[1] + 1)
-                c = COLORS[LABELS[bn]]
-                ax.plot(x, np.mean(tr[ds, bn], 0), color=c, marker="o", ms=3,
-                        label=f"{LABELS[bn]}, train")  # fmt: skip
-                ax.plot(x, np.mean(te[ds, bn], 0), color=c, ls="--", marker="s", ms=3,
-                        label=f"{LABELS[bn]}, test")  # fmt: skip
-            ax.set_xticks(x)
-            ax.set_xlabel("conv layer")
-            ax.set_ylabel(label)
+        axes[0, col].set_title(DATASET_TITLES[ds])
+    return fig
+
+
+def accuracy_matched(matched, sparsity: Sparsity, clusters: Clusters):
+    """Per matched dataset (column): validation accuracy against epochs of chapter B1's runs
+    (one line per seed) with each network's matched point (dot: stopped there; ring: its
+    kept weights); then layer sparsity and class-based DBI per conv layer at the
+    early-stopping point (solid, ``sparsity``/``clusters``: chapters B2-B3) and at matched
+    accuracy (dashed), mean over seeds."""
+    dss = matched.datasets
+    fig, axes = canvas(ncols=len(dss), nrows=3, width=5.2, height=2.6)
+    acc = matched.val_acc()
+    for col, ds in enumerate(dss):
+        ax = axes[0, col]
+        for bn in (True, False):
+            c = COLORS[LABELS[bn]]
+            for s, (k, t) in enumerate(zip(matched.kept.trained[ds, bn],
+                                           matched.models.trained[ds, bn])):  # fmt: skip
+                ax.plot(k.curves["epoch"], k.curves["val_acc"], color=c, lw=0.8, alpha=0.6,
+                        label=LABELS[bn] if s == 0 else None)  # fmt: skip
+                x = t.reached[0] if t.reached else t.best_epoch
+                ax.plot(x, acc[ds, bn][s], "o", color=c, ms=5,
+                        mfc=c if t.stage else "none")  # fmt: skip
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("validation accuracy")
+    rows = ((sparsity.layer, matched.sparsity.layer, "layer sparsity"),
+            (clusters.class_dbi, matched.clusters.class_dbi, "class-based DBI"))  # fmt: skip
+    _layer_pairs(axes[1:], dss, rows, ("early stopping", "matched accuracy"))
+    for col, ds in enumerate(dss):
         axes[0, col].set_title(DATASET_TITLES[ds])
         axes[0, col].legend(fontsize=8)
     return fig

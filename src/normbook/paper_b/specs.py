@@ -267,6 +267,29 @@ STRESS_PARAMS = [
         max=100_000,
         reconstruction=True,
     ),
+    Param(
+        "matched_datasets",
+        str,
+        "datasets of the accuracy-matched comparison ('both', or one)",
+        choices=("both", "mnist", "cifar10"),
+        reconstruction=True,
+    ),
+    Param(
+        "match_check_every",
+        int,
+        "accuracy-matched: validation accuracy checked every this many steps",
+        min=1,
+        max=1_000_000,
+        reconstruction=True,
+    ),
+    Param(
+        "match_tolerance",
+        float,
+        "accuracy-matched: largest validation-accuracy gap a pair may keep",
+        min=0.0,
+        max=1.0,
+        reconstruction=True,
+    ),
 ]
 
 
@@ -400,14 +423,16 @@ CLUSTER_PROFILES = profiles(
 
 STRESS_PROFILES = profiles(
     dict(factorial_datasets="both", mnist_lr_alt=reported.LR["mnist", True] / 10,
-         threshold_scale="mean_abs"),
-    smoke=dict(rel_thresholds=[0.1, 0.5], silhouette_images=100, null_draws=2, null_dim=10),
+         threshold_scale="mean_abs", matched_datasets="both"),
+    smoke=dict(rel_thresholds=[0.1, 0.5], silhouette_images=100, null_draws=2, null_dim=10,
+               match_check_every=2, match_tolerance=0.05),
     # cpu: the 2 x 2 on CIFAR-10 only, where the paper confounds BN with a 10x learning rate
     # (MNIST's 2 x 2, with a learning rate of our choosing, costs as much again: `paper`)
     cpu=dict(rel_thresholds=[0.01, 0.05, 0.1, 0.25, 0.5], silhouette_images=1_000, null_draws=5,
-             null_dim=50, factorial_datasets="cifar10"),
+             null_dim=50, factorial_datasets="cifar10", match_check_every=25,
+             match_tolerance=0.01),
     paper=dict(rel_thresholds=[0.01, 0.05, 0.1, 0.25, 0.5], silhouette_images=2_000,
-               null_draws=5, null_dim=512),
+               null_draws=5, null_dim=512, match_check_every=50, match_tolerance=0.005),
 )  # fmt: skip
 
 _TRAIN_CHECKS = [_fits_training_split, _distinct_seeds, _batch_fits]

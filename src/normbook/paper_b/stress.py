@@ -15,6 +15,8 @@
    sweep of ``t``; ``t = 0`` counts exact zeros, the paper's measure.
 4. **Held-out data**: chapter B2's and B3's analyses on test images
    (:mod:`.analysis` with ``split="test"``).
+5. **Equal accuracy** (:class:`Matched`, :func:`run_matched`): chapter B2's and B3's
+   analyses of BN and no-BN networks stopped at equal validation accuracy.
 
 Analyses are cached per (trained model, config) as :mod:`.analysis` does, keyed by the code
 of the analysis modules and of this module's analysis functions (``STRESS_CODE``). The claim
@@ -40,7 +42,7 @@ from ..core.verdicts import GRADES
 from ..core.workers import run_jobs, single_thread
 from . import analysis, classify, convnets, representations, verdicts
 from .analysis import Clusters, Sparsity
-from .classify import DATASETS, ClassifierConfig, Models, Splits, Trained, Variant
+from .classify import DATASETS, ClassifierConfig, Models, Splits, Trained, Variant, bn_label
 
 Cell = tuple[str, bool, int]  # (dataset, batchnorm, lr index); see factorial_lrs
 
@@ -369,8 +371,8 @@ def analyse_all(
     acfg: StressConfig, trained: list[Trained], splits: dict[str, Splits], workers: int = 1
 ) -> list[cache.Entry]:
     """As :func:`.analysis.analyse_all`, for this module's analyses."""
-    keys = [{"train": classify.model_key(t.cfg, t.seed, splits[t.cfg.dataset].data_id),
-             "analysis": asdict(acfg)} for t in trained]  # fmt: skip
+    keys = [{"train": t.key(splits[t.cfg.dataset].data_id), "analysis": asdict(acfg)}
+            for t in trained]  # fmt: skip
 
     def analyse_missing(idx: list[int]):
         subsets = {classify.split_key(trained[i].cfg): splits[trained[i].cfg.dataset].of(
@@ -460,6 +462,131 @@ def two_sided(values, what: str) -> ClaimTest:
     nobody claimed)."""
     v = np.asarray(values, float)
     return paired_signflip(v, np.zeros_like(v), null=f"{what} = 0", alternative="two-sided")
+
+
+# --------------------------------------------------------------------- 5. accuracy-matched
+
+
+@dataclass
+class Matched:
+    """BN and no-BN networks at equal validation accuracy. Of each seed's pair, the network
+    whose kept weights are more accurate on the validation split is trained again (same
+    config and seed, so the same run) and stopped at the first step whose validation accuracy
+    reaches the other's; the other keeps its weights. Per matched dataset."""
+
+    models: Models  # the matched pair of every seed: one network stopped early, one kept
+    kept: Models  # chapter B1's models of the same variants
+    target: dict[str, np.ndarray]  # per dataset: the matched validation accuracy per seed
+    sparsity: Sparsity  # of ``models``, chapter B2's analysis
+    clusters: Clusters  # of ``models``, chapter B3's analysis
+
+    @property
+    def datasets(self) -> list[str]:
+        return sorted({v[0] for v in self.models.trained}, key=list(DATASETS).index)
+
+    def val_acc(self) -> dict[Variant, np.ndarray]:
+        """Validation accuracy of every matched network, per variant and seed."""
+        return {v: np.array([t.reached[1] if t.reached else t.kept_val_acc for t in ts])
+                for v, ts in self.models.trained.items()}  # fmt: skip
+
+    def gap(self, dataset: str) -> np.ndarray:
+        """Per seed: |BN − no BN| validation accuracy after matching."""
+        acc = self.val_acc()
+        return np.abs(acc[dataset, True] - acc[dataset, False])
+
+    def stopped_early(self) -> list[tuple[Trained, Trained]]:
+        """(stopped-early network, the kept network of the same run) pairs."""
+        return [(t, k) for v, ts in self.models.trained.items()
+                for t, k in zip(ts, self.kept.trained[v]) if t.stage]  # fmt: skip
+
+
+def match_plan(models: Models, datasets) -> tuple[dict[str, np.ndarray], list[tuple[Variant, int]]]:
+    """Per dataset, each seed's matched validation accuracy (the lower of the pair's kept
+    accuracies), and the (variant, seed index) networks to stop there (the more accurate
+    of each pair; none when the two are equal)."""
+    target = {ds: np.array([min(b.kept_val_acc, n.kept_val_acc) for b, n in
+                            zip(models.trained[ds, True], models.trained[ds, False])])
+              for ds in datasets}  # fmt: skip
+    todo = [
+        (Variant(ds, bn), i)
+        for ds in datasets
+        for bn in (True, False)
+        for i, t in enumerate(models.trained[ds, bn])
+        if t.kept_val_acc > target[ds][i]
+    ]
+    return target, todo  # fmt: skip
+
+
+def run_matched(P, models: Models) -> Matched:
+    """Match every seed's BN and no-BN networks of ``P.matched_datasets`` at the lower of
+    their kept validation accuracies (:class:`Matched`), checking the accuracy every
+    ``P.match_check_every`` steps, and analyse the matched networks with the chapter's B2
+    and B3 configs (cache hits for the networks that keep their weights)."""
+    ds_list = factorial_datasets(P.matched_datasets)
+    target, todo = match_plan(models, ds_list)
+    variants = [Variant(ds, bn) for ds in ds_list for bn in (True, False)]
+    done = classify.train_all(
+        [(models.trained[v][i].cfg, models.trained[v][i].seed) for v, i in todo],
+        models.splits,
+        P.workers,
+        [{"until_val_acc": float(target[v.dataset][i]), "check_every": P.match_check_every}
+         for v, i in todo],
+    )  # fmt: skip
+    trained = {v: list(models.trained[v]) for v in variants}
+    for (v, i), t in zip(todo, done):
+        trained[v][i] = t
+    matched = Models(trained, models.splits)
+    kept = Models({v: models.trained[v] for v in variants}, models.splits)
+    return Matched(matched, kept, target,
+                   analysis.sparsity(matched, analysis.SparsityConfig.of(P), P.workers),
+                   analysis.clusters(matched, analysis.ClusterConfig.of(P), P.workers))  # fmt: skip
+
+
+def matched_glue(m: Matched, rows: dict) -> dict[str, str]:
+    """Glue-able prose of the matched comparison: each row's grade ("not run" for datasets not
+    matched), per dataset which networks stopped early, where, and at what accuracy."""
+    out = {f"{ds}_{k}": "not run" for ds in DATASETS for k in ("sparsity", "class_dbi")}
+    out |= grades(rows) | {"summary": grade_summary(rows)}
+    for ds in DATASETS:
+        if ds not in m.datasets:
+            out[f"{ds}_how"] = "not run"
+            continue
+        parts = []
+        for bn in (True, False):
+            pairs = [(t, k) for t, k in zip(m.models.trained[ds, bn], m.kept.trained[ds, bn])
+                     if t.stage]  # fmt: skip
+            if pairs:
+                at = np.mean([t.reached[0] if t.reached else np.nan for t, _ in pairs])
+                kept = np.mean([k.best_epoch for _, k in pairs])
+                parts.append(f"{bn_label(bn)} stopped early in {len(pairs)} of "
+                             f"{len(m.models.seeds)} seeds, at epoch {at:.2f} on average "
+                             f"instead of {kept:.2f}")  # fmt: skip
+        out[f"{ds}_how"] = (
+            f"{'; '.join(parts) or 'no network stopped early'}; matched validation accuracy "
+            f"{m.target[ds].mean():.1%} on average (largest remaining difference "
+            f"{m.gap(ds).max():.2%})"
+        )
+    return out
+
+
+def matched_checks(m: Matched, tolerance: float) -> list[verdicts.Check]:
+    """The matched networks are the full runs stopped early (their validation curves are a
+    prefix of chapter B1's, bit for bit), and every pair is matched within ``tolerance``."""
+    pairs = m.stopped_early()
+    same = all(np.array_equal(t.curves[c], k.curves[c][: len(t.curves[c])])
+               for t, k in pairs for c in ("train_loss", "val_loss"))  # fmt: skip
+    gap = max(float(m.gap(ds).max()) for ds in m.datasets)
+    missed = sum(t.reached is None for t, _ in pairs)
+    return [
+        verdicts.Check("B", "Each network stopped at the matched accuracy retraces its full "
+                       "run (chapter B1's) bit for bit up to that step", same and bool(pairs),
+                       f"{len(pairs)} networks stopped early; training and validation losses "
+                       f"{'identical' if same else 'differ'} at every shared evaluation"),
+        verdicts.Check("B", f"Every pair is matched: validation accuracies differ by at most "
+                       f"{tolerance:.1%}", gap <= tolerance and not missed,
+                       f"largest difference {gap:.2%}; {missed} networks never reached the "
+                       "target"),
+    ]  # fmt: skip
 
 
 # --------------------------------------------------------------------- ledgers and checks
@@ -567,26 +694,28 @@ def threshold_ledger(thr: Thresholds) -> dict[str, verdicts.Verdict]:
     return rows
 
 
-def heldout_ledger(
-    sparsity: Sparsity, clusters: Clusters
+def direction_ledger(
+    sparsity: Sparsity, clusters: Clusters, where: str
 ) -> dict[tuple[str, str], verdicts.Verdict]:
-    """Chapters B2's and B3's direction claims measured on test images: layer sparsity (MNIST
-    BN lower, CIFAR-10 higher; mean over conv layers) and class-based DBI (BN lower, deeper
-    half), each by ``paired_direction``."""
-    rows = {}
-    for ds, expect in (("mnist", "lower"), ("cifar10", "higher")):
+    """Chapters B2's and B3's direction claims on other networks or images (``where``: "test
+    images", "equal validation accuracy"): layer sparsity (MNIST BN lower, CIFAR-10 higher;
+    mean over conv layers) and class-based DBI (BN lower, deeper half), each by
+    ``paired_direction``, for every dataset the analyses cover."""
+    rows, dss = {}, sorted({v[0] for v in sparsity.layer}, key=list(DATASETS).index)
+    for ds in dss:
+        expect = "lower" if ds == "mnist" else "higher"
         c = verdicts.Contrast.of(sparsity.layer, ds)
-        test = c.test("layers", expect, f"{NAMES[ds]} test-image layer sparsity")
+        test = c.test("layers", expect, f"{NAMES[ds]} layer sparsity ({where})")
         rows[ds, "sparsity"] = verdicts.Verdict(
-            "B", f"{NAMES[ds]} (test images): BN representations are "
+            "B", f"{NAMES[ds]} ({where}): BN representations are "
             f"{'less' if expect == 'lower' else 'more'} sparse", verdicts.grade_test(test), test,
             verdicts._seed_counts(verdicts.layer_mean(c.bn), verdicts.layer_mean(c.nobn), expect),
         )  # fmt: skip
-    for ds in DATASETS:
+    for ds in dss:
         c = verdicts.Contrast.of(clusters.class_dbi, ds)
-        test = c.test("deeper", "lower", f"{NAMES[ds]} test-image class-based DBI")
+        test = c.test("deeper", "lower", f"{NAMES[ds]} class-based DBI ({where})")
         rows[ds, "class_dbi"] = verdicts.Verdict(
-            "B", f"{NAMES[ds]} (test images): class-based clusters are purer with BN, deeper "
+            "B", f"{NAMES[ds]} ({where}): class-based clusters are purer with BN, deeper "
             "half", verdicts.grade_test(test), test,
             verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                   "lower", ".2f"), unit=".2f",
