@@ -42,11 +42,11 @@
 # {glue:text}`b4_sil_images` of the {glue:text}`b4_cl_images` cluster images
 # (`silhouette_images`); the k* null draws isotropic Gaussian noise
 # ({glue:text}`b4_null_shape`, `null_draws` {glue:text}`b4_null_draws`) with B3's k range
-# {glue:text}`b4_k_range`. Held-out analyses use the same numbers of test images. The
-# accuracy-matched comparison checks the validation accuracy every {glue:text}`b4_m_every`
-# steps (`match_check_every`) and accepts a pair whose accuracies differ by at most
-# {glue:text}`b4_m_tolerance` (`match_tolerance`), on {glue:text}`b4_m_datasets`
-# (`matched_datasets`).
+# {glue:text}`b4_k_range`. Held-out analyses use the same numbers of test images (class-based
+# DBI only: the held-out claims need no k-means). The accuracy-matched comparison checks the
+# validation accuracy every {glue:text}`b4_m_every` steps (`match_check_every`) and accepts a
+# pair whose accuracies differ by at most {glue:text}`b4_m_tolerance` (`match_tolerance`), on
+# {glue:text}`b4_m_datasets` (`matched_datasets`).
 # :::
 
 # %% tags=["parameters"]

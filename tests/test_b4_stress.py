@@ -299,3 +299,14 @@ def test_matched_checks_fail_for_another_run_or_an_unmatched_pair():
     overshoot.entry.meta["reached_val_acc"] = 0.75
     assert [c.holds for c in stress.matched_checks(matched(overshoot, other), 0.01)] == [
         True, False]  # fmt: skip
+
+
+def test_held_out_clusters_keep_the_class_dbi_and_skip_kmeans(tiny):
+    model, x, y = tiny
+    full = analysis.ClusterConfig(n_images=60, pca_components=5, k_min=2, k_max=4, fixed_k=10)
+    held = stress.on_test_images(full)
+    assert held.split == "test" and not held.kmeans
+    a = analysis.cluster_stats(model, x, y, full)
+    b = analysis.cluster_stats(model, x, y, held)
+    np.testing.assert_array_equal(a["class_dbi"], b["class_dbi"])
+    assert np.isnan(b["dbi_curve"]).all() and np.isfinite(a["dbi_curve"]).all()

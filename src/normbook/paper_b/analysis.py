@@ -74,6 +74,7 @@ class ClusterConfig:
     fixed_k: int = 10  # DBI at a k chosen without looking at DBI
     batch_size: int = 500
     memory_mb: int = 1_000  # activations held at once; more layers -> several passes
+    kmeans: bool = True  # False: the class-based DBI only (k-means results are NaN)
 
     kind = "b_clusters"
 
@@ -175,6 +176,10 @@ def cluster_stats(
             j = names.index(name)
             feats = representations.to_features(acts.pop(name), cfg.features).astype(np.float32)
             out["class_dbi"][j] = representations.class_dbi(feats, y)
+            if not cfg.kmeans:
+                for k in ("k_star", "dbi_k_star", "dbi_fixed_k", "dbi_curve"):
+                    out[k][j] = np.nan
+                continue
             fit = representations.reduce_dim(feats, cfg.pca_components or None, seed)
             sw = representations.kmeans_sweep(
                 fit, feats, cfg.ks, n_init=cfg.n_init, seed=seed, fixed_k=cfg.fixed_k

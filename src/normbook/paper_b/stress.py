@@ -453,7 +453,10 @@ def noise_edge_share(noise, ends: tuple[int, int]) -> float:
 
 
 def on_test_images(config):
-    """The same analysis config on the held-out test images."""
+    """The same analysis config on the held-out test images; for clusters, the class-based
+    DBI only (the held-out claims need no k-means)."""
+    if isinstance(config, analysis.ClusterConfig):
+        return replace(config, split="test", kmeans=False)
     return replace(config, split="test")
 
 
