@@ -113,3 +113,18 @@ def test_a3_ledger_figures_and_tables(tiny_setup):
     assert "(InstanceNorm)" in tables.boundary(bn, groups.instance)
     assert "population (16)" in tables.eval_batch(sizes, [0, 1])
     assert "beyond null" in tables.groups(groups, null)
+
+
+def test_groupnorm_with_one_group_per_channel_is_instancenorms_config(tiny_setup):
+    import torch
+
+    from normbook.paper_a import norms
+
+    setup = tiny_setup(seeds=(0,))
+    assert setup.cnn("group", groups=setup.width) == setup.cnn("instance")
+    assert setup.cnn("group", groups=1) != setup.cnn("instance")
+    # the two modules compute the same function, so sharing their networks is exact
+    x = torch.randn(3, 2 * setup.width, 7)
+    g = norms.make_norm("group", 2, setup.width, groups=setup.width)
+    i = norms.make_norm("instance", 2, setup.width)
+    torch.testing.assert_close(g(x), i(x), rtol=0, atol=0)

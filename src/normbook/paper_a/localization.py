@@ -76,6 +76,11 @@ class Setup:
         return multihop.radius_per_depth(self.kernel, self.depth)
 
     def cnn(self, norm: str, groups: int = 1, batch_eval: str = "minibatch") -> CNNConfig:
+        """The network config. GroupNorm with one group per channel *is* InstanceNorm (the
+        same module, :func:`.norms.make_norm`), so it gets InstanceNorm's config and shares
+        its cached networks."""
+        if norm == "group" and groups == self.width:
+            norm, groups = "instance", 1
         return CNNConfig(
             depth=self.depth,
             width=self.width,

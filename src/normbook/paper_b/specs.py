@@ -428,9 +428,11 @@ STRESS_PROFILES = profiles(
                match_check_every=2, match_tolerance=0.05),
     # cpu: the 2 x 2 on CIFAR-10 only, where the paper confounds BN with a 10x learning rate
     # (MNIST's 2 x 2, with a learning rate of our choosing, costs as much again: `paper`)
-    cpu=dict(rel_thresholds=[0.01, 0.05, 0.1, 0.25, 0.5], silhouette_images=1_000, null_draws=5,
-             null_dim=50, factorial_datasets="cifar10", match_check_every=25,
-             match_tolerance=0.01),
+    # cpu: the accuracy-matched comparison on CIFAR-10 only, where BN and no BN differ in
+    # accuracy most (on MNIST both end within a fraction of a point): `paper` matches both
+    cpu=dict(rel_thresholds=[0.01, 0.05, 0.1, 0.25, 0.5], silhouette_images=500, null_draws=5,
+             null_dim=50, factorial_datasets="cifar10", matched_datasets="cifar10",
+             match_check_every=50, match_tolerance=0.01),
     paper=dict(rel_thresholds=[0.01, 0.05, 0.1, 0.25, 0.5], silhouette_images=2_000,
                null_draws=5, null_dim=512, match_check_every=50, match_tolerance=0.005),
 )  # fmt: skip
