@@ -21,9 +21,10 @@ $(VENV)/.installed: pyproject.toml
 ## Execute every chapter at the cpu profile (stale ones only) and build the HTML.
 book: venv
 	$(BUILD) book --profile $(PROFILE)
+	$(PY) -m normbook.core.sitecheck _build/$(PROFILE)/site/_build/html
 
 ## Lint and format gate, parameters cells vs specs, unit tests, every chapter executed at
-## smoke with an empty cache, book built with -W.
+## smoke with an empty cache, book built with -W, and the built pages checked to work offline.
 test: lint params unit smoke
 
 lint: venv
@@ -45,6 +46,7 @@ unit: venv
 smoke: venv
 	rm -rf _build/smoke/cache
 	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force
+	$(PY) -m normbook.core.sitecheck _build/smoke/site/_build/html
 
 ## Re-execute one chapter with new parameters and rebuild its page:
 ##   make chapter CHAPTER=book/a1_localization.py PARAMS='-p seq_len 200 -p norm group'

@@ -15,7 +15,7 @@
 # (a1)=
 # # A1. Localization beyond the receptive field
 #
-# Paper A (Pfrommer, Ma, Huang, Sojoudi, arXiv 2507.04709) trains a 1-D CNN to map pure
+# Paper A {cite:p}`pfrommer2025spooky` trains a 1-D CNN to map pure
 # Gaussian noise to a linear ramp: the only way to predict index $i$'s target is to know
 # *where* $i$ is. A purely convolutional network sees only $R = \lfloor k/2\rfloor\cdot d$
 # inputs to each side, so far from the zero-padded ends every output sees statistically identical
@@ -35,7 +35,7 @@
 # target $y_i = i/(\ell-1)$ with MSE loss; stride-1 CNN of conv → norm → ReLU blocks and a
 # 1×1 head; $\ell$ = {glue:text}`a1_paper_len`, $R$ = {glue:text}`a1_paper_R`; an index is
 # *localized* when its mean prediction differs from every other index's, tested with Welch's
-# t-test at $p <$ {glue:text}`a1_paper_alpha`; Fig. 1a
+# t-test {cite:p}`welch1947generalization` at $p <$ {glue:text}`a1_paper_alpha`; Fig. 1a
 # compares no normalization with InstanceNorm; Fig. 1b probes localization per depth.
 #
 # **Our reconstruction** (see {ref}`methods-reconstruction-a`; every item is a parameter of this
@@ -319,6 +319,78 @@ report.show_checks("a1", checks)
 # small fraction of the paper's budget on a shorter sequence, so the *size* of the effect
 # (slope, $R^2$) is the number to watch when re-running at larger `steps` or at the
 # `paper` profile.
+
+# %% [markdown]
+# (a1-exercises)=
+# ## Exercises
+#
+# Each exercise re-executes this chapter with other parameters (one command from the
+# repository root; the page and the {ref}`ledger` are rebuilt from that run, and `make book`
+# later restores the defaults from the cache). Predict first, then run.
+#
+# :::{exercise} A normalization that shares nothing
+# :label: a1-ex-layer
+# The `layer` normalization normalizes each position over its channels, with no pooling over
+# positions. Predict the interior slope and the verdicts, then run
+# `make chapter CHAPTER=book/a1_localization.py PARAMS='-p norm layer'`.
+# :::
+#
+# :::{solution} a1-ex-layer
+# :class: dropdown
+# Nothing is pooled across positions, so no position's activation depends on inputs farther
+# than $R$ away: the network stays exactly translation-equivariant away from the ends, like the
+# no-norm network. Expect a flat interior (slope near 0, fraction localized at the null's level)
+# and the normalization claims *not reproduced*: normalizing is not enough, pooling over
+# positions is what opens the channel ({ref}`a2`).
+# :::
+#
+# :::{exercise} Halve the receptive field
+# :label: a1-ex-kernel
+# With kernel 3 instead of 5, $R = \lfloor k/2\rfloor \cdot d$ halves. Which of the two
+# networks of {numref}`fig-a1-fig1a` should change its localized region, and how? Run
+# `make chapter CHAPTER=book/a1_localization.py PARAMS='-p kernel 3'`.
+# :::
+#
+# :::{solution} a1-ex-kernel
+# :class: dropdown
+# The no-norm network can only use the zero padding, which it sees within $R$ of an end, so
+# its localized bands shrink with $R$. The InstanceNorm network's reach does not come from
+# $R$: its statistics pool over the whole sequence, so its interior slope need not shrink (it
+# may train more slowly, with fewer weights per layer). A normalized network whose interior
+# stays sloped while $R$ halves is the paper's claim in its plainest form.
+# :::
+#
+# :::{exercise} Twice the training
+# :label: a1-ex-steps
+# {numref}`fig-a1-curve` shows the interior slope against the training budget. Predict the
+# slope and the grade of the first claim after twice the steps (twice the time):
+# `make chapter CHAPTER=book/a1_localization.py PARAMS='-p steps 12000'`.
+# :::
+#
+# :::{solution} a1-ex-steps
+# :class: dropdown
+# Extrapolate the curve: if it was still rising at the end of the budget, the slope grows and
+# an *inconclusive* or *partly reproduced* grade can become *reproduced*. The grade is a
+# statement about this budget, not about the mechanism; that is why every verdict shows the
+# effect size beside the p-value.
+# :::
+#
+# :::{exercise} The paper's own test
+# :label: a1-ex-detector
+# The paper calls index $i$ localized when its mean prediction differs from *every* other
+# index's ({ref}`methods-detector`). Predict how the fraction of localized interior indices
+# changes under that definition, for both networks, then run
+# `make chapter CHAPTER=book/a1_localization.py PARAMS='-p detector definition'`.
+# :::
+#
+# :::{solution} a1-ex-detector
+# :class: dropdown
+# The definition is an intersection-union test: its p-value is the largest of $\ell - 1$ Welch
+# p-values, and the hardest comparison is always with the nearest index, whose mean differs by
+# one step of the ramp. A weak but real slope therefore passes at few interior indices: the
+# fraction drops for the normalized network, while the no-norm network's ends still pass. The
+# calibration on the Methods page measures this loss of power.
+# :::
 
 # %%
 run.finish()

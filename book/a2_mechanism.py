@@ -357,5 +357,58 @@ report.show_checks("a2", checks)
 # consistent with hopping, but only an intervention on the trained networks' statistics could test
 # the mechanism directly.
 
+# %% [markdown]
+# (a2-exercises)=
+# ## Exercises
+#
+# Each exercise re-executes this chapter with other parameters (one command from the
+# repository root); predict first, then run.
+#
+# :::{exercise} The control that cannot communicate
+# :label: a2-ex-control
+# Per-path InstanceNorm normalizes each path on its own, so the two paths share nothing.
+# Predict its accuracy at half overlap, then add that control:
+# `make chapter CHAPTER=book/a2_mechanism.py PARAMS='-p control_fracs 0.5,1.0'`.
+# :::
+#
+# :::{solution} a2-ex-control
+# :class: dropdown
+# Chance (one half), whatever the overlap: path B's input never reaches the head on path A.
+# This is why the book reports it as a check, not a claim: it cannot come out otherwise. The
+# informative comparison is PackNorm at the same overlap, which can only beat chance through
+# the shared statistics.
+# :::
+#
+# :::{exercise} Train longer
+# :label: a2-ex-steps
+# Predict how the transition overlap of {numref}`fig-a2-fig3` moves when every PackNorm network
+# trains twice as long: `make chapter CHAPTER=book/a2_mechanism.py PARAMS='-p pack_steps 3000'`.
+# :::
+#
+# :::{solution} a2-ex-steps
+# :class: dropdown
+# Longer training can only help a network exploit a weak signal, so accuracies at small
+# overlaps rise and the transition (the smallest overlap reaching the accuracy level
+# `transition_level`) moves to smaller overlaps or stays. If it moves a lot, the transition is
+# a property of the budget, not of the overlap; chapter {ref}`a4-packnorm` asks the same
+# question with a kernel of size 1.
+# :::
+#
+# :::{exercise} A deeper hop
+# :label: a2-ex-hop
+# The multi-hop argument assumes one hop reaches $3R$ (`hop_factor` 3). Re-run with a
+# generous single hop, `PARAMS='-p hop_factor 5'`, and predict which of the multi-hop
+# statements in {ref}`a2-multihop` change.
+# :::
+#
+# :::{solution} a2-ex-hop
+# :class: dropdown
+# A larger single-hop reach makes more of the sequence reachable in one hop, so the depth at which
+# the argument requires several hops moves deeper, and the claim that localization reaches beyond
+# one hop becomes harder to reproduce. The measured probe results do not change (no network is
+# retrained); only their reading does, which shows how much the conclusion rests on the assumed
+# reach.
+# :::
+
 # %%
 run.finish()

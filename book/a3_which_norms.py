@@ -15,16 +15,16 @@
 # (a3)=
 # # A3. Which normalizations open the channel: GroupNorm groups and BatchNorm statistics
 #
-# If the normalization statistics are the side channel, then the channel's capacity should
-# depend on how many independent statistics a layer computes, and it should close when the
-# statistics stop depending on the input. Paper A tests both: GroupNorm with $G$ groups
-# computes $G$ means and variances per layer ($G = 1$ pools all channels and positions,
-# $G = C$ is InstanceNorm), and the paper reports that the localization distance grows with
-# $G$ (its Fig. 4, {ref}`a3-fig4`). BatchNorm pools over the batch *and* all positions; used
-# with minibatch statistics at inference it localizes, while the population (running-average)
-# statistics PyTorch uses by default turn every BatchNorm into a fixed per-channel affine map,
-# which shares nothing across positions and destroys localization (its Figs. 5–6,
-# {ref}`a3-fig5` and {ref}`a3-fig6`).
+# If the normalization statistics are the side channel, then the channel's capacity should depend
+# on how many independent statistics a layer computes, and it should close when the statistics
+# stop depending on the input. Paper A tests both: GroupNorm {cite:p}`wu2018group` with $G$ groups
+# computes $G$ means and variances per layer ($G = 1$ pools all channels and positions, $G = C$ is
+# InstanceNorm {cite:p}`ulyanov2016instance`), and the paper reports that the localization
+# distance grows with $G$ (its Fig. 4, {ref}`a3-fig4`). BatchNorm {cite:p}`ioffe2015batch` pools
+# over the batch *and* all positions; used with minibatch statistics at inference it localizes,
+# while the population (running-average) statistics PyTorch uses by default turn every BatchNorm
+# into a fixed per-channel affine map, which shares nothing across positions and destroys
+# localization (its Figs. 5–6, {ref}`a3-fig5` and {ref}`a3-fig6`).
 #
 # :::{admonition} Paper facts and our reconstruction
 # :class: important
@@ -36,19 +36,19 @@
 # (Fig. 5, Appendix D); with population statistics localization is destroyed (Fig. 6). The no-norm
 # network localizes only within $R$ of the ends.
 #
-# **Our reconstruction** (see {ref}`methods-reconstruction-a`; every item is a parameter):
-# chapter A1's architecture, optimizer, localization test and distance definition, derived
-# from A1's profile; BatchNorm is trained with minibatch statistics (batch `batch_size`) and
-# evaluated either with the statistics of each evaluation batch of `eval_batch_size` samples
-# or with the running averages collected during training (PyTorch's momentum 0.1); the
-# evaluation batch size is swept (`bn_eval_batch_sizes`). Because samples in one minibatch
-# share their statistics, their predictions are not independent, which the per-sample Welch
-# test assumes; we therefore also run the test on per-batch mean predictions (batches are
-# independent), report the design effect, and grade every BatchNorm claim with the batch-mean
-# test. Localization near the boundary is the fraction of indices within $R$ of an end that
-# pass the test. At the `cpu` profile everything is far smaller than the paper; the network is
-# chapter A1's, whose no-norm and InstanceNorm models this chapter reuses, and the GroupNorm
-# sweep uses fewer seeds (`group_seeds`) than the BatchNorm study ({ref}`a3-training`).
+# **Our reconstruction** (see {ref}`methods-reconstruction-a`; every item is a parameter): chapter
+# A1's architecture, optimizer, localization test and distance definition, derived from A1's
+# profile; BatchNorm is trained with minibatch statistics (batch `batch_size`) and evaluated
+# either with the statistics of each evaluation batch of `eval_batch_size` samples or with the
+# running averages collected during training (PyTorch's momentum 0.1); the evaluation batch size
+# is swept (`bn_eval_batch_sizes`). Because samples in one minibatch share their statistics, their
+# predictions are not independent, which the per-sample Welch test assumes; we therefore also run
+# the test on per-batch mean predictions (batches are independent), report the design effect
+# {cite:p}`kish1965survey`, and grade every BatchNorm claim with the batch-mean test. Localization
+# near the boundary is the fraction of indices within $R$ of an end that pass the test. At the
+# `cpu` profile everything is far smaller than the paper; the network is chapter A1's, whose
+# no-norm and InstanceNorm models this chapter reuses, and the GroupNorm sweep uses fewer seeds
+# (`group_seeds`) than the BatchNorm study ({ref}`a3-training`).
 # :::
 
 # %% tags=["parameters"]
@@ -391,6 +391,61 @@ report.show_checks("a3", checks)
 # trains far longer): "not reproduced" requires a flattened curve ({numref}`fig-a3-curve`), and
 # is still a statement about this budget. Re-run with a larger `steps` or at the `paper` profile
 # to see whether it starts.
+
+# %% [markdown]
+# (a3-exercises)=
+# ## Exercises
+#
+# Each exercise re-executes this chapter with other parameters (one command from the
+# repository root); predict first, then run.
+#
+# :::{exercise} Fewer groups
+# :label: a3-ex-groups
+# Re-run the GroupNorm sweep with only the two extremes,
+# `make chapter CHAPTER=book/a3_which_norms.py PARAMS='-p group_counts 1,32'`. Predict the rank
+# correlation's sign and whether the trend claim can still be graded.
+# :::
+#
+# :::{solution} a3-ex-groups
+# :class: dropdown
+# The direction should stay (more groups, more independent statistics, more localization), but a
+# rank test over two group counts has few models: the smallest attainable p-value is large, so the
+# trend claim can become *inconclusive* even if every model points the same way. Fewer conditions
+# cost power, not just resolution.
+# :::
+#
+# :::{exercise} The evaluation batch
+# :label: a3-ex-batch
+# With minibatch statistics a BatchNorm network's prediction for one sample depends on the
+# other samples of its batch. Predict the design effect at evaluation batch size 2, then run
+# `make chapter CHAPTER=book/a3_which_norms.py PARAMS='-p bn_eval_batch_sizes 2,32'`.
+# :::
+#
+# :::{solution} a3-ex-batch
+# :class: dropdown
+# With two samples per batch the statistics are noisy and shared by only two predictions, so
+# the correlation between batch-mates is strong but each batch is small; the design effect
+# $1 + (m - 1)\rho$ stays modest because $m = 2$. The localization signal, read from statistics
+# over two sequences, is noisier. Compare the per-sample and batch-mean tests in
+# {ref}`a3-batch-size`: the per-sample test is invalid whenever the design effect exceeds 1.
+# :::
+#
+# :::{exercise} Implement an ablation
+# :label: a3-ex-implement
+# Add a normalization that pools over positions but not over channels *and* uses fixed (not
+# learned) statistics: in `normbook.paper_a.norms.make_norm`, a kind `"fixed"` that subtracts
+# a constant per-channel mean. Which of this chapter's claims would it test, and what must its
+# result be?
+# :::
+#
+# :::{solution} a3-ex-implement
+# :class: dropdown
+# Fixed statistics depend on no input, so the layer is a per-channel affine map and the network
+# is translation-equivariant away from the ends: the same prediction as BatchNorm with
+# population statistics ({ref}`a3-fig6`). It is a null by construction: a unit test should
+# check exact equivariance (as `paper_a.equivariance` does), and any localization it scores is
+# a false positive of the detector.
+# :::
 
 # %%
 run.finish()

@@ -26,7 +26,7 @@
 # the boundary to every index, so a normalized CNN localizes beyond its receptive field $R$;
 # overlapping receptive fields share noise patches that the statistics relay (PackNorm, one hop
 # reaches $3R$); InstanceNorm localizes the whole sequence; the paper expects the mechanism in
-# real architectures such as the 1-D U-Net of diffusion planners (Janner et al.).
+# real architectures such as the 1-D U-Net of diffusion planners {cite:p}`janner2022planning`.
 #
 # **Our reconstruction** (every item is a parameter): the constants fed in
 # (`constant_values`); circular-padding networks trained for `circular_steps` steps; the
@@ -247,7 +247,8 @@ report.show_verdicts("a4p", rows, section="a4-packnorm")
 # ## A 1-D U-Net
 #
 # Paper A expects the side channel in real architectures such as the 1-D U-Net of diffusion
-# planners. Ours is a small one in that style (down- and up-sampling, skip connections,
+# planners {cite:p}`janner2022planning`. Ours is a small one in that style (the U-Net of
+# {cite:t}`ronneberger2015unet` in one dimension: down- and up-sampling, skip connections,
 # GroupNorm; `paper_a.architectures` states every choice), trained on the same task, with the
 # same two nulls. A network that down-samples repeats itself under shifts of
 # $2^{\text{levels}}$, so the detector compares indices $2^{\text{levels}}$ apart.
@@ -332,6 +333,58 @@ report.show_verdicts("a4d", rows, section="a4-decay")
 # band's slope: chapter A1's networks keep {glue:text}`a4_kept` of it, per seed. The second
 # row asks whether the fading grows with $\ell$. A length too short for a second band
 # contributes no model to that test. Every verdict of this chapter is in the {ref}`ledger`.
+
+# %% [markdown]
+# (a4-exercises)=
+# ## Exercises
+#
+# Each exercise re-executes this chapter with other parameters (one command from the
+# repository root); predict first, then run.
+#
+# :::{exercise} GroupNorm under intervention
+# :label: a4-ex-group
+# Run the interventions on GroupNorm networks instead of InstanceNorm:
+# `make chapter CHAPTER=book/a4_stress.py PARAMS='-p norm group -p groups 4'`. Predict whether
+# population statistics still remove the localization.
+# :::
+#
+# :::{solution} a4-ex-group
+# :class: dropdown
+# Yes, if the statistics are the channel: population statistics are constants, so they turn
+# every GroupNorm into a fixed affine map and the network becomes translation-equivariant in
+# the interior, whatever $G$ is. The slope before intervention may be smaller (fewer
+# statistics per layer, chapter {ref}`a3`), so the drop is smaller in absolute terms.
+# :::
+#
+# :::{exercise} A longer circular training
+# :label: a4-ex-circular
+# Networks trained with circular padding never see a boundary. Predict their interior
+# fraction after four times the training,
+# `make chapter CHAPTER=book/a4_stress.py PARAMS='-p circular_steps 6000'`.
+# :::
+#
+# :::{solution} a4-ex-circular
+# :class: dropdown
+# No change beyond noise: a circularly padded network with position-independent weights is
+# exactly cyclic-equivariant (the chapter checks it), so its mean prediction is the same at
+# every index however long it trains. Whatever it scores is the pipeline's false-positive
+# rate.
+# :::
+#
+# :::{exercise} Longer sequences
+# :label: a4-ex-decay
+# Add a longer sequence to the decay study,
+# `make chapter CHAPTER=book/a4_stress.py PARAMS='-p decay_lens 75,150,300'`, and predict the
+# per-hop decay at $\ell = 300$ under the hypothesis of {ref}`a4-decay`.
+# :::
+#
+# :::{solution} a4-ex-decay
+# :class: dropdown
+# Under the hypothesis each hop's signal is diluted by statistics averaged over $\ell$
+# positions, so the decay per hop is steeper at $\ell = 300$ and the second hop band keeps
+# less of the slope. If the measured decay does not steepen with $\ell$, the hypothesis is
+# contradicted; compare with the verdict of {ref}`a4-decay` at the default lengths.
+# :::
 
 # %%
 run.finish()

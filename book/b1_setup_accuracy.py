@@ -15,7 +15,7 @@
 # (b1)=
 # # B1. Setup and accuracy: BatchNorm versus no BatchNorm
 #
-# Paper B (Potgieter, Mouton, Davel, arXiv 2501.14441, SACAIR 2024) trains the same
+# Paper B {cite:p}`potgieter2025batchnorm` trains the same
 # convolutional networks with and without BatchNorm and compares what their hidden layers
 # represent: how sparse the post-ReLU activations are (chapter {ref}`b2`) and how cleanly
 # they cluster (chapter {ref}`b3`). This chapter sets the experiment up: the data and its
@@ -25,27 +25,28 @@
 #
 # :::{admonition} Paper facts and our reconstruction
 # :class: important
-# **Paper facts.** MNIST with the "standard CNN" of Nakkiran et al. (3×3 convs of widths
-# $k, 2k, 4k, 8k$, each conv → BN → ReLU, max-pools, one linear layer), trained with SGD at
-# learning rate {glue:text}`b1_paper_lr_mnist` with and without BatchNorm; CIFAR-10 with
-# VGG-16 (13 convs, one linear layer 512 → 10), trained with Adam at learning rate
-# {glue:text}`b1_paper_lr_bn` *with* BatchNorm and {glue:text}`b1_paper_lr_nobn` *without*
+# **Paper facts.** MNIST {cite:p}`lecun1998gradient` with the "standard CNN" of
+# {cite:t}`nakkiran2020double` (3×3 convs of widths $k, 2k, 4k, 8k$, each conv → BN → ReLU,
+# max-pools, one linear layer), trained with SGD at learning rate {glue:text}`b1_paper_lr_mnist`
+# with and without BatchNorm; CIFAR-10 {cite:p}`krizhevsky2009learning` with VGG-16
+# {cite:p}`simonyan2015vgg` (13 convs, one linear layer 512 → 10), trained with Adam
+# {cite:p}`kingma2015adam` at learning rate {glue:text}`b1_paper_lr_bn` *with* BatchNorm and
+# {glue:text}`b1_paper_lr_nobn` *without*
 # (the main objection of the paper's {ref}`public review <methods-sources>`: BatchNorm and
 # learning rate change together); {glue:text}`b1_paper_seeds` seeds, error bars are
 # standard deviations over seeds; "no BN" means BatchNorm replaced by the identity. Table 1
 # of the paper: CIFAR-10 test accuracy {glue:text}`b1_paper_bn` with BN and
 # {glue:text}`b1_paper_nobn` without.
 #
-# **Our reconstruction** (see {ref}`methods-reconstruction-b`; every item is a parameter):
-# MNIST zero-padded to 32×32 and both datasets normalized with the usual per-channel
-# constants; no data augmentation; He (Kaiming) initialisation as in torchvision's VGG; a
-# validation split held out of the training split and an early-stopping rule (below);
-# minibatch size; SGD momentum. The paper's width is $k$ = {glue:text}`b1_paper_width` and
-# full VGG-16; at the `cpu` profile both networks are much narrower and trained on a subset
-# of the images for a few epochs (this run: {glue:text}`b1_run_train` training images per
-# dataset, {glue:text}`b1_run_seeds` seeds), so their accuracies are far below the paper's. What
-# this profile can test is the *comparison* between BN and no BN, not the paper's absolute
-# numbers.
+# **Our reconstruction** (see {ref}`methods-reconstruction-b`; every item is a parameter): MNIST
+# zero-padded to 32×32 and both datasets normalized with the usual per-channel constants; no data
+# augmentation; He (Kaiming) initialisation {cite:p}`he2015delving` as in torchvision's VGG; a
+# validation split held out of the training split and an early-stopping rule (below); minibatch
+# size; SGD momentum. The paper's width is $k$ = {glue:text}`b1_paper_width` and full VGG-16; at
+# the `cpu` profile both networks are much narrower and trained on a subset of the images for a
+# few epochs (this run: {glue:text}`b1_run_train` training images per dataset,
+# {glue:text}`b1_run_seeds` seeds), so their accuracies are far below the paper's. What this
+# profile can test is the *comparison* between BN and no BN, not the paper's absolute numbers.
 # :::
 
 # %% tags=["parameters"]
@@ -237,6 +238,42 @@ report.show_verdicts("b1", ledger)
 
 # %%
 report.show_checks("b1", verdicts.seed_pairing(models))
+
+# %% [markdown]
+# (b1-exercises)=
+# ## Exercises
+#
+# Each exercise re-executes this chapter with other parameters (one command from the
+# repository root; chapters B2–B4 reuse these models only when they run with the same
+# parameters); predict first, then run.
+#
+# :::{exercise} The paper's learning rate for both
+# :label: b1-ex-lr
+# Train the no-BN VGG at the BN network's learning rate,
+# `make chapter CHAPTER=book/b1_setup_accuracy.py PARAMS='-p cifar_lr_nobn 0.001'`. Predict the
+# accuracy gap of {ref}`b1-table1`.
+# :::
+#
+# :::{solution} b1-ex-lr
+# :class: dropdown
+# Chapter {ref}`b4-lr` trains exactly this cell of the 2 × 2. If the larger rate helps the
+# no-BN network as it helps the BN network, the gap shrinks; how much of the paper's gap
+# belongs to the learning rate is what {ref}`b4-lr` attributes, with a test.
+# :::
+#
+# :::{exercise} More data
+# :label: b1-ex-data
+# Predict the CIFAR-10 accuracies with twice the training images (about twice the training
+# time), `PARAMS='-p cifar_train 20000'`, and whether the BN − no-BN difference grows or
+# shrinks.
+# :::
+#
+# :::{solution} b1-ex-data
+# :class: dropdown
+# Both accuracies rise (the `cpu` networks are data-starved far below the paper's 45,000
+# images). The difference can go either way; what the paper's Table 1 predicts is that BN stays
+# ahead. The one-sided sign-flip test of {ref}`b1-verdict` grades that direction.
+# :::
 
 # %%
 run.finish()

@@ -191,5 +191,41 @@ report.show_verdicts("b2", ledger)
 # %%
 report.show_checks("b2", verdicts.seed_pairing(models))
 
+# %% [markdown]
+# (b2-exercises)=
+# ## Exercises
+#
+# Each exercise re-executes this chapter with other parameters (one command from the
+# repository root); predict first, then run.
+#
+# :::{exercise} Count near-zeros
+# :label: b2-ex-threshold
+# Count an activation as zero when $|a| \le 0.01$:
+# `make chapter CHAPTER=book/b2_sparsity.py PARAMS='-p zero_threshold 0.01'`. Which variant's
+# sparsity grows more, and why?
+# :::
+#
+# :::{solution} b2-ex-threshold
+# :class: dropdown
+# An absolute threshold means different things at different activation scales: BN's
+# post-ReLU activations have a scale set by the normalization, no-BN activations whatever the
+# weights give. The variant with the smaller scale gains more "zeros". Chapter
+# {ref}`b4-threshold` uses thresholds relative to each layer's scale for this reason.
+# :::
+#
+# :::{exercise} Per-channel sparsity without spatial averaging
+# :label: b2-ex-channel
+# Predict the average channel sparsity with `PARAMS='-p channel_spatial_mean False'`, then run
+# it.
+# :::
+#
+# :::{solution} b2-ex-channel
+# :class: dropdown
+# Without averaging each map over space first, a channel's sparsity is the fraction of its
+# zero elements, and the mean over channels equals the layer sparsity exactly (every channel
+# has the same number of elements). The two panels of {numref}`fig-b2-sparsity` become the
+# same numbers.
+# :::
+
 # %%
 run.finish()

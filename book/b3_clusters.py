@@ -16,7 +16,8 @@
 # # B3. Does BatchNorm make purer clusters?
 #
 # Paper B's positive claim: BatchNorm networks form *purer* clusters in their hidden
-# representations. Purity is measured with the Davies–Bouldin index (DBI: for each cluster,
+# representations. Purity is measured with the Davies–Bouldin index
+# {cite:p}`davies1979cluster` (DBI: for each cluster,
 # the worst ratio of within-cluster scatter to between-centroid distance, averaged; lower
 # is purer), in two ways. **Class-based** ({ref}`b3-class`): the true labels are the
 # clusters. The paper reports lower class-based DBI with BN, especially in deeper layers.
@@ -284,6 +285,40 @@ report.show_verdicts("b3", ledger)
 
 # %%
 report.show_checks("b3", verdicts.seed_pairing(models))
+
+# %% [markdown]
+# (b3-exercises)=
+# ## Exercises
+#
+# Each exercise re-executes this chapter with other parameters (one command from the
+# repository root); predict first, then run.
+#
+# :::{exercise} Channel means instead of whole maps
+# :label: b3-ex-features
+# Represent each image by its per-channel spatial means, `PARAMS='-p cluster_features
+# channel_mean'`. Predict the class-based DBI of the early layers.
+# :::
+#
+# :::{solution} b3-ex-features
+# :class: dropdown
+# Averaging over space discards where a feature fires; early layers detect local patterns
+# that occur in every class, so their channel means separate classes poorly and DBI rises.
+# Deep layers, whose maps are small and class-specific, change less.
+# :::
+#
+# :::{exercise} Clustering without PCA
+# :label: b3-ex-pca
+# k-means runs on 50 principal components at the `cpu` profile. Predict k* with
+# `PARAMS='-p pca_components 0'` (raw features; slower).
+# :::
+#
+# :::{solution} b3-ex-pca
+# :class: dropdown
+# The DBI of every partition is always computed on the raw features; PCA only changes which
+# partitions k-means finds. With most variance in the first components, k* should change
+# little; where it changes, the k* curve is flat and k* was not well determined in the first
+# place (compare the edge share in {ref}`b4-k`).
+# :::
 
 # %%
 run.finish()

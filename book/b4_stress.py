@@ -243,7 +243,8 @@ report.glue("b4_lr_flips", stress.sign_flips(effects))
 #
 # Paper B picks k* by the lowest DBI and then reports that DBI, which flatters the chosen k,
 # and reads k* against the number of classes. Here: DBI at the fixed k =
-# {glue:text}`b4_fixed_k` (the number of classes) and the silhouette score of the same k-means
+# {glue:text}`b4_fixed_k` (the number of classes) and the silhouette score
+# {cite:p}`rousseeuw1987silhouettes` of the same k-means
 # partition and of the class labels, beside DBI(k*); and how often k* sits at an end of its
 # range, against isotropic Gaussian noise of the same shape, searched over the same k.
 
@@ -367,7 +368,9 @@ report.glue_all("b4_h", stress.grades(h_rows) | {"summary": stress.grade_summary
 # one is trained again from the same seed (the same run, bit for bit) and stopped at the first
 # step whose validation accuracy reaches the other's, checked every
 # {glue:text}`b4_m_every` steps; the other keeps its weights. Then chapter {ref}`b2`'s and
-# {ref}`b3`'s analyses run on the matched pair. Matched here: {glue:text}`b4_m_datasets`.
+# {ref}`b3`'s analyses run on the matched pair. Matched here: {glue:text}`b4_m_datasets`
+# (`matched_datasets`; the `cpu` profile matches CIFAR-10 only, where BN and no BN end furthest
+# apart in accuracy, and the `paper` profile both datasets).
 
 # %%
 matched = stress.run_matched(P, models)
@@ -422,6 +425,58 @@ report.show_verdicts("b4", lr_rows + [*k_rows.values(), *t_rows.values(), *h_row
 report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity, sil, clusters)
                    + stress.matched_checks(matched, P.match_tolerance)
                    + verdicts.seed_pairing(models))  # fmt: skip
+
+# %% [markdown]
+# (b4-exercises)=
+# ## Exercises
+#
+# Each exercise re-executes this chapter with other parameters (one command from the
+# repository root); predict first, then run.
+#
+# :::{exercise} The 2 × 2 on MNIST
+# :label: b4-ex-mnist
+# Run the BN × learning-rate 2 × 2 on both datasets,
+# `make chapter CHAPTER=book/b4_stress.py PARAMS='-p factorial_datasets both'`. Predict whether
+# BN's effects on MNIST hold at the second learning rate.
+# :::
+#
+# :::{solution} b4-ex-mnist
+# :class: dropdown
+# On MNIST the paper's comparison is not confounded (one learning rate), so the question is
+# robustness: if BN's effect on a metric has the same sign at both rates, the interaction is
+# small and the paper's MNIST reading generalizes to that rate; a sign flip (reported by the
+# chapter) means the learning rate decides the direction.
+# :::
+#
+# :::{exercise} A stricter match
+# :label: b4-ex-match
+# Match accuracies more finely, `PARAMS='-p match_check_every 5 -p match_tolerance 0.005'`.
+# Predict the verdicts of {ref}`b4-matched`.
+# :::
+#
+# :::{solution} b4-ex-match
+# :class: dropdown
+# A finer check stops each network closer to the target, so the remaining accuracy gap
+# shrinks; the representations of networks a few steps apart differ little, so the verdicts
+# should not change. If they do, the comparison at equal accuracy was sensitive to the exact
+# stopping step and deserves more seeds.
+# :::
+#
+# :::{exercise} Implement another index
+# :label: b4-ex-implement
+# Add the Calinski–Harabasz index (`sklearn.metrics.calinski_harabasz_score`) beside the
+# silhouette in `paper_b.stress.silhouette_stats`, with a unit test like the silhouette's. Which
+# direction would the paper's claim predict?
+# :::
+#
+# :::{solution} b4-ex-implement
+# :class: dropdown
+# Higher Calinski–Harabasz means purer clusters (between-cluster over within-cluster
+# dispersion), so the paper predicts higher values with BN in the deeper layers. The test
+# should check the score against scikit-learn's on a tiny model, as
+# `test_silhouette_partition_is_b3s_and_scores_match_sklearn` does; a new index changes the
+# analysis code, so its cache entries are recomputed automatically.
+# :::
 
 # %%
 run.finish()

@@ -65,9 +65,13 @@ report.glue_all("cal", {"L": P.seq_len, "R": setup.radius, "d": P.depth, "n": le
 # {glue:text}`cal_n` candidates, each trained on {glue:text}`cal_samples` samples
 # ($\ell$ = {glue:text}`cal_L`, $d$ = {glue:text}`cal_d`, $R$ = {glue:text}`cal_R`; seeds
 # {glue:text}`cal_seeds`, stacked in one pass per candidate and cached): a smaller batch gets
-# proportionally more steps. The schedules are `constant`, `onecycle` (PyTorch's
+# proportionally more steps. The schedules are `constant`, `onecycle` {cite:p}`smith2019super`
+# (PyTorch's
 # `OneCycleLR`: warm-up to the peak over 30 % of the steps, then annealing) and `cosine`
-# (linear warm-up over 5 %, then cosine decay); see `paper_a.stacking.lr_scheduler`.
+# (linear warm-up over 5 %, then cosine decay); see `paper_a.stacking.lr_scheduler`. At the
+# `cpu` profile the three batch-32 candidates run with one seed each, so that the whole book
+# fits its 40-minute budget on two cores; the `paper` profile adds a batch-16 candidate and a
+# second seed.
 
 # %%
 results = budget.study(setup, cands)
@@ -117,6 +121,31 @@ report.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
 # away (`steps`), at the cost the minutes column states.
 #
 # **Left out.** Initialization was not varied (PyTorch's default, per model from its seed).
+
+# %% [markdown]
+# (calibration-exercises)=
+# ## Exercises
+#
+# :::{exercise} Another candidate
+# :label: calibration-ex-cosine
+# Add a cosine schedule to the study (five candidates, a quarter more time):
+#
+# ```bash
+# make chapter CHAPTER=book/calibration.py \
+#   PARAMS="-p cal_schedules constant,constant,onecycle,constant,cosine \
+#           -p cal_lrs 0.003,0.01,0.01,0.01,0.01 -p cal_batch_sizes 32,32,32,16,32"
+# ```
+#
+# Predict where it falls among the candidates.
+# :::
+#
+# :::{solution} calibration-ex-cosine
+# :class: dropdown
+# A cosine schedule with warm-up spends the early steps at a low rate and anneals at the end,
+# like the one-cycle schedule, so expect its slope-per-minute curve close to one-cycle's.
+# The study chooses by slope per minute of training on seeds no chapter uses, so adding a
+# candidate can change the choice only if it beats the current one on that figure of merit.
+# :::
 
 # %%
 run.finish()

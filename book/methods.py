@@ -116,7 +116,8 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # - **span** (the primary test): index $i$ is localized when the mean output at $i+1$ (one
 #   stream) differs from the mean output at $i-1$ (the other stream): the network tells the two
 #   sides of $i$ apart. At the ends the missing side is $i$ itself.
-# - **definition** (the reference): Definition 2.3 as an intersection-union test, $i$ against
+# - **definition** (the reference): Definition 2.3 as an intersection-union test
+# {cite:p}`berger1982multiparameter`, $i$ against
 #   every $j \neq i$; its p-value is the largest of the $\ell - 1$ Welch p-values.
 # - **neighbour** (this book's test before calibration): $i$ against $i-1$ *and* against $i+1$,
 #   both two-sided.
@@ -276,22 +277,21 @@ for test in calibration.TESTS:
 # from the model's seed and the draw's purpose, and the tests check that re-running gives
 # bit-identical results.
 #
-# The unit of every claim's test is an independently trained network, never an index or a
-# layer (neighbouring indices share inputs; layers of one network share everything). Claims that
-# compare two conditions seed by seed use the exact **paired sign-flip test**
-# (`scipy.stats.permutation_test`, all $2^n$ sign patterns): under the null each seed's
-# difference is symmetric about zero. Its smallest one-sided p-value is $2^{-n}$, so five seeds
-# can reach {glue:text}`m_level` ($p$ = {glue:text}`m_min_p5`) and four cannot ($p$ =
-# {glue:text}`m_min_p4`). Trends over many independently trained models (the overlap of
-# PackNorm, the group count of GroupNorm) use Spearman's rank correlation, one-sided; a single
-# model's accuracy against chance uses the exact binomial test. Every claim's effect is shown
-# with a two-sided {glue:text}`m_claim_conf` interval, so that its end on the claim's side is the
+# The unit of every claim's test is an independently trained network, never an index or a layer
+# (neighbouring indices share inputs; layers of one network share everything). Claims that compare
+# two conditions seed by seed use the exact **paired sign-flip test**
+# {cite:p}`good2005permutation` (`scipy.stats.permutation_test`, all $2^n$ sign patterns): under
+# the null each seed's difference is symmetric about zero. Its smallest one-sided p-value is
+# $2^{-n}$, so five seeds can reach {glue:text}`m_level` ($p$ = {glue:text}`m_min_p5`) and four
+# cannot ($p$ = {glue:text}`m_min_p4`). Trends over many independently trained models (the overlap
+# of PackNorm, the group count of GroupNorm) use Spearman's rank correlation, one-sided; a single
+# model's accuracy against chance uses the exact binomial test. Every claim's effect is shown with
+# a two-sided {glue:text}`m_claim_conf` interval, so that its end on the claim's side is the
 # one-sided bound that matches the one-sided test at {glue:text}`m_level`: Student's $t$ interval
 # of a mean difference over seeds, the Fisher-$z$ interval of a rank correlation, the Wilson
 # interval of an accuracy. The interval is a description (the sign-flip test does not assume
 # normality), and "n/a" where it does not exist (one seed, or no spread between seeds).
-# Descriptive intervals elsewhere in the book (figures, per-layer tables) are
-# {glue:text}`m_conf`.
+# Descriptive intervals elsewhere in the book (figures, per-layer tables) are {glue:text}`m_conf`.
 #
 # (methods-reconstructed-knobs)=
 # ### Every reconstructed knob
@@ -364,11 +364,11 @@ report.md(methods.rules_table(verdicts_a, stress_verdicts, verdicts_b))
 # (methods-sources)=
 # ## Sources
 #
-# - Pfrommer, Ma, Huang, Sojoudi, *Spooky Action at a Distance: Normalization Layers Enable
-#   Side-Channel Spatial Communication*, arXiv 2507.04709, and its public review on Pith
-#   (2026), whose objections chapters A1–A4 take up.
-# - Potgieter, Mouton, Davel, *Impact of Batch Normalization on Convolutional Network
-#   Representations*, arXiv 2501.14441 (SACAIR 2024), and its public review on Pith (2026).
+# - Paper A {cite:p}`pfrommer2025spooky` and its public review on Pith (2026), whose
+#   objections chapters A1–A4 take up.
+# - Paper B {cite:p}`potgieter2025batchnorm` and its public review on Pith (2026), whose
+#   objections chapter B4 takes up.
+# - Every other work the book relies on is listed under {ref}`references`.
 
 # %%
 run.finish()

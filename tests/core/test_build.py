@@ -136,3 +136,16 @@ def test_a_drifted_parameters_cell_is_reported_and_rewritten(chapter, monkeypatc
         build.cmd_params(type("Args", (), {"write": False})())
     build.cmd_params(type("Args", (), {"write": True})())
     assert build.parameter_drift(chapter) is None and "seq_len = None  #" in chapter.read_text()
+
+
+def test_progress_outside_a_terminal_logs_to_stderr_and_summarizes_once(capsys):
+    for _ in progress.progress(range(5), desc="train models", every=0.0):
+        pass
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["train models: 5 in 00:00"]
+    assert "5/5" in err and "\r" not in err
+    bar = progress.progress(total=4, desc="evaluate")
+    bar.update(3)
+    bar.close()
+    bar.close()  # closing twice (tqdm's __del__ does) prints nothing more
+    assert capsys.readouterr().out.splitlines() == ["evaluate: 3 of 4 in 00:00"]

@@ -11,16 +11,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
-sns.set_theme(context="notebook", style="whitegrid")
+# Okabe and Ito's colour-blind-safe palette: every colour of the book's figures is one of these.
+OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7",
+             "#999999", "#000000"]  # fmt: skip
+sns.set_theme(context="notebook", style="whitegrid", palette=OKABE_ITO)
 
 # One colour per normalization, used by both papers (paper B's "BN" is "batch").
 NORM_COLORS = {
-    "none": "#7f7f7f",
-    "instance": "#d62728",
-    "group": "#1f77b4",
-    "batch": "#2ca02c",
-    "layer": "#9467bd",
-    "population": "#8c564b",
+    "none": "#999999",
+    "instance": "#D55E00",
+    "group": "#0072B2",
+    "batch": "#009E73",
+    "layer": "#CC79A7",
+    "population": "#000000",
 }
 
 

@@ -1,4 +1,10 @@
-"""tqdm progress that stays readable in a terminal, a papermill log and a built page."""
+"""tqdm progress that stays readable in a terminal, a papermill log and a built page.
+
+In a terminal: a live bar. Elsewhere (papermill, a notebook saved to HTML) the bar's redraws
+go to stderr as a few separate lines (papermill's log shows them live; the built book hides
+stderr), and when the loop ends one summary line goes to stdout, the only trace in the page:
+``train models: 20 in 7:12``.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,8 @@ from tqdm.std import tqdm
 class _Lines:
     """Turn tqdm's carriage-return redraws into separate lines.
 
-    Outside a terminal (papermill, a notebook saved to HTML) a redraw would pile up as
-    one unreadable line; a few timestamped lines read like a log instead.
+    Outside a terminal a redraw would pile up as one unreadable line; a few lines read like a
+    log instead.
     """
 
     def __init__(self, stream):
@@ -26,16 +32,30 @@ class _Lines:
         self.stream.flush()
 
 
+class _Summarized(tqdm):
+    """A logged bar that prints one summary line to stdout when it closes."""
+
+    def close(self) -> None:
+        first = not self.disable and not getattr(self, "_summarized", False)
+        self._summarized = True
+        super().close()
+        if first:
+            done = f"{self.n}" if self.total in (None, self.n) else f"{self.n} of {self.total}"
+            took = self.format_interval(self.format_dict["elapsed"])
+            print(f"{self.desc or 'done'}: {done} in {took}", file=sys.stdout, flush=True)
+
+
 def progress(iterable=None, *, total=None, desc: str = "", every: float = 20.0):
-    """A tqdm bar; outside a terminal it prints one line at most every ``every`` seconds."""
+    """A tqdm bar; outside a terminal, a line on stderr at most every ``every`` seconds and
+    a summary line on stdout at the end."""
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     if tty:
         return tqdm(iterable, total=total, desc=desc, dynamic_ncols=True)
-    return tqdm(
+    return _Summarized(
         iterable,
         total=total,
         desc=desc,
-        file=_Lines(sys.stdout),
+        file=_Lines(sys.stderr),
         ascii=True,
         ncols=88,
         mininterval=every,

@@ -130,7 +130,14 @@ class Run:
                     "source": "reconstruction" if p.reconstruction else "",
                 }
             )
-        md(f"**Parameters of this run** (profile `{self.params.profile}`):\n\n" + table(rows))
+        defaults = self.spec.profiles[self.params.profile]
+        changed = [p.name for p in self.spec.params
+                   if str(defaults.get(p.name)) != str(self.params[p.name])]  # fmt: skip
+        title = f"Parameters of this run: profile `{self.params.profile}`" + (
+            f", changed: {', '.join(f'`{n}`' for n in changed)}" if changed else ""
+        )
+        # collapsed: a reader opens it when needed, the chapter's content comes first
+        md(f":::{{admonition}} {title}\n:class: dropdown\n\n{table(rows)}\n:::")
 
     def finish(self) -> None:
         """The run's footer: profile, versions, data provenance and wall time."""
@@ -151,6 +158,7 @@ def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
     """Validate the parameters cell (and papermill's injection) before any compute."""
     global _CURRENT
     params = spec.from_namespace(namespace)
+    _sharp_figures()
     run = _CURRENT = Run(spec, params)
     ledger.forget(spec.chapter, params.profile)  # a failed run must not leave old verdicts
     run.show_parameters()
@@ -158,3 +166,12 @@ def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
 
 
 _CURRENT: Run | None = None  # the chapter executing in this kernel
+
+
+def _sharp_figures() -> None:
+    """Figures as PNG at twice the pixels of their displayed size (sharp on high-DPI screens)."""
+    try:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:  # not in a notebook kernel
+        return
+    set_matplotlib_formats("retina")

@@ -12,7 +12,7 @@ import numpy as np
 from ..core.figures import canvas
 from .figures import hop_curves
 
-_NOISE, _PAD, _SHARED = "0.55", "white", "#ff7f0e"
+_NOISE, _PAD, _SHARED = "0.55", "white", "#E69F00"
 
 
 def one_hop(
@@ -47,19 +47,19 @@ def one_hop(
     ax.text(-1.1, y_in - 0.45, "zero\npadding", ha="center", va="top", fontsize=7)
     # activation row at depth d
     for c in range(n_cells):
-        col = "#d62728" if c == i else "#1f77b4" if c == j else "0.9"
+        col = "#D55E00" if c == i else "#0072B2" if c == j else "0.9"
         ax.add_patch(mpatches.Rectangle((c, y_act), 0.9, 0.9, fc=col, ec="0.3", lw=0.6))
     ax.text(-pad - 0.3, y_act + 0.45, "depth d", ha="right", va="center", fontsize=8)
     # receptive fields of i and j
-    for idx, col in ((i, "#d62728"), (j, "#1f77b4")):
+    for idx, col in ((i, "#D55E00"), (j, "#0072B2")):
         lo, hi = idx - radius, idx + radius + 0.9
         ax.fill(
             [idx + 0.45, lo, hi], [y_act, y_in + 0.95, y_in + 0.95], color=col, alpha=0.13, lw=0
         )
         ax.plot([idx + 0.45, lo], [y_act, y_in + 0.95], color=col, lw=1)
         ax.plot([idx + 0.45, hi], [y_act, y_in + 0.95], color=col, lw=1)
-    ax.text(i + 0.45, y_act + 1.05, "i", color="#d62728", ha="center", fontsize=10, weight="bold")
-    ax.text(j + 0.45, y_act + 1.05, "j", color="#1f77b4", ha="center", fontsize=10, weight="bold")
+    ax.text(i + 0.45, y_act + 1.05, "i", color="#D55E00", ha="center", fontsize=10, weight="bold")
+    ax.text(j + 0.45, y_act + 1.05, "j", color="#0072B2", ha="center", fontsize=10, weight="bold")
     lo_shared, hi_shared = j - radius, i + radius + 0.9
     ax.annotate(
         "shared noise patch",

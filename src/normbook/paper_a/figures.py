@@ -159,20 +159,20 @@ def packnorm_example(path_len: int, overlap: int):
         (axes[0, 0], pos, f"overlapping (o = {overlap})"),
         (axes[0, 1], neg, "independent"),
     ):
-        ax.plot(np.arange(path_len), a[k].numpy(), "o-", ms=3, color="#d62728", label="path A")
+        ax.plot(np.arange(path_len), a[k].numpy(), "o-", ms=3, color="#D55E00", label="path A")
         ax.plot(
             np.arange(path_len - overlap, 2 * path_len - overlap),
             b[k].numpy(),
             "s-",
             ms=3,
-            color="#1f77b4",
+            color="#0072B2",
             label="path B",
         )
         if k == pos:
             ax.axvspan(
                 path_len - overlap - 0.5,
                 path_len - 0.5,
-                color="#ff7f0e",
+                color="#E69F00",
                 alpha=0.15,
                 lw=0,
                 label="shared samples",
@@ -217,7 +217,7 @@ def packnorm_accuracy(res: PackResult):
     ax.axhline(0.5, color="0.5", ls=":", lw=1)
     ax.axhline(
         setup.transition_level,
-        color="#ff7f0e",
+        color="#E69F00",
         ls="--",
         lw=0.8,
         label=f"transition level {setup.transition_level:g}",
@@ -226,7 +226,7 @@ def packnorm_accuracy(res: PackResult):
     ax.axvspan(
         lo_f * setup.path_len,
         hi_f * setup.path_len,
-        color="#2ca02c",
+        color="#009E73",
         alpha=0.12,
         lw=0,
         label="paper's transition, scaled to l'",
@@ -256,8 +256,9 @@ def hop_curves(kernel: int, depth: int, seq_len: int, factor: float):
     """(reach per depth, label, colour, line style) of the three hop bounds of
     :func:`multihop.capped_bounds`: shared by Fig. 2b and the probe-reach figure."""
     bounds = multihop.capped_bounds(kernel, depth, seq_len, factor)
-    styles = (("receptive field R(d)", "c", "-"), (f"one hop {factor:g}R(d)", "#ff7f0e", "--"),
-              ("one hop per norm layer", "#d62728", "-."))  # fmt: skip
+    styles = (("receptive field R(d)", "#56B4E9", "-"),
+              (f"one hop {factor:g}R(d)", "#E69F00", "--"),
+              ("one hop per norm layer", "#D55E00", "-."))  # fmt: skip
     return [(b, *style) for b, style in zip(bounds, styles)]
 
 

@@ -11,7 +11,7 @@ from .figures import _receptive_bands, color
 from .stress import MODES
 from .task import ramp
 
-MODE_COLORS = {"population": "#8c564b", "shuffled": "#e377c2", "interior": "#17becf"}
+MODE_COLORS = {"population": "#000000", "shuffled": "#CC79A7", "interior": "#56B4E9"}
 
 
 def constant_input(results, noise_runs):
@@ -76,7 +76,7 @@ def receptive_field_test(heads: dict, a2, kernel: int):
         ax.errorbar(acc.overlaps, p, yerr=[p - lo, hi - p], fmt=f"-{marker}", ms=4, capsize=2,
                     label=label)  # fmt: skip
     ax.axhline(0.5, color="0.5", ls=":", lw=1)
-    ax.axhline(transition_level, color="#ff7f0e", ls="--", lw=0.8,
+    ax.axhline(transition_level, color="#E69F00", ls="--", lw=0.8,
                label=f"transition level {transition_level:g}")  # fmt: skip
     ax.set_xlabel("overlap o (samples)")
     ax.set_ylabel(f"accuracy, pooled (Wilson {stats.CONFIDENCE:.0%})")

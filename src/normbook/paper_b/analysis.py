@@ -231,7 +231,7 @@ def analyse_all(
         for j, arrays in run_jobs(_job, jobs, subsets, workers, desc=f"{acfg.kind[2:]} analysis"):
             t = trained[idx[j]]
             print(f"analysed {t.cfg.dataset} {t.cfg.label} seed {t.seed} ({acfg.kind[2:]}): "
-                  f"{float(arrays['seconds']):.1f} s", flush=True)  # fmt: skip
+                  f"{float(arrays['seconds']):.1f} s", file=sys.stderr, flush=True)  # fmt: skip
             yield idx[j], cache.Entry(arrays)
 
     return cache.cached_each(acfg.kind, keys, analyse_missing, ANALYSIS_CODE)

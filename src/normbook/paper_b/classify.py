@@ -544,7 +544,7 @@ def train_all(
             cfg, s = jobs[idx[j]]
             print(f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
                   f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f}), "
-                  f"{res.seconds:.1f} s", flush=True)  # fmt: skip
+                  f"{res.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
             yield idx[j], _entry(res)
 
     entries = cache.cached_each("b_train", keys, train_missing, TRAIN_CODE)
