@@ -48,3 +48,23 @@ def test_a_missing_mathjax_is_reported(tmp_path):
 
 def test_no_pages_says_how_to_build(tmp_path):
     assert "make book" in sitecheck.check_site(tmp_path)[0]
+
+
+def test_the_sphinx_extension_drops_only_thebes_scripts():
+    from types import SimpleNamespace
+
+    from normbook.core import sphinx_offline
+
+    js = SimpleNamespace
+    app = SimpleNamespace(
+        registry=SimpleNamespace(js_files=[
+            (None, {"body": 'const THEBE_JS_URL = "https://unpkg.com/thebe"'}),
+            ("sphinx-thebe.js", {"async": "async"}),
+            ("copybutton.js", {}),
+        ]),
+        builder=SimpleNamespace(_js_files=[js(filename="sphinx-thebe.js", attributes={}),
+                                           js(filename="doctools.js", attributes={})]),
+    )  # fmt: skip
+    sphinx_offline.drop_thebe(app)
+    assert app.registry.js_files == [("copybutton.js", {})]
+    assert [j.filename for j in app.builder._js_files] == ["doctools.js"]
