@@ -31,7 +31,8 @@ from .params import PROFILES, ParameterError, parameter_names
 ROOT = cache.REPO_ROOT
 BOOK = ROOT / "book"
 PACKAGE = Path(__file__).resolve().parents[1]  # src/normbook
-STATIC_SUFFIXES = {".md", ".bib", ".png", ".svg", ".jpg", ".css"}
+# .py: each chapter's jupytext source, offered for download beside its page
+STATIC_SUFFIXES = {".md", ".bib", ".png", ".svg", ".jpg", ".css", ".py"}
 
 
 class BuildError(RuntimeError):

@@ -150,6 +150,10 @@ class Run:
             f"- experiment cache: `{cache.cache_root()}`",
             *([f"- data: {p}" for p in self.provenance] or ["- data: none (synthetic inputs)"]),
             f"- wall time of this execution: **{wall:.1f} s**",
+            # both files sit beside the page in the built site (normbook.core.build)
+            f"- download: {{download}}`the jupytext source <{self.spec.chapter}.py>` (open in "
+            f"Jupyter with jupytext, or run with `make chapter`), {{download}}`the executed "
+            f"notebook <{self.spec.chapter}.ipynb>` (with these outputs)",
         ]
         md("**Run record**\n\n" + "\n".join(lines))
 
