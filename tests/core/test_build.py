@@ -149,3 +149,11 @@ def test_progress_outside_a_terminal_logs_to_stderr_and_summarizes_once(capsys):
     bar.close()
     bar.close()  # closing twice (tqdm's __del__ does) prints nothing more
     assert capsys.readouterr().out.splitlines() == ["evaluate: 3 of 4 in 00:00"]
+
+
+def test_an_inner_loop_leaves_the_summary_to_the_enclosing_loop(capsys):
+    for _ in progress.progress(range(2), desc="train models", every=0.0):
+        for _ in progress.progress(range(3), desc="one model", every=0.0, summary=False):
+            pass
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["train models: 2 in 00:00"] and "one model" in err

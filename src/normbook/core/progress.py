@@ -35,8 +35,10 @@ class _Lines:
 class _Summarized(tqdm):
     """A logged bar that prints one summary line to stdout when it closes."""
 
+    summary = True  # False: an inner loop, whose enclosing loop reports for it
+
     def close(self) -> None:
-        first = not self.disable and not getattr(self, "_summarized", False)
+        first = self.summary and not self.disable and not getattr(self, "_summarized", False)
         self._summarized = True
         super().close()
         if first:
@@ -45,13 +47,15 @@ class _Summarized(tqdm):
             print(f"{self.desc or 'done'}: {done} in {took}", file=sys.stdout, flush=True)
 
 
-def progress(iterable=None, *, total=None, desc: str = "", every: float = 20.0):
+def progress(
+    iterable=None, *, total=None, desc: str = "", every: float = 20.0, summary: bool = True
+):
     """A tqdm bar; outside a terminal, a line on stderr at most every ``every`` seconds and
-    a summary line on stdout at the end."""
+    (unless ``summary`` is False: an inner loop) a summary line on stdout at the end."""
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     if tty:
         return tqdm(iterable, total=total, desc=desc, dynamic_ncols=True)
-    return _Summarized(
+    bar = _Summarized(
         iterable,
         total=total,
         desc=desc,
@@ -61,3 +65,5 @@ def progress(iterable=None, *, total=None, desc: str = "", every: float = 20.0):
         mininterval=every,
         maxinterval=every * 3,
     )
+    bar.summary = summary
+    return bar

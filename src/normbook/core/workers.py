@@ -64,5 +64,5 @@ def run_jobs(
             for fut in progress(as_completed(futures), total=len(futures), desc=desc):
                 yield futures[fut], fut.result()
         return
-    for i, job in enumerate(jobs):
+    for i, job in progress(list(enumerate(jobs)), desc=desc):
         yield i, fn(shared, *job)

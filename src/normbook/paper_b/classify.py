@@ -340,7 +340,9 @@ def train_one(
         stop, reached = False, None
         total = cfg.max_epochs * steps_per_epoch
         bar = (
-            progress(total=total, desc=desc or f"{cfg.dataset} {cfg.label} seed {seed}")
+            progress(
+                total=total, desc=desc or f"{cfg.dataset} {cfg.label} seed {seed}", summary=False
+            )  # the models' loop reports
             if show_progress and not in_worker()
             else None
         )
