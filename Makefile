@@ -24,7 +24,8 @@ book: venv
 	$(PY) -m normbook.core.sitecheck _build/$(PROFILE)/site/_build/html
 
 ## Lint and format gate, parameters cells vs specs, unit tests, every chapter executed at
-## smoke with an empty cache, book built with -W, and the built pages checked to work offline.
+## smoke with an empty cache, book built with -W, the built pages checked to work offline and
+## opened in headless Chromium (needs Debian's chromium and chromium-driver; .ci/run installs them).
 test: lint params unit smoke
 
 lint: venv
@@ -47,6 +48,7 @@ smoke: venv
 	rm -rf _build/smoke/cache
 	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force
 	$(PY) -m normbook.core.sitecheck _build/smoke/site/_build/html
+	$(PY) -m normbook.core.browser _build/smoke/site/_build/html
 
 ## Re-execute one chapter with new parameters and rebuild its page:
 ##   make chapter CHAPTER=book/a1_localization.py PARAMS='-p seq_len 200 -p norm group'
