@@ -37,3 +37,13 @@ def test_missing_browser_gives_a_one_line_fix(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(browser, "CHROMIUM", "no-such-chromium-binary")
     assert browser.main([str(tmp_path)]) == 2
     assert "apt-get install chromium chromium-driver" in capsys.readouterr().err
+
+
+def test_a_redirect_stub_is_checked_by_its_target(tmp_path):
+    stub = tmp_path / "index.html"
+    stub.write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />')
+    assert browser.check_page(None, stub, tmp_path, tmp_path).problems == [
+        "link to a missing file: book/intro.html"]  # fmt: skip
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "intro.html").write_text("<p>intro</p>")
+    assert browser.check_page(None, stub, tmp_path, tmp_path).problems == []

@@ -24,6 +24,7 @@ WIDTH, HEIGHT = 1280, 1000
 CHROMIUM, DRIVER = "chromium", "chromedriver"
 # \( ... \) and \[ ... \] (MathJax's delimiters) or $$ left in the text a reader sees
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$")
+REDIRECT = re.compile(r'http-equiv="refresh"\s+content="\d+;\s*url=([^"]+)"', re.I)
 SETTLE_S = 20.0  # the longest a page may take to finish typesetting its math
 
 
@@ -94,6 +95,9 @@ return {
 def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     """Load one page, wait for its math, and report what is broken."""
     rel = str(page.relative_to(root))
+    refresh = REDIRECT.search(page.read_text(encoding="utf-8", errors="replace"))
+    if refresh:  # a redirect stub (the site's index.html): its target must exist
+        return PageReport(rel, broken_links(page, [refresh.group(1)], root))
     driver.get(page.resolve().as_uri())
     deadline = time.time() + SETTLE_S
     state = driver.execute_script(_STATE)
