@@ -71,6 +71,7 @@ schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
 curve_eval = None  # predictions per index at each compute-to-effect curve point
 device = None  # where networks train and run: 'auto' is cuda when available
+workers = None  # stacks of networks trained side by side (processes; results do not depend on it)
 seeds = None  # training seeds (one model each)
 n_eval = None  # predictions per index for the Welch tests
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
@@ -137,9 +138,12 @@ report.figure("fig-a1-task", figures.task_example(P.seq_len, setup.radius))
 #
 # Every seed's model is trained in one stacked pass (grouped convolutions; see
 # `paper_a.training.train_stack`) and cached on disk per seed, so re-running this chapter
-# with the same parameters does not retrain.
+# with the same parameters does not retrain. The two stacks train side by side in `workers`
+# processes (`paper_a.localization.pretrain`), each on one thread, so the numbers do not depend on
+# `workers`.
 
 # %%
+localization.pretrain(localization.chapter_networks(setup), P.workers)
 none = localization.run(setup, setup.cnn("none"))
 normed = localization.run(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)

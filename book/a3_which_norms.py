@@ -64,6 +64,7 @@ schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
 curve_eval = None  # predictions per index at each compute-to-effect curve point
 device = None  # where networks train and run: 'auto' is cuda when available
+workers = None  # stacks of networks trained side by side (processes; results do not depend on it)
 seeds = None  # training seeds (one model each)
 n_eval = None  # predictions per index for the Welch tests
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
@@ -112,13 +113,15 @@ report.glue_all("a3", {
 # {glue:text}`a3_n_group_seeds` seeds each: the trend test below ranks every model), and for
 # BatchNorm, no normalization and InstanceNorm (the positive control), {glue:text}`a3_n_seeds`
 # seeds each (the paired tests below need them). The seeds of one configuration are trained
-# together in one stacked pass and cached per seed. GroupNorm with $G = C$ *is* InstanceNorm,
-# and it shares its cache entry with chapter A1's InstanceNorm models (as does the no-norm
-# network) whenever the training configuration coincides. Every network trains for
-# {glue:text}`a3_steps` Adam steps on sequences of length $\ell$ = {glue:text}`a3_L` with $d$ =
-# {glue:text}`a3_d` blocks ($R$ = {glue:text}`a3_R`): {glue:text}`a3_vs_a1`.
+# together in one stacked pass and cached per seed; `workers` stacks train side by side. GroupNorm
+# with $G = C$ *is* InstanceNorm, and it shares its cache entry with chapter A1's InstanceNorm
+# models (as does the no-norm network) whenever the training configuration coincides. Every
+# network trains for {glue:text}`a3_steps` Adam steps on sequences of length $\ell$ =
+# {glue:text}`a3_L` with $d$ = {glue:text}`a3_d` blocks ($R$ = {glue:text}`a3_R`):
+# {glue:text}`a3_vs_a1`.
 
 # %%
+localization.pretrain(which_norms.networks(setup, P.group_counts, P.group_seeds), P.workers)
 groups = which_norms.group_sweep(setup, P.group_counts, P.group_seeds)
 bn = which_norms.batchnorm_runs(setup)  # none; BatchNorm with minibatch / population stats
 instance = localization.run(setup, setup.cnn("instance"))  # the positive control

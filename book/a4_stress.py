@@ -54,6 +54,7 @@ schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
 curve_eval = None  # predictions per index at each compute-to-effect curve point
 device = None  # where networks train and run: 'auto' is cuda when available
+workers = None  # stacks of networks trained side by side (processes; results do not depend on it)
 seeds = None  # training seeds (one model each)
 n_eval = None  # predictions per index for the Welch tests
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
@@ -122,6 +123,7 @@ report.glue("a4_R", setup.radius)
 # $R$ = {glue:text}`a4_R`.
 
 # %%
+localization.pretrain(stress.networks(setup, P), P.workers)
 none = localization.run(setup, setup.cnn("none"))
 normed = localization.run(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)

@@ -76,3 +76,20 @@ def test_circular_null_has_no_boundary(tiny_setup):
     assert not np.array_equal(zeros.out.mean, circ.out.mean)
     assert equivariance.cyclic_change(circ.net, 24, shift=7).max() < 1e-5
     assert equivariance.cyclic_change(zeros.net, 24, shift=7).max() > 1e-3
+
+
+def test_pretrain_in_workers_gives_the_numbers_of_training_here(tiny_setup, tmp_path, monkeypatch):
+    setup = tiny_setup(seeds=(0, 1))
+    runs = [*localization.chapter_networks(setup), (setup, setup.cnn("group", groups=2))]
+    runs.append((setup, setup.cnn("group", groups=4)))  # G = C is InstanceNorm: claimed once
+    assert localization.pretrain(runs, workers=2) == 6
+    assert localization.pretrain(runs, workers=2) == 0  # all cached now
+    loaded = localization.run(setup, setup.cnn("group", groups=2))
+    assert loaded.train_cache_hits == [False, False]  # trained by this run, in a worker
+    monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "other"))
+    here = localization.run(setup, setup.cnn("group", groups=2))  # trained in this process
+    assert here.train_cache_hits == [False, False]
+    np.testing.assert_array_equal(here.loss, loaded.loss)
+    for i in range(2):
+        for name, t in here.net.model_state(i).items():
+            assert torch.equal(loaded.net.model_state(i)[name], t), name

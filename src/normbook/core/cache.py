@@ -92,6 +92,16 @@ def _write(path: Path, entry: Entry, meta: dict) -> None:
         raise
 
 
+# Entries that worker processes computed for this process: loading one is not a cache hit.
+_FRESH: set[str] = set()
+
+
+def mark_fresh(paths) -> None:
+    """Record entries that a worker process computed on this run's behalf, so that loading them
+    here reports them as computed (``hit`` False), as if this process had computed them."""
+    _FRESH.update(str(p) for p in paths)
+
+
 def _read(path: Path) -> Entry:
     try:
         meta = json.loads((path / "meta.json").read_text())
@@ -105,7 +115,7 @@ def _read(path: Path) -> Entry:
             f"cache entry {path} is unreadable ({exc}); delete it or run "
             f"'python -m normbook.core.cache clear'"
         ) from exc
-    return Entry(arrays, tensors, meta, hit=True)
+    return Entry(arrays, tensors, meta, hit=str(path) not in _FRESH)
 
 
 def entry_path(

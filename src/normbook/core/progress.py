@@ -32,6 +32,14 @@ class _Lines:
         self.stream.flush()
 
 
+_IN_WORKER = [False]
+
+
+def mark_worker() -> None:
+    """In a worker process: no summary lines (the parent's loop over the jobs reports)."""
+    _IN_WORKER[0] = True
+
+
 class _Summarized(tqdm):
     """A logged bar that prints one summary line to stdout when it closes."""
 
@@ -65,5 +73,5 @@ def progress(
         mininterval=every,
         maxinterval=every * 3,
     )
-    bar.summary = summary
+    bar.summary = summary and not _IN_WORKER[0]
     return bar

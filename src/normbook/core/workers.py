@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from .progress import progress
+from .progress import mark_worker, progress
 
 _SHARED: dict[str, Any] = {"data": None, "in_worker": False}
 
@@ -38,6 +38,7 @@ def in_worker() -> bool:
 
 def _init(shared: Any) -> None:
     _SHARED.update(data=shared, in_worker=True)
+    mark_worker()
 
 
 def _call(fn: Callable, job: tuple) -> Any:

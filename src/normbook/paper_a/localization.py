@@ -18,6 +18,7 @@ from ..core import cache, seeding, stats
 from ..core.devices import resolve_device
 from ..core.progress import progress
 from ..core.seeding import generators
+from ..core.workers import run_jobs
 from . import cnn as cnn_module
 from . import detector, multihop, norms, probes, stacking, task, training
 from .cnn import CNNConfig, StackedCNN, set_batch_eval, set_padding
@@ -190,6 +191,46 @@ def trained(
         replace(ident, batch_eval=cnn.batch_eval), list(seeds), states
     )
     return net, np.stack([e["loss"] for e in entries], axis=1), [e.hit for e in entries]
+
+
+def chapter_networks(setup: Setup) -> list[tuple[Setup, CNNConfig]]:
+    """The no-norm and the chapter's networks, for :func:`pretrain`."""
+    return [(setup, setup.cnn("none")), (setup, setup.chapter_cnn)]
+
+
+def _train_job(_shared, cnn: CNNConfig, tc: TrainConfig, seeds: tuple[int, ...]) -> list[str]:
+    """(In a worker.) Train one stack; the cache entries it wrote."""
+    ident = training_identity(cnn)
+    _, _, hits = trained(ident, tc, list(seeds))
+    paths = [cache.entry_path("a_train", _train_key(ident, tc, s), TRAIN_CODE) for s in seeds]
+    return [str(p) for p, hit in zip(paths, hits) if not hit]
+
+
+def pretrain(runs: list[tuple[Setup, CNNConfig]], workers: int = 1) -> int:
+    """Train every network that ``runs`` (each a setup, whose seeds and training it uses, and a
+    network) need and the cache lacks, one stack per network config, ``workers`` stacks side by
+    side in their own processes (each on one thread, so the numbers are the same for any
+    ``workers``). The runs then load them; they count as trained here. Returns how many
+    networks were trained."""
+    jobs, claimed = [], set()
+    for setup, cnn in runs:
+        ident, tc = training_identity(cnn), setup.train
+        todo = []
+        for s in setup.seeds:
+            key = _train_key(ident, tc, s)
+            blob = repr(key)
+            if blob not in claimed and not cache.is_cached("a_train", key, TRAIN_CODE):
+                claimed.add(blob)
+                todo.append(int(s))
+        if todo:
+            jobs.append((ident, tc, tuple(todo)))
+    if not jobs:
+        return 0
+    jobs.sort(key=lambda j: -len(j[2]) * j[1].steps * j[1].seq_len)  # longest first
+    desc = f"train {sum(len(j[2]) for j in jobs)} networks in {len(jobs)} stacks"
+    for _, paths in run_jobs(_train_job, jobs, None, workers, desc=desc):
+        cache.mark_fresh(paths)
+    return sum(len(j[2]) for j in jobs)
 
 
 def training_seconds(cnn: CNNConfig, tc: TrainConfig, seeds) -> np.ndarray:

@@ -113,6 +113,13 @@ LOCALIZATION_PARAMS = [
         "where networks train and run: 'auto' is cuda when available",
         choices=DEVICES,
     ),
+    Param(
+        "workers",
+        int,
+        "stacks of networks trained side by side (processes; results do not depend on it)",
+        min=1,
+        max=64,
+    ),
     Param("seeds", list, "training seeds (one model each)", list_of=int, min=0, max=1e9),
     Param("n_eval", int, "predictions per index for the Welch tests", min=4, max=10**9),
     Param(
@@ -162,18 +169,18 @@ A1_PROFILES = profiles(
          eval_batch_size=32, alpha=reported.WELCH_ALPHA, detector="span", distance_window=4,
          distance_threshold=0.5),
     smoke=dict(seq_len=48, depth=4, width=8, steps=40, lr=1e-3, seeds=[0, 1], n_eval=2048,
-               curve_eval=1024, device="cpu", probe_batches=4),
+               curve_eval=1024, device="cpu", probe_batches=4, workers=2),
     # cpu: 30 % of the paper's steps at a 10x larger constant Adam step, the best slope per
     # minute of training on the budget calibration page (book/calibration.py). A short,
     # shallow net (l = 75, d = 4, R = 8: the paper's l/R; a third of the cost per model-step
     # of l = 150, d = 8) buys five seeds, the fewest for which a paired sign-flip test can
     # reach p < 0.05 (1/32); chapter A3 shares these models.
     cpu=dict(seq_len=75, depth=4, width=32, steps=6000, lr=1e-2, seeds=[0, 1, 2, 3, 4],
-             device="cpu", n_eval=51_200, curve_eval=12_800, probe_batches=64),
+             device="cpu", n_eval=51_200, curve_eval=12_800, probe_batches=64, workers=2),
     # paper: the paper's 4 seeds plus one, the fewest a paired sign-flip test can grade with
     paper=dict(seq_len=reported.SEQ_LEN, depth=32, width=32, steps=20_000, lr=1e-3,
                seeds=list(range(max(reported.N_SEEDS, min_paired_seeds()))), n_eval=3_200_000,
-               curve_eval=800_000, device="auto", probe_batches=256),
+               curve_eval=800_000, device="auto", probe_batches=256, workers=1),
 )  # fmt: skip
 
 A1 = Spec(
@@ -484,6 +491,7 @@ def _cal_candidates(P) -> str | None:
 
 
 _BUDGET_DROP = (
+    "workers",  # candidates train one after another, so their timings are comparable
     "norm",
     "groups",
     "batch_eval",

@@ -283,32 +283,60 @@ def geometry(setup, seq_len: int | None = None, depth: int | None = None):
     )
 
 
+def _decay_geometry(setup, norm: str, seeds, s):
+    """(setup, network) of one decay geometry: A1's own geometry keeps A1's seeds."""
+    if (s.seq_len, s.depth) != (setup.seq_len, setup.depth):
+        s = replace(s, seeds=tuple(seeds))
+    return s, s.cnn(norm)
+
+
+def decay_networks(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
+    """(setup, network) pairs of :func:`decay_bands`: ``norm`` at each sequence length (A1's
+    depth) and each depth (A1's length); (by length, by depth)."""
+    return (
+        [_decay_geometry(setup, norm, seeds, geometry(setup, seq_len=n)) for n in lens],
+        [_decay_geometry(setup, norm, seeds, geometry(setup, depth=d)) for d in depths],
+    )
+
+
 def decay_bands(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
     """Hop bands of ``norm`` networks at each sequence length (A1's depth) and each depth
     (A1's length); A1's own geometry uses A1's networks and seeds (cached), the others
     ``seeds``. Returns (bands by length, bands by depth)."""
 
-    def bands(s):
-        if (s.seq_len, s.depth) == (setup.seq_len, setup.depth):
-            return hop_bands(localization.run(setup, setup.cnn(norm)))
-        s = replace(s, seeds=tuple(seeds))
-        return hop_bands(localization.run(s, s.cnn(norm), with_probes=False))
+    def bands(s, cnn):
+        a1_geometry = (s.seq_len, s.depth) == (setup.seq_len, setup.depth)
+        return hop_bands(localization.run(s, cnn, with_probes=a1_geometry))
 
-    return (
-        [bands(geometry(setup, seq_len=n)) for n in lens],
-        [bands(geometry(setup, depth=d)) for d in depths],
-    )
+    by_len, by_depth = decay_networks(setup, norm, lens, depths, seeds)
+    return [bands(*n) for n in by_len], [bands(*n) for n in by_depth]
 
 
 # ----------------------------------------------------------------------------- circular
 
 
+def circular_network(setup, norm: str, steps: int):
+    """(setup, network) of :func:`trained_circular`."""
+    s = replace(setup, train=replace(setup.train, steps=steps, checkpoints=()))
+    return s, replace(s.cnn(norm), padding="circular")
+
+
 def trained_circular(setup, norm: str, steps: int):
     """Networks trained *and* evaluated with circular padding (no boundary anywhere), with
     ``steps`` of training; everything else as chapter A1."""
-    s = replace(setup, train=replace(setup.train, steps=steps, checkpoints=()))
-    cnn = replace(s.cnn(norm), padding="circular")
+    s, cnn = circular_network(setup, norm, steps)
     return localization.run(s, cnn, with_probes=False, padding="circular")
+
+
+def networks(setup, P) -> list:
+    """Every (setup, network) this chapter trains, for :func:`localization.pretrain`."""
+    by_len, by_depth = decay_networks(setup, P.norm, P.decay_lens, P.decay_depths, P.decay_seeds)
+    return [
+        *localization.chapter_networks(setup),
+        circular_network(setup, P.norm, P.circular_steps),
+        *by_len,
+        *by_depth,
+    ]
 
 
 CODE = (*localization.EVAL_CODE, stats, sys.modules[__name__])

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from ..core.seeding import generators
+from ..core.workers import single_thread
 from . import stacking
 from .cnn import CNNConfig, StackedCNN
 from .task import ramp, sample_inputs
@@ -41,17 +40,15 @@ def train_stack(
     tc: TrainConfig,
     seeds: list[int],
     desc: str = "train",
-    threads: int | None = None,
 ) -> tuple[StackedCNN, stacking.Trained]:
-    """Train one model per seed, all in one stacked pass.
+    """Train one model per seed, all in one stacked pass, on one thread (float sums do not
+    depend on how many stacks train side by side: :func:`localization.pretrain`).
 
     The summed per-model MSE gives every model exactly the gradient it would get alone,
     and Adam is elementwise, so each model follows its solo trajectory (up to float
     summation order). Returns the net and its :class:`stacking.Trained` record (loss history
     (steps, n_models), seconds, states at ``tc.checkpoint_steps``).
     """
-    if threads:
-        torch.set_num_threads(threads)
     net = StackedCNN(cnn, seeds).to(tc.device)
     gens = generators(seeds, "train")
     target = ramp(tc.seq_len).to(tc.device)
@@ -61,14 +58,15 @@ def train_stack(
         x = x.to(tc.device)  # drawn on the CPU: the same numbers on every device
         return ((net(x) - target) ** 2).mean(dim=(0, 2))
 
-    record = stacking.train(
-        net,
-        len(seeds),
-        tc.steps,
-        tc.lr,
-        mse,
-        f"{desc} ({cnn.norm}, {len(seeds)} models)",
-        tc.schedule,
-        tc.checkpoint_steps,
-    )
+    with single_thread():
+        record = stacking.train(
+            net,
+            len(seeds),
+            tc.steps,
+            tc.lr,
+            mse,
+            f"{desc} ({cnn.norm}, {len(seeds)} models)",
+            tc.schedule,
+            tc.checkpoint_steps,
+        )
     return net, record

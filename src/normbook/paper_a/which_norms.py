@@ -116,6 +116,15 @@ class GroupSweep:
         return self.runs.get(self.width)
 
 
+def networks(setup: Setup, group_counts: list[int], seeds: list[int]) -> list:
+    """Every (setup, network) this chapter trains, for :func:`localization.pretrain`: each G
+    with ``seeds``; no norm, BatchNorm and InstanceNorm with the chapter's seeds."""
+    by_group = replace(setup, seeds=tuple(seeds))
+    return [(by_group, by_group.cnn("group", groups=g)) for g in sorted(group_counts)] + [
+        (setup, setup.cnn(norm)) for norm in ("none", "batch", "instance")
+    ]
+
+
 def group_sweep(setup: Setup, group_counts: list[int], seeds: list[int]) -> GroupSweep:
     """Outputs only (no probes) of ``seeds``' networks per G, at the chapter's evaluation
     batch size."""

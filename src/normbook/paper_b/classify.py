@@ -544,9 +544,11 @@ def train_all(
         work = [(*jobs[i], split_key(jobs[i][0]), stages[i]) for i in idx]
         for j, res in run_jobs(_train_job, work, subsets, workers, desc="train models"):
             cfg, s = jobs[idx[j]]
+            ended = (f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f})"
+                     if res.reached_epoch is None else f"stopped at epoch {res.reached_epoch:.2f}"
+                     f" (validation accuracy {res.reached_val_acc:.4f})")  # fmt: skip
             print(f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
-                  f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f}), "
-                  f"{res.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
+                  f"{ended}, {res.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
             yield idx[j], _entry(res)
 
     entries = cache.cached_each("b_train", keys, train_missing, TRAIN_CODE)

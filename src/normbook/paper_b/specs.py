@@ -432,7 +432,7 @@ STRESS_PROFILES = profiles(
     # accuracy most (on MNIST both end within a fraction of a point): `paper` matches both
     cpu=dict(rel_thresholds=[0.01, 0.05, 0.1, 0.25, 0.5], silhouette_images=500, null_draws=5,
              null_dim=50, factorial_datasets="cifar10", matched_datasets="cifar10",
-             match_check_every=50, match_tolerance=0.01),
+             match_check_every=10, match_tolerance=0.01),
     paper=dict(rel_thresholds=[0.01, 0.05, 0.1, 0.25, 0.5], silhouette_images=2_000,
                null_draws=5, null_dim=512, match_check_every=50, match_tolerance=0.005),
 )  # fmt: skip
