@@ -227,10 +227,11 @@ def pretrain(runs: list[tuple[Setup, CNNConfig]], workers: int = 1) -> int:
     if not jobs:
         return 0
     jobs.sort(key=lambda j: -len(j[2]) * j[1].steps * j[1].seq_len)  # longest first
-    desc = f"train {sum(len(j[2]) for j in jobs)} networks in {len(jobs)} stacks"
+    n = sum(len(j[2]) for j in jobs)
+    desc = f"train {n} network{'s' * (n > 1)} in {len(jobs)} stack{'s' * (len(jobs) > 1)}"
     for _, paths in run_jobs(_train_job, jobs, None, workers, desc=desc):
         cache.mark_fresh(paths)
-    return sum(len(j[2]) for j in jobs)
+    return n
 
 
 def training_seconds(cnn: CNNConfig, tc: TrainConfig, seeds) -> np.ndarray:
