@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from . import cache, ledger
+from . import cache, ledger, sphinx_launch
 from .params import PROFILES, ParameterError, parameter_names
 
 ROOT = cache.REPO_ROOT
@@ -195,12 +195,35 @@ def _executed(path: Path, profile: str) -> bool:
     return (build_dir(profile) / "executed" / path.relative_to(ROOT).with_suffix(".ipynb")).exists()
 
 
-def _copy_if_changed(src: Path, dst: Path) -> None:
-    """Copy preserving unchanged files, so Sphinx re-reads only what changed."""
-    if dst.exists() and dst.read_bytes() == src.read_bytes():
+def _copy_if_changed(src: Path, dst: Path, content: bytes | None = None) -> None:
+    """Copy (or write ``content``) preserving unchanged files, so Sphinx re-reads only what
+    changed."""
+    data = src.read_bytes() if content is None else content
+    if dst.exists() and dst.read_bytes() == data:
         return
     dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, dst)
+    if content is None:
+        shutil.copy2(src, dst)
+    else:
+        dst.write_bytes(data)
+
+
+def repository() -> tuple[str, str] | None:
+    """(url, branch) of the published repository from ``_config.yml``; None when unset (then
+    the book has no launch buttons)."""
+    repo = (yaml.safe_load((ROOT / "_config.yml").read_text()) or {}).get("repository") or {}
+    return (repo["url"], repo.get("branch") or "main") if repo.get("url") else None
+
+
+def site_notebook(nb: Path) -> bytes | None:
+    """The page's notebook with a first, hidden cell that installs the library in Colab, when
+    launch buttons are on (:mod:`normbook.core.sphinx_launch`); None: copy as it is."""
+    repo = repository()
+    if repo is None:
+        return None
+    notebook = json.loads(nb.read_text())
+    notebook["cells"].insert(0, sphinx_launch.colab_cell(*repo))
+    return (json.dumps(notebook, indent=1, ensure_ascii=False) + "\n").encode()
 
 
 def _toc_without(missing: set[str]) -> str:
@@ -234,7 +257,7 @@ def assemble_site(profile: str, partial: bool = False) -> Path:
             missing.add(str(rel.with_suffix("")))
             (site / rel).unlink(missing_ok=True)
             continue
-        _copy_if_changed(nb, site / rel)
+        _copy_if_changed(nb, site / rel, site_notebook(nb))
     for name in ("_config.yml", "references.bib"):
         if (ROOT / name).exists():
             _copy_if_changed(ROOT / name, site / name)

@@ -1,0 +1,71 @@
+"""Sphinx extension: Binder and Colab buttons that open a chapter the repository can serve.
+
+One setting turns them on: ``repository.url`` in ``_config.yml`` (empty: no launch buttons).
+The theme would point both at ``book/<chapter>.ipynb`` in the repository, which holds the
+chapters as jupytext ``.py`` files only, so the buttons are retargeted:
+
+- Binder opens ``book/<chapter>.py``; the repository's ``postBuild`` makes JupyterLab open
+  jupytext files as notebooks.
+- Colab opens ``.ipynb`` files from GitHub only: it opens the executed notebook that the
+  published site holds (``_sources/book/<chapter>.ipynb`` on the branch named by
+  ``normbook_pages_branch``, where the site is published); the build gives that copy a first,
+  hidden cell that installs the library when it runs in Colab (:func:`colab_cell`).
+"""
+
+from __future__ import annotations
+
+import re
+
+PAGES_BRANCH = "gh-pages"
+
+
+def colab_cell(repo_url: str, branch: str) -> dict:
+    """A notebook cell, hidden in the book's pages, that installs normbook in Colab."""
+    source = (
+        "# In Google Colab, install this book's library (normbook) from its repository first.\n"
+        "import sys\n\n"
+        'if "google.colab" in sys.modules:\n'
+        f'    %pip install --quiet "normbook @ git+{repo_url.rstrip("/")}.git@{branch}"'
+    )
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "normbook-colab-install",
+        "metadata": {"tags": ["remove-cell"]},
+        "outputs": [],
+        "source": source,
+    }
+
+
+def _launch_needs_repository(app, config) -> None:
+    """Without a repository the theme cannot build launch links (and fails): no buttons."""
+    options = config.html_theme_options
+    if not options.get("repository_url"):
+        options.pop("launch_buttons", None)
+
+
+def retarget(url: str, text: str, pages_branch: str) -> str:
+    """The launch link of one button, pointed at a file the repository (or site) holds."""
+    if text == "Binder":
+        return re.sub(r"(urlpath=[^&]*?)\.ipynb$", r"\1.py", url)
+    if text == "Colab":
+        return re.sub(r"/blob/[^/]+/(.*\.ipynb)$", rf"/blob/{pages_branch}/_sources/\1", url)
+    return url
+
+
+def _retarget_buttons(app, pagename, templatename, context, doctree) -> None:
+    for group in context.get("header_buttons", []):
+        if group.get("label") != "launch-buttons":
+            continue
+        for button in group["buttons"]:
+            if "url" in button:
+                button["url"] = retarget(
+                    button["url"], button["text"], app.config.normbook_pages_branch
+                )
+
+
+def setup(app):
+    app.add_config_value("normbook_pages_branch", PAGES_BRANCH, "html")
+    app.connect("config-inited", _launch_needs_repository, priority=900)
+    app.connect("html-page-context", _retarget_buttons, priority=600)  # after the theme's 501
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
