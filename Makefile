@@ -7,6 +7,7 @@ BUILD := $(PY) -m normbook.core.build
 PROFILE ?= cpu
 CHAPTER ?=
 PARAMS ?=
+CHAPTERS ?=
 
 .PHONY: book test unit lint format params smoke chapter clean clean-cache venv benchmark plan
 
@@ -18,9 +19,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e .
 	touch $@
 
-## Execute every chapter at the cpu profile (stale ones only) and build the HTML.
+## Execute every chapter at the cpu profile (stale ones only) and build the HTML
+## (`make book CHAPTERS=a1_localization,a2_mechanism`: only those).
 book: venv
-	$(BUILD) book --profile $(PROFILE)
+	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS))
 	$(PY) -m normbook.core.sitecheck _build/$(PROFILE)/site/_build/html
 
 ## Lint and format gate, parameters cells vs specs, unit tests, every chapter executed at

@@ -14,6 +14,7 @@ def chapter(tmp_path, monkeypatch):
     path = tmp_path / "book" / "a1_localization.py"
     path.write_text(src.read_text())
     monkeypatch.setattr(build, "ROOT", tmp_path)
+    monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "_build"))
     return path
 
 

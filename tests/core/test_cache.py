@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -100,3 +104,86 @@ def test_load_refuses_a_missing_entry():
         cache.load("t", {"a": 1}, (stats,))
     cache.cached("t", {"a": 1}, _compute([]), (stats,))
     assert cache.load("t", {"a": 1}, (stats,)).hit
+
+
+# ------------------------------------------------------------------ two runs at once, disk faults
+
+_RUN = """
+import sys, time
+from pathlib import Path
+import numpy as np
+from normbook.core import cache, stats
+
+role, counter, each = sys.argv[1], Path(sys.argv[2]), sys.argv[3] == "each"
+if role == "second":  # start only once the first run is computing
+    while not counter.exists():
+        time.sleep(0.02)
+
+def compute():
+    with counter.open("a") as f:
+        f.write("x")
+    time.sleep(1.5)
+    return cache.Entry({"v": np.arange(4)})
+
+if each:
+    def missing(idx):
+        for i in idx:
+            yield i, compute()
+    entries = cache.cached_each("t", [{"a": 1}, {"a": 2}], missing, (stats,))
+else:
+    entries = [cache.cached("t", {"a": 1}, compute, (stats,))]
+print([e.hit for e in entries], [e["v"].tolist() for e in entries])
+"""
+
+
+@pytest.mark.parametrize("each", [False, True])
+def test_two_runs_of_one_configuration_compute_it_once(tmp_path, each):
+    counter = tmp_path / "computed"
+    env = {**os.environ, "NORMBOOK_CACHE": str(tmp_path / "cache")}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RUN, role, str(counter), "each" if each else "one"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for role in ("first", "second")
+    ]
+    (out1, err1), (out2, err2) = (r.communicate(timeout=120) for r in runs)
+    assert [r.returncode for r in runs] == [0, 0], err1 + err2
+    n = 2 if each else 1
+    assert counter.read_text() == "x" * n  # computed once, by the first run
+    assert out1.strip() == f"{[False] * n} {[[0, 1, 2, 3]] * n}"
+    assert out2.strip() == f"{[True] * n} {[[0, 1, 2, 3]] * n}"  # the second shares it
+    assert "waiting to share its result" in err2
+
+
+def test_an_unwritable_cache_is_a_one_line_error_before_compute(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")  # a cache "directory" below a file cannot be created
+    monkeypatch.setenv("NORMBOOK_CACHE", str(blocker / "cache"))
+    with pytest.raises(cache.CacheError) as e:
+        cache.check_writable()
+    msg = str(e.value)
+    assert "\n" not in msg and str(blocker / "cache") in msg and "NORMBOOK_CACHE" in msg
+    calls = []
+    with pytest.raises(cache.CacheError, match="NORMBOOK_CACHE"):
+        cache.cached("t", {"a": 1}, _compute(calls), (stats,))
+    assert calls == []  # the lock failed first: nothing computed for nothing
+
+
+def test_a_full_disk_is_a_one_line_error_and_leaves_no_entry(tmp_path, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", full)
+    calls = []
+    with pytest.raises(cache.CacheError) as e:
+        cache.cached("t", {"a": 1}, _compute(calls), (stats,))
+    msg = str(e.value)
+    assert "\n" not in msg and "No space left on device" in msg and "NORMBOOK_CACHE" in msg
+    assert str(cache.cache_root()) in msg and calls == [1]
+    kind = cache.cache_root() / "t"
+    assert not any(p.is_dir() for p in kind.iterdir())  # no entry, no temporary
+    assert not cache.is_cached("t", {"a": 1}, (stats,))

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import http.server
 import io
 import os
 import tarfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -427,3 +429,104 @@ def test_real_offline_data():
     assert x.shape == (10000, 3, 32, 32) and not prov.verified
     assert np.bincount(y, minlength=10).tolist() == [1000] * 10
     assert "{warning}" in datasets.provenance_admonition(prov)
+
+
+# --------------------------------------------------------------------------- a real HTTP server
+
+_REAL_OPEN = datasets._open_url  # captured before the autouse fixture cuts the network
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """Serves ``server.routes[path] = (mode, payload)``: ok, truncated, stall or an HTTP code."""
+
+    def do_GET(self):
+        mode, payload = self.server.routes.get(self.path, (404, b""))
+        if isinstance(mode, int):
+            self.send_error(mode, "test server says no")
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if mode == "ok":
+            self.wfile.write(payload)
+        elif mode == "truncated":
+            self.wfile.write(payload[: len(payload) // 2])
+        elif mode == "stall":
+            self.wfile.write(payload[:10])
+            self.wfile.flush()
+            self.server.release.wait(10)  # bounded: the fixture releases it at teardown
+        self.close_connection = True
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server(monkeypatch):
+    """A local HTTP server on 127.0.0.1 (bounded, stopped after the test); downloads go to it."""
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.daemon_threads, srv.routes, srv.release = True, {}, threading.Event()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    monkeypatch.setattr(datasets, "_open_url", _REAL_OPEN)
+    monkeypatch.setattr(datasets, "DOWNLOAD_TIMEOUT", 1.0)
+    monkeypatch.setattr(datasets, "MNIST_MIRRORS", (f"{base}/mnist/",))
+    monkeypatch.setattr(datasets, "CIFAR10_URL", f"{base}/{datasets.CIFAR10_ARCHIVE}")
+    yield srv
+    srv.release.set()
+    srv.shutdown()
+    srv.server_close()
+    thread.join(5)
+
+
+def _serve_mnist(srv, tmp_path, monkeypatch, mode="ok", wrong_md5=False):
+    src = tmp_path / "src"
+    images, _, md5 = fake_mnist(src, "test")
+    for name, h in md5.items():
+        monkeypatch.setitem(datasets.MNIST_MD5, name, "0" * 32 if wrong_md5 else h)
+        payload = (src / "mnist" / f"{name}.gz").read_bytes()
+        srv.routes[f"/mnist/{name}.gz"] = (mode, payload)
+    return images
+
+
+def test_server_good_transfer_installs_verified_files(server, tmp_path, monkeypatch):
+    images = _serve_mnist(server, tmp_path, monkeypatch)
+    x, _, prov = datasets.load_mnist("test", root=tmp_path / "root", download=True)
+    np.testing.assert_array_equal(x, images)
+    assert prov.verified
+    assert sorted(p.name for p in (tmp_path / "root" / "mnist").iterdir()) == [
+        "t10k-images-idx3-ubyte.gz",
+        "t10k-labels-idx1-ubyte.gz",
+    ]
+
+
+def test_server_good_cifar_archive(server, tmp_path, monkeypatch):
+    arrays, path = fake_cifar(tmp_path / "src")
+    monkeypatch.setattr(datasets, "CIFAR10_MD5", md5_of(path))
+    server.routes[f"/{datasets.CIFAR10_ARCHIVE}"] = ("ok", path.read_bytes())
+    root = tmp_path / "root"
+    x, _, prov = datasets.load_cifar10("test", root=root, download=True, records_per_file=None)
+    np.testing.assert_array_equal(x, arrays["test"][0])
+    assert prov.verified and [p.name for p in (root / "cifar10").iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize(
+    "mode, wrong_md5, says",
+    [
+        ("ok", True, "expected 00000000"),  # a wrong checksum
+        ("truncated", False, "truncated transfer"),
+        (503, False, "HTTP Error 503"),
+        ("stall", False, "stalled"),
+    ],
+)
+def test_server_failures_leave_nothing_and_say_how_to_fix(
+    server, tmp_path, monkeypatch, mode, wrong_md5, says
+):
+    _serve_mnist(server, tmp_path, monkeypatch, mode, wrong_md5)
+    root = tmp_path / "root"
+    with pytest.raises(datasets.DataError) as e:
+        datasets.load_mnist("test", root=root, download=True)
+    msg = str(e.value)
+    assert says in msg and "NORMBOOK_DATA" in msg and "Place the files there" in msg, msg
+    assert list((root / "mnist").iterdir()) == []  # no partial or unverified file

@@ -13,14 +13,18 @@ edit to one paper's code never re-executes the other paper's chapters.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import logging
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -40,7 +44,23 @@ class BuildError(RuntimeError):
 
 
 def build_dir(profile: str) -> Path:
-    return ROOT / "_build" / profile
+    return cache.build_root() / profile
+
+
+@contextmanager
+def build_lock(profile: str) -> Iterator[None]:
+    """One build per profile at a time: a second run waits (and says so), then finds the first
+    one's chapters up to date. An OS file lock, released when its process dies."""
+    folder = build_dir(profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"[wait] another build of profile {profile} is running in {folder}; waiting "
+                  f"for it to finish", file=sys.stderr, flush=True)  # fmt: skip
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def html_dir(profile: str) -> Path:
@@ -161,6 +181,7 @@ def execute(
         "language": "python",
     }
     src = out_dir / f".{path.stem}.source.ipynb"
+    running = out_dir / f".{path.stem}.running.ipynb"  # renamed to `out` once it has finished
     nbformat.write(nb, src)
     params = {"profile": profile, **overrides}
     print(f"[execute] {path.relative_to(ROOT)} profile={profile} overrides={overrides}", flush=True)
@@ -168,7 +189,7 @@ def execute(
     try:
         pm.execute_notebook(
             str(src),
-            str(out),
+            str(running),
             parameters=params,
             kernel_name="python3",
             cwd=str(path.parent),
@@ -176,6 +197,7 @@ def execute(
             log_output=True,
         )
     except pm.PapermillExecutionError as exc:
+        os.replace(running, out)  # for the reader of the error below; it has no stamp
         tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(exc.traceback[-6:]))
         raise BuildError(
             f"{path.relative_to(ROOT)} failed in cell {exc.exec_count}: "
@@ -186,13 +208,23 @@ def execute(
     finally:
         src.unlink(missing_ok=True)
     seconds = time.perf_counter() - t0
-    stamp_file.write_text(key)
+    os.replace(running, out)
+    _write_atomic(stamp_file, key)
     print(f"[done] {path.relative_to(ROOT)} in {seconds:.1f} s", flush=True)
     return out, seconds
 
 
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def _executed(path: Path, profile: str) -> bool:
-    return (build_dir(profile) / "executed" / path.relative_to(ROOT).with_suffix(".ipynb")).exists()
+    """Whether the chapter has a finished execution at ``profile`` (notebook and stamp: a run
+    that was killed or failed leaves no stamp)."""
+    nb = build_dir(profile) / "executed" / path.relative_to(ROOT).with_suffix(".ipynb")
+    return nb.exists() and nb.with_suffix(".stamp").exists()
 
 
 def _copy_if_changed(src: Path, dst: Path, content: bytes | None = None) -> None:
@@ -249,7 +281,7 @@ def assemble_site(profile: str, partial: bool = False) -> Path:
     for ch in chapters():
         rel = ch.relative_to(ROOT).with_suffix(".ipynb")
         nb = build_dir(profile) / "executed" / rel
-        if not nb.exists():
+        if not _executed(ch, profile):
             if not partial:
                 raise BuildError(
                     f"{ch.relative_to(ROOT)} has not been executed for profile {profile}"
@@ -291,17 +323,32 @@ def dry_run(resolved: dict) -> None:
     print(plan.report(resolved), flush=True)
 
 
-def cmd_book(args) -> None:
+def selected(names: str | None) -> list[Path]:
+    """The chapters named (comma-separated stems, in TOC order), or all of them."""
     chs = chapters()
+    if not names:
+        return chs
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = sorted(set(wanted) - {c.stem for c in chs})
+    if unknown:
+        raise BuildError(
+            f"unknown chapter {unknown[0]!r}; chapters: {', '.join(c.stem for c in chs)}"
+        )
+    return [c for c in chs if c.stem in wanted]
+
+
+def cmd_book(args) -> None:
+    chs = selected(args.chapters)
     resolved = {ch.stem: spec_for(ch).resolve(args.profile) for ch in chs}  # before any compute
     if args.dry_run:
         return dry_run(resolved)
-    timings = {}
-    for ch in chs:
-        _, secs = execute(ch, args.profile, {}, force=args.force)
-        timings[ch.stem] = secs
-    (build_dir(args.profile) / "timings.json").write_text(json.dumps(timings, indent=1))
-    render(args.profile, strict=args.strict)
+    with build_lock(args.profile):
+        timings = {}
+        for ch in chs:
+            _, secs = execute(ch, args.profile, {}, force=args.force)
+            timings[ch.stem] = secs
+        _write_atomic(build_dir(args.profile) / "timings.json", json.dumps(timings, indent=1))
+        render(args.profile, strict=args.strict, partial=bool(args.chapters))
 
 
 def cmd_chapter(args) -> None:
@@ -316,12 +363,13 @@ def cmd_chapter(args) -> None:
     P = spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
     if args.dry_run:
         return dry_run({path.stem: P})
-    nb, _ = execute(path, profile, overrides, force=True)
-    print(f"[notebook] {nb}", flush=True)
-    for other in chapters():  # pages built from every chapter's results (the claims ledger)
-        if other != path and spec_for(other).reads_ledger and _executed(other, profile):
-            execute(other, profile, {})
-    render(profile, partial=True)  # chapters never executed at this profile are left out
+    with build_lock(profile):
+        nb, _ = execute(path, profile, overrides, force=True)
+        print(f"[notebook] {nb}", flush=True)
+        for other in chapters():  # pages built from every chapter's results (the claims ledger)
+            if other != path and spec_for(other).reads_ledger and _executed(other, profile):
+                execute(other, profile, {})
+        render(profile, partial=True)  # chapters never executed at this profile are left out
 
 
 def parameters_cell(path: Path):
@@ -397,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--profile", default="cpu", choices=PROFILES)
     b.add_argument("--strict", action="store_true", help="warnings are errors (-W)")
     b.add_argument("--force", action="store_true", help="re-execute every chapter")
+    b.add_argument("--chapters", help="only these chapters (comma-separated, e.g. a1_localization)")
     dry = "print each chapter's planned FLOPs and estimated GPU time; run nothing"
     b.add_argument("--dry-run", action="store_true", help=dry)
     c = sub.add_parser("chapter", help="re-execute one chapter with new parameters")

@@ -2,7 +2,10 @@
 
 An entry is a directory ``<root>/<kind>/<key>/`` holding ``meta.json``, ``arrays.npz``
 and (optionally) ``tensors.pt``. It is written under a temporary name and renamed into
-place, so a killed run never leaves a half-written entry behind.
+place, so a killed run never leaves a half-written entry behind. A run computing an entry
+holds a lock on it (``.locks/<kind>/<key>.lock``, an OS file lock that dies with its
+process), so two runs that need the same entry compute it once: the second waits, then reads
+the first one's result.
 
     python -m normbook.core.cache info     # what is cached, and how much
     python -m normbook.core.cache clear    # delete every entry
@@ -10,6 +13,7 @@ place, so a killed run never leaves a half-written entry behind.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import inspect
 import json
@@ -18,7 +22,8 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +41,11 @@ class CacheError(RuntimeError):
 
 def cache_root() -> Path:
     return Path(os.environ.get("NORMBOOK_CACHE", REPO_ROOT / ".cache" / "normbook"))
+
+
+def build_root() -> Path:
+    """Where executed notebooks, stamps, claims ledgers and sites go (``NORMBOOK_BUILD_DIR``)."""
+    return Path(os.environ.get("NORMBOOK_BUILD_DIR", REPO_ROOT / "_build"))
 
 
 def code_hash(*modules: ModuleType) -> str:
@@ -73,13 +83,63 @@ class Entry(dict):
         self.hit = hit
 
 
+def _unwritable(where: Path, exc: OSError) -> CacheError:
+    return CacheError(
+        f"cannot write the experiment cache at {where} ({exc.strerror or exc}); free space "
+        f"there or set NORMBOOK_CACHE to a writable directory"
+    )
+
+
+def check_writable(root: Path | None = None) -> None:
+    """A one-line CacheError now, before any compute, if the cache cannot be written."""
+    root = root or cache_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=root):
+            pass
+    except OSError as exc:
+        raise _unwritable(root, exc) from None
+
+
+@contextmanager
+def _locked(paths: Iterable[Path]) -> Iterator[None]:
+    """Exclusive locks on these entries, taken in sorted order (two runs never deadlock); a run
+    that has to wait says so once."""
+    held = []
+    try:
+        for path in sorted(set(paths)):
+            lock = path.parent.parent / ".locks" / path.parent.name / f"{path.name}.lock"
+            try:
+                lock.parent.mkdir(parents=True, exist_ok=True)
+                f = open(lock, "a")  # noqa: SIM115 - held until the finally below
+            except OSError as exc:
+                raise _unwritable(path.parent.parent, exc) from None
+            held.append(f)
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"[cache] another run is computing {path.parent.name}/{path.name}; "
+                      f"waiting to share its result", file=sys.stderr, flush=True)  # fmt: skip
+                fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+    finally:
+        for f in held:
+            f.close()  # releases its lock
+
+
 def _write(path: Path, entry: Entry, meta: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+    except OSError as exc:
+        raise _unwritable(path.parent.parent, exc) from None
     try:
         np.savez(tmp / "arrays.npz", **dict(entry))
         if entry.tensors:
-            torch.save(entry.tensors, tmp / "tensors.pt")
+            try:
+                torch.save(entry.tensors, tmp / "tensors.pt")
+            except RuntimeError as exc:  # torch reports a failed write (a full disk) this way
+                raise OSError(str(exc)) from exc
         (tmp / "meta.json").write_text(json.dumps(_jsonable(meta), indent=1))
         try:
             os.rename(tmp, path)  # atomic on one filesystem
@@ -87,6 +147,9 @@ def _write(path: Path, entry: Entry, meta: dict) -> None:
             if not (path / "meta.json").exists():
                 raise
             shutil.rmtree(tmp)  # a concurrent run wrote the same entry first
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _unwritable(path.parent.parent, exc) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -143,6 +206,13 @@ def cached(
     path = (root or cache_root()) / kind / key
     if (path / "meta.json").exists():
         return _read(path)
+    with _locked([path]):
+        if (path / "meta.json").exists():  # computed by another run while this one waited
+            return _read(path)
+        return _compute(path, kind, key, config, code, compute)
+
+
+def _compute(path, kind, key, config, code, compute) -> Entry:
     t0 = time.perf_counter()
     entry = compute()
     meta = {
@@ -184,9 +254,14 @@ def cached_each(
     """
     missing = [i for i, k in enumerate(keys) if not is_cached(kind, k, modules)]
     fresh = {}
-    for i, entry in compute_missing(missing) if missing else ():
-        fresh[i] = cached(kind, keys[i], lambda e=entry: e, modules)
-        fresh[i].hit = False  # computed by this run (an identical key may have been written)
+    if missing:
+        with _locked(entry_path(kind, keys[i], modules) for i in missing):
+            # another run may have computed some while this one waited: share those
+            missing = [i for i in missing if not is_cached(kind, keys[i], modules)]
+            for i, entry in compute_missing(missing) if missing else ():
+                path = entry_path(kind, keys[i], modules)
+                code = code_hash(*modules)
+                fresh[i] = _compute(path, kind, path.name, keys[i], code, lambda e=entry: e)
     return [fresh[i] if i in fresh else load(kind, k, modules) for i, k in enumerate(keys)]
 
 
@@ -195,7 +270,7 @@ def info(root: Path | None = None) -> dict[str, tuple[int, int]]:
     root = root or cache_root()
     out = {}
     if root.exists():
-        for kind in sorted(p for p in root.iterdir() if p.is_dir()):
+        for kind in sorted(p for p in root.iterdir() if p.is_dir() and p.name != ".locks"):
             entries = [p for p in kind.iterdir() if (p / "meta.json").exists()]
             size = sum(f.stat().st_size for p in entries for f in p.iterdir())
             out[kind.name] = (len(entries), size)

@@ -23,7 +23,7 @@ FORMAT = 1  # bump when the record's fields change
 
 def ledger_dir(profile: str) -> Path:
     """Where the chapters executed at ``profile`` record their claims (beside their notebooks)."""
-    return cache.REPO_ROOT / "_build" / profile / "ledger"
+    return cache.build_root() / profile / "ledger"
 
 
 def _number(v):

@@ -8,6 +8,8 @@ profile plus overrides into a validated :class:`Params`, or raises
 
 from __future__ import annotations
 
+import difflib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,9 +90,12 @@ class Param:
             if isinstance(v, bool):
                 self._fail(orig)
             try:
-                return float(v)
-            except (TypeError, ValueError):
+                v = float(v)
+            except (TypeError, ValueError, OverflowError):
                 self._fail(orig)
+            if not math.isfinite(v):  # nan passes every range check
+                self._fail(orig)
+            return v
         if typ is str:
             if not isinstance(v, str):
                 self._fail(orig)
@@ -143,8 +148,10 @@ class Spec:
         for p in self.params:
             if p.name == name:
                 return p
+        close = difflib.get_close_matches(str(name), ["profile", *self.names], n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
         raise ParameterError(
-            f"unknown parameter '{name}' for chapter {self.chapter}; "
+            f"unknown parameter {str(name)!r} for chapter {self.chapter}; {hint}"
             f"valid: profile, {', '.join(self.names)}"
         )
 

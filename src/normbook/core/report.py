@@ -162,6 +162,7 @@ def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
     """Validate the parameters cell (and papermill's injection) before any compute."""
     global _CURRENT
     params = spec.from_namespace(namespace)
+    cache.check_writable()  # a read-only or missing cache directory fails now, not after training
     _sharp_figures()
     run = _CURRENT = Run(spec, params)
     ledger.forget(spec.chapter, params.profile)  # a failed run must not leave old verdicts

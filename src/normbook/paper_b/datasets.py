@@ -274,13 +274,18 @@ def _enforce(check: FileCheck, dataset: str, allow: bool, fix_url: str) -> None:
 # --------------------------------------------------------------------------- download
 
 
-def _open_url(url: str, timeout: float = 60.0):
+# Seconds without a byte before a download counts as stalled (a socket timeout).
+DOWNLOAD_TIMEOUT = 60.0
+
+
+def _open_url(url: str, timeout: float | None = None):
     # Indirection so tests can replace the network with a local stub.
-    return urllib.request.urlopen(url, timeout=timeout)
+    return urllib.request.urlopen(url, timeout=timeout or DOWNLOAD_TIMEOUT)
 
 
 def _download(url: str, dest: Path, verify: Callable[[Path], None]) -> None:
-    """Fetch ``url`` to ``dest`` atomically; ``verify(tmp)`` must pass before the rename."""
+    """Fetch ``url`` to ``dest`` atomically; ``verify(tmp)`` must pass before the rename.
+    A stalled, truncated or failed transfer leaves nothing behind."""
     from tqdm.auto import tqdm
 
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -289,18 +294,19 @@ def _download(url: str, dest: Path, verify: Callable[[Path], None]) -> None:
     try:
         with os.fdopen(fd, "wb") as out, _open_url(url) as resp:
             total = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
-            with tqdm(
-                total=int(total) if total else None,
-                unit="B",
-                unit_scale=True,
-                desc=dest.name,
-                leave=False,
-            ) as bar:
+            total = int(total) if total else None
+            got = 0
+            with tqdm(total=total, unit="B", unit_scale=True, desc=dest.name, leave=False) as bar:
                 while chunk := resp.read(1 << 20):
                     out.write(chunk)
+                    got += len(chunk)
                     bar.update(len(chunk))
+        if total is not None and got != total:
+            raise DataError(f"truncated transfer: {got:,} of {total:,} bytes")
         verify(tmp)
         os.replace(tmp, dest)
+    except TimeoutError as exc:
+        raise DataError(f"stalled: no data for {DOWNLOAD_TIMEOUT:g} s ({exc})") from exc
     finally:
         tmp.unlink(missing_ok=True)
 
