@@ -8,8 +8,12 @@ PROFILE ?= cpu
 CHAPTER ?=
 PARAMS ?=
 CHAPTERS ?=
+GRID ?=
+GRID_FILE ?=
+WORKERS ?=
+SCHEDULER ?=
 
-.PHONY: book test unit lint format params smoke chapter clean clean-cache venv benchmark plan
+.PHONY: book test unit lint format params smoke chapter sweep clean clean-cache venv benchmark plan
 
 venv: $(VENV)/.installed
 
@@ -57,6 +61,13 @@ smoke: venv
 chapter: venv
 	@test -n "$(CHAPTER)" || { echo "error: set CHAPTER=book/<chapter>.py"; exit 2; }
 	$(BUILD) chapter $(CHAPTER) --profile $(PROFILE) $(PARAMS)
+
+## A chapter over a parameter grid, on Dask (a local cluster, one worker per core, or
+## SCHEDULER=tcp://host:8786), and a sweep page in the book:
+##   make sweep CHAPTER=book/a3_which_norms.py GRID='-p group_counts 1,2,4,8,16,32'
+##   make sweep GRID_FILE=grid.yml
+sweep: venv
+	$(PY) -m normbook.core.sweep $(if $(GRID_FILE),--grid $(GRID_FILE),$(CHAPTER) --profile $(PROFILE) $(GRID)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 ## Training throughput of chapter A1's networks against this machine's matmul peak.
 benchmark: venv

@@ -362,7 +362,7 @@ report.show_verdicts("a4d", rows, section="a4-decay")
 # :label: a4-ex-circular
 # Networks trained with circular padding never see a boundary. Predict their interior
 # fraction after four times the training,
-# `make chapter CHAPTER=book/a4_stress.py PARAMS='-p circular_steps 6000'`.
+# `make chapter CHAPTER=book/a4_stress.py PARAMS='-p circular_steps 5000'`.
 # :::
 #
 # :::{solution} a4-ex-circular

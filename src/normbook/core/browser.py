@@ -6,7 +6,8 @@ a reader would see broken.
 Per page, at a 1280-px-wide window: console errors (a script that failed, a resource that did
 not load), raw TeX delimiters left in the visible text (math that did not render), internal
 links to a missing file or anchor, images that did not load, and a horizontal scrollbar on the
-page body. One screenshot per page goes to ``<html>/../screenshots/``. Needs Debian's
+page body; then at 400 px (a phone), a horizontal scrollbar again. Two screenshots per page
+(``<page>.png``, ``<page>.phone.png``) go to ``<html>/../screenshots/``. Needs Debian's
 ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them when missing) and selenium.
 """
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 WIDTH, HEIGHT = 1280, 1000
+PHONE = 400  # a phone's width: the page must still fit it, with no sideways scrolling
 CHROMIUM, DRIVER = "chromium", "chromedriver"
 # \( ... \) and \[ ... \] (MathJax's delimiters) or $$ left in the text a reader sees
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$")
@@ -79,7 +81,7 @@ def _driver():
     return webdriver.Chrome(service=Service(shutil.which(DRIVER) or DRIVER), options=opts)
 
 
-_STATE = """
+_STATE = r"""
 const body = document.body, root = document.documentElement;
 return {
   text: body ? body.innerText : "",
@@ -87,8 +89,27 @@ return {
   images: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))
                 .map(i => i.getAttribute("src")),
   overflow: Math.max(root.scrollWidth, body ? body.scrollWidth : 0) - root.clientWidth,
+  widest: widest(),
   mathjax: !!window.MathJax,
 };
+function widest() {
+  // the element that sticks out furthest on the right, outside any scrolling box
+  const limit = document.documentElement.clientWidth + 1;
+  let worst = null, right = limit;
+  for (const el of document.body ? document.body.querySelectorAll("*") : []) {
+    const r = el.getBoundingClientRect();
+    if (r.right <= right || r.width === 0 || getComputedStyle(el).position === "fixed") continue;
+    let clipped = false;
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      if (getComputedStyle(p).overflowX !== "visible") { clipped = true; break; }
+    }
+    if (!clipped) { worst = el; right = r.right; }
+  }
+  if (!worst) return "";
+  const cls = typeof worst.className === "string" && worst.className ? "." +
+      worst.className.trim().split(/\s+/).join(".") : "";
+  return worst.tagName.toLowerCase() + cls;
+}
 """
 
 
@@ -111,12 +132,20 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     report.problems += [f"raw TeX in the text: ...{s}..." for s in raw_tex(state["text"])]
     report.problems += broken_links(page, state["hrefs"], root)
     report.problems += [f"image did not load: {src}" for src in state["images"]]
-    if state["overflow"] > 1:
-        report.problems.append(
-            f"horizontal scrollbar at {WIDTH} px: the page is {state['overflow']} px too wide"
-        )
     shots.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(shots / (rel.replace("/", "__").removesuffix(".html") + ".png")))
+    name = rel.replace("/", "__").removesuffix(".html")
+    for width in (WIDTH, PHONE):
+        if width != WIDTH:
+            driver.set_window_size(width, HEIGHT)
+            time.sleep(0.3)  # let the theme re-lay the page out
+            state = driver.execute_script(_STATE)
+        if state["overflow"] > 1:
+            report.problems.append(
+                f"horizontal scrollbar at {width} px: the page is {state['overflow']} px too "
+                f"wide (widest: {state['widest'] or '?'})"
+            )
+        driver.save_screenshot(str(shots / f"{name}{'' if width == WIDTH else '.phone'}.png"))
+    driver.set_window_size(WIDTH, HEIGHT)
     return report
 
 
@@ -153,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in bad:
         for p in r.problems:
             print(f"[browser] {r.page}: {p}", file=sys.stderr)
-    print(f"[browser] {len(reports)} pages opened in Chromium at {WIDTH} px, "
+    print(f"[browser] {len(reports)} pages opened in Chromium at {WIDTH} and {PHONE} px, "
           f"{len(bad)} with problems; screenshots in "
           f"{Path(args[0]).resolve().parent / 'screenshots'}", flush=True)  # fmt: skip
     return 1 if bad else 0

@@ -214,6 +214,23 @@ def execute(
     return out, seconds
 
 
+def glued_values(notebook: Path) -> dict[str, str]:
+    """The text of every value an executed notebook glues (myst-nb ``glue``), figures left
+    out: {name: text}."""
+    out = {}
+    for cell in json.loads(Path(notebook).read_text())["cells"]:
+        for o in cell.get("outputs", []):
+            meta = o.get("metadata", {}).get("scrapbook")
+            data = o.get("data", {})
+            if not meta or any("image" in k for k in data):
+                continue
+            text = data.get(meta.get("mime_prefix", "") + "text/plain", data.get("text/plain"))
+            if text is not None:
+                text = "".join(text) if isinstance(text, list) else text
+                out[meta["name"]] = text.strip().strip("'\"")
+    return out
+
+
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
@@ -258,8 +275,9 @@ def site_notebook(nb: Path) -> bytes | None:
     return (json.dumps(notebook, indent=1, ensure_ascii=False) + "\n").encode()
 
 
-def _toc_without(missing: set[str]) -> str:
-    """The TOC minus chapters that have not been executed (for a one-chapter rebuild)."""
+def _toc_without(missing: set[str], sweeps: list[str] = ()) -> str:
+    """The TOC minus chapters that have not been executed (for a one-chapter rebuild), plus a
+    part listing the sweep pages (:mod:`normbook.core.sweep`), if any."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
 
     def keep(entries):
@@ -268,6 +286,8 @@ def _toc_without(missing: set[str]) -> str:
     for part in toc.get("parts", []):
         part["chapters"] = keep(part.get("chapters"))
     toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
+    if sweeps:
+        toc["parts"].append({"caption": "Sweeps", "chapters": [{"file": f} for f in sweeps]})
     return yaml.safe_dump(toc, sort_keys=False)
 
 
@@ -293,13 +313,29 @@ def assemble_site(profile: str, partial: bool = False) -> Path:
     for name in ("_config.yml", "references.bib"):
         if (ROOT / name).exists():
             _copy_if_changed(ROOT / name, site / name)
-    toc = _toc_without(missing)
+    toc = _toc_without(missing, [f"sweeps/{p.parent.name}/page" for p in _sweep_pages(profile)])
     if not (site / "_toc.yml").exists() or (site / "_toc.yml").read_text() != toc:
         (site / "_toc.yml").write_text(toc)
     for f in BOOK.rglob("*"):
         if f.is_file() and f.suffix in STATIC_SUFFIXES:
             _copy_if_changed(f, site / f.relative_to(ROOT))
+    _copy_sweeps(profile, site)
     return site
+
+
+def _sweep_pages(profile: str) -> list[Path]:
+    return sorted((build_dir(profile) / "sweeps").glob("*/page.md"))
+
+
+def _copy_sweeps(profile: str, site: Path) -> None:
+    """Each sweep's page, figures and point notebooks (for download) into ``site/sweeps``."""
+    for page in _sweep_pages(profile):
+        dest = site / "sweeps" / page.parent.name
+        for f in page.parent.glob("*"):
+            if f.suffix in (".md", ".png"):
+                _copy_if_changed(f, dest / f.name)
+        for nb in page.parent.glob(f"points/*/{profile}/executed/book/*.ipynb"):
+            _copy_if_changed(nb, dest / "points" / nb.parents[3].name / nb.name)
 
 
 def render(profile: str, strict: bool = False, partial: bool = False) -> Path:

@@ -7,22 +7,28 @@ explain, per depth, from :mod:`normbook.paper_a.multihop` for the chapter's kern
 from __future__ import annotations
 
 import matplotlib.patches as mpatches
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
-from ..core.figures import canvas
 from .figures import hop_curves
 
 _NOISE, _PAD, _SHARED = "0.55", "white", "#E69F00"
 
 
+# Text of the schematic at 12 pt: 16-17 px, the body text's size, when the figure is shown at
+# its own width (6.5 in, about 660 px at 100 dpi), which fits the book's text column.
+_FS = 12
+
+
 def one_hop(
-    ax, n_cells: int = 26, radius: int = 4, i: int = 3, gap: int = 6, seed: int = 0
+    ax, n_cells: int = 18, radius: int = 3, i: int = 2, gap: int = 4, seed: int = 0
 ) -> None:
     """Schematic of one hop: index i sees the padding; index j's receptive field overlaps i's;
     the normalization statistics pool every position and are broadcast back to every position."""
     rng = np.random.default_rng(seed)
     j = i + gap
-    y_in, y_act, y_stat = 0.0, 3.0, 5.2
+    y_in, y_act, y_stat = 0.0, 3.6, 6.0
     pad = 2
     # input row: padding cells then noise cells
     for c in range(-pad, n_cells):
@@ -43,13 +49,13 @@ def one_hop(
                 lw=2.0 if shared else 0.6,
             )
         )
-    ax.text(-pad - 0.3, y_in + 0.45, "input\n(noise)", ha="right", va="center", fontsize=8)
-    ax.text(-1.1, y_in - 0.45, "zero\npadding", ha="center", va="top", fontsize=7)
+    ax.text(-pad - 0.4, y_in + 0.45, "input", ha="right", va="center", fontsize=_FS)
+    ax.text(-pad, y_in - 0.3, "zero padding", ha="left", va="top", fontsize=_FS)
     # activation row at depth d
     for c in range(n_cells):
         col = "#D55E00" if c == i else "#0072B2" if c == j else "0.9"
         ax.add_patch(mpatches.Rectangle((c, y_act), 0.9, 0.9, fc=col, ec="0.3", lw=0.6))
-    ax.text(-pad - 0.3, y_act + 0.45, "depth d", ha="right", va="center", fontsize=8)
+    ax.text(-pad - 0.4, y_act + 0.45, "depth d", ha="right", va="center", fontsize=_FS)
     # receptive fields of i and j
     for idx, col in ((i, "#D55E00"), (j, "#0072B2")):
         lo, hi = idx - radius, idx + radius + 0.9
@@ -58,64 +64,57 @@ def one_hop(
         )
         ax.plot([idx + 0.45, lo], [y_act, y_in + 0.95], color=col, lw=1)
         ax.plot([idx + 0.45, hi], [y_act, y_in + 0.95], color=col, lw=1)
-    ax.text(i + 0.45, y_act + 1.05, "i", color="#D55E00", ha="center", fontsize=10, weight="bold")
-    ax.text(j + 0.45, y_act + 1.05, "j", color="#0072B2", ha="center", fontsize=10, weight="bold")
+    for idx, name, col in ((i, "i", "#D55E00"), (j, "j", "#0072B2")):
+        ax.text(idx + 0.45, y_act + 1.1, name, color=col, ha="center", fontsize=_FS + 2,
+                weight="bold")  # fmt: skip
     lo_shared, hi_shared = j - radius, i + radius + 0.9
     ax.annotate(
         "shared noise patch",
         xy=((lo_shared + hi_shared) / 2, y_in - 0.05),
-        xytext=((lo_shared + hi_shared) / 2 + 5, y_in - 1.1),
-        fontsize=8,
-        color=_SHARED,
+        xytext=(hi_shared + 2.5, y_in - 1.0),
+        fontsize=_FS,
+        color="#B07800",  # the patch's orange, darkened to be legible as text
         arrowprops=dict(arrowstyle="->", color=_SHARED),
         ha="left",
         va="center",
     )
     # normalization statistics: gather from every position, broadcast to every position
-    box_x0, box_x1 = n_cells * 0.24, n_cells * 0.8
+    box_x0, box_x1 = n_cells * 0.04, n_cells * 0.64
     ax.add_patch(
         mpatches.FancyBboxPatch(
             (box_x0, y_stat),
             box_x1 - box_x0,
-            0.9,
+            1.5,
             boxstyle="round,pad=0.15",
             fc="#fff2cc",
             ec="0.3",
-        )
+        )  # fmt: skip
     )
     ax.text(
         (box_x0 + box_x1) / 2,
-        y_stat + 0.45,
-        r"norm statistics $\mu_c,\ \sigma_c$ (pooled over all positions)",
+        y_stat + 0.75,
+        "norm statistics $\\mu_c,\\ \\sigma_c$,\npooled over all positions",
         ha="center",
         va="center",
-        fontsize=8,
+        fontsize=_FS,
     )
-    for c in range(0, n_cells, 3):
+    for c in range(0, n_cells, 2):
         ax.annotate(
             "",
-            xy=((box_x0 + box_x1) / 2 + (c - n_cells / 2) * 0.25, y_stat - 0.05),
+            xy=((box_x0 + box_x1) / 2 + (c - n_cells / 2) * 0.3, y_stat - 0.05),
             xytext=(c + 0.45, y_act + 0.95),
             arrowprops=dict(arrowstyle="->", color="0.6", lw=0.6, shrinkA=0, shrinkB=0),
         )
     ax.annotate(
         "",
         xy=(n_cells - 1, y_act + 0.95),
-        xytext=(box_x1, y_stat + 0.45),
+        xytext=(box_x1 + 0.2, y_stat + 0.75),
         arrowprops=dict(arrowstyle="->", color="k", lw=1.2, connectionstyle="arc3,rad=-0.3"),
     )
-    ax.text(n_cells - 0.5, y_stat + 0.2, "broadcast back\nto every index", fontsize=8, ha="right")
-    ax.text(
-        -pad - 3.3,
-        y_in - 2.0,
-        "i sees the padding, so it knows where it is; its activation shifts the pooled "
-        "statistics.\nj shares part of i's input, so after normalization j can read i's "
-        "shift back out:\nposition travels R + 2R = 3R from the end in one hop.",
-        fontsize=8,
-        va="top",
-    )
-    ax.set_xlim(-pad - 3.5, n_cells + 0.5)
-    ax.set_ylim(y_in - 4.4, y_stat + 1.3)
+    ax.text(n_cells + 0.5, y_stat + 0.75, "broadcast\nback to\nevery index", fontsize=_FS,
+            ha="right", va="bottom")  # fmt: skip
+    ax.set_xlim(-pad - 5.5, n_cells + 0.5)
+    ax.set_ylim(y_in - 1.8, y_stat + 2.0)
     ax.set_aspect("equal")
     ax.axis("off")
 
@@ -130,16 +129,21 @@ def hop_reach(ax, kernel: int, depth: int, seq_len: int, factor: float = 3.0) ->
     ax.axvline((seq_len - 1) / 2, color="0.5", lw=0.8, ls=":")
     ax.set_xlim(0, seq_len - 1)
     ax.set_ylim(0.5, depth + 0.5)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("index i")
     ax.set_ylabel("depth")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncols=1)
+    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=_FS - 1, ncols=1)
 
 
 def mechanism(kernel: int, depth: int, seq_len: int, factor: float = 3.0):
-    """Fig. 2: (a) one hop through the normalization statistics; (b) the reach per depth."""
-    fig, axes = canvas(ncols=2, width=6, height=4.4, gridspec_kw=dict(width_ratios=[1.6, 1]))
-    one_hop(axes[0, 0])
-    hop_reach(axes[0, 1], kernel, depth, seq_len, factor)
-    axes[0, 0].set_title("(a) one hop through the normalization statistics")
-    axes[0, 1].set_title(f"(b) reach per depth (k = {kernel}, l = {seq_len})")
+    """Fig. 2: (a) one hop through the normalization statistics; (b) the reach per depth.
+    The panels are stacked, so the figure is as wide as the text column and its text is read at
+    body-text size."""
+    fig = plt.figure(figsize=(6.5, 6.2), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1, 1])  # laid out independently
+    a, b = top.subplots(), bottom.subplots()
+    one_hop(a)
+    hop_reach(b, kernel, depth, seq_len, factor)
+    a.set_title("(a) one hop through the normalization statistics", fontsize=_FS + 1)
+    b.set_title(f"(b) reach per depth (k = {kernel}, l = {seq_len})", fontsize=_FS + 1)
     return fig
