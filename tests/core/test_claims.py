@@ -21,6 +21,13 @@ def test_signflip_p_is_exact():
     assert t.p == pytest.approx(3 / 32)
 
 
+def test_signflip_of_one_seed_is_exact_and_never_significant():
+    up, down = (claims.paired_signflip([x], [0], null="zero") for x in (2.0, -2.0))
+    assert (up.p, down.p, up.min_p) == (0.5, 1.0, 0.5) and not up.significant()
+    assert claims.paired_signflip([2.0], [0], "zero", alternative="less").p == 1.0
+    assert np.isnan(up.low) and np.isnan(up.high)  # no spread to estimate from one seed
+
+
 def test_signflip_interval_is_students_t():
     x, y = np.array([0.3, 0.5, 0.2, 0.6, 0.4]), np.array([0.1, 0.1, 0.0, 0.2, 0.1])
     t = claims.paired_signflip(x, y, null="y")

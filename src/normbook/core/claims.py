@@ -74,6 +74,10 @@ def paired_signflip(x, y, null: str, alternative: str = "greater") -> ClaimTest:
         raise ValueError(f"paired_signflip needs two equal-length 1-D arrays, got {d.shape}")
     if np.all(d == 0):
         p = 1.0
+    elif d.size == 1:  # two equally likely signs (scipy needs two observations)
+        p = {"greater": 0.5 if d[0] > 0 else 1.0, "less": 0.5 if d[0] < 0 else 1.0}.get(
+            alternative, 1.0
+        )
     else:
         p = sps.permutation_test(
             (d,), np.mean, permutation_type="samples", alternative=alternative, n_resamples=np.inf

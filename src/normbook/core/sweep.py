@@ -32,6 +32,8 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,15 +164,21 @@ def run_point(chapter: str, profile: str, overrides: dict, folder: str, cache_di
     return {"status": "done" if seconds is not None else "up to date", "seconds": seconds}
 
 
-def _client(workers: int, scheduler: str | None):
+@contextmanager
+def _client(workers: int, scheduler: str | None) -> Iterator:
+    """A Dask client of the cluster at ``scheduler``, or of a local cluster (closed after)."""
     from distributed import Client, LocalCluster
 
     if scheduler:
-        return Client(scheduler)
-    cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )  # one thread each: a worker runs one point at a time
-    return Client(cluster)
+        with Client(scheduler) as client:
+            yield client
+        return
+    with (
+        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                     dashboard_address=":0") as cluster,  # one point at a time per worker
+        Client(cluster) as client,
+    ):  # fmt: skip
+        yield client
 
 
 def plan(grid: Grid) -> tuple[list[Point], list[tuple[Point, dict]]]:
@@ -199,13 +207,15 @@ def run(grid: Grid, workers: int = 1, scheduler: str | None = None) -> list[Poin
 
     points, todo = plan(grid)
     cache_dir = str(cache.cache_root().resolve())
+    if not todo:
+        return points
     with _client(workers, scheduler) as client:
         futures = {
             client.submit(run_point, str(grid.chapter), grid.profile, overrides,
                           str(point_dir(grid, p.index).resolve()), cache_dir, pure=False): p
             for p, overrides in todo
         }  # fmt: skip
-        failed = 0
+        failed = len(points) - len(todo)  # the invalid ones
         bar = progress(total=len(points), desc=f"sweep {grid.name}")
         bar.update(len(points) - len(todo))
         for fut in as_completed(futures):

@@ -38,15 +38,6 @@ def _curve_inside_budget(P) -> str | None:
     return None
 
 
-def _two_seeds(P) -> str | None:
-    if len(set(P.seeds)) < 2:
-        return (
-            f"parameter 'seeds': at least two distinct seeds (the verdicts' paired tests and "
-            f"the error bars need two), got {P.seeds}"
-        )
-    return None
-
-
 def _odd_kernel(P) -> str | None:
     return None if P.kernel % 2 else f"parameter 'kernel': must be odd, got {P.kernel}"
 
@@ -197,7 +188,6 @@ A1 = Spec(
     params=LOCALIZATION_PARAMS,
     profiles=A1_PROFILES,
     checks=[
-        _two_seeds,
         _odd_kernel,
         _needs_interior,
         _groups_divide,
@@ -346,7 +336,6 @@ A2 = Spec(
     params=LOCALIZATION_PARAMS + PACK_PARAMS,
     profiles=A2_PROFILES,
     checks=[
-        _two_seeds,
         _odd_kernel,
         _needs_interior,
         _groups_divide,
@@ -437,7 +426,6 @@ A3 = Spec(
         ),
     },
     checks=[
-        _two_seeds,
         _odd_kernel,
         _needs_interior,
         _enough_samples,
@@ -676,7 +664,6 @@ A4 = Spec(
     params=LOCALIZATION_PARAMS + PACK_PARAMS + STRESS_PARAMS,
     profiles={p: {**A2_PROFILES[p], **_STRESS[p]} for p in ("smoke", "cpu", "paper")},
     checks=[
-        _two_seeds,
         _odd_kernel,
         _needs_interior,
         _groups_divide,
