@@ -13,7 +13,6 @@ edit to one paper's code never re-executes the other paper's chapters.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import json
 import logging
@@ -54,12 +53,8 @@ def build_lock(profile: str) -> Iterator[None]:
     folder = build_dir(profile)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"[wait] another build of profile {profile} is running in {folder}; waiting "
-                  f"for it to finish", file=sys.stderr, flush=True)  # fmt: skip
-            fcntl.flock(f, fcntl.LOCK_EX)
+        cache.lock_or_wait(f, f"[wait] another build of profile {profile} is running in "
+                              f"{folder}; waiting for it to finish")  # fmt: skip
         yield
 
 

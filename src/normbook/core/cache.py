@@ -101,6 +101,16 @@ def check_writable(root: Path | None = None) -> None:
         raise _unwritable(root, exc) from None
 
 
+def lock_or_wait(f, waiting: str) -> None:
+    """An exclusive OS lock on the open file ``f`` (released when it closes or its process
+    dies); if another process holds it, print ``waiting`` once and block until it is free."""
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(waiting, file=sys.stderr, flush=True)
+        fcntl.flock(f, fcntl.LOCK_EX)
+
+
 @contextmanager
 def _locked(paths: Iterable[Path]) -> Iterator[None]:
     """Exclusive locks on these entries, taken in sorted order (two runs never deadlock); a run
@@ -115,12 +125,8 @@ def _locked(paths: Iterable[Path]) -> Iterator[None]:
             except OSError as exc:
                 raise _unwritable(path.parent.parent, exc) from None
             held.append(f)
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                print(f"[cache] another run is computing {path.parent.name}/{path.name}; "
-                      f"waiting to share its result", file=sys.stderr, flush=True)  # fmt: skip
-                fcntl.flock(f, fcntl.LOCK_EX)
+            lock_or_wait(f, f"[cache] another run is computing {path.parent.name}/{path.name}; "
+                            f"waiting to share its result")  # fmt: skip
         yield
     finally:
         for f in held:
