@@ -249,7 +249,7 @@ report.glue("b4_lr_flips", stress.sign_flips(effects))
 # range, against isotropic Gaussian noise of the same shape, searched over the same k.
 
 # %%
-sil = stress.silhouettes(models, stress.SilhouetteConfig.of(P), P.workers)
+sil = stress.silhouettes(models, clusters, stress.SilhouetteConfig.of(P), P.workers)
 noise = null_clusters.isotropic_k_star(
     P.cluster_images,
     P.pca_components or P.null_dim,
@@ -365,9 +365,12 @@ report.glue_all("b4_h", stress.grades(h_rows) | {"summary": stress.grade_summary
 # BN and no-BN networks stop at different accuracies (chapter {ref}`b1`), and a more
 # accurate network may have sparser or purer representations whatever its normalization.
 # Here each seed's two networks are compared at equal validation accuracy. The more accurate
-# one is trained again from the same seed (the same run, bit for bit) and stopped at the first
-# step whose validation accuracy reaches the other's, checked every
-# {glue:text}`b4_m_every` steps; the other keeps its weights. Then chapter {ref}`b2`'s and
+# one is trained again from the same seed (the same run, bit for bit), its validation
+# accuracy checked every {glue:text}`b4_m_every` steps between the last of the
+# early-stopping rule's evaluations below the other's accuracy and the first at or above it,
+# and taken at the check closest to the other's accuracy; the other keeps its weights. (Our
+# choice, to save the evaluations before that window: a run that rose above the target and
+# fell back between two earlier evaluations is not searched there.) Then chapter {ref}`b2`'s and
 # {ref}`b3`'s analyses run on the matched pair. Matched here: {glue:text}`b4_m_datasets`
 # (`matched_datasets`; the `cpu` profile matches CIFAR-10 only, where BN and no BN end furthest
 # apart in accuracy, and the `paper` profile both datasets).
@@ -386,7 +389,7 @@ report.glue_all("b4_m", stress.matched_glue(matched, m_rows))
 #   and at matched accuracy.
 #
 # Top: validation accuracy of chapter {ref}`b1`'s runs (one line per seed); filled dots mark
-# where a network was stopped at the matched accuracy, rings the networks that keep their
+# where a network was taken at the matched accuracy, rings the networks that keep their
 # weights. Below: layer sparsity and class-based DBI per conv layer, mean over seeds, at the
 # early-stopping point (solid, chapters {ref}`b2` and {ref}`b3`) and at matched accuracy
 # (dashed). Drawn by `paper_b.figures.accuracy_matched`.
@@ -422,7 +425,7 @@ report.show_verdicts("b4", lr_rows + [*k_rows.values(), *t_rows.values(), *h_row
 # What the analysis relies on, checked on this run ({glue:text}`b4_checks` hold):
 
 # %%
-report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity, sil, clusters)
+report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity)
                    + stress.matched_checks(matched, P.match_tolerance)
                    + verdicts.seed_pairing(models))  # fmt: skip
 
@@ -474,7 +477,7 @@ report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity, sil, clu
 # Higher Calinski–Harabasz means purer clusters (between-cluster over within-cluster
 # dispersion), so the paper predicts higher values with BN in the deeper layers. The test
 # should check the score against scikit-learn's on a tiny model, as
-# `test_silhouette_partition_is_b3s_and_scores_match_sklearn` does; a new index changes the
+# `test_silhouettes_score_b3s_partition_as_sklearn_does` does; a new index changes the
 # analysis code, so its cache entries are recomputed automatically.
 # :::
 

@@ -78,6 +78,15 @@ def test_factorial_effects_and_the_papers_contrast():
 # ----------------------------------------------------------------------------- analyses
 
 
+def test_float32_counts_against_a_float64_limit_are_exact():
+    rng = np.random.default_rng(0)
+    a = rng.random(10_000, dtype=np.float32)
+    for limit in [*rng.random(200), *a[:200].astype(np.float64), 0.5 + 1e-12, 1e-40]:
+        assert np.count_nonzero(a <= stress._at_most(limit)) == np.count_nonzero(
+            a.astype(np.float64) <= limit
+        )
+
+
 def test_threshold_sweep_starts_at_exact_zeros_and_only_adds_zeros(tiny):
     model, x, _ = tiny
     cfg = stress.ThresholdConfig(n_images=60, thresholds=(0.0, 0.1, 0.5, 2.0), batch_size=25)
@@ -95,17 +104,21 @@ def test_threshold_sweep_starts_at_exact_zeros_and_only_adds_zeros(tiny):
         stress.ThresholdConfig(scale="max")
 
 
-def test_silhouette_partition_is_b3s_and_scores_match_sklearn(tiny):
+def test_silhouettes_score_b3s_partition_as_sklearn_does(tiny):
     model, x, y = tiny
-    cfg = stress.SilhouetteConfig(n_images=60, pca_components=5, fixed_k=10, silhouette_images=40)
-    out = stress.silhouette_stats(model, x, y, cfg)
     b3 = analysis.ClusterConfig(n_images=60, pca_components=5, k_min=2, k_max=4, fixed_k=10)
-    want = analysis.cluster_stats(model, x, y, b3, seed=0)
-    np.testing.assert_allclose(out["kmeans_dbi"], want["dbi_fixed_k"], rtol=1e-6)
+    clusters = analysis.cluster_stats(model, x, y, b3, seed=0)
+    part = clusters["fixed_k_labels"]
+    cfg = stress.SilhouetteConfig(b3, silhouette_images=40)
+    out = stress.silhouette_stats(model, x, y, part, cfg)
     sub = np.sort(np.random.default_rng(0).choice(60, 40, replace=False))
+    np.testing.assert_array_equal(cfg.subset(), sub)
     feats = rep.to_features(convnets.capture_activations(model, x)["conv4"]).astype(np.float32)
     assert out["class_silhouette"][3] == pytest.approx(silhouette_score(feats[sub], y[sub]))
-    assert np.all(np.abs(out["kmeans_silhouette"]) <= 1)
+    assert out["kmeans_silhouette"][3] == pytest.approx(silhouette_score(feats[sub], part[3][sub]))
+    # the score is of the partition it is given: another partition scores differently
+    other = stress.silhouette_stats(model, x, y, np.roll(part, 7, axis=1), cfg)
+    assert not np.allclose(other["kmeans_silhouette"], out["kmeans_silhouette"])
 
 
 def test_stress_analyses_are_cached(tiny_trained):
@@ -223,31 +236,41 @@ def tiny_run():
     return cfg, splits, classify.train_one(cfg, 0, splits, show_progress=False)
 
 
-def test_training_until_a_target_accuracy_is_the_full_run_stopped_early(tiny_run):
+def test_training_to_a_target_accuracy_replays_the_run_and_keeps_the_closest_check(tiny_run):
     cfg, splits, res = tiny_run
     target = float(np.sort(res.curves["val_acc"])[len(res.curves["val_acc"]) // 2])
-    part = classify.train_one(cfg, 0, splits, show_progress=False, until_val_acc=target,
-                              check_every=3)  # fmt: skip
-    epoch, acc = part.reached_epoch, part.reached_val_acc
-    assert (
-        acc >= target and epoch <= res.curves["epoch"][np.argmax(res.curves["val_acc"] >= target)]
-    )
+    full = classify.Trained(cfg, 0, cache.Entry({f"curve_{k}": v for k, v in res.curves.items()}))
+    lo, hi = window = stress.match_window(full, target)
+    r = int(np.argmax(res.curves["val_acc"] >= target))
+    assert hi == res.curves["epoch"][r] and lo == (res.curves["epoch"][r - 1] if r else 0.0)
+
+    def run(every):
+        return classify.train_one(cfg, 0, splits, show_progress=False, until_val_acc=target,
+                                  check_every=every, window=window)  # fmt: skip
+
+    part = run(3)
+    assert lo < part.reached_epoch <= hi
     n = len(part.curves["val_loss"])
-    assert n < len(res.curves["val_loss"]) or epoch < res.stopped_epoch
+    assert n == r + 1  # stopped at the window's end
     for c in ("train_loss", "val_loss", "val_acc"):  # the same run, bit for bit
         np.testing.assert_array_equal(part.curves[c], res.curves[c][:n])
     model = classify.model_from_state(cfg, part.state)
     va = classify.evaluate(model, *splits.tensors("val"))[1]
-    assert va == acc  # the weights returned are those that reached the target
+    assert va == part.reached_val_acc  # the weights returned are the kept check's
+    off = abs(part.reached_val_acc - target)
+    assert off <= abs(res.curves["val_acc"][r] - target)  # the window's end is a candidate
+    assert abs(run(1).reached_val_acc - target) <= off  # every step: a superset of candidates
 
 
-def test_an_unreachable_target_leaves_the_full_run(tiny_run):
+def test_a_target_needs_a_window_that_reaches_it(tiny_run):
     cfg, splits, res = tiny_run
-    again = classify.train_one(cfg, 0, splits, show_progress=False, until_val_acc=1.01,
-                               check_every=3)  # fmt: skip
-    assert again.reached_epoch is None
-    for k, v in res.state.items():
-        np.testing.assert_array_equal(again.state[k], v)
+    with pytest.raises(ValueError, match="window"):
+        classify.train_one(cfg, 0, splits, show_progress=False, until_val_acc=0.5, check_every=3)
+    fake = _fake("mnist", True, 0, [0.5, 0.9], 2)
+    assert stress.match_window(fake, 0.6) == (1.0, 2.0)
+    assert stress.match_window(fake, 0.4) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="never reaches"):
+        stress.match_window(fake, 0.95)
 
 
 def _fake(ds, bn, seed, val_accs, best, stage=None):

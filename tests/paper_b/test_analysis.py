@@ -74,6 +74,10 @@ def test_cluster_stats_shapes_values_and_layer_groups(setup):
     assert np.all(np.isfinite(out["dbi_fixed_k"])) and np.all(out["class_dbi"] > 0)
     acts = convnets.capture_activations(model, x, layers=["conv3"], flatten=True)
     assert out["class_dbi"][2] == pytest.approx(davies_bouldin_score(acts["conv3"], y), rel=1e-5)
+    # the stored fixed-k partition is the one scored (chapter B4's silhouettes reuse it)
+    assert out["fixed_k_labels"].shape == (L, 60) and out["fixed_k_labels"].max() == 9
+    fixed = davies_bouldin_score(acts["conv3"], out["fixed_k_labels"][2])
+    assert out["dbi_fixed_k"][2] == pytest.approx(fixed, rel=1e-5)
     # a tiny memory budget forces one pass per layer: same numbers
     split = ra.cluster_stats(model, x, y, dataclasses.replace(cfg, memory_mb=0), seed=0)
     for k in ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k"):

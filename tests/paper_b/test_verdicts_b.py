@@ -272,7 +272,14 @@ def _clusters(n: int = 5, **override) -> Clusters:
     curve = {v: np.zeros((*a.shape, 5)) for v, a in metrics["k_star"].items()}
     names = {ds: [f"conv{i + 1}" for i in range(nl)] for ds, nl in layers.items()}
     return Clusters(
-        ClusterConfig(k_min=2, k_max=20, fixed_k=10), *metrics.values(), curve, names, 4 * n, 0, 1.0
+        ClusterConfig(k_min=2, k_max=20, fixed_k=10),
+        *metrics.values(),
+        curve,
+        {},
+        names,
+        4 * n,
+        0,
+        1.0,
     )
 
 

@@ -165,10 +165,12 @@ def cluster_stats(
     model, x: torch.Tensor, y: np.ndarray, cfg: ClusterConfig, seed: int = 0
 ) -> dict[str, np.ndarray]:
     """Per layer [L]: ``class_dbi``, ``k_star``, ``dbi_k_star``, ``dbi_fixed_k``; the DBI
-    curve over k, ``dbi_curve`` [L, len(ks)]; ``ks``. ``seed`` seeds PCA and k-means."""
+    curve over k, ``dbi_curve`` [L, len(ks)]; ``ks``; the k-means partition at the fixed k,
+    ``fixed_k_labels`` [L, N] (-1 without k-means). ``seed`` seeds PCA and k-means."""
     names = model.conv_layer_names()
     out = {k: np.zeros(len(names)) for k in ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k")}
     out["dbi_curve"] = np.zeros((len(names), len(cfg.ks)))
+    out["fixed_k_labels"] = np.full((len(names), len(x)), -1, dtype=np.int16)
     groups = _layer_groups(_layer_sizes(model, x), len(x), cfg.memory_mb * 1e6)
     for group in groups:
         acts = convnets.capture_activations(model, x, batch_size=cfg.batch_size, layers=group)
@@ -186,6 +188,8 @@ def cluster_stats(
             )
             out["k_star"][j], out["dbi_k_star"][j] = sw.k_star, sw.dbi_k_star
             out["dbi_fixed_k"][j], out["dbi_curve"][j] = sw.dbi_fixed_k, sw.dbi
+            if sw.labels_fixed_k is not None:
+                out["fixed_k_labels"][j] = sw.labels_fixed_k
     out["ks"] = cfg.ks
     return out
 
@@ -288,6 +292,7 @@ class Clusters:
     dbi_k_star: dict[Variant, np.ndarray]
     dbi_fixed_k: dict[Variant, np.ndarray]  # at config.fixed_k
     dbi_curve: dict[Variant, np.ndarray]  # [seeds, layers, len(ks)]
+    fixed_k_labels: dict[Variant, np.ndarray]  # the partition at fixed_k [seeds, layers, N]
     layer_names: dict[str, list[str]]
     n_models: int
     cache_hits: int
@@ -320,5 +325,5 @@ def sparsity(models: Models, config: SparsityConfig, workers: int = 1) -> Sparsi
 def clusters(models: Models, config: ClusterConfig, workers: int = 1) -> Clusters:
     """Cluster purity of every trained model (cached per model and config)."""
     entries = _per_variant(config, models, workers)
-    metrics = ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k", "dbi_curve")
+    metrics = ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k", "dbi_curve", "fixed_k_labels")
     return Clusters(config, *(_stack(entries, m) for m in metrics), **_bookkeeping(models, entries))

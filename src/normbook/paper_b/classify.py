@@ -305,14 +305,17 @@ def train_one(
     show_progress: bool = True,
     until_val_acc: float | None = None,
     check_every: int = 0,
+    window: tuple[float, float] | None = None,
 ) -> TrainResult:
     """Train one model per the early-stopping rule of this module's docstring. A worker
     process shows no progress bar of its own (the pool shows one for all models).
 
-    With ``until_val_acc``, training stops at the first step (every ``check_every`` steps,
-    and at the rule's evaluations) whose validation accuracy is at least the target, and
-    those weights are the result. Extra evaluations run in eval mode and draw no random
-    numbers, so up to that step the run is the full run, bit for bit."""
+    With ``until_val_acc`` and ``window`` = (start, end) in epochs (two of the rule's
+    evaluation points), the validation accuracy is also checked every ``check_every`` steps
+    after ``start``; training stops at ``end``, and the result is the weights of the check,
+    from after ``start`` up to ``end``, whose accuracy is closest to the target (ties: the
+    earliest). Extra evaluations run in eval mode and draw no random numbers, so up to
+    ``end`` the run is the full run, bit for bit."""
     t0 = time.perf_counter()
     dev = torch.device(cfg.device)
     if dev.type == "cuda":
@@ -337,7 +340,11 @@ def train_one(
         curves = {k: [] for k in ("epoch", "train_loss", "train_acc", "val_loss", "val_acc")}
         best_loss, best_state, best_epoch, bad = np.inf, None, 0.0, 0
         run_loss, run_correct, run_n = 0.0, 0, 0
-        stop, reached = False, None
+        stop, reached, matched_state = False, None, None
+        if until_val_acc is not None:
+            if window is None or check_every < 1:
+                raise ValueError("until_val_acc needs a window and check_every >= 1")
+            lo, hi = (int(round(e * steps_per_epoch)) for e in window)
         total = cfg.max_epochs * steps_per_epoch
         bar = (
             progress(
@@ -377,20 +384,25 @@ def train_one(
                     else:
                         bad += 1
                         stop = stop or bad >= cfg.patience
-                if until_val_acc is not None and reached is None:
-                    due = check_every and (epoch * steps_per_epoch + step) % check_every == 0
-                    va = (curves["val_acc"][-1] if step in evals
-                          else evaluate(model, x_va, y_va)[1] if due else -1.0)  # fmt: skip
-                    if va >= until_val_acc:
-                        reached = (epoch + step / steps_per_epoch, va)
-                        best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-                        stop = True
+                at = epoch * steps_per_epoch + step
+                if until_val_acc is not None and lo < at <= hi:
+                    if step in evals or at % check_every == 0 or at == hi:
+                        va = (curves["val_acc"][-1] if step in evals
+                              else evaluate(model, x_va, y_va)[1])  # fmt: skip
+                        off = abs(va - until_val_acc)
+                        if reached is None or off < abs(reached[1] - until_val_acc):
+                            reached = (epoch + step / steps_per_epoch, va)
+                            matched_state = {k: v.detach().clone()
+                                             for k, v in model.state_dict().items()}  # fmt: skip
+                    stop = stop or at == hi
                 if stop:
                     break
             if stop:
                 break
         if bar is not None:
             bar.close()
+        if matched_state is not None:
+            best_state = matched_state
         if best_state is None:  # diverged before the first evaluation
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         model.load_state_dict(best_state)
@@ -450,7 +462,8 @@ def _entry(res: TrainResult) -> cache.Entry:
 class Trained:
     """A cached trained model: config, seed, weights, curves and test metrics. ``stage`` is
     empty for the config's kept model and says how other weights of the same run were taken
-    (``{"until_val_acc": a, "check_every": n}``: the first step reaching accuracy ``a``)."""
+    (``{"until_val_acc": a, "check_every": n, "window": (start, end)}``: the check closest to
+    accuracy ``a`` in that window, :func:`train_one`)."""
 
     cfg: ClassifierConfig
     seed: int
@@ -502,8 +515,8 @@ class Trained:
 
     @property
     def reached(self) -> tuple[float, float] | None:
-        """With a target accuracy: (epoch, validation accuracy) where training stopped at it;
-        None for a kept model, or when the target was never reached."""
+        """With a target accuracy: (epoch, validation accuracy) of the kept check; None for a
+        kept model."""
         m = self.entry.meta
         if "reached_epoch" not in m:
             return None
@@ -545,8 +558,9 @@ def train_all(
         for j, res in run_jobs(_train_job, work, subsets, workers, desc="train models"):
             cfg, s = jobs[idx[j]]
             ended = (f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f})"
-                     if res.reached_epoch is None else f"stopped at epoch {res.reached_epoch:.2f}"
-                     f" (validation accuracy {res.reached_val_acc:.4f})")  # fmt: skip
+                     if res.reached_epoch is None else f"kept the check at epoch "
+                     f"{res.reached_epoch:.2f} (validation accuracy "
+                     f"{res.reached_val_acc:.4f})")  # fmt: skip
             print(f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
                   f"{ended}, {res.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
             yield idx[j], _entry(res)

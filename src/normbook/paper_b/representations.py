@@ -112,6 +112,7 @@ class KMeansSweep:
     k_star: int  # argmin DBI over ks (the paper's selection; ties: smallest k)
     dbi_k_star: float
     dbi_fixed_k: float  # at a k chosen without looking at DBI (NaN if none)
+    labels_fixed_k: np.ndarray | None = None  # that partition (None if no fixed k)
 
 
 def kmeans_sweep(
@@ -133,12 +134,13 @@ def kmeans_sweep(
     fit = sorted(set(ks.tolist()) | ({int(fixed_k)} if fixed_k else set()))
     if fit[0] < 2 or fit[-1] >= len(x_fit):
         raise ValueError(f"every k must satisfy 2 <= k < n_samples={len(x_fit)}; got {fit}")
-    dbi = {}
+    dbi, fixed = {}, None
     for k in fit:
         labels = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(x_fit)
         dbi[k] = (
             float(davies_bouldin_score(x_score, labels)) if len(np.unique(labels)) > 1 else np.inf
         )
+        fixed = labels if k == fixed_k else fixed
     curve = np.array([dbi[k] for k in ks])
     k_star = int(ks[np.argmin(curve)])
-    return KMeansSweep(ks, curve, k_star, dbi[k_star], dbi[fixed_k] if fixed_k else np.nan)
+    return KMeansSweep(ks, curve, k_star, dbi[k_star], dbi[fixed_k] if fixed_k else np.nan, fixed)

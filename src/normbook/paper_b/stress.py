@@ -31,8 +31,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
-from sklearn.cluster import KMeans
-from sklearn.metrics import davies_bouldin_score, silhouette_score
+from sklearn.metrics import silhouette_score
 from threadpoolctl import threadpool_limits
 
 from ..core import cache
@@ -264,33 +263,48 @@ class ThresholdConfig:
 
 @dataclass(frozen=True)
 class SilhouetteConfig:
-    """Silhouette scores on raw layer features of ``silhouette_images`` of the cluster images:
-    of the class labels, and of the k-means partition at ``fixed_k`` fitted exactly as chapter
-    B3 fits it (same PCA, seed and restarts, on all cluster images)."""
+    """Silhouette scores on raw layer features of ``silhouette_images`` of chapter B3's cluster
+    images: of the class labels, and of B3's own k-means partition at its fixed k (read from
+    its cached analysis, ``clusters``, not fitted again)."""
 
-    split: str = "train"
-    n_images: int = 2_000
-    image_seed: int = 0
-    features: str = "flatten"
-    pca_components: int = 0
-    fixed_k: int = 10
-    n_init: int = 1
+    clusters: analysis.ClusterConfig = analysis.ClusterConfig()
     silhouette_images: int = 1_000
     batch_size: int = 500
-    memory_mb: int = 1_000
 
     kind = "b_silhouette"
 
+    @property
+    def split(self) -> str:
+        return self.clusters.split
+
+    @property
+    def n_images(self) -> int:
+        return self.clusters.n_images
+
+    @property
+    def image_seed(self) -> int:
+        return self.clusters.image_seed
+
     @classmethod
     def of(cls, P) -> SilhouetteConfig:
-        c = analysis.ClusterConfig.of(P)
-        return cls(c.split, c.n_images, c.image_seed, c.features, c.pca_components, c.fixed_k,
-                   c.n_init, P.silhouette_images)  # fmt: skip
+        return cls(analysis.ClusterConfig.of(P), P.silhouette_images)
+
+    def subset(self) -> np.ndarray:
+        """Which of the cluster images are scored (sorted indices)."""
+        m = min(self.silhouette_images, self.n_images)
+        return np.sort(np.random.default_rng(self.image_seed).choice(self.n_images, m, False))
+
+
+def _at_most(limit: float) -> np.float32:
+    """The largest float32 not above ``limit``: for float32 ``a``, ``a <= limit`` exactly when
+    ``a <= _at_most(limit)``, so the counts compare float32 arrays without a float64 copy."""
+    f = np.float32(limit)
+    return f if f <= limit else np.nextafter(f, np.float32(-np.inf))
 
 
 def threshold_stats(model, x: torch.Tensor, cfg: ThresholdConfig) -> dict[str, np.ndarray]:
     """Per layer: ``scale`` [L] and ``sparsity`` [L, thresholds] (two streamed passes: the
-    scale, then the counts)."""
+    scale, summed in float64, then the counts)."""
     names = model.conv_layer_names()
     sums = np.zeros((len(names), 3))  # sum a, sum |a|, sum a^2
     counts = np.zeros(len(names))
@@ -298,51 +312,54 @@ def threshold_stats(model, x: torch.Tensor, cfg: ThresholdConfig) -> dict[str, n
     def batches():
         for i in range(0, len(x), cfg.batch_size):
             acts = convnets.capture_activations(model, x[i : i + cfg.batch_size])
-            yield [acts[n].astype(np.float64) for n in names]
+            yield [np.asarray(acts[n], np.float32) for n in names]
 
     for acts in batches():
         for j, a in enumerate(acts):
-            sums[j] += (a.sum(), np.abs(a).sum(), (a * a).sum())
+            if cfg.scale == "mean_abs":
+                sums[j, 1] += np.abs(a).sum(dtype=np.float64)
+            else:
+                sums[j, 0] += a.sum(dtype=np.float64)
+                sums[j, 2] += np.square(a, dtype=np.float64).sum()
             counts[j] += a.size
     mean, mean_abs, sq = (sums / counts[:, None]).T
     scale = mean_abs if cfg.scale == "mean_abs" else np.sqrt(np.maximum(sq - mean**2, 0.0))
+    limits = [[_at_most(t * s) for t in cfg.thresholds] for s in scale]
     zeros = np.zeros((len(names), len(cfg.thresholds)))
     for acts in batches():
         for j, a in enumerate(acts):
+            size = np.abs(a)
             for i, t in enumerate(cfg.thresholds):
-                zeros[j, i] += np.count_nonzero(a == 0 if t == 0 else np.abs(a) <= t * scale[j])
+                zeros[j, i] += np.count_nonzero(a == 0 if t == 0 else size <= limits[j][i])
     return {"scale": scale, "sparsity": zeros / counts[:, None],
             "thresholds": np.asarray(cfg.thresholds)}  # fmt: skip
 
 
-def silhouette_stats(model, x: torch.Tensor, y: np.ndarray, cfg: SilhouetteConfig) -> dict:
-    """Per layer [L]: ``class_silhouette`` (labels as clusters), ``kmeans_silhouette`` and
-    ``kmeans_dbi`` (the k-means partition at ``fixed_k``; its DBI on all images equals
-    chapter B3's DBI at that k)."""
-    names, seed = model.conv_layer_names(), cfg.image_seed
-    out = {k: np.zeros(len(names)) for k in ("class_silhouette", "kmeans_silhouette", "kmeans_dbi")}
-    m = min(cfg.silhouette_images, len(x))
-    sub = np.sort(np.random.default_rng(seed).choice(len(x), m, replace=False))
-    sizes = analysis._layer_sizes(model, x)
-    for group in analysis._layer_groups(sizes, len(x), cfg.memory_mb * 1e6):
-        acts = convnets.capture_activations(model, x, batch_size=cfg.batch_size, layers=group)
-        for name in group:
-            j = names.index(name)
-            feats = representations.to_features(acts.pop(name), cfg.features).astype(np.float32)
-            fit = representations.reduce_dim(feats, cfg.pca_components or None, seed)
-            km = KMeans(n_clusters=cfg.fixed_k, n_init=cfg.n_init, random_state=seed)
-            labels = km.fit_predict(fit)
-            out["kmeans_dbi"][j] = davies_bouldin_score(feats, labels)
-            out["class_silhouette"][j] = silhouette_score(feats[sub], y[sub])
-            ok = len(np.unique(labels[sub])) > 1
-            out["kmeans_silhouette"][j] = silhouette_score(feats[sub], labels[sub]) if ok else 0.0
+def silhouette_stats(
+    model, x: torch.Tensor, y: np.ndarray, partition: np.ndarray, cfg: SilhouetteConfig
+) -> dict:
+    """Per layer [L]: ``class_silhouette`` (labels as clusters) and ``kmeans_silhouette`` (of
+    ``partition`` [L, N], chapter B3's k-means labels of the N cluster images ``x``), on
+    ``cfg.subset()`` of the images."""
+    names, sub = model.conv_layer_names(), cfg.subset()
+    out = {k: np.zeros(len(names)) for k in ("class_silhouette", "kmeans_silhouette")}
+    acts = convnets.capture_activations(model, x[sub], batch_size=cfg.batch_size)
+    for j, name in enumerate(names):
+        feats = representations.to_features(acts.pop(name), cfg.clusters.features)
+        feats = feats.astype(np.float32)
+        out["class_silhouette"][j] = silhouette_score(feats, y[sub])
+        labels = partition[j][sub]
+        ok = len(np.unique(labels)) > 1
+        out["kmeans_silhouette"][j] = silhouette_score(feats, labels) if ok else 0.0
     return out
 
 
 StressConfig = ThresholdConfig | SilhouetteConfig
 
 
-def _compute(acfg: StressConfig, cfg: ClassifierConfig, state: dict, splits: Splits) -> dict:
+def _compute(
+    acfg: StressConfig, cfg: ClassifierConfig, state: dict, splits: Splits, partition=None
+) -> dict:
     t0 = time.perf_counter()
     with single_thread(), threadpool_limits(1):
         model = classify.model_from_state(cfg, state).to(cfg.device)
@@ -350,27 +367,36 @@ def _compute(acfg: StressConfig, cfg: ClassifierConfig, state: dict, splits: Spl
         if isinstance(acfg, ThresholdConfig):
             arrays = threshold_stats(model, x, acfg)
         else:
-            arrays = silhouette_stats(model, x, y, acfg)
+            arrays = silhouette_stats(model, x, y, partition, acfg)
     arrays["seconds"] = np.array(time.perf_counter() - t0)
     return arrays
 
 
-def _job(subsets: dict, acfg: StressConfig, cfg: ClassifierConfig, state: dict, key: tuple):
-    return _compute(acfg, cfg, state, subsets[key])
+def _job(subsets: dict, acfg: StressConfig, cfg: ClassifierConfig, state: dict, key: tuple,
+         partition=None):  # fmt: skip
+    return _compute(acfg, cfg, state, subsets[key], partition)
 
 
 # The code that determines these analyses' results keys their cache entries: the analysis
 # modules and this module's analysis code (inspect.getsource of each), so editing the rules
 # or ledgers below never recomputes an analysis.
 STRESS_CODE = analysis.ANALYSIS_CODE + (
-    ThresholdConfig, SilhouetteConfig, threshold_stats, silhouette_stats, _compute,
+    ThresholdConfig, SilhouetteConfig, _at_most, threshold_stats, silhouette_stats, _compute,
 )  # fmt: skip
 
 
 def analyse_all(
-    acfg: StressConfig, trained: list[Trained], splits: dict[str, Splits], workers: int = 1
+    acfg: StressConfig,
+    trained: list[Trained],
+    splits: dict[str, Splits],
+    workers: int = 1,
+    partitions: list[np.ndarray] | None = None,
 ) -> list[cache.Entry]:
-    """As :func:`.analysis.analyse_all`, for this module's analyses."""
+    """As :func:`.analysis.analyse_all`, for this module's analyses; the silhouettes take
+    each model's k-means partition from chapter B3's analysis (``partitions``, one per
+    model; ``acfg.clusters`` made them, so it is part of the key)."""
+    if isinstance(acfg, SilhouetteConfig) and partitions is None:
+        raise ValueError("silhouettes need each model's fixed-k partition (``partitions``)")
     keys = [{"train": t.key(splits[t.cfg.dataset].data_id), "analysis": asdict(acfg)}
             for t in trained]  # fmt: skip
 
@@ -378,7 +404,8 @@ def analyse_all(
         subsets = {classify.split_key(trained[i].cfg): splits[trained[i].cfg.dataset].of(
             trained[i].cfg) for i in idx}  # fmt: skip
         jobs = [(acfg, trained[i].cfg, {k: v.numpy() for k, v in trained[i].state.items()},
-                 classify.split_key(trained[i].cfg)) for i in idx]  # fmt: skip
+                 classify.split_key(trained[i].cfg), None if partitions is None else partitions[i])
+                for i in idx]  # fmt: skip
         for j, arrays in run_jobs(_job, jobs, subsets, workers, desc=f"{acfg.kind[2:]} analysis"):
             yield idx[j], cache.Entry(arrays)
 
@@ -408,20 +435,19 @@ class Thresholds:
 
 @dataclass
 class Silhouettes:
-    """Silhouette scores and the fixed-k partition's DBI, arrays [seeds, layers] per variant."""
+    """Silhouette scores, arrays [seeds, layers] per variant."""
 
     config: SilhouetteConfig
     class_silhouette: dict[Variant, np.ndarray]
     kmeans_silhouette: dict[Variant, np.ndarray]
-    kmeans_dbi: dict[Variant, np.ndarray]
     layer_names: dict[str, list[str]]
     n_models: int
     cache_hits: int
     seconds: float
 
 
-def _per_variant(acfg: StressConfig, models: Models, workers: int) -> dict:
-    entries = iter(analyse_all(acfg, models.all, models.splits, workers))
+def _per_variant(acfg: StressConfig, models: Models, workers: int, partitions=None) -> dict:
+    entries = iter(analyse_all(acfg, models.all, models.splits, workers, partitions))
     return {v: [next(entries) for _ in ts] for v, ts in models.trained.items()}
 
 
@@ -432,10 +458,17 @@ def thresholds(models: Models, config: ThresholdConfig, workers: int = 1) -> Thr
                       **analysis._bookkeeping(models, e))  # fmt: skip
 
 
-def silhouettes(models: Models, config: SilhouetteConfig, workers: int = 1) -> Silhouettes:
-    """Silhouette scores of every trained model (cached per model and config)."""
-    e = _per_variant(config, models, workers)
-    names = ("class_silhouette", "kmeans_silhouette", "kmeans_dbi")
+def silhouettes(
+    models: Models, clusters: Clusters, config: SilhouetteConfig, workers: int = 1
+) -> Silhouettes:
+    """Silhouette scores of every trained model (cached per model and config), of the k-means
+    partitions in ``clusters`` (chapter B3's analysis of the same models with
+    ``config.clusters``)."""
+    if clusters.config != config.clusters or clusters.n_models != len(models.all):
+        raise ValueError("silhouettes need the clusters of the same models and cluster config")
+    parts = [p for v in models.trained for p in clusters.fixed_k_labels[v]]
+    e = _per_variant(config, models, workers, parts)
+    names = ("class_silhouette", "kmeans_silhouette")
     return Silhouettes(config, *(analysis._stack(e, n) for n in names),
                        **analysis._bookkeeping(models, e))  # fmt: skip
 
@@ -474,8 +507,9 @@ def two_sided(values, what: str) -> ClaimTest:
 class Matched:
     """BN and no-BN networks at equal validation accuracy. Of each seed's pair, the network
     whose kept weights are more accurate on the validation split is trained again (same
-    config and seed, so the same run) and stopped at the first step whose validation accuracy
-    reaches the other's; the other keeps its weights. Per matched dataset."""
+    config and seed, so the same run) and taken at the check whose validation accuracy is
+    closest to the other's (:func:`run_matched`); the other keeps its weights. Per matched
+    dataset."""
 
     models: Models  # the matched pair of every seed: one network stopped early, one kept
     kept: Models  # chapter B1's models of the same variants
@@ -520,11 +554,23 @@ def match_plan(models: Models, datasets) -> tuple[dict[str, np.ndarray], list[tu
     return target, todo  # fmt: skip
 
 
+def match_window(t: Trained, target: float) -> tuple[float, float]:
+    """Where to look for ``t``'s run at ``target`` validation accuracy: between the last of
+    the rule's evaluations below it and the first at or above it (in epochs, from the full
+    run's curve; an earlier dip above and back below the target is not searched)."""
+    epoch, acc = t.curves["epoch"], t.curves["val_acc"]
+    if not (acc >= target).any():
+        raise ValueError(f"the run never reaches validation accuracy {target:.4f}")
+    r = int(np.flatnonzero(acc >= target)[0])
+    return (float(epoch[r - 1]) if r else 0.0), float(epoch[r])
+
+
 def run_matched(P, models: Models) -> Matched:
     """Match every seed's BN and no-BN networks of ``P.matched_datasets`` at the lower of
-    their kept validation accuracies (:class:`Matched`), checking the accuracy every
-    ``P.match_check_every`` steps, and analyse the matched networks with the chapter's B2
-    and B3 configs (cache hits for the networks that keep their weights)."""
+    their kept validation accuracies (:class:`Matched`): the more accurate network's run is
+    replayed and checked every ``P.match_check_every`` steps in its :func:`match_window`,
+    keeping the check closest to the target. The matched networks are analysed with the
+    chapter's B2 and B3 configs (cache hits for the networks that keep their weights)."""
     ds_list = factorial_datasets(P.matched_datasets)
     target, todo = match_plan(models, ds_list)
     variants = [Variant(ds, bn) for ds in ds_list for bn in (True, False)]
@@ -532,7 +578,8 @@ def run_matched(P, models: Models) -> Matched:
         [(models.trained[v][i].cfg, models.trained[v][i].seed) for v, i in todo],
         models.splits,
         P.workers,
-        [{"until_val_acc": float(target[v.dataset][i]), "check_every": P.match_check_every}
+        [{"until_val_acc": float(target[v.dataset][i]), "check_every": P.match_check_every,
+          "window": match_window(models.trained[v][i], float(target[v.dataset][i]))}
          for v, i in todo],
     )  # fmt: skip
     trained = {v: list(models.trained[v]) for v in variants}
@@ -651,7 +698,7 @@ def cluster_count_ledger(
     k-means partition at the fixed k), deeper half, higher with BN (``paired_direction``);
     and k* at an end of its range less often than on isotropic noise
     (``verdicts.fewer_edges_than_noise``)."""
-    rows, k = {}, sil.config.fixed_k
+    rows, k = {}, sil.config.clusters.fixed_k
     ends = (clusters.config.k_min, clusters.config.k_max)
     for ds in DATASETS:
         for key, values, what in (
@@ -732,19 +779,15 @@ def checks(
     effects: dict,
     thr: Thresholds,
     sparsity: Sparsity,
-    sil: Silhouettes,
-    clusters: Clusters,
 ) -> list[verdicts.Check]:
     """What holds by construction: the paper's cells are chapter B1's configs; the paper's
     contrast decomposes into the 2 x 2's effects; the sweep at t = 0 is B2's exact-zero
-    sparsity; the silhouette's k-means partition is B3's (same DBI)."""
+    sparsity."""
     b1 = classify.configs(P).configs
     same = all(f.trained[c][0].cfg == b1[c[0], c[1]] for c in f.trained if is_paper_cell(c))
     worst = max(decomposition_error(e, ds) for (_, ds), e in effects.items())
     zero = max(float(np.abs(thr.sparsity[v][..., 0] - sparsity.layer[v]).max())
                for v in sparsity.layer) if sparsity.config.eps == 0 else 0.0  # fmt: skip
-    dbi = max(float(np.abs(sil.kmeans_dbi[v] - clusters.dbi_fixed_k[v]).max())
-              for v in sil.kmeans_dbi)  # fmt: skip
     cfgs = {c: ts[0].cfg for c, ts in f.trained.items()}
     init = max(verdicts._max_init_difference(cfgs[ds, True, 0], cfgs[c], s)[0]
                for c in cfgs for ds in [c[0]] for s in f.seeds)  # fmt: skip
@@ -766,8 +809,6 @@ def checks(
         verdicts.Check("B", "The threshold sweep at t = 0 is chapter B2's exact-zero sparsity",
                        zero < 1e-12, f"largest difference {zero:.2g} (rounding: B2 sums "
                        "per-batch fractions, the sweep counts)"),
-        verdicts.Check("B", f"The silhouette's k-means partition at k = {sil.config.fixed_k} "
-                       "is chapter B3's (same DBI)", dbi < 1e-6, f"largest difference {dbi:.2g}"),
     ]  # fmt: skip
 
 
