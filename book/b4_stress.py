@@ -96,14 +96,13 @@ match_check_every = None  # accuracy-matched: validation accuracy checked every 
 match_tolerance = None  # accuracy-matched: largest validation-accuracy gap a pair may keep
 
 # %%
-from normbook.core import claims, fmt, report
+from normbook.core import report
 from normbook.paper_b import (
     analysis,
     classify,
     datasets,
     figures,
     null_clusters,
-    reported,
     stress,
     tables,
     verdicts,
@@ -113,28 +112,7 @@ from normbook.paper_b.specs import B4
 P, run = report.start(B4, globals())
 
 # %%
-lrs, fact_ds = stress.factorial_lrs(P), stress.factorial_datasets(P.factorial_datasets)
-report.glue_all("b4", {
-    "paper_lr_bn": fmt.sci(reported.LR["cifar10", True]),
-    "paper_lr_nobn": fmt.sci(reported.LR["cifar10", False]),
-    "paper_lr_mnist": fmt.sci(reported.LR["mnist", True]),
-    "paper_k_range": "{}..{}".format(*reported.K_RANGE), "k_range": f"{P.k_min}..{P.k_max}",
-    "fact_datasets": " and ".join(stress.NAMES[d] for d in fact_ds),
-    "fact_lrs": "; ".join(f"{stress.NAMES[d]} {fmt.sci(lrs[d][0])} and {fmt.sci(lrs[d][1])}"
-                          for d in fact_ds),
-    "seeds": fmt.join(P.seeds), "n_seeds": len(P.seeds), "scale": P.threshold_scale,
-    "thresholds": fmt.join(sorted({0.0, *P.rel_thresholds}), "g"),
-    "sil_images": f"{P.silhouette_images:,}", "cl_images": f"{P.cluster_images:,}",
-    "null_shape": f"{P.cluster_images:,} points in {P.pca_components or P.null_dim} dimensions",
-    "null_draws": P.null_draws, "alpha": claims.ALPHA, "fixed_k": P.fixed_k,
-    "m_every": f"{P.match_check_every:,}", "m_tolerance": f"{P.match_tolerance:.1%}",
-    "m_datasets": " and ".join(stress.NAMES[d]
-                               for d in stress.factorial_datasets(P.matched_datasets)),
-    "min_p1": f"{2.0 ** -len(P.seeds):.3g}", "min_p2": f"{2.0 ** (1 - len(P.seeds)):.3g}",
-    "two_sided_note": ", so no two-sided test here can reach the level "
-    f"{claims.ALPHA}: the interaction is described, not graded"
-    if 2.0 ** (1 - len(P.seeds)) >= claims.ALPHA else "",
-})  # fmt: skip
+report.glue_all("b4", stress.setup_glue(P))
 
 # %% [markdown]
 # (b4-models)=
@@ -257,17 +235,12 @@ noise = null_clusters.isotropic_k_star(
     draws=P.null_draws,
     n_init=P.kmeans_n_init,
 )
-ends = (P.k_min, P.k_max)
-noise_share = stress.noise_edge_share(noise, ends)
+noise_share = stress.noise_edge_share(noise, (P.k_min, P.k_max))
+
+# %%
 report.figure("fig-b4-clusters", figures.cluster_count(sil, clusters))
 k_rows = stress.cluster_count_ledger(sil, clusters, noise_share)
-report.glue_all("b4_k", stress.grades(k_rows))
-report.glue_all("b4_k", {
-    "noise_k": fmt.join(noise.k_star), "noise_share": f"{noise_share:.0%}",
-    "summary": stress.grade_summary(k_rows),
-    **{f"edge_{ds}": f"{stress.edge_share(clusters.k_star, ds, ends).mean():.0%}"
-       for ds in classify.DATASETS},
-})  # fmt: skip
+report.glue_all("b4_k", stress.cluster_count_glue(k_rows, clusters, noise, noise_share))
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-clusters

@@ -572,12 +572,9 @@ def _target(cfg) -> torch.Tensor:
     return ramp(cfg.seq_len) if isinstance(cfg, UNetConfig) else grid_target(cfg.height, cfg.width)
 
 
-def train_stack(cfg, seeds: list[int], desc: str = "train", threads: int | None = None):
+def train_stack(cfg, seeds: list[int], desc: str = "train"):
     """Train one model per seed in one stacked pass (U-Net or 2-D CNN, by the config's type).
-    Returns the net and its :class:`stacking.Trained` record. ``threads`` sets torch's thread
-    count first, as :func:`training.train_stack` does."""
-    if threads:
-        torch.set_num_threads(threads)
+    Returns the net and its :class:`stacking.Trained` record."""
     net = _build(cfg, seeds).to(cfg.device)
     gens = generators(seeds, "train")
     target = _target(cfg).to(cfg.device)

@@ -35,11 +35,11 @@ from sklearn.metrics import silhouette_score
 from threadpoolctl import threadpool_limits
 
 from ..core import cache
-from ..core.claims import ClaimTest, paired_signflip
-from ..core.fmt import sci
+from ..core.claims import ALPHA, ClaimTest, paired_signflip
+from ..core.fmt import join, sci
 from ..core.verdicts import GRADES
 from ..core.workers import run_jobs, single_thread
-from . import analysis, classify, convnets, representations, verdicts
+from . import analysis, classify, convnets, reported, representations, verdicts
 from .analysis import Clusters, Sparsity
 from .classify import DATASETS, ClassifierConfig, Models, Splits, Trained, Variant, bn_label
 
@@ -810,6 +810,54 @@ def checks(
                        zero < 1e-12, f"largest difference {zero:.2g} (rounding: B2 sums "
                        "per-batch fractions, the sweep counts)"),
     ]  # fmt: skip
+
+
+def setup_glue(P) -> dict[str, object]:
+    """The chapter's settings as prose, for its text: datasets and learning rates of the
+    2 x 2, thresholds, image counts, the null's shape, the matched comparison's knobs and the
+    smallest attainable p-values."""
+    lrs, fact = factorial_lrs(P), factorial_datasets(P.factorial_datasets)
+    two_sided = 2.0 ** (1 - len(P.seeds))
+    return {
+        "paper_lr_bn": sci(reported.LR["cifar10", True]),
+        "paper_lr_nobn": sci(reported.LR["cifar10", False]),
+        "paper_lr_mnist": sci(reported.LR["mnist", True]),
+        "paper_k_range": "{}..{}".format(*reported.K_RANGE),
+        "k_range": f"{P.k_min}..{P.k_max}",
+        "fact_datasets": " and ".join(NAMES[d] for d in fact),
+        "fact_lrs": "; ".join(f"{NAMES[d]} {sci(lrs[d][0])} and {sci(lrs[d][1])}" for d in fact),
+        "seeds": join(P.seeds),
+        "n_seeds": len(P.seeds),
+        "scale": P.threshold_scale,
+        "thresholds": join(sorted({0.0, *P.rel_thresholds}), "g"),
+        "sil_images": f"{P.silhouette_images:,}",
+        "cl_images": f"{P.cluster_images:,}",
+        "null_shape": f"{P.cluster_images:,} points in {P.pca_components or P.null_dim} dimensions",
+        "null_draws": P.null_draws,
+        "alpha": ALPHA,
+        "fixed_k": P.fixed_k,
+        "m_every": f"{P.match_check_every:,}",
+        "m_tolerance": f"{P.match_tolerance:.1%}",
+        "m_datasets": " and ".join(NAMES[d] for d in factorial_datasets(P.matched_datasets)),
+        "min_p1": f"{2.0 ** -len(P.seeds):.3g}",
+        "min_p2": f"{two_sided:.3g}",
+        "two_sided_note": f", so no two-sided test here can reach the level {ALPHA}: the "
+        "interaction is described, not graded"
+        if two_sided >= ALPHA
+        else "",
+    }
+
+
+def cluster_count_glue(rows: dict, clusters: Clusters, noise, noise_share: float) -> dict[str, str]:
+    """Section 2's prose: each row's grade, the noise null's k* and share at an end of the
+    range, and per dataset the share of (layer, variant, seed) cases whose k* is at an end."""
+    ends = (clusters.config.k_min, clusters.config.k_max)
+    return grades(rows) | {
+        "noise_k": join(noise.k_star),
+        "noise_share": f"{noise_share:.0%}",
+        "summary": grade_summary(rows),
+        **{f"edge_{ds}": f"{edge_share(clusters.k_star, ds, ends).mean():.0%}" for ds in DATASETS},
+    }
 
 
 def grade_summary(rows) -> str:
