@@ -25,6 +25,9 @@ def test_colab_cell_is_hidden_valid_ipython_and_installs_from_the_repository():
     code = TransformerManager().transform_cell(cell["source"])
     compile(code, "<cell>", "exec")
     assert "git+https://github.com/o/r.git@dev" in code and "google.colab" in code
+    install = [line for line in code.splitlines() if "normbook @" in line]
+    assert len(install) == 1 and "--no-deps" in install[0]  # never Colab's torch replaced
+    assert f"myst-nb=={sphinx_launch.MYST_NB}" in code
 
 
 def _config(root, url):

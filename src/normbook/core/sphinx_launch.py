@@ -15,17 +15,23 @@ chapters as jupytext ``.py`` files only, so the buttons are retargeted:
 from __future__ import annotations
 
 import re
+from importlib.metadata import version
 
 PAGES_BRANCH = "gh-pages"
+MYST_NB = version("myst-nb")  # the build's own (pinned) version, for Colab's install
 
 
 def colab_cell(repo_url: str, branch: str) -> dict:
     """A notebook cell, hidden in the book's pages, that installs normbook in Colab."""
     source = (
-        "# In Google Colab, install this book's library (normbook) from its repository first.\n"
+        "# In Google Colab, install this book's library (normbook) from its repository first:\n"
+        "# without its pinned dependencies (they would replace Colab's torch, a download of\n"
+        "# several GB), plus myst-nb, the one library it uses that Colab lacks. Colab's\n"
+        "# versions differ from the pins, so numbers may differ in their last digits.\n"
         "import sys\n\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install --quiet "normbook @ git+{repo_url.rstrip("/")}.git@{branch}"'
+        f'    %pip install --quiet --no-deps "normbook @ git+{repo_url.rstrip("/")}.git@{branch}"\n'
+        f'    %pip install --quiet "myst-nb=={MYST_NB}"'
     )
     return {
         "cell_type": "code",
