@@ -1,23 +1,32 @@
 """Run independent jobs in worker processes, with results identical to running them here.
 
-Jobs share read-only data (a dataset, say), sent once to each worker instead of once per job.
-Callers run each job under :func:`single_thread`, wherever it runs, so that a result never
-depends on the number of workers.
+Jobs share read-only data (a dataset, say), written once per call to a private temporary file
+that each worker reads once, instead of sent with every job. The worker processes are
+started once per process (a chapter's kernel) and reused by every later call with the same
+number of workers: starting two workers and importing torch in them costs about 3 s, and
+chapter B4 alone makes ten calls. Callers run each job under :func:`single_thread`, wherever
+it runs, so that a result never depends on the number of workers or on which worker ran it.
 """
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
+import os
+import pickle
+import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from .progress import mark_worker, progress
 
-_SHARED: dict[str, Any] = {"data": None, "in_worker": False}
+_SHARED: dict[str, Any] = {"path": None, "data": None, "in_worker": False}
+_POOL: dict[str, Any] = {"pool": None, "workers": 0}
 
 
 @contextmanager
@@ -36,13 +45,38 @@ def in_worker() -> bool:
     return _SHARED["in_worker"]
 
 
-def _init(shared: Any) -> None:
-    _SHARED.update(data=shared, in_worker=True)
+def _init() -> None:
+    _SHARED["in_worker"] = True
     mark_worker()
 
 
-def _call(fn: Callable, job: tuple) -> Any:
+def _call(fn: Callable, path: str | None, job: tuple) -> Any:
+    if path != _SHARED["path"]:  # a new call's data: drop the last call's, read it once
+        _SHARED["data"] = None
+        _SHARED["data"] = None if path is None else pickle.loads(Path(path).read_bytes())
+        _SHARED["path"] = path
     return fn(_SHARED["data"], *job)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """The process's pool of ``workers`` 'spawn' processes (safe after torch and OpenMP have
+    started), started on first use and kept for later calls."""
+    if _POOL["pool"] is None or _POOL["workers"] != workers:
+        close_pool()
+        ctx = mp.get_context("spawn")
+        _POOL.update(
+            pool=ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init),
+            workers=workers,
+        )
+    return _POOL["pool"]
+
+
+@atexit.register
+def close_pool() -> None:
+    """Stop the worker processes (at exit, or after a failed call)."""
+    pool, _POOL["pool"] = _POOL["pool"], None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_jobs(
@@ -50,20 +84,24 @@ def run_jobs(
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(index, fn(shared, *job))`` for every job, in completion order.
 
-    ``workers > 1`` with more than one job: a pool of 'spawn' processes (safe after torch and
-    OpenMP have started), ``shared`` sent once to each. Otherwise the jobs run here, in order.
+    ``workers > 1`` with more than one job: the jobs run in the process's worker pool
+    (:func:`_pool`), ``shared`` read once by each worker. Otherwise they run here, in order.
+    A failed job (or a caller that stops early) stops the pool: no stale job keeps a worker.
     """
     if len(jobs) > 1 and workers > 1:
-        ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(
-            max_workers=min(workers, len(jobs)),
-            mp_context=ctx,
-            initializer=_init,
-            initargs=(shared,),
-        ) as pool:
-            futures = {pool.submit(_call, fn, job): i for i, job in enumerate(jobs)}
-            for fut in progress(as_completed(futures), total=len(futures), desc=desc):
-                yield futures[fut], fut.result()
+        with tempfile.TemporaryDirectory(prefix="normbook-jobs-") as tmp:  # private: 0700
+            path = None
+            if shared is not None:
+                path = os.path.join(tmp, "shared.pickle")  # our own data, never downloaded
+                Path(path).write_bytes(pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL))
+            pool = _pool(workers)
+            try:
+                futures = {pool.submit(_call, fn, path, job): i for i, job in enumerate(jobs)}
+                for fut in progress(as_completed(futures), total=len(futures), desc=desc):
+                    yield futures[fut], fut.result()
+            except BaseException:
+                close_pool()
+                raise
         return
     for i, job in progress(list(enumerate(jobs)), desc=desc):
         yield i, fn(shared, *job)

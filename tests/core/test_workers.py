@@ -1,0 +1,51 @@
+"""The worker pool: started once and reused, each call's shared data (never a stale one), a
+failed job stops the pool and the next call starts a fresh one."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from normbook.core import workers
+
+
+def _pid_and_data(shared, i):
+    return os.getpid(), shared["tag"], i
+
+
+def _fail_on(shared, i):
+    if i == shared:
+        raise ValueError(f"job {i} failed")
+    return os.getpid()
+
+
+def _run(fn, n, shared):
+    return dict(workers.run_jobs(fn, [(i,) for i in range(n)], shared, workers=2, desc="t"))
+
+
+def test_pool_is_reused_and_each_call_sees_its_own_shared_data():
+    workers.close_pool()
+    first = _run(_pid_and_data, 6, {"tag": "a"})
+    second = _run(_pid_and_data, 6, {"tag": "b"})
+    assert {t for _, t, _ in first.values()} == {"a"}
+    assert {t for _, t, _ in second.values()} == {"b"}  # never the last call's data
+    assert [i for _, _, i in (first[j] for j in range(6))] == list(range(6))
+    pids = {p for p, _, _ in first.values()} | {p for p, _, _ in second.values()}
+    assert os.getpid() not in pids and len(pids) <= 2  # the same two workers throughout
+
+
+def test_a_failed_job_stops_the_pool_and_the_next_call_starts_a_fresh_one():
+    workers.close_pool()
+    before = set(_run(_fail_on, 4, -1).values())
+    with pytest.raises(ValueError, match="job 2 failed"):
+        _run(_fail_on, 4, 2)
+    assert workers._POOL["pool"] is None
+    after = set(_run(_fail_on, 4, -1).values())
+    assert after and not (after & before)  # new processes
+    workers.close_pool()
+
+
+def test_one_worker_or_one_job_runs_here_in_order():
+    out = list(workers.run_jobs(_pid_and_data, [(0,), (1,)], {"tag": "x"}, workers=1))
+    assert out == [(0, (os.getpid(), "x", 0)), (1, (os.getpid(), "x", 1))]
