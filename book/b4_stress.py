@@ -92,7 +92,7 @@ silhouette_images = None  # silhouette on this many of the cluster images (seede
 null_draws = None  # draws of isotropic Gaussian noise for the k* null
 null_dim = None  # noise dimensions when k-means runs on raw activations (pca_components 0)
 matched_datasets = None  # datasets of the accuracy-matched comparison ('both', or one)
-match_check_every = None  # accuracy-matched: validation accuracy checked every this many steps
+match_check_every = None  # accuracy-matched: check every this many steps near the target accuracy
 match_tolerance = None  # accuracy-matched: largest validation-accuracy gap a pair may keep
 
 # %%
@@ -432,10 +432,10 @@ report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity)
 #
 # :::{solution} b4-ex-match
 # :class: dropdown
-# A finer check stops each network closer to the target, so the remaining accuracy gap
-# shrinks; the representations of networks a few steps apart differ little, so the verdicts
-# should not change. If they do, the comparison at equal accuracy was sensitive to the exact
-# stopping step and deserves more seeds.
+# A finer check gives more candidate checks in each window, so the one kept sits closer to the
+# target and the remaining accuracy gap shrinks; the representations of networks a few steps apart
+# differ little, so the verdicts should not change. If they do, the comparison at equal accuracy
+# was sensitive to the exact stopping step and deserves more seeds.
 # :::
 #
 # :::{exercise} Implement another index

@@ -277,7 +277,7 @@ STRESS_PARAMS = [
     Param(
         "match_check_every",
         int,
-        "accuracy-matched: validation accuracy checked every this many steps",
+        "accuracy-matched: check every this many steps near the target accuracy",
         min=1,
         max=1_000_000,
         reconstruction=True,
