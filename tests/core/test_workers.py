@@ -1,5 +1,6 @@
 """The worker pool: started once and reused, each call's shared data (never a stale one), a
-failed job stops the pool and the next call starts a fresh one."""
+failed job stops the pool and the next call starts a fresh one, and so does a changed
+environment."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from normbook.core import workers
 
 def _pid_and_data(shared, i):
     return os.getpid(), shared["tag"], i
+
+
+def _env(shared, i):
+    return os.environ.get("NORMBOOK_CACHE")
 
 
 def _fail_on(shared, i):
@@ -49,3 +54,11 @@ def test_a_failed_job_stops_the_pool_and_the_next_call_starts_a_fresh_one():
 def test_one_worker_or_one_job_runs_here_in_order():
     out = list(workers.run_jobs(_pid_and_data, [(0,), (1,)], {"tag": "x"}, workers=1))
     assert out == [(0, (os.getpid(), "x", 0)), (1, (os.getpid(), "x", 1))]
+
+
+def test_a_changed_environment_starts_new_workers(monkeypatch, tmp_path):
+    workers.close_pool()
+    _run(_pid_and_data, 4, {"tag": "a"})
+    monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path))  # workers read the cache from it
+    assert set(_run(_env, 4, None).values()) == {str(tmp_path)}
+    workers.close_pool()

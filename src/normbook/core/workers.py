@@ -26,7 +26,7 @@ import torch
 from .progress import mark_worker, progress
 
 _SHARED: dict[str, Any] = {"path": None, "data": None, "in_worker": False}
-_POOL: dict[str, Any] = {"pool": None, "workers": 0}
+_POOL: dict[str, Any] = {"pool": None, "workers": 0, "env": None}
 
 
 @contextmanager
@@ -60,13 +60,17 @@ def _call(fn: Callable, path: str | None, job: tuple) -> Any:
 
 def _pool(workers: int) -> ProcessPoolExecutor:
     """The process's pool of ``workers`` 'spawn' processes (safe after torch and OpenMP have
-    started), started on first use and kept for later calls."""
-    if _POOL["pool"] is None or _POOL["workers"] != workers:
+    started), started on first use and kept for later calls while the environment variables
+    and working directory they started with are unchanged (a worker reads the cache directory
+    from ``NORMBOOK_CACHE``, say)."""
+    started_in = (dict(os.environ), os.getcwd())
+    if _POOL["pool"] is None or (_POOL["workers"], _POOL["env"]) != (workers, started_in):
         close_pool()
         ctx = mp.get_context("spawn")
         _POOL.update(
             pool=ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init),
             workers=workers,
+            env=started_in,
         )
     return _POOL["pool"]
 
