@@ -121,6 +121,21 @@ def test_silhouettes_score_b3s_partition_as_sklearn_does(tiny):
     assert not np.allclose(other["kmeans_silhouette"], out["kmeans_silhouette"])
 
 
+def test_silhouettes_refuse_clusters_of_other_models_or_config():
+    from types import SimpleNamespace
+
+    cfg = stress.SilhouetteConfig(analysis.ClusterConfig(n_images=60), silhouette_images=40)
+    models = SimpleNamespace(trained={("mnist", True): [0, 1], ("mnist", False): [0, 1]})
+    labels = np.zeros((2, 4, 60), np.int16)
+    other_models = SimpleNamespace(config=cfg.clusters, fixed_k_labels={("mnist", True): labels})
+    same_models = dict.fromkeys(models.trained, labels)
+    other_config = SimpleNamespace(config=analysis.ClusterConfig(n_images=50),
+                                   fixed_k_labels=same_models)  # fmt: skip
+    for clusters in (other_models, other_config):
+        with pytest.raises(ValueError, match="same models and cluster config"):
+            stress.silhouettes(models, clusters, cfg)
+
+
 def test_stress_analyses_are_cached(tiny_trained):
     trained, splits = tiny_trained
     cfg = stress.ThresholdConfig(n_images=40, thresholds=(0.0, 0.1))

@@ -464,7 +464,11 @@ def silhouettes(
     """Silhouette scores of every trained model (cached per model and config), of the k-means
     partitions in ``clusters`` (chapter B3's analysis of the same models with
     ``config.clusters``)."""
-    if clusters.config != config.clusters or clusters.n_models != len(models.all):
+    shape = {v: len(ts) for v, ts in models.trained.items()}
+    if (
+        clusters.config != config.clusters
+        or {v: len(p) for v, p in clusters.fixed_k_labels.items()} != shape
+    ):
         raise ValueError("silhouettes need the clusters of the same models and cluster config")
     parts = [p for v in models.trained for p in clusters.fixed_k_labels[v]]
     e = _per_variant(config, models, workers, parts)
