@@ -1,5 +1,7 @@
 """The throughput benchmark: its FLOP count and its report."""
 
+import pytest
+
 from normbook import benchmark
 from normbook.paper_a.cnn import CNNConfig
 from normbook.paper_a.training import TrainConfig
@@ -21,3 +23,20 @@ def test_report_names_the_share_of_the_peak(capsys):
     benchmark.main(["--profile", "smoke", "--steps", "3"])
     out = capsys.readouterr().out
     assert "% of the matmul peak" in out and "one model at a time" in out
+
+
+def test_every_speed_is_its_best_round(monkeypatch):
+    """Peak, stacked and naive speeds use one estimator (best of the interleaved rounds), so a
+    slow moment lowers no one of them alone."""
+    peaks, speeds = iter([1e9, 3e9, 2e9]), iter([10.0, 1, 1, 30.0, 2, 2, 20.0, 3, 3])
+    monkeypatch.setattr(benchmark, "matmul_peak", lambda: next(peaks))
+    monkeypatch.setattr(benchmark, "steps_per_second", lambda cnn, tc, seeds: next(speeds))
+    monkeypatch.setattr(benchmark, "flops_per_step", lambda cnn, tc, n: 10**8)
+    b = benchmark.measure(CNNConfig(), TrainConfig(), [0, 1], rounds=3)
+    assert (b.peak_flops, b.stacked_steps_s, b.naive_steps_s) == (3e9, 30.0, 1.5)
+    assert b.stacked_share == 1.0 and b.speedup == 20.0
+
+
+def test_rounds_must_be_positive():
+    with pytest.raises(ValueError, match="rounds"):
+        benchmark.measure(CNNConfig(), TrainConfig(), [0], rounds=0)
