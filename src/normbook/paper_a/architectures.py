@@ -748,24 +748,8 @@ def summarize_periodic(
         _by_residue(moments.mean, period), _by_residue(moments.std, period), moments.count
     )
     localized = detector.localized_mask(_from_residue(split.pvalues(det.test)), det.alpha)
-    target = ramp(seq_len).numpy()
-    interior = detector.interior_mask(seq_len, radius)
     tested = detector.interior_mask(seq_len, radius + period * detector.TEST_REACH[det.test])
-    pooled = moments.pooled_mean
-    out = []
-    for m in range(moments.mean.shape[1]):
-        loc = localized[m]
-        out.append(
-            Localization(
-                localized=loc,
-                distance=detector.localization_distance(loc, det.window, det.threshold),
-                frac_interior=float(loc[tested].mean()) if tested.any() else float("nan"),
-                frac_all=float(loc.mean()),
-                effect_all=effect_size(pooled[m], target),
-                effect_interior=effect_size(pooled[m], target, interior),
-            )
-        )
-    return out
+    return detector.per_model(localized, moments.pooled_mean, radius, tested, det)
 
 
 def unet_run(cfg: UNetConfig, padding: str = "zeros") -> UNetRun:

@@ -172,24 +172,34 @@ def summarize(moments: Moments, radius: int, detector: DetectorConfig) -> list[L
     """The test and effect sizes per model, from output moments of shape (2, M, L)."""
     seq_len = moments.mean.shape[-1]
     localized = localized_mask(moments.pvalues(detector.test), detector.alpha)
+    tested = interior_mask(seq_len, radius + TEST_REACH[detector.test])  # and the test's reach
+    return per_model(localized, moments.pooled_mean, radius, tested, detector)
+
+
+def per_model(
+    localized: np.ndarray,
+    pooled_mean: np.ndarray,
+    radius: int,
+    tested: np.ndarray,
+    detector: DetectorConfig,
+) -> list[Localization]:
+    """Each model's :class:`Localization` from its localized mask (M, L), its mean output
+    (M, L), the receptive radius (effect sizes on the interior beyond it) and the indices whose
+    test misses the padding (``tested``, the interior fraction's denominator)."""
+    seq_len = localized.shape[-1]
     target = ramp(seq_len).numpy()
     interior = interior_mask(seq_len, radius)  # beyond the receptive field
-    tested = interior_mask(seq_len, radius + TEST_REACH[detector.test])  # and the test's reach
-    pooled = moments.pooled_mean
-    out = []
-    for m in range(moments.mean.shape[1]):
-        loc = localized[m]
-        out.append(
-            Localization(
-                localized=loc,
-                distance=localization_distance(loc, detector.window, detector.threshold),
-                frac_interior=float(loc[tested].mean()) if tested.any() else float("nan"),
-                frac_all=float(loc.mean()),
-                effect_all=effect_size(pooled[m], target),
-                effect_interior=effect_size(pooled[m], target, interior),
-            )
+    return [
+        Localization(
+            localized=loc,
+            distance=localization_distance(loc, detector.window, detector.threshold),
+            frac_interior=float(loc[tested].mean()) if tested.any() else float("nan"),
+            frac_all=float(loc.mean()),
+            effect_all=effect_size(mean, target),
+            effect_interior=effect_size(mean, target, interior),
         )
-    return out
+        for loc, mean in zip(localized, pooled_mean)
+    ]
 
 
 def depth_maps(probe: Moments, detector: DetectorConfig) -> np.ndarray:
