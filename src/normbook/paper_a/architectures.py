@@ -128,15 +128,32 @@ def _check_common(cfg) -> None:
     _one_of("schedule", cfg.schedule, stacking.SCHEDULES)
 
 
-def _norm_label(norm: str, groups: int) -> str:
-    return f"group (G={groups})" if norm == "group" else norm
+class _RunConfig:
+    """What the U-Net and the 2-D CNN configs share: the label and paper A's training config
+    (its validation applies) over ``train_length`` positions (the U-Net's sequence length, the
+    image height for the 2-D CNN: the cache key has the width)."""
+
+    @property
+    def label(self) -> str:
+        return f"group (G={self.groups})" if self.norm == "group" else self.norm
+
+    @property
+    def train(self) -> TrainConfig:
+        return TrainConfig(
+            seq_len=self.train_length,
+            steps=self.steps,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            schedule=self.schedule,
+            device=self.device,
+        )
 
 
 # ============================================================================ configs
 
 
 @dataclass(frozen=True)
-class UNetConfig:
+class UNetConfig(_RunConfig):
     """Every size of a U-Net localization run (architecture, training, evaluation); the
     defaults are the ``cpu`` profile."""
 
@@ -192,20 +209,8 @@ class UNetConfig:
         return unet_radius(self.levels, self.kernel, self.blocks, self.down, self.up)
 
     @property
-    def label(self) -> str:
-        return _norm_label(self.norm, self.groups)
-
-    @property
-    def train(self) -> TrainConfig:
-        """Paper A's training config with this run's values (its validation applies)."""
-        return TrainConfig(
-            seq_len=self.seq_len,
-            steps=self.steps,
-            batch_size=self.batch_size,
-            lr=self.lr,
-            schedule=self.schedule,
-            device=self.device,
-        )
+    def train_length(self) -> int:
+        return self.seq_len
 
     def architecture(self) -> dict:
         """The fields that define the network (norm-independent ones left as they are)."""
@@ -216,7 +221,7 @@ class UNetConfig:
 
 
 @dataclass(frozen=True)
-class Grid2dConfig:
+class Grid2dConfig(_RunConfig):
     """Every size of a 2-D localization run; ``channels`` is the conv width (``height`` and
     ``width`` are the image's). The defaults are the ``cpu`` profile."""
 
@@ -258,20 +263,8 @@ class Grid2dConfig:
         return (self.kernel // 2) * self.depth
 
     @property
-    def label(self) -> str:
-        return _norm_label(self.norm, self.groups)
-
-    @property
-    def train(self) -> TrainConfig:
-        """Paper A's training config (seq_len is the image height; the key has the width)."""
-        return TrainConfig(
-            seq_len=self.height,
-            steps=self.steps,
-            batch_size=self.batch_size,
-            lr=self.lr,
-            schedule=self.schedule,
-            device=self.device,
-        )
+    def train_length(self) -> int:
+        return self.height
 
     def architecture(self) -> dict:
         arch = {k: getattr(self, k) for k in ("height", "width", "depth", "channels", "kernel")}
