@@ -334,9 +334,19 @@ def test_matched_checks_fail_for_another_run_or_an_unmatched_pair():
     assert [c.holds for c in stress.matched_checks(matched(rerun, other), 0.01)] == [False, True]
     overshoot = _fake("mnist", True, 0, [0.5, 0.7], 2, stage)  # its curve is the full run's,
     overshoot.entry.meta["reached_val_acc"] = 0.75  # but it stopped at a check above 0.7
-    overshoot.entry.meta["reached_val_acc"] = 0.75
     assert [c.holds for c in stress.matched_checks(matched(overshoot, other), 0.01)] == [
         True, False]  # fmt: skip
+
+
+def test_matched_checks_hold_when_no_pair_needed_a_replay():
+    """Equal kept accuracies: nothing is replayed, so nothing can fail to retrace (it is no
+    bug), and the pair is matched."""
+    net = lambda bn: _fake("mnist", bn, 0, [0.5, 0.7], 2)  # noqa: E731
+    m = classify.Models({("mnist", True): [net(True)], ("mnist", False): [net(False)]}, {})
+    checks = stress.matched_checks(stress.Matched(m, m, {"mnist": np.array([0.7])}, None, None),
+                                   0.01)  # fmt: skip
+    assert [c.holds for c in checks] == [True, True]
+    assert "no network needed a replay" in checks[0].evidence
 
 
 def test_held_out_clusters_keep_the_class_dbi_and_skip_kmeans(tiny):
