@@ -317,7 +317,8 @@ def groups(sweep: GroupSweep, null: NullLevel, radius: int):
         ax.set_xticks(gs, [str(g) for g in gs])
         ax.set_xlabel(f"GroupNorm groups G (C = {sweep.width})")
         ax.set_title(label)
-    axes[0, 0].legend(fontsize=7)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
     fig.suptitle("Fig. 4: GroupNorm, localization vs the number of groups")
     return fig
 
