@@ -4,9 +4,9 @@
 
 Reports, in one run and on one thread, as training runs: the fp32 matmul peak (GFLOP/s), steps/s
 of the stacked path (every seed in one network), of a naive loop that trains the same models one
-at a time, and the share of the peak the stacked path reaches. Peak and stacked speed are measured
-the same way, interleaved in ``--rounds`` rounds and each taken at its best round, so a slow
-moment of a shared machine lowers no one of them alone. FLOPs per step are counted by
+at a time, and the share of the peak the stacked path reaches. The three are measured the same
+way, interleaved in ``--rounds`` rounds and each taken at its best round, so a slow moment of a
+shared machine lowers no one of them alone. FLOPs per step are counted by
 ``torch.utils.flop_counter`` on one real step, forward and backward (see :func:`flops_per_step`).
 """
 

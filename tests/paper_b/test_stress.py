@@ -341,8 +341,8 @@ def test_matched_checks_fail_for_another_run_or_an_unmatched_pair():
 def test_matched_checks_hold_when_no_pair_needed_a_replay():
     """Equal kept accuracies: nothing is replayed, so nothing can fail to retrace (it is no
     bug), and the pair is matched."""
-    net = lambda bn: _fake("mnist", bn, 0, [0.5, 0.7], 2)  # noqa: E731
-    m = classify.Models({("mnist", True): [net(True)], ("mnist", False): [net(False)]}, {})
+    m = classify.Models({("mnist", bn): [_fake("mnist", bn, 0, [0.5, 0.7], 2)]
+                         for bn in (True, False)}, {})  # fmt: skip
     checks = stress.matched_checks(stress.Matched(m, m, {"mnist": np.array([0.7])}, None, None),
                                    0.01)  # fmt: skip
     assert [c.holds for c in checks] == [True, True]

@@ -626,8 +626,8 @@ def matched_glue(m: Matched, rows: dict) -> dict[str, str]:
 
 def matched_checks(m: Matched, tolerance: float) -> list[verdicts.Check]:
     """The matched networks are the full runs replayed (their validation curves are a prefix
-    of chapter B1's, bit for bit; true of none when no pair needed a replay), and every pair is
-    matched within ``tolerance``."""
+    of chapter B1's, bit for bit; vacuously true when no pair needed a replay), and every pair
+    is matched within ``tolerance``."""
     pairs = m.stopped_early()
     same = all(np.array_equal(t.curves[c], k.curves[c][: len(t.curves[c])])
                for t, k in pairs for c in ("train_loss", "val_loss"))  # fmt: skip
