@@ -5,8 +5,11 @@ environment."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
+import torch
 
 from normbook.core import workers
 
@@ -62,3 +65,34 @@ def test_a_changed_environment_starts_new_workers(monkeypatch, tmp_path):
     monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path))  # workers read the cache from it
     assert set(_run(_env, 4, None).values()) == {str(tmp_path)}
     workers.close_pool()
+
+
+_CHURN = """
+import resource, sys, torch
+from normbook.core import workers
+if sys.argv[1] == "keep":
+    assert workers.keep_freed_memory()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for r in range(50):  # megabyte blocks freed and allocated again, each a little larger
+    torch.empty((2 << 20) + r * (64 << 10), dtype=torch.uint8).fill_(1)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_keep_freed_memory_stops_page_faults_of_reallocated_activations():
+    def faults(mode):
+        out = subprocess.run(
+            [sys.executable, "-c", _CHURN, mode], capture_output=True, text=True, check=True
+        )
+        return int(out.stdout.split()[-1])
+
+    default, kept = faults("default"), faults("keep")
+    assert default > 50 * 500  # glibc's default: every block on fresh pages (2 MB = 512 pages)
+    assert kept < default / 4
+
+
+def test_single_thread_keeps_freed_memory():
+    with workers.single_thread():
+        assert torch.get_num_threads() == 1
+    assert workers._SHARED["heap_kept"] == sys.platform.startswith("linux")
