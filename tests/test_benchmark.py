@@ -23,6 +23,7 @@ def test_report_names_the_share_of_the_peak(capsys):
     benchmark.main(["--profile", "smoke", "--steps", "3"])
     out = capsys.readouterr().out
     assert "% of the matmul peak" in out and "one model at a time" in out
+    assert "page faults" in out
 
 
 def test_every_speed_is_its_best_round(monkeypatch):
@@ -32,6 +33,7 @@ def test_every_speed_is_its_best_round(monkeypatch):
     monkeypatch.setattr(benchmark, "matmul_peak", lambda: next(peaks))
     monkeypatch.setattr(benchmark, "steps_per_second", lambda cnn, tc, seeds: next(speeds))
     monkeypatch.setattr(benchmark, "flops_per_step", lambda cnn, tc, n: 10**8)
+    monkeypatch.setattr(benchmark, "page_faults_per_step", lambda cnn, tc, seeds: 0.0)
     b = benchmark.measure(CNNConfig(), TrainConfig(), [0, 1], rounds=3)
     assert (b.peak_flops, b.stacked_steps_s, b.naive_steps_s) == (3e9, 30.0, 1.5)
     assert b.stacked_share == 1.0 and b.speedup == 20.0

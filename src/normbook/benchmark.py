@@ -8,11 +8,14 @@ at a time, and the share of the peak the stacked path reaches. The three are mea
 way, interleaved in ``--rounds`` rounds and each taken at its best round, so a slow moment of a
 shared machine lowers no one of them alone. FLOPs per step are counted by
 ``torch.utils.flop_counter`` on one real step, forward and backward (see :func:`flops_per_step`).
+It also counts the stacked step's page faults, which a heap that returns freed memory to the OS
+multiplies (:func:`.core.workers.keep_freed_memory`).
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 from dataclasses import dataclass, replace
 
@@ -54,12 +57,21 @@ def steps_per_second(cnn: CNNConfig, tc: TrainConfig, seeds: list[int]) -> float
     return tc.steps / record.seconds
 
 
+def page_faults_per_step(cnn: CNNConfig, tc: TrainConfig, seeds: list[int]) -> float:
+    """Minor page faults of the stacked training, per step (about 0 on a heap that keeps freed
+    memory, :func:`.core.workers.keep_freed_memory`; thousands without it)."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    train_stack(cnn, replace(tc, checkpoints=()), seeds)
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / tc.steps
+
+
 @dataclass
 class Benchmark:
     peak_flops: float
     flops_per_step: int  # of the whole stack
     stacked_steps_s: float
     naive_steps_s: float  # the same models trained one after another, per step of all
+    faults_per_step: float  # minor page faults of a stacked step
 
     @property
     def stacked_share(self) -> float:
@@ -84,8 +96,9 @@ def measure(cnn: CNNConfig, tc: TrainConfig, seeds: list[int], rounds: int = 3) 
             peaks.append(matmul_peak())
             stacked.append(steps_per_second(cnn, tc, seeds))
             naive.append(1 / sum(1 / steps_per_second(cnn, tc, [s]) for s in seeds))
+        faults = page_faults_per_step(cnn, tc, seeds)
     flops = flops_per_step(cnn, tc, len(seeds))
-    return Benchmark(max(peaks), flops, max(stacked), max(naive))
+    return Benchmark(max(peaks), flops, max(stacked), max(naive), faults)
 
 
 def main(argv=None) -> None:
@@ -108,7 +121,8 @@ def main(argv=None) -> None:
         f"  stacked              {b.stacked_steps_s:7.1f} steps/s "
         f"({b.stacked_share:.0%} of the matmul peak)\n"
         f"  one model at a time  {b.naive_steps_s:7.1f} steps/s of all models "
-        f"(stacked is x{b.speedup:.2f})"
+        f"(stacked is x{b.speedup:.2f})\n"
+        f"  page faults          {b.faults_per_step:7.1f} per stacked step"
     )
 
 

@@ -5,8 +5,12 @@ environment."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -26,6 +30,11 @@ def _fail_on(shared, i):
     if i == shared:
         raise ValueError(f"job {i} failed")
     return os.getpid()
+
+
+def _pid_then_sleep(shared, i):
+    Path(shared, f"{i}.pid").write_text(str(os.getpid()))
+    time.sleep(60)
 
 
 def _run(fn, n, shared):
@@ -65,6 +74,36 @@ def test_a_changed_environment_starts_new_workers(monkeypatch, tmp_path):
     monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path))  # workers read the cache from it
     assert set(_run(_env, 4, None).values()) == {str(tmp_path)}
     workers.close_pool()
+
+
+def test_an_idle_worker_ignores_the_interrupt_jupyter_sends_at_kernel_shutdown():
+    workers.close_pool()
+    pids = {p for p, _, _ in _run(_pid_and_data, 4, {"tag": "a"}).values()}
+    for pid in pids:
+        os.kill(pid, signal.SIGINT)
+    time.sleep(0.5)
+    again = {p for p, _, _ in _run(_pid_and_data, 4, {"tag": "b"}).values()}
+    assert again <= pids  # the same workers, alive and working
+    workers.close_pool()
+
+
+def test_an_interrupt_stops_a_running_job_and_reaches_the_caller(tmp_path):
+    workers.close_pool()
+
+    def interrupt_when_started():
+        while len(pid_files := [f for f in tmp_path.glob("*.pid") if f.read_text()]) < 2:
+            time.sleep(0.05)
+        for f in pid_files:
+            os.kill(int(f.read_text()), signal.SIGINT)
+
+    threading.Thread(target=interrupt_when_started, daemon=True).start()
+    jobs = workers.run_jobs(_pid_then_sleep, [(0,), (1,)], str(tmp_path), workers=2)
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in jobs:
+            pass
+    assert time.perf_counter() - t0 < 30  # not the jobs' 60 s
+    assert workers._POOL["pool"] is None
 
 
 _CHURN = """

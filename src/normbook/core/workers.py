@@ -15,6 +15,7 @@ import ctypes
 import multiprocessing as mp
 import os
 import pickle
+import signal
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -77,14 +78,22 @@ def in_worker() -> bool:
 def _init() -> None:
     _SHARED["in_worker"] = True
     mark_worker()
+    # Jupyter interrupts a kernel's whole process group, and does so at every kernel shutdown:
+    # an idle worker ignores it (close_pool stops it cleanly, no traceback in the build log);
+    # a running job is interrupted (_call), and the caller gets its KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _call(fn: Callable, path: str | None, job: tuple) -> Any:
-    if path != _SHARED["path"]:  # a new call's data: drop the last call's, read it once
-        _SHARED["data"] = None
-        _SHARED["data"] = None if path is None else pickle.loads(Path(path).read_bytes())
-        _SHARED["path"] = path
-    return fn(_SHARED["data"], *job)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        if path != _SHARED["path"]:  # a new call's data: drop the last call's, read it once
+            _SHARED["data"] = None
+            _SHARED["data"] = None if path is None else pickle.loads(Path(path).read_bytes())
+            _SHARED["path"] = path
+        return fn(_SHARED["data"], *job)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
