@@ -83,7 +83,8 @@ report.md(tables.budget(results))
 # :name: fig-cal-curves
 # :alt: Interior slope against minutes of training per model, one line per candidate.
 #
-# The positive control's interior slope against training minutes per model on this machine,
+# The positive control's interior slope against training minutes per model on this machine
+# (each candidate charged the mean measured time of its batch size),
 # mean over seeds (thin lines: single seeds), for every candidate. Drawn by
 # `paper_a.figures.effect_per_minute`.
 # ```
@@ -110,15 +111,16 @@ report.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
 # {glue:text}`cal_agrees` this page's best at this profile.
 #
 # The minutes are measured, on a shared machine: candidates at batch size
-# {glue:text}`cal_batch` do identical arithmetic, yet their training times differ by up to
-# {glue:text}`cal_spread`, so differences in slope per minute smaller than that are noise; the
-# final slopes, which do not depend on timing, are the firmer comparison.
+# {glue:text}`cal_batch` do identical arithmetic, yet their measured training times differ by up
+# to {glue:text}`cal_spread`. So each candidate is charged the mean time of its batch size
+# (`paper_a.budget.charge_by_batch_size`): within one batch size the final slope, which does not
+# depend on timing, decides the ranking, and the machine's noise enters only between batch sizes.
 #
 # The table gives, per candidate, when its plateau ended (the first kept state whose mean slope
 # reached {glue:text}`cal_onset`) and how much the slope still gained over the last half of the
 # budget: the best candidate gained {glue:text}`cal_best_gain`, so its curve
 # {glue:text}`cal_best_rising` (the rule of {ref}`a1-curve`). A longer budget is a parameter
-# away (`steps`), at the cost the minutes column states.
+# away (`steps`), at the cost the minutes columns state.
 #
 # **Left out.** Initialization was not varied (PyTorch's default, per model from its seed).
 

@@ -66,10 +66,28 @@ def test_best_candidate_is_the_largest_slope_per_minute():
     assert np.isnan(result(0.01, 30.0).onset_minutes)
 
 
+def test_timing_noise_cannot_rank_candidates_of_one_batch_size():
+    """Same batch size = same arithmetic: both are charged their mean time, so the larger final
+    slope wins even when its own run was measured slower."""
+
+    def result(schedule, slope, seconds, batch=32):
+        c = localization.Curve(None, np.array([10]), 10, np.full((1, 1), slope), np.zeros((1, 1)))
+        return budget.Result(budget.Candidate(schedule, 1e-2, batch), c, np.array([seconds]))
+
+    steady, lucky = result("constant", 0.146, 72.0), result("onecycle", 0.129, 60.0)
+    assert budget.best([steady, lucky]) is lucky  # raw measured minutes: the noise decides
+    charged = budget.charge_by_batch_size([steady, lucky, result("cosine", 0.2, 10.0, batch=8)])
+    assert [r.charged_seconds for r in charged] == [66.0, 66.0, 10.0]
+    assert budget.best(charged[:2]).candidate.schedule == "constant"
+    assert charged[0].minutes[-1] == charged[1].minutes[-1] == pytest.approx(1.1)
+    assert budget.timing_spread(charged) == (32, "20%")  # still reports the measured noise
+
+
 def test_budget_study_runs_and_times_training(tiny_setup):
     setup = tiny_setup(seeds=(100,), steps=8, curve_fractions=[0.5])
     res = budget.study(setup, [budget.Candidate("constant", 1e-2, 8)])
     assert res[0].seconds[0] > 0 and res[0].minutes.shape == (2,)
+    assert res[0].charged_seconds == pytest.approx(res[0].seconds.mean())
 
 
 def test_calibration_refuses_the_chapters_seeds_and_ragged_candidates():

@@ -45,12 +45,15 @@ class Result:
 
     candidate: Candidate
     curve: Curve
-    seconds: np.ndarray  # per seed: its share of the stacked training pass (full budget)
+    seconds: np.ndarray  # measured, per seed: its share of the stacked training pass
+    charged_seconds: float | None = None  # one model's full budget, as charged (see study)
 
     @property
     def minutes(self) -> np.ndarray:
-        """Training minutes per model at each kept step (training time is linear in steps)."""
-        return self.seconds.mean() / 60 * self.curve.fractions
+        """Training minutes per model at each kept step (training time is linear in steps): the
+        charged time when set, else the measured one."""
+        full = self.seconds.mean() if self.charged_seconds is None else self.charged_seconds
+        return full / 60 * self.curve.fractions
 
     @property
     def final_slope(self) -> float:
@@ -87,7 +90,11 @@ def setup_for(setup: Setup, c: Candidate) -> Setup:
 
 
 def study(setup: Setup, cands: list[Candidate]) -> list[Result]:
-    """Train (cached) and evaluate every candidate's InstanceNorm networks at every kept step."""
+    """Train (cached) and evaluate every candidate's InstanceNorm networks at every kept step.
+
+    Candidates of one batch size do identical arithmetic (same network, same number of steps),
+    so each is charged the mean measured time of its batch size: the machine's timing noise
+    then cannot rank them (the final slope does), and enters only between batch sizes."""
     out = []
     for c in cands:
         s = setup_for(setup, c)
@@ -95,18 +102,30 @@ def study(setup: Setup, cands: list[Candidate]) -> list[Result]:
         curve = localization.curve(s, cnn)
         seconds = localization.training_seconds(cnn, s.train, list(s.seeds))
         out.append(Result(c, curve, seconds))
-    return out
+    return charge_by_batch_size(out)
+
+
+def charge_by_batch_size(results: list[Result]) -> list[Result]:
+    """Each result charged the mean measured time of the candidates of its batch size."""
+    by_batch: dict[int, list[float]] = {}
+    for r in results:
+        by_batch.setdefault(r.candidate.batch_size, []).append(float(r.seconds.mean()))
+    return [
+        replace(r, charged_seconds=float(np.mean(by_batch[r.candidate.batch_size])))
+        for r in results
+    ]
 
 
 def timing_spread(results: list[Result]) -> tuple[int, str]:
     """Among the candidates of the most common batch size (identical arithmetic per step at
-    equal steps), how much their measured training times differ: (batch size, "12%")."""
+    equal steps), how much their measured training times differ: (batch size, "12%"), the
+    noise that :func:`study` keeps out of the ranking."""
     sizes = [r.candidate.batch_size for r in results]
     batch = max(set(sizes), key=sizes.count)
-    same = [r.minutes[-1] for r in results if r.candidate.batch_size == batch]
+    same = [r.seconds.mean() for r in results if r.candidate.batch_size == batch]
     return batch, f"{max(same) / min(same) - 1:.0%}" if len(same) > 1 else "n/a"
 
 
 def best(results: list[Result]) -> Result:
-    """The candidate with the largest interior slope per minute of training."""
+    """The candidate with the largest interior slope per (charged) minute of training."""
     return max(results, key=lambda r: r.slope_per_minute)
