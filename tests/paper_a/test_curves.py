@@ -66,17 +66,20 @@ def test_best_candidate_is_the_largest_slope_per_minute():
     assert np.isnan(result(0.01, 30.0).onset_minutes)
 
 
+def _final_only(seconds, batch=32, slope=0.0, schedule="constant"):
+    """A candidate's result with one kept state (the end of its budget), one seed."""
+    c = localization.Curve(None, np.array([10]), 10, np.full((1, 1), slope), np.zeros((1, 1)))
+    return budget.Result(budget.Candidate(schedule, 1e-2, batch), c, np.array([float(seconds)]))
+
+
 def test_timing_noise_cannot_rank_candidates_of_one_batch_size():
     """Same batch size = same arithmetic: both are charged their mean time, so the larger final
     slope wins even when its own run was measured slower."""
-
-    def result(schedule, slope, seconds, batch=32):
-        c = localization.Curve(None, np.array([10]), 10, np.full((1, 1), slope), np.zeros((1, 1)))
-        return budget.Result(budget.Candidate(schedule, 1e-2, batch), c, np.array([seconds]))
-
-    steady, lucky = result("constant", 0.146, 72.0), result("onecycle", 0.129, 60.0)
+    steady = _final_only(72.0, slope=0.146, schedule="constant")
+    lucky = _final_only(60.0, slope=0.129, schedule="onecycle")
     assert budget.best([steady, lucky]) is lucky  # raw measured minutes: the noise decides
-    charged = budget.charge_by_batch_size([steady, lucky, result("cosine", 0.2, 10.0, batch=8)])
+    other = _final_only(10.0, batch=8, slope=0.2, schedule="cosine")
+    charged = budget.charge_by_batch_size([steady, lucky, other])
     assert [r.charged_seconds for r in charged] == [66.0, 66.0, 10.0]
     assert budget.best(charged[:2]).candidate.schedule == "constant"
     assert charged[0].minutes[-1] == charged[1].minutes[-1] == pytest.approx(1.1)
@@ -105,9 +108,6 @@ def test_setup_replace_keeps_checkpoints(tiny_setup):
 
 
 def test_timing_spread_compares_candidates_of_equal_arithmetic():
-    def result(batch, seconds):
-        c = localization.Curve(None, np.array([10]), 10, np.zeros((1, 2)), np.zeros((1, 2)))
-        return budget.Result(budget.Candidate("constant", 1e-3, batch), c, np.array([seconds] * 2))
-
-    assert budget.timing_spread([result(32, 60), result(32, 72), result(16, 10)]) == (32, "20%")
-    assert budget.timing_spread([result(16, 60)]) == (16, "n/a")
+    same = [_final_only(60, batch=32), _final_only(72, batch=32), _final_only(10, batch=16)]
+    assert budget.timing_spread(same) == (32, "20%")
+    assert budget.timing_spread([_final_only(60, batch=16)]) == (16, "n/a")
