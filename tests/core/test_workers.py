@@ -4,6 +4,7 @@ environment."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -78,12 +79,16 @@ def test_a_changed_environment_starts_new_workers(monkeypatch, tmp_path):
 
 def test_an_idle_worker_ignores_the_interrupt_jupyter_sends_at_kernel_shutdown():
     workers.close_pool()
-    pids = {p for p, _, _ in _run(_pid_and_data, 4, {"tag": "a"}).values()}
+    _run(_pid_and_data, 4, {"tag": "a"})
+    # every worker, not only those that happened to take a job (one may have taken all four)
+    pids = {p.pid for p in multiprocessing.active_children()}
+    assert len(pids) == 2
     for pid in pids:
         os.kill(pid, signal.SIGINT)
     time.sleep(0.5)
     again = {p for p, _, _ in _run(_pid_and_data, 4, {"tag": "b"}).values()}
     assert again <= pids  # the same workers, alive and working
+    assert {p.pid for p in multiprocessing.active_children()} == pids
     workers.close_pool()
 
 
