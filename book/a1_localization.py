@@ -121,13 +121,15 @@ report.figure("fig-a1-task", figures.task_example(P.seq_len, setup.radius))
 # $R$ of an end. Drawn by `paper_a.figures.task_example`.
 # ```
 #
-# **Receptive field, measured.** We differentiate the output at the centre index with
-# respect to the input and record how far the non-zero gradient reaches. Without
-# normalization it must stop at exactly $R$; a spatially pooled norm couples the output
-# to every input. **Proposition C.1, checked.** We shift the input right and compare
-# the interior outputs: a purely convolutional net must give *bit-identical* outputs at
-# matching interior positions (translation equivariance), which is why no interior
-# index can be localized. Both checks run on the networks trained in {ref}`a1-training`.
+# **Receptive field, measured.** We differentiate the output at the centre index with respect to the
+# input and record how far the non-zero gradient reaches. Without normalization it must stop at
+# exactly $R$; a spatially pooled norm couples the output to every input. **Proposition C.1,
+# checked.** We shift the input right and compare the interior outputs: a purely convolutional net
+# must give *the same* outputs at matching interior positions (translation equivariance), which is
+# why no interior index can be localized. The check runs in float64 and allows a change of
+# {glue:text}`a1_shift_tol` for rounding: a convolution kernel may sum each output in an order that
+# depends on its position, so even the exact proposition shows rounding-sized changes. Both checks
+# run on the networks trained in {ref}`a1-training`.
 # **The nulls.** Every claim that a network localizes is tested against two networks that
 # cannot: the no-norm network of the same seed, and the *same* trained network evaluated with
 # circular padding, which has no boundary at all and so carries the network's own noise but no
@@ -164,15 +166,16 @@ report.glue("a1_n_eval", f"{none.n_per_index:,}")
 shifts = [equivariance.check(r) for r in (none, normed)]
 report.md(tables.equivariance(shifts))
 report.glue("a1_reach_none", int(max(shifts[0].reach)))
-report.glue("a1_shift_none", float(max(shifts[0].max_change)))
+report.glue("a1_shift_none", f"{max(shifts[0].max_change):.2g}")
+report.glue("a1_shift_tol", f"{equivariance.SHIFT_TOLERANCE:g}")
 report.glue("a1_c1", "holds" if all(shifts[0].exact) else "FAILS (a bug)")
 report.glue("a1_dead_none", fmt.count_of([r < 0 for r in shifts[0].reach]))
 
 # %% [markdown]
 # The no-norm network's gradient reaches {glue:text}`a1_reach_none` indices from the centre
 # ($R$ = {glue:text}`a1_R`), and its largest interior change under a shift is
-# {glue:text}`a1_shift_none`; Proposition C.1 requires exactly zero, and the check
-# {glue:text}`a1_c1`. The normalized
+# {glue:text}`a1_shift_none`; Proposition C.1 requires zero (here: at most
+# {glue:text}`a1_shift_tol`, float64 rounding), and the check {glue:text}`a1_c1`. The normalized
 # network's output depends on inputs across the whole sequence and is not
 # shift-equivariant in the interior. {glue:text}`a1_dead_none` no-norm networks ended training
 # with every ReLU dead (constant output, gradient reach −1): like every no-norm network they

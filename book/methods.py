@@ -180,12 +180,12 @@ for test in calibration.TESTS:
 #
 # A fraction or a distance measured with a significance test says nothing until it is compared
 # with what a network that *cannot* localize shows, measured the same way. Every claim that a
-# network localizes is compared with two such networks: the network of the same architecture
-# and seed *without normalization* (Proposition C.1: its interior outputs are identically
-# distributed), and the *same trained network evaluated with circular padding*. Circular
-# padding removes the boundary, so every index is equivalent and nothing can be localized, but
-# the outputs keep the normalized network's own noise, including its correlation along the
-# sequence. Both are checked: the no-norm network is bit-identical under a shift of its interior
+# network localizes is compared with two such networks: the network of the same architecture and
+# seed *without normalization* (Proposition C.1: its interior outputs are identically distributed),
+# and the *same trained network evaluated with circular padding*. Circular padding removes the
+# boundary, so every index is equivalent and nothing can be localized, but the outputs keep the
+# normalized network's own noise, including its correlation along the sequence. Both are checked:
+# the no-norm network's interior outputs are unchanged, up to float64 rounding, by a shift of its
 # input, and the circular network's outputs move with a cyclic shift of its input. A network is
 # never part of its own null.
 #
@@ -345,7 +345,7 @@ report.md(methods.rules_table(verdicts_a, stress_verdicts, verdicts_b))
 #
 # The library has unit tests for every piece the chapters rely on: that the stacked
 # networks equal networks trained alone; that a network without normalization sees exactly
-# $R$ inputs to each side and is bit-identical under shifts of its interior input (the
+# $R$ inputs to each side and is unchanged, up to rounding, by shifts of its interior input (the
 # premise of the paper's Proposition C.1), and that the normalizations pool what they claim
 # to; that the streaming moments and the localization tests equal scipy's Welch test on raw
 # arrays; that the primary localization test keeps its false-positive rate at $\alpha$ and

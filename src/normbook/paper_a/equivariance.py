@@ -13,10 +13,17 @@ from .cnn import StackedCNN
 from .stacking import device_of
 from .task import sample_inputs
 
+# Proposition C.1's zero holds in exact arithmetic. A CPU convolution kernel may sum an output
+# in an order that depends on its position (oneDNN's AVX2 kernels do: float32 changes of 1e-8 on
+# the no-norm network, while the AVX-512 ones gave exactly 0), so the shift check runs in float64,
+# where that rounding is ~1e-16, and counts a change up to this as none. A pooled statistic moves
+# interior outputs by ~1e-2 and more.
+SHIFT_TOLERANCE = 1e-9
+
 
 def on_cpu(net: StackedCNN) -> StackedCNN:
-    """The checks run on the CPU, whose kernels are deterministic and shift-invariant (a GPU
-    may pick different algorithms for shifted inputs, which would fail the bit-exact check)."""
+    """The checks run on the CPU, whose kernels are deterministic (a GPU may pick different
+    algorithms for the two inputs of a comparison)."""
     return net if device_of(net).type == "cpu" else copy.deepcopy(net).cpu()
 
 
@@ -41,18 +48,19 @@ def gradient_reach(net: StackedCNN, seq_len: int, n_inputs: int = 4) -> np.ndarr
 
 @torch.no_grad()
 def shift_check(net: StackedCNN, seq_len: int, shift: int, n_inputs: int = 8) -> np.ndarray:
-    """Per model: are interior outputs bit-identical when the input is shifted?
+    """Per model: do interior outputs stay the same when the input is shifted?
 
     Input x' is x moved right by ``shift`` (fresh noise enters on the left). Every output
     whose receptive field lies inside the sequence for both inputs, i in [R, l-1-R-shift],
-    must satisfy f(x')[i+shift] == f(x)[i] exactly if the net is translation equivariant
-    there. Returns the largest absolute difference per model (0.0 = bit-identical).
+    must satisfy f(x')[i+shift] == f(x)[i] if the net is translation equivariant there.
+    Computed on a float64 copy of the net; returns the largest absolute difference per model
+    (at most :data:`SHIFT_TOLERANCE`: equal up to rounding).
     """
-    net = on_cpu(net).eval()
+    net = copy.deepcopy(net).to("cpu", torch.float64).eval()
     m, radius = net.n_models, net.cfg.receptive_radius
     gens = generators(net.seeds, "check")
-    x = sample_inputs(n_inputs, m, seq_len, gens)
-    fresh = sample_inputs(n_inputs, m, shift, gens)
+    x = sample_inputs(n_inputs, m, seq_len, gens).double()
+    fresh = sample_inputs(n_inputs, m, shift, gens).double()
     x_shift = torch.cat([fresh, x[..., : seq_len - shift]], dim=-1)
     lo, hi = radius, seq_len - 1 - radius - shift
     if hi < lo:
@@ -81,12 +89,12 @@ class Equivariance:
     radius: int
     reach: np.ndarray  # gradient reach from the centre
     shift: int
-    max_change: np.ndarray  # largest interior change under the shift (0.0 = bit-identical)
+    max_change: np.ndarray  # largest interior change under the shift, in float64
 
     @property
     def exact(self) -> list[bool]:
-        """Per model: interior outputs bit-identical under the shift."""
-        return [float(d) == 0.0 for d in self.max_change]
+        """Per model: interior outputs unchanged by the shift, up to float64 rounding."""
+        return [float(d) <= SHIFT_TOLERANCE for d in self.max_change]
 
 
 def check(run, shift: int | None = None) -> Equivariance:

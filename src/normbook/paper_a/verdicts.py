@@ -40,6 +40,7 @@ from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for th
 from . import multihop, reported
 from .batchstats import boundary_fractions
 from .detector import Localization
+from .equivariance import SHIFT_TOLERANCE
 
 LEVEL = ALPHA  # significance level of every claim's test
 CHECK_LEVEL = 1e-3  # a control at chance "fails" only when its binomial p falls below this
@@ -193,18 +194,20 @@ def at_chance(what: str, correct: np.ndarray, n_test: int, pvalues: list[float])
 
 
 def exactly_equivariant(eq) -> Check:
-    """Prop. C.1: without a pooled statistic the interior outputs are bit-identical under a
-    shift, and the input gradient reaches exactly R. A network whose output does not depend on
+    """Prop. C.1: without a pooled statistic the interior outputs are unchanged by a shift (up
+    to float64 rounding, ``equivariance.SHIFT_TOLERANCE``), and the input gradient reaches
+    exactly R. A network whose output does not depend on
     its input at all (every ReLU dead: gradient reach -1) satisfies the proposition trivially; it
     is reported, and at least one live network must show reach = R."""
     live = [int(r) for r in eq.reach if int(r) >= 0]
     dead = len(eq.reach) - len(live)
     return Check(
         "A",
-        f"{eq.name}: interior outputs bit-identical under a shift of {eq.shift}, gradient "
+        f"{eq.name}: interior outputs unchanged by a shift of {eq.shift}, gradient "
         f"reach = R (Prop. C.1)",
         all(eq.exact) and bool(live) and all(r == eq.radius for r in live),
-        f"largest change {join(eq.max_change, '.2g')}; reach {join(eq.reach)} vs R = {eq.radius}"
+        f"largest change {join(eq.max_change, '.2g')} (tolerance {SHIFT_TOLERANCE:g}, float64); "
+        f"reach {join(eq.reach)} vs R = {eq.radius}"
         + (f" ({dead} network(s) with constant output: reach -1)" if dead else ""),
     )
 
