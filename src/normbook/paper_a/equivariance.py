@@ -14,8 +14,8 @@ from .stacking import device_of
 from .task import sample_inputs
 
 # Proposition C.1's zero holds in exact arithmetic. A CPU convolution kernel may sum an output
-# in an order that depends on its position: oneDNN on an AVX2-only EPYC changes the no-norm
-# network's float32 outputs by 1e-8 under a shift, where an earlier machine gave exactly 0. So the
+# in an order that depends on its position: oneDNN on an AVX2 EPYC (Zen 3) changes the no-norm
+# network's float32 outputs by 1e-8 under a shift, where an AVX-512 one (Zen 4) gave 0. So the
 # shift check runs in float64, where that rounding is ~1e-16, and counts a change up to this as
 # none. A pooled statistic moves interior outputs by ~1e-2 and more.
 SHIFT_TOLERANCE = 1e-9
