@@ -128,8 +128,8 @@ report.figure("fig-a1-task", figures.task_example(P.seq_len, setup.radius))
 # must give *the same* outputs at matching interior positions (translation equivariance), which is
 # why no interior index can be localized. The check runs in float64 and allows a change of
 # {glue:text}`a1_shift_tol` for rounding: a convolution kernel may sum each output in an order that
-# depends on its position, so even the exact proposition shows rounding-sized changes. Both checks
-# run on the networks trained in {ref}`a1-training`.
+# depends on its position, so even a network the proposition covers shows rounding-sized changes.
+# Both checks run on the networks trained in {ref}`a1-training`.
 # **The nulls.** Every claim that a network localizes is tested against two networks that
 # cannot: the no-norm network of the same seed, and the *same* trained network evaluated with
 # circular padding, which has no boundary at all and so carries the network's own noise but no
