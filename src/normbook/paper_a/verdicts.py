@@ -196,9 +196,9 @@ def at_chance(what: str, correct: np.ndarray, n_test: int, pvalues: list[float])
 def exactly_equivariant(eq) -> Check:
     """Prop. C.1: without a pooled statistic the interior outputs are unchanged by a shift (up
     to float64 rounding, ``equivariance.SHIFT_TOLERANCE``), and the input gradient reaches
-    exactly R. A network whose output does not depend on
-    its input at all (every ReLU dead: gradient reach -1) satisfies the proposition trivially; it
-    is reported, and at least one live network must show reach = R."""
+    exactly R. A network whose output does not depend on its input at all (every ReLU dead:
+    gradient reach -1) satisfies the proposition trivially; it is reported, and at least one
+    live network must show reach = R."""
     live = [int(r) for r in eq.reach if int(r) >= 0]
     dead = len(eq.reach) - len(live)
     return Check(
