@@ -1,5 +1,5 @@
-"""Claim tests and the verdict vocabulary: exact sign-flip p-values, intervals, the
-intersection-union combination, and every grade of ``grade_test``."""
+"""Claim tests against a smallest effect of interest, and the verdict vocabulary: every grade
+of ``decide`` has a case where it must be given and one where it must not."""
 
 import math
 
@@ -8,109 +8,175 @@ import pytest
 from scipy import stats as sps
 
 from normbook.core import claims, verdicts
+from normbook.core.claims import ClaimTest
+from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED, Control
+
+OK = Control("family", "learned", True, "")
+FAILED = Control("family", "learned", False, "")
 
 
-def test_signflip_p_is_exact():
-    # five positive differences: only 1 of 32 sign patterns has a mean as large
-    t = claims.paired_signflip([1, 2, 3, 4, 5], [0, 0, 0, 0, 0], null="zero")
-    assert t.p == pytest.approx(1 / 32) and t.min_p == pytest.approx(1 / 32)
-    assert t.significant() and t.powered() and t.n == 5 and t.null == "zero"
-    # |d| = 1, 1, 2, 3, 4 with one 1 negative: sums 11 (none flipped) and 9 (either 1 flipped)
-    # reach the observed 9, so 3 of 32 patterns
-    t = claims.paired_signflip([1, 2, 3, 4, -1], [0, 0, 0, 0, 0], null="zero")
-    assert t.p == pytest.approx(3 / 32)
-
-
-def test_signflip_of_one_seed_is_exact_and_never_significant():
-    up, down = (claims.paired_signflip([x], [0], null="zero") for x in (2.0, -2.0))
-    assert (up.p, down.p, up.min_p) == (0.5, 1.0, 0.5) and not up.significant()
-    assert claims.paired_signflip([2.0], [0], "zero", alternative="less").p == 1.0
-    assert np.isnan(up.low) and np.isnan(up.high)  # no spread to estimate from one seed
-
-
-def test_signflip_interval_is_students_t():
-    x, y = np.array([0.3, 0.5, 0.2, 0.6, 0.4]), np.array([0.1, 0.1, 0.0, 0.2, 0.1])
-    t = claims.paired_signflip(x, y, null="y")
-    ci = sps.ttest_1samp(x - y, 0).confidence_interval(0.90)  # two-sided 1 - 2 alpha
+def test_mean_test_is_two_one_sided_t_tests_against_the_sesoi():
+    d = np.array([0.14, 0.16, 0.18, 0.17, 0.18])
+    t = claims.mean_test(d, 0.05, null="z")
+    assert t.p == pytest.approx(sps.ttest_1samp(d, 0.05, alternative="greater").pvalue)
+    assert t.p_refute == pytest.approx(sps.ttest_1samp(d, 0.05, alternative="less").pvalue)
+    ci = sps.ttest_1samp(d, 0).confidence_interval(claims.CLAIM_CONFIDENCE)
     assert (t.low, t.high) == pytest.approx((ci.low, ci.high))
-    assert t.effect == pytest.approx((x - y).mean())
+    assert t.effect == pytest.approx(d.mean()) and t.sesoi == 0.05 and t.n == 5
+    # the interval and the tests say the same thing: low > SESOI exactly when p < alpha
+    for shift in np.linspace(-0.2, 0.2, 21):
+        u = claims.mean_test(d + shift, 0.05, null="z")
+        assert u.clears() == (u.low > 0.05) and u.below() == (u.high < 0.05)
 
 
-def test_signflip_cannot_reach_alpha_with_four_seeds():
-    t = claims.paired_signflip([1, 2, 3, 4], [0, 0, 0, 0], null="zero")
-    assert t.p == pytest.approx(1 / 16) and not t.powered(0.05) and not t.significant(0.05)
+def test_one_discordant_seed_does_not_decide_the_claim():
+    # a seed that barely learned: the exact sign-flip test could not reach 0.05 (p >= 1/16)
+    t = claims.mean_test(np.array([0.14, 0.16, 0.02, 0.17, 0.18]), 0.05, null="z")
+    assert t.clears()
 
 
-def test_min_paired_seeds():
-    assert claims.min_paired_seeds(0.05) == 5 and claims.min_paired_seeds(0.1) == 4
-    for alpha in (0.01, 0.05, 0.1):
-        n = claims.min_paired_seeds(alpha)
-        assert 2.0**-n < alpha <= 2.0 ** -(n - 1)
-
-
-def test_signflip_of_identical_values_is_p_one():
-    t = claims.paired_signflip([0.1, 0.1, 0.2], [0.1, 0.1, 0.2], null="same")
-    assert t.p == 1.0 and t.effect == 0.0
-
-
-def test_signflip_refuses_mismatched_shapes():
+def test_mean_test_degenerate_cases():
+    one = claims.mean_test(np.array([0.3]), 0.05, null="z")
+    assert math.isnan(one.p) and math.isnan(one.p_refute) and math.isnan(one.low)
+    same = claims.mean_test(np.zeros(5), 0.05, null="z")  # no spread: the mean is exact
+    assert (same.low, same.high) == (0.0, 0.0) and same.below() and not same.clears()
     with pytest.raises(ValueError):
-        claims.paired_signflip([[1, 2]], [[0, 0]], null="x")
+        claims.mean_test(np.zeros((2, 2)), 0.05, null="z")
+    with pytest.raises(ValueError):
+        claims.paired([1, 2], [1, 2, 3], 0.05, null="z")
 
 
-def test_worst_of_rests_on_the_binding_test():
-    a = claims.paired_signflip([1, 2, 3, 4, 5], [0, 0, 0, 0, 0], null="a")
-    b = claims.paired_signflip([1, 2, 3, 4, 5], [0.5, 0, 0, 0, 9], null="b")
-    w = claims.worst_of(a, b)
-    assert b.p > a.p and (w.p, w.effect, w.low, w.high) == (b.p, b.effect, b.low, b.high)
-    assert w.null == "a and b"
-    # on a tie of p-values, the smaller effect binds
-    c = claims.paired_signflip([1, 2, 3, 4, 5], [0.5, 0.5, 0.5, 0.5, 0.5], null="c")
-    assert claims.worst_of(a, c).effect == c.effect
+def test_paired_is_the_mean_test_of_the_differences():
+    x, y = np.array([0.3, 0.5, 0.2, 0.6, 0.4]), np.array([0.1, 0.1, 0.0, 0.2, 0.1])
+    a, b = claims.paired(x, y, 0.1, null="y"), claims.mean_test(x - y, 0.1, null="y")
+    assert (a.p, a.p_refute, a.low, a.high) == pytest.approx((b.p, b.p_refute, b.low, b.high))
 
 
-def test_spearman_trend():
-    t = claims.spearman_trend([1, 2, 3, 4, 5, 6], [0.1, 0.2, 0.15, 0.4, 0.5, 0.6])
-    assert t.effect > 0.8 and t.significant() and t.low < t.effect < t.high
-    t = claims.spearman_trend([1, 2, 3, 4, 5, 6], [0.6, 0.5, 0.4, 0.3, 0.2, 0.1])
-    assert t.effect == pytest.approx(-1) and not t.significant()
-    flat = claims.spearman_trend([1, 2, 3, 4, 5], [0.2] * 5)
-    assert flat.p == 1.0 and flat.powered()
-    assert not claims.spearman_trend([1, 2, 3], [1, 2, 3]).powered()
+def test_all_of_needs_every_part_and_is_refuted_by_any():
+    good = claims.mean_test(np.array([0.5, 0.6, 0.55, 0.7, 0.65]), 0.05, null="a")
+    weak = claims.mean_test(np.array([0.01, 0.02, 0.0, 0.015, 0.01]), 0.05, null="b")
+    both = claims.all_of(good, weak)
+    assert both.p == pytest.approx(max(good.p, weak.p)) and not both.clears()
+    assert both.p_refute == pytest.approx(min(1, 2 * weak.p_refute)) and both.below()
+    assert both.effect == weak.effect and both.null == "a and b"  # the part that binds
+    assert claims.all_of(good, good).clears()
 
 
-def test_binomial_above_chance_needs_every_model():
-    t = claims.binomial_above_chance([900, 880], 1000)
-    assert t.significant() and t.effect == pytest.approx(0.88)
-    t = claims.binomial_above_chance([900, 510], 1000)
-    assert not t.significant() and t.low < 0.51 < t.high
+def test_rank_trend_against_a_sesoi_on_rho():
+    x = np.repeat([1, 2, 4, 8, 16], 2)
+    rising = claims.rank_trend(x, x + 0.1 * np.arange(10) % 2, 0.3)
+    assert rising.effect > 0.9 and rising.clears() and rising.low < rising.effect < rising.high
+    falling = claims.rank_trend(x, -x.astype(float), 0.3)
+    assert falling.below() and not falling.clears()
+    flat = claims.rank_trend(x, np.ones(10), 0.3)
+    assert math.isnan(flat.p) and math.isnan(flat.p_refute)
+    assert math.isnan(claims.rank_trend([1, 2, 3], [1, 2, 3], 0.3).p)  # three models: no test
+
+
+def test_accuracy_above_chance_needs_every_model():
+    t = claims.accuracy_above([900, 880], 1000, 0.05)
+    assert t.clears() and t.effect == pytest.approx(0.38)  # the least accurate model
+    t = claims.accuracy_above([900, 510], 1000, 0.05)
+    assert not t.clears() and t.below()  # one model at chance refutes "every model beats it"
+
+
+def test_inside_band_is_an_equivalence_test():
+    assert claims.inside_band([0.55, 0.56, 0.57], 0.5, 0.62, null="p").clears()
+    outside = claims.inside_band([0.2, 0.21, 0.22], 0.5, 0.62, null="p")
+    assert outside.below() and not outside.clears()
+    straddles = claims.inside_band([0.45, 0.5, 0.55], 0.5, 0.62, null="p")
+    assert not straddles.clears() and not straddles.below()
+    assert math.isnan(claims.inside_band([0.55], 0.5, 0.62, null="p").p)
+
+
+def test_power_is_the_noncentral_t_and_matches_the_test_itself():
+    assert claims.t_power(5, 1.0, 0.0) != claims.t_power(5, 1.0, 0.0)  # no SESOI: undefined
+    assert claims.t_power(5, 0.0, 0.1) == 1.0
+    assert claims.t_power(6, 1.0, 1.0) > claims.t_power(5, 1.0, 1.0) > claims.t_power(4, 1.0, 1.0)
+    sim = claims.simulate_power([5], [1.0, 2.0], draws=300)
+    assert np.allclose(sim.simulated, sim.analytic, atol=0.1)
+
+
+def test_late_gain_and_may_rise():
+    fr = np.array([0.25, 0.5, 1.0])
+    flat = np.array([[0.0, 0.0, 0.0], [0.30, 0.31, 0.29], [0.301, 0.309, 0.293]])
+    rising = np.array([[0.0, 0.0, 0.0], [0.10, 0.12, 0.11], [0.20, 0.23, 0.21]])
+    noisy = np.array([[0.0, 0.0, 0.0], [0.2, 0.2, 0.2], [0.1, 0.3, 0.22]])
+    assert not claims.may_rise(flat, fr, 0.02)
+    assert claims.may_rise(rising, fr, 0.02) and claims.may_rise(noisy, fr, 0.02)
+    g = claims.late_gain(rising, fr)
+    assert g.effect == pytest.approx(0.1033, abs=1e-3) and g.low < g.effect < g.high
+    assert claims.may_rise(flat[[0, 2]], np.array([0.75, 1.0]), 0.02)  # nothing by half
+
+
+def test_adjusted_is_benjamini_hochberg_and_skips_untested_rows():
+    ps = [0.01, 0.04, float("nan"), 0.03]
+    adj = claims.adjusted(ps)
+    assert math.isnan(adj[2])
+    assert adj[[0, 1, 3]] == pytest.approx(sps.false_discovery_control([0.01, 0.04, 0.03]))
+
+
+# ----------------------------------------------------------------------------- decide
+
+
+def _test(low, high, effect=None, n=5) -> ClaimTest:
+    """A test whose interval is [low, high] around a SESOI of 0.05 (p-values from it)."""
+    effect = (low + high) / 2 if effect is None else effect
+    p = 0.01 if low > 0.05 else 0.5
+    p_ref = 0.01 if high < 0.05 else 0.5
+    return ClaimTest(effect, low, high, p, p_ref, n, "t", "null", 0.05)
+
+
+CLEARS, BELOW, STRADDLES = _test(0.1, 0.2), _test(-0.01, 0.02), _test(0.0, 0.2)
 
 
 @pytest.mark.parametrize(
-    "p, min_p, strong, control_ok, grade",
+    "test, controls, rising, testable, grade",
     [
-        (0.01, 0.001, True, True, verdicts.REPRODUCED),
-        (0.01, 0.001, False, True, verdicts.PARTLY),
-        (0.40, 0.001, True, True, verdicts.NOT),
-        (0.25, 0.25, True, True, verdicts.INCONCLUSIVE),  # too few seeds to reach alpha
-        (0.01, 0.001, True, False, verdicts.INCONCLUSIVE),  # the positive control failed
+        (CLEARS, (OK,), False, True, REPRODUCED),
+        (CLEARS, (OK,), True, True, REPRODUCED),  # still rising does not undo a reproduction
+        (BELOW, (OK,), False, True, REFUTED),  # an interval inside the SESOI band: refuted
+        (BELOW, (OK,), True, True, NOT_SHOWN),  # ...unless the quantity may still be rising
+        (BELOW, (OK,), None, True, NOT_SHOWN),  # ...or no kept states can tell
+        (BELOW, (FAILED,), False, True, NOT_SHOWN),  # a family that never learned grades nothing
+        (CLEARS, (FAILED,), False, True, NOT_SHOWN),
+        (STRADDLES, (OK,), False, True, NOT_SHOWN),  # too little power is not "refuted"
+        (CLEARS, (OK,), False, False, NOT_TESTABLE),
     ],
 )
-def test_grade_test(p, min_p, strong, control_ok, grade):
-    t = claims.ClaimTest(0.1, 0.0, 0.2, p, 5, "test", "null", min_p=min_p)
-    assert verdicts.grade_test(t, strong=strong, control_ok=control_ok) == grade
+def test_decide(test, controls, rising, testable, grade):
+    g = verdicts.decide(test, controls, rising=rising, testable=testable)
+    assert g.verdict == grade
+    if grade in (REPRODUCED, REFUTED):
+        assert g.p == pytest.approx(0.01)
 
 
-def test_verdict_row_shows_effect_interval_test_p_and_null():
-    t = claims.ClaimTest(0.25, 0.1, 0.4, 0.031, 5, "paired sign-flip", "no-norm", min_p=0.03)
-    row = verdicts.Verdict("A", "claim", verdicts.REPRODUCED, t, "more").row()
+def test_a_failed_control_is_named():
+    g = verdicts.decide(BELOW, (OK, Control("GroupNorm G = 2", "learned the ramp", False, "")))
+    assert g.verdict == NOT_SHOWN and "GroupNorm G = 2" in g.why
+
+
+def test_decide_parts():
+    rep, ref = verdicts.decide(CLEARS, (OK,)), verdicts.decide(BELOW, (OK,))
+    shown = verdicts.decide(STRADDLES, (OK,))
+    assert verdicts.decide_parts([("a", rep), ("b", rep)]).verdict == REPRODUCED
+    g = verdicts.decide_parts([("at lr 1e-3", rep), ("at lr 1e-4", ref)])
+    assert g.verdict == PARTLY and "at lr 1e-4: refuted" in g.why
+    assert verdicts.decide_parts([("a", ref), ("b", shown)]).verdict == REFUTED  # p 0.02
+    weak = verdicts.Grade(REFUTED, "x", 0.04)  # below its SESOI at 0.04, not after Bonferroni
+    assert verdicts.decide_parts([("a", weak), ("b", shown)]).verdict == NOT_SHOWN
+    assert verdicts.decide_parts([("a", shown), ("b", shown)]).verdict == NOT_SHOWN
+
+
+def test_verdict_row_shows_effect_interval_sesoi_test_and_null():
+    t = ClaimTest(0.25, 0.1, 0.4, 0.031, 0.9, 5, "paired t test", "no-norm", 0.05)
+    s = claims.Sesoi(0.05, "of the ramp's slope", "reason")
+    v = verdicts.Verdict("A", "claim", verdicts.decide(t), t, s, "more")
+    row = v.row()
     assert row["effect [90% CI]"] == "0.250 [0.100, 0.400]"
-    assert row["test"] == "paired sign-flip; p = 0.031" and row["null"] == "no-norm"
+    assert row["SESOI"] == "0.050 of the ramp's slope" and row["null"] == "no-norm"
+    assert row["test"].startswith("paired t test; p = 0.031") and "reproduced" in row["verdict"]
     assert claims.CLAIM_CONFIDENCE == pytest.approx(1 - 2 * claims.ALPHA)
-    same = claims.paired_signflip([1, 1, 1, 1, 1], [0, 0, 0, 0, 0], null="z")
-    assert math.isnan(same.low) and same.p == pytest.approx(1 / 32)  # no spread: no interval
-    nan = claims.ClaimTest(0.5, math.nan, math.nan, math.nan, 1, "comparison", "paper")
-    assert "n/a" in verdicts.Verdict("A", "c", verdicts.NOT, nan).row()["effect [90% CI]"]
 
 
 def test_failed_check_reads_as_a_bug():

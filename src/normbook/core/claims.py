@@ -1,157 +1,272 @@
-"""Claim tests: the one pre-declared test behind each verdict, its effect, interval, p-value,
-and the null it was compared with.
+"""Claim tests: the one pre-declared test behind each verdict, measured against the claim's
+smallest effect of interest (SESOI).
 
-Kept apart from :mod:`.stats` (streaming moments, effect sizes, intervals), whose code keys the
-cached evaluations: editing a claim test never re-runs an experiment.
+Every claim states, before any number is seen, the smallest effect that would matter
+(:class:`Sesoi`, with its reason). Its test then answers two one-sided questions at level
+``ALPHA`` about the effect, signed so that a positive value goes the claim's way:
+
+- does the effect *clear* the SESOI (H0: effect <= SESOI; a minimum-effect test)?
+- is it *below* the SESOI, or of the other sign (H0: effect >= SESOI; an inferiority test)?
+
+The interval shown is two-sided at ``CLAIM_CONFIDENCE`` = 1 - 2 ALPHA, so "clears" is exactly
+"its lower end is above the SESOI" and "below" is "its upper end is below it". Neither: the
+design cannot tell at this budget. Non-significance alone is never evidence against a claim.
+
+Kept apart from :mod:`.stats` (streaming moments, effect sizes), whose code keys the cached
+evaluations: editing a claim test never re-runs an experiment.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
 
-from .stats import wilson
-
-# Every claim of the ledgers is one pre-declared test whose unit is an independently trained
-# network (a seed, or a model of a sweep); the estimate, its interval, the p-value, the test's
-# name and the null it was compared with travel together in a ClaimTest.
-
-ALPHA = 0.05  # level of every claim's test
-# Every claim's test is one-sided at ALPHA, so its interval is two-sided at 1 - 2 ALPHA: the end
-# on the claim's side is the one-sided bound that corresponds to the test.
+ALPHA = 0.05  # level of each one-sided question of every claim's test
+# The interval is two-sided at 1 - 2 ALPHA: the end on either side is the one-sided bound
+# that corresponds to that side's test.
 CLAIM_CONFIDENCE = 1 - 2 * ALPHA
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class Sesoi:
+    """A claim's smallest effect of interest: declared with its reason, before the numbers."""
+
+    value: float  # in the units of the claim's effect, on the claim's side
+    unit: str  # what the effect is measured in ("of the ramp's slope", "accuracy points")
+    reason: str  # why an effect this small would still matter, and a smaller one would not
+    name: str = ""  # a short handle for the Methods page's table
+
+    def show(self, spec: str = ".3g") -> str:
+        return f"{format(self.value, spec)} {self.unit}".strip()
 
 
 @dataclass(frozen=True)
 class ClaimTest:
-    """One claim's test: estimate with its interval, p-value, and what it was compared with."""
+    """One claim's test: the estimate with its interval, both one-sided p-values against the
+    SESOI, and what it was compared with."""
 
-    effect: float  # the estimate (e.g. mean paired difference over seeds)
+    effect: float  # the estimate, signed the claim's way (e.g. mean paired difference)
     low: float  # CLAIM_CONFIDENCE interval of the estimate (NaN when it cannot be computed)
     high: float
-    p: float  # NaN for a comparison that is not a hypothesis test
-    n: int  # number of independent units (seeds or models)
+    p: float  # H0: effect <= sesoi (small: the effect clears the SESOI)
+    p_refute: float  # H0: effect >= sesoi (small: below the SESOI or of the other sign)
+    n: int  # independent units (seeds or models)
     test: str  # the test, in words
     null: str  # what the effect was compared with
-    min_p: float = 0.0  # the smallest p-value this design can produce
+    sesoi: float = 0.0
+    power: float = NAN  # chance of a decisive answer when the truth is one SESOI away from it
 
-    def significant(self, alpha: float = ALPHA) -> bool:
+    def clears(self, alpha: float = ALPHA) -> bool:
         return bool(self.p < alpha)
 
-    def powered(self, alpha: float = ALPHA) -> bool:
-        """Whether this design can reach ``alpha`` at all (else: inconclusive, never 'not')."""
-        return bool(self.min_p < alpha)
+    def below(self, alpha: float = ALPHA) -> bool:
+        return bool(self.p_refute < alpha)
 
-
-def min_paired_seeds(alpha: float = ALPHA) -> int:
-    """The fewest paired seeds whose exact one-sided sign-flip test can reach p < alpha."""
-    return int(np.floor(np.log2(1 / alpha))) + 1
+    @property
+    def decisive_p(self) -> float:
+        """The smaller of the two one-sided p-values (what a multiplicity adjustment adjusts)."""
+        ps = [p for p in (self.p, self.p_refute) if p == p]
+        return min(ps) if ps else NAN
 
 
 def t_interval(values, confidence: float = CLAIM_CONFIDENCE) -> tuple[float, float]:
-    """Student's t interval of the mean of ``values``; NaN when it does not exist (one value, or
-    every value equal: no spread to estimate)."""
+    """Student's t interval of the mean of ``values``; NaN for fewer than two values, the
+    point itself when every value is equal (no spread: the mean is known exactly)."""
     d = np.asarray(values, dtype=float)
-    if d.size < 2 or np.allclose(d, d[0], rtol=1e-12, atol=1e-15):
-        return float("nan"), float("nan")
+    if d.size < 2 or np.isnan(d).any():
+        return NAN, NAN
+    if np.allclose(d, d[0], rtol=1e-12, atol=1e-15):
+        return float(d[0]), float(d[0])
     ci = sps.ttest_1samp(d, 0.0).confidence_interval(confidence)
     return float(ci.low), float(ci.high)
 
 
-def paired_signflip(x, y, null: str, alternative: str = "greater") -> ClaimTest:
-    """Exact paired sign-flip test of mean(x - y) over independent pairs (seeds).
+def t_power(n: int, sd: float, sesoi: float, alpha: float = ALPHA) -> float:
+    """Power of :func:`mean_test` with ``n`` units of spread ``sd``: the chance that its
+    interval ends on the right side of the SESOI when the true mean is one SESOI beyond it (at
+    0 for "below", at twice the SESOI for "clears"; the two are equal by symmetry)."""
+    if n < 2 or not sesoi > 0 or sd != sd:
+        return NAN
+    if sd == 0:
+        return 1.0
+    crit = sps.t.ppf(1 - alpha, n - 1)
+    return float(sps.nct.sf(crit, n - 1, sesoi * math.sqrt(n) / sd))
 
-    Under the null each pair's difference is symmetric about 0, so all 2^n sign patterns are
-    equally likely; the smallest attainable one-sided p is 2^-n (a property of the design:
-    seeds with a zero difference are outcomes, and a claim they defeat is "not reproduced").
-    The interval is Student's t interval of the mean difference at CLAIM_CONFIDENCE
-    (description; the test itself does not assume normality).
-    """
-    d = np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
+
+def mean_test(values, sesoi: float, null: str, what: str = "t test") -> ClaimTest:
+    """One-sample t tests of the mean of per-unit effects (signed the claim's way) against
+    the SESOI: ``p`` for mean > SESOI, ``p_refute`` for mean < SESOI, with the t interval at
+    CLAIM_CONFIDENCE. Unlike a sign-flip test with five units, one discordant unit does not
+    decide the outcome. No spread (every unit equal) makes the mean exact; one unit gives no
+    test (NaN)."""
+    d = np.asarray(values, dtype=float)
     if d.ndim != 1 or d.size == 0:
-        raise ValueError(f"paired_signflip needs two equal-length 1-D arrays, got {d.shape}")
-    if np.all(d == 0):
-        p = 1.0
-    elif d.size == 1:  # two equally likely signs (scipy needs two observations)
-        p = {"greater": 0.5 if d[0] > 0 else 1.0, "less": 0.5 if d[0] < 0 else 1.0}.get(
-            alternative, 1.0
-        )
-    else:
-        p = sps.permutation_test(
-            (d,), np.mean, permutation_type="samples", alternative=alternative, n_resamples=np.inf
-        ).pvalue
+        raise ValueError(f"mean_test needs a 1-D array of per-unit effects, got {d.shape}")
+    n, mean = int(d.size), float(d.mean()) if d.size else NAN
     lo, hi = t_interval(d)
-    sides = "one-sided" if alternative != "two-sided" else "two-sided"
-    return ClaimTest(
-        effect=float(d.mean()),
-        low=lo,
-        high=hi,
-        p=float(p),
-        n=int(d.size),
-        test=f"paired sign-flip, {sides}, {d.size} seeds",
-        null=null,
-        min_p=float(2.0**-d.size) * (2 if alternative == "two-sided" else 1),
-    )
+    name = f"{what}, one-sided against the SESOI, {n} {'seeds' if n != 1 else 'seed'}"
+    if n < 2 or lo != lo:
+        return ClaimTest(mean, NAN, NAN, NAN, NAN, n, name, null, sesoi)
+    if lo == hi:  # no spread
+        p, p_ref = (0.0 if mean > sesoi else 1.0), (0.0 if mean < sesoi else 1.0)
+    else:
+        p = float(sps.ttest_1samp(d, sesoi, alternative="greater").pvalue)
+        p_ref = float(sps.ttest_1samp(d, sesoi, alternative="less").pvalue)
+    power = t_power(n, float(d.std(ddof=1)), sesoi)
+    return ClaimTest(mean, lo, hi, p, p_ref, n, name, null, sesoi, power)
 
 
-def worst_of(*tests: ClaimTest) -> ClaimTest:
-    """An intersection-union test: the claim must pass every test, so it rests on the test that
-    binds (the largest p-value; on a tie, the smallest effect), whose effect and interval it
-    shows; the null column names every null."""
-    binding = max(tests, key=lambda t: (t.p, -t.effect))
-    return ClaimTest(
-        effect=binding.effect,
-        low=binding.low,
-        high=binding.high,
-        p=binding.p,
-        n=min(t.n for t in tests),
-        test=binding.test,
-        null=" and ".join(t.null for t in tests),
-        min_p=max(t.min_p for t in tests),
-    )
-
-
-def spearman_trend(x, y, null: str = "no monotone association") -> ClaimTest:
-    """One-sided Spearman test of a rising trend of ``y`` with ``x`` over independent models,
-    with the Fisher-z interval of rho (Bonett-Wright standard error)."""
+def paired(x, y, sesoi: float, null: str) -> ClaimTest:
+    """:func:`mean_test` of the paired differences x - y (seed by seed)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    n = x.size
-    if n < 4 or np.all(y == y[0]):
-        return ClaimTest(0.0, float("nan"), float("nan"), 1.0, n, "Spearman, one-sided", null,
-                         min_p=1.0 if n < 4 else 0.0)  # fmt: skip
-    res = sps.spearmanr(x, y, alternative="greater")
-    rho = float(res.statistic)
-    z, se = np.arctanh(np.clip(rho, -0.999999, 0.999999)), np.sqrt((1 + rho**2 / 2) / (n - 3))
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"paired needs two equal-length 1-D arrays, got {x.shape}, {y.shape}")
+    return mean_test(x - y, sesoi, null, what="paired t test")
+
+
+def all_of(*tests: ClaimTest) -> ClaimTest:
+    """A claim that needs every part (an intersection-union test): it clears when every part
+    does (p = the largest), and is refuted when any part is below its SESOI (p_refute =
+    Bonferroni over the parts, so that the chance of a false refutation stays ALPHA). It shows
+    the part that binds: the one refuted if any, else the one with the largest p."""
+    if not tests:
+        raise ValueError("all_of needs at least one test")
+    p = max((t.p for t in tests), key=lambda v: -1 if v != v else v)
+    refutes = [t.p_refute for t in tests if t.p_refute == t.p_refute]
+    p_ref = min(1.0, len(tests) * min(refutes)) if refutes else NAN
+    if p_ref < ALPHA:
+        binding = min(tests, key=lambda t: t.p_refute if t.p_refute == t.p_refute else 2)
+    else:
+        binding = max(tests, key=lambda t: (t.p if t.p == t.p else 2, -t.effect))
+    return replace(
+        binding,
+        p=p,
+        p_refute=p_ref,
+        n=min(t.n for t in tests),
+        null=" and ".join(t.null for t in tests),
+        power=min((t.power for t in tests), key=lambda v: 2 if v != v else v),
+    )
+
+
+def rank_trend(x, y, sesoi: float, null: str = "no monotone association") -> ClaimTest:
+    """Spearman's rank correlation of ``y`` with ``x`` over independently trained models,
+    against a SESOI on rho, by the Fisher-z transform (Bonett-Wright standard error), with its
+    CLAIM_CONFIDENCE interval. Fewer than four models, or no variation, give no test."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n = int(x.size)
+    name = f"Spearman rank correlation, one-sided against the SESOI, {n} models"
+    if n < 4 or np.all(y == y[0]) or np.all(x == x[0]):
+        return ClaimTest(0.0, NAN, NAN, NAN, NAN, n, name, null, sesoi)
+    rho = float(sps.spearmanr(x, y).statistic)
+    z = np.arctanh(np.clip(rho, -0.999999, 0.999999))
+    se = float(np.sqrt((1 + rho**2 / 2) / (n - 3)))
     q = sps.norm.ppf(0.5 + CLAIM_CONFIDENCE / 2)
+    stat = (z - np.arctanh(sesoi)) / se
+    power = float(sps.norm.sf(sps.norm.ppf(1 - ALPHA) - np.arctanh(sesoi) / se))
     return ClaimTest(
-        effect=rho,
-        low=float(np.tanh(z - q * se)),
-        high=float(np.tanh(z + q * se)),
-        p=float(res.pvalue),
-        n=n,
-        test=f"Spearman rank correlation, one-sided, {n} models",
-        null=null,
-        min_p=0.0,
-    )
+        rho, float(np.tanh(z - q * se)), float(np.tanh(z + q * se)),
+        float(sps.norm.sf(stat)), float(sps.norm.cdf(stat)), n, name, null, sesoi, power,
+    )  # fmt: skip
 
 
-def binomial_above_chance(correct, n: int, null: str = "accuracy 1/2") -> ClaimTest:
-    """Per model: one-sided exact binomial test of accuracy > 1/2 on fresh test pairs; the
-    claim's p is the largest over models (every model must beat chance), the effect the
-    smallest accuracy with its Wilson interval."""
+def accuracy_above(correct, n: int, sesoi: float, chance: float = 0.5,
+                   null: str = "accuracy 1/2") -> ClaimTest:  # fmt: skip
+    """Every model's accuracy beats chance by at least the SESOI: exact binomial tests of
+    accuracy against chance + SESOI, per model; the claim rests on the least accurate model
+    (its Clopper-Pearson interval), clears when every model does and is refuted when any
+    model is below chance + SESOI (Bonferroni over models)."""
     correct = np.atleast_1d(np.asarray(correct))
-    ps = [sps.binomtest(int(k), int(n), 0.5, alternative="greater").pvalue for k in correct]
-    worst = int(np.argmin(correct))
-    lo, hi = wilson(correct[worst], n, CLAIM_CONFIDENCE)
+    level = chance + sesoi
+    tests = []
+    for k in correct:
+        res = sps.binomtest(int(k), int(n), level, alternative="greater")
+        ci = res.proportion_ci(CLAIM_CONFIDENCE, method="exact")
+        tests.append(ClaimTest(
+            float(k / n) - chance, ci.low - chance, ci.high - chance, float(res.pvalue),
+            float(sps.binomtest(int(k), int(n), level, alternative="less").pvalue), 1,
+            f"exact binomial, one-sided against chance + SESOI, every one of {correct.size} "
+            f"models ({n:,} pairs each)", null, sesoi,
+        ))  # fmt: skip
+    t = all_of(*tests)
+    return replace(t, n=int(correct.size), null=null)
+
+
+def inside_band(values, lo: float, hi: float, null: str) -> ClaimTest:
+    """A comparison with a value the paper reports (an equivalence test): our per-seed values'
+    t interval against the paper's band [lo, hi]. ``p`` is the two one-sided tests' p for
+    "inside the band" (TOST), ``p_refute`` the smaller one-sided p for "wholly on one side of
+    it". The effect is our mean; the SESOI column shows the band."""
+    v = np.asarray(values, dtype=float)
+    n, mean = int(v.size), float(np.mean(v)) if v.size else NAN
+    low, high = t_interval(v)
+    name = f"comparison with the paper's band: t interval over {n} seeds"
+    if low != low:
+        return ClaimTest(mean, NAN, NAN, NAN, NAN, n, name, null, NAN)
+    if low == high:
+        inside = lo <= mean <= hi
+        return ClaimTest(mean, low, high, 0.0 if inside else 1.0, 1.0 if inside else 0.0, n,
+                         name, null, NAN)  # fmt: skip
+    above_lo = sps.ttest_1samp(v, lo, alternative="greater").pvalue
+    below_hi = sps.ttest_1samp(v, hi, alternative="less").pvalue
+    p_inside = float(max(above_lo, below_hi))
+    p_outside = float(min(1 - above_lo, 1 - below_hi))
+    return ClaimTest(mean, low, high, p_inside, p_outside, n, name, null, NAN)
+
+
+def adjusted(ps) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control); NaN where
+    a row has no test."""
+    ps = np.asarray(ps, dtype=float)
+    out = np.full(ps.shape, NAN)
+    ok = ~np.isnan(ps)
+    if ok.any():
+        out[ok] = sps.false_discovery_control(ps[ok], method="bh")
+    return out
+
+
+def late_gain(values, fractions, what: str = "effect") -> ClaimTest:
+    """How much each unit's tested quantity (``values``: kept states x units, signed the claim's
+    way, the last row the end of the budget) gained over the last half of the budget: from the
+    last kept state at or before half of it to the end, with its t interval; the p-values are
+    NaN (an interval, compared with a margin by :func:`may_rise`)."""
+    values, fractions = np.asarray(values, dtype=float), np.asarray(fractions, dtype=float)
+    half = [i for i, f in enumerate(fractions[:-1]) if f <= 0.5]
+    if not half or values.shape[0] != fractions.size:
+        return ClaimTest(NAN, NAN, NAN, NAN, NAN, 0, "no state kept by half the budget", "")
+    gain = values[-1] - values[half[-1]]
     return ClaimTest(
-        effect=float(correct[worst] / n),
-        low=float(lo),
-        high=float(hi),
-        p=float(max(ps)),
-        n=int(correct.size),
-        test=f"exact binomial, one-sided, every one of {correct.size} models ({n:,} pairs each)",
-        null=null,
-        min_p=0.0,
-    )
+        float(gain.mean()), *t_interval(gain), NAN, NAN, int(gain.size),
+        f"{what} gained from {fractions[half[-1]]:.0%} of the budget to all of it", "flat",
+    )  # fmt: skip
+
+
+def may_rise(values, fractions, margin: float) -> bool:
+    """Whether the tested quantity may still be rising at the end of the budget: the upper end
+    of its late gain's interval (:func:`late_gain`) reaches ``margin``, or there is no interval
+    (too few units, or no state kept by half the budget)."""
+    g = late_gain(values, fractions)
+    return not g.high < margin
+
+
+def simulate_power(ns, ratios, draws: int, seed: int = 0):
+    """The chance that :func:`mean_test` with ``n`` seeds clears its SESOI when the true mean
+    is twice the SESOI (one SESOI beyond it; by symmetry also the chance of "below" at a true
+    mean of 0), against SESOI / sd: simulated with the test itself on Gaussian seeds, beside
+    :func:`t_power`. A DataFrame with n, ratio, simulated, analytic."""
+    import pandas as pd
+
+    from . import seeding
+
+    rng = np.random.default_rng(seeding.stream_seed(seed, "check", salt=17))
+    rows = []
+    for n in ns:
+        for r in ratios:
+            hits = sum(mean_test(rng.normal(2 * r, 1.0, n), float(r), "sim").p < ALPHA
+                       for _ in range(draws))  # fmt: skip
+            analytic = t_power(int(n), 1.0, float(r)) if r > 0 else ALPHA
+            rows.append(dict(n=int(n), ratio=float(r), simulated=hits / draws, analytic=analytic))
+    return pd.DataFrame(rows)

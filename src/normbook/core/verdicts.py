@@ -1,21 +1,34 @@
-"""The verdict vocabulary: claims (graded by a test that could come out either way) and checks
-(properties that hold by construction, so a failure is a bug report, not a verdict).
+"""The verdict vocabulary: claims (graded by a test that could come out either way, against
+the claim's smallest effect of interest) and checks (properties that hold by construction,
+so a failure is a bug report, not a verdict).
 
-The rules that grade each paper's claims live in that paper's package
-(:mod:`normbook.paper_a.verdicts`, :mod:`normbook.paper_b.verdicts`); each is a function of
+A claim's grade (:func:`decide`):
+
+- *reproduced*: its interval clears the SESOI on the claim's side;
+- *partly reproduced*: a claim of several parts, some reproduced (the row says which);
+- *refuted*: its interval lies wholly below the SESOI (smaller than the smallest effect that
+  would matter, or of the other sign), the network family passed its positive control, and
+  the tested quantity has stopped rising;
+- *not shown at this budget*: neither (too little power), or a positive control failed, or
+  the quantity may still be rising;
+- *not testable at this profile*: the profile cannot test it (the papers' absolute numbers
+  at smaller networks).
+
+The rules that grade each paper's claims live in that paper's package; each is a function of
 measured values, and its docstring states the rule.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .claims import ALPHA, CLAIM_CONFIDENCE, ClaimTest
+from .claims import ALPHA, CLAIM_CONFIDENCE, ClaimTest, Sesoi
 
-REPRODUCED, PARTLY, NOT = "reproduced", "partly reproduced", "not reproduced"
-INCONCLUSIVE = "inconclusive"  # the positive control failed, or the design cannot reach alpha
-GRADES = (REPRODUCED, PARTLY, NOT, INCONCLUSIVE)
+REPRODUCED, PARTLY, REFUTED = "reproduced", "partly reproduced", "refuted"
+NOT_SHOWN, NOT_TESTABLE = "not shown at this budget", "not testable at this profile"
+GRADES = (REPRODUCED, PARTLY, REFUTED, NOT_SHOWN, NOT_TESTABLE)
+DECISIVE = (REPRODUCED, PARTLY, REFUTED)
 
 
 def _num(v: float, spec: str) -> str:
@@ -23,65 +36,121 @@ def _num(v: float, spec: str) -> str:
 
 
 @dataclass(frozen=True)
+class Control:
+    """A network family's positive control: the pre-declared check that it learned, before
+    any of its claims is graded. A failed control makes the claims *not shown*."""
+
+    family: str
+    check: str  # what had to hold, in words
+    passed: bool
+    evidence: str
+
+    def line(self) -> str:
+        result = "passed" if self.passed else "FAILED"
+        return f"{self.family}: {self.check} — {result} ({self.evidence})"
+
+
+@dataclass(frozen=True)
+class Grade:
+    verdict: str  # one of GRADES
+    why: str  # the part of the rule that decided it
+    p: float = float("nan")  # the p-value of the question that decided it (for adjustment)
+
+
+def decide(
+    test: ClaimTest,
+    controls: tuple[Control, ...] | list[Control] = (),
+    rising: bool | None = False,
+    testable: bool = True,
+    alpha: float = ALPHA,
+) -> Grade:
+    """The grade of one claim from its test (module docstring). ``rising``: whether the tested
+    quantity may still be rising at the end of the budget (``None``: no kept states to tell,
+    which blocks *refuted* the same way)."""
+    if not testable:
+        return Grade(NOT_TESTABLE, "this profile cannot test it")
+    failed = [c for c in controls if not c.passed]
+    if failed:
+        return Grade(NOT_SHOWN, "positive control failed: " + "; ".join(
+            f"{c.family} ({c.check})" for c in failed))  # fmt: skip
+    if test.p != test.p and test.p_refute != test.p_refute:
+        return Grade(NOT_SHOWN, "no interval (too few units, or no test)")
+    if test.clears(alpha):
+        return Grade(REPRODUCED, "interval clears the SESOI", test.p)
+    if test.below(alpha):
+        if rising is None:
+            return Grade(NOT_SHOWN, "below the SESOI, but no kept states tell whether it "
+                         "was still rising", test.p_refute)  # fmt: skip
+        if rising:
+            return Grade(NOT_SHOWN, "below the SESOI, but may still be rising", test.p_refute)
+        return Grade(REFUTED, "interval wholly below the SESOI, and flat", test.p_refute)
+    return Grade(NOT_SHOWN, "interval contains the SESOI (too little power)", test.decisive_p)
+
+
+def decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
+    """A claim of several named parts, each graded by :func:`decide`: every part reproduced,
+    *reproduced*; some, *partly reproduced*; none, but a part refuted (its p, Bonferroni over
+    the parts, below ALPHA), *refuted*; otherwise *not shown*. The reason names each part's
+    grade; ``p`` is the largest p of the reproduced parts, or the refuted part's adjusted p."""
+    grades = [g.verdict for _, g in parts]
+    why = "; ".join(f"{name}: {g.verdict}" + (f" ({g.why})" if g.verdict == NOT_SHOWN else "")
+                    for name, g in parts)  # fmt: skip
+    ps = lambda grade: [g.p for _, g in parts if g.verdict == grade and g.p == g.p]
+    if all(g == REPRODUCED for g in grades):
+        return Grade(REPRODUCED, why, max(ps(REPRODUCED), default=math.nan))
+    if any(g == REPRODUCED for g in grades):
+        return Grade(PARTLY, why, max(ps(REPRODUCED), default=math.nan))
+    if any(g == NOT_TESTABLE for g in grades):
+        return Grade(NOT_TESTABLE, why)
+    if any(g == REFUTED for g in grades):
+        refuted = ps(REFUTED)
+        p = min(1.0, len(parts) * min(refuted)) if refuted else math.nan
+        if p < ALPHA:  # Bonferroni over the parts: the conjunction is refuted at ALPHA
+            return Grade(REFUTED, why, p)
+        return Grade(NOT_SHOWN, why + f" (a part below its SESOI, but p = {p:.3g} after "
+                     f"Bonferroni over {len(parts)} parts)", p)  # fmt: skip
+    return Grade(NOT_SHOWN, why, min((g.p for _, g in parts if g.p == g.p), default=math.nan))
+
+
+@dataclass(frozen=True)
 class Verdict:
     paper: str  # "A" or "B"
     claim: str  # the paper's claim, in our words
-    verdict: str  # one of GRADES
-    test: ClaimTest  # the effect, its interval, the test, its p-value and the null
+    grade: Grade
+    test: ClaimTest  # the effect, its interval, the test, its p-values and the null
+    sesoi: Sesoi | None = None  # the smallest effect of interest (None: a band comparison)
     evidence: str = ""  # further numbers the rule used
-    unit: str = ".3f"  # format of the effect and its interval
+    unit: str = ".3f"  # format of the effect, its interval and the SESOI
+    controls: tuple[Control, ...] = field(default_factory=tuple)
+
+    @property
+    def verdict(self) -> str:
+        return self.grade.verdict
+
+    def sesoi_text(self) -> str:
+        if self.sesoi is None:
+            return "paper's band"
+        return f"{_num(self.sesoi.value, self.unit.replace('+', ''))} {self.sesoi.unit}"
 
     def row(self) -> dict:
         t, f = self.test, self.unit
         return {
             "claim": self.claim,
-            "verdict": f"**{self.verdict}**",
+            "verdict": f"**{self.verdict}** ({self.grade.why})",
             f"effect [{CLAIM_CONFIDENCE:.0%} CI]": (
                 f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]"
             ),
-            "test": f"{t.test}; p {'< 1e-300' if t.p == 0 else '= ' + _num(t.p, '.3g')}",
+            "SESOI": self.sesoi_text(),
+            "test": f"{t.test}; p {p_text(t.p)}, p(below) {p_text(t.p_refute)}",
             "null": t.null,
             "evidence": self.evidence,
         }
 
 
-def grade_test(
-    test: ClaimTest, strong: bool = True, control_ok: bool = True, alpha: float = ALPHA
-) -> str:
-    """The grade of a claim from its test.
-
-    Significant at ``alpha``: *reproduced* when the claim's full extent (``strong``) holds too,
-    else *partly reproduced*. Not significant: *not reproduced*, unless the positive control
-    failed or the design cannot reach ``alpha`` (too few seeds): then *inconclusive*.
-    """
-    if not control_ok:
-        return INCONCLUSIVE
-    if test.significant(alpha):
-        return REPRODUCED if strong else PARTLY
-    return NOT if test.powered(alpha) else INCONCLUSIVE
-
-
-def compare_with_paper(
-    intervals: list[tuple[float, float]], bands: list[tuple[float, float]]
-) -> str:
-    """A comparison with values the paper reports (not a hypothesis test): each of our
-    intervals against the paper's band. Reproduced: every interval inside its band; partly:
-    some inside, the rest wholly outside; not: every interval wholly outside; inconclusive: an
-    interval straddles its band's edge, or there is no interval (too few seeds to tell)."""
-    pos = []
-    for (lo, hi), (b_lo, b_hi) in zip(intervals, bands):
-        if math.isnan(lo) or math.isnan(hi):
-            return INCONCLUSIVE
-        pos.append("in" if b_lo <= lo and hi <= b_hi else "out" if hi < b_lo or lo > b_hi else "")
-    if "" in pos:
-        return INCONCLUSIVE
-    return grade(all(p == "in" for p in pos), any(p == "in" for p in pos))
-
-
-def grade(all_ok: bool, any_ok: bool) -> str:
-    """All conditions agree -> reproduced; some do -> partly; none -> not (for comparisons
-    with the paper's reported values, which are not hypothesis tests)."""
-    return REPRODUCED if all_ok else PARTLY if any_ok else NOT
+def p_text(p: float) -> str:
+    if p is None or p != p:
+        return "n/a"
+    return "< 1e-300" if p == 0 else f"= {p:.3g}"
 
 
 @dataclass(frozen=True)
