@@ -6,7 +6,7 @@ import torch
 
 from normbook.core.seeding import generators
 from normbook.paper_a import architectures as A
-from normbook.paper_a import detector
+from normbook.paper_a import detector, stress_figures
 from normbook.paper_a.task import sample_inputs
 
 TINY_UNET = A.UNetConfig(
@@ -220,5 +220,5 @@ def test_runs_quack_like_localization_runs():
         assert len(run.per_seed) == 2
         assert run.per_seed[0].localized.shape == (18,)
     assert grid.norm.cache_hit is False and A.grid_run(TINY_GRID).cache_hit is True
-    A.unet_predictions(unet.all)
-    A.grid_predictions(grid.all)
+    stress_figures.unet_predictions(unet.all)
+    stress_figures.grid_predictions(grid.all)

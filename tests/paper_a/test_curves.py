@@ -48,15 +48,17 @@ def test_candidates_share_the_sample_budget(tiny_setup):
         budget.candidates(["constant"], [1e-3, 1e-2], [8])
 
 
+def _state(slopes):
+    """A kept state as a curve reads it: per-seed interior slopes and fractions."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(slope_interior=list(slopes), frac_interior=[0.0] * len(slopes))
+
+
 def test_best_candidate_is_the_largest_slope_per_minute():
     def result(slope, seconds):
-        c = localization.Curve(
-            cnn=None,
-            steps=np.array([5, 10]),
-            total=10,
-            slope=np.array([[0.0, 0.0], [slope, slope]]),
-            frac=np.zeros((2, 2)),
-        )
+        c = localization.Curve(cnn=None, steps=np.array([5, 10]), total=10,
+                               runs=[_state([0.0, 0.0]), _state([slope, slope])])  # fmt: skip
         return budget.Result(budget.Candidate("constant", 1e-3, 8), c, np.array([seconds] * 2))
 
     slow_big, fast_small = result(0.4, 120.0), result(0.3, 30.0)
@@ -68,7 +70,7 @@ def test_best_candidate_is_the_largest_slope_per_minute():
 
 def _final_only(seconds, batch=32, slope=0.0, schedule="constant"):
     """A candidate's result with one kept state (the end of its budget), one seed."""
-    c = localization.Curve(None, np.array([10]), 10, np.full((1, 1), slope), np.zeros((1, 1)))
+    c = localization.Curve(None, np.array([10]), 10, [_state([slope])])
     return budget.Result(budget.Candidate(schedule, 1e-2, batch), c, np.array([float(seconds)]))
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from normbook.paper_b import classify
+from normbook.paper_b import classify, training
 from normbook.paper_b.classify import Models, Variant
 from normbook.paper_b.specs import B1
 
@@ -60,7 +60,7 @@ def test_early_stopping_stops_after_patience_and_keeps_best_weights(synthetic_fu
     # the kept weights are the best ones: re-evaluating them gives the best validation loss
     sub = _sub(full, cfg)
     model = classify.model_from_state(cfg, res.state)
-    vl, _ = classify.evaluate(model, *sub.tensors("val"))
+    vl, _ = training.evaluate(model, *sub.tensors("val"))
     assert vl == pytest.approx(v[best], rel=1e-5)
 
 
@@ -77,12 +77,12 @@ def test_no_early_stop_runs_all_epochs_and_curve_shapes(synthetic_full, tiny_cfg
 
 
 def test_splits_are_disjoint_deterministic_and_validated(tiny_cfg):
-    tr, va = classify.split_indices(1000, 300, 100, seed=5)
-    tr2, va2 = classify.split_indices(1000, 300, 100, seed=5)
+    tr, va = training.split_indices(1000, 300, 100, seed=5)
+    tr2, va2 = training.split_indices(1000, 300, 100, seed=5)
     assert np.array_equal(tr, tr2) and np.array_equal(va, va2)
     assert len(tr) == 300 and len(va) == 100 and not set(tr) & set(va)
     with pytest.raises(ValueError):
-        classify.split_indices(100, 90, 20, seed=0)
+        training.split_indices(100, 90, 20, seed=0)
     with pytest.raises(ValueError, match="n_train"):
         tiny_cfg(n_train=59_000, n_val=2_000)
     with pytest.raises(ValueError, match="dataset"):
@@ -155,7 +155,7 @@ def test_configs_of_the_chapter_parameters(tiny_cfg):
 
 def test_seeded_streams_are_the_books_seeding_rule():
     # initial weights and minibatch order use streams 12 and 11 of seed * 1_000_003
-    model = classify.kaiming_init(nn.Sequential(nn.Conv2d(1, 3, 3), nn.Linear(4, 2)), seed=5)
+    model = training.kaiming_init(nn.Sequential(nn.Conv2d(1, 3, 3), nn.Linear(4, 2)), seed=5)
     gen = torch.Generator().manual_seed(5 * 1_000_003 + 12)
     want = torch.empty(3, 1, 3, 3)
     nn.init.kaiming_normal_(want, mode="fan_out", nonlinearity="relu", generator=gen)

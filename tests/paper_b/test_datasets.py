@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normbook.paper_b import datasets
+from normbook.paper_b import datasets, provenance
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -111,7 +111,7 @@ def test_mnist_roundtrip_verified(tmp_path, monkeypatch, gz):
     assert prov.verified and prov.dataset == "MNIST" and prov.split == "test"
     assert prov.md5 == tuple(md5.values())
     assert all(Path(f).parent == tmp_path / "mnist" for f in prov.files)
-    assert "{note}" in datasets.provenance_admonition(prov)
+    assert "{note}" in provenance.provenance_admonition(prov)
     x[0, 0, 0] ^= 1  # returned arrays are writable copies
 
 
@@ -140,7 +140,7 @@ def test_mnist_unverified_allowed(tmp_path, monkeypatch, how):
     gz = tmp_path / "mnist" / "train-images-idx3-ubyte.gz"
     assert prov.sha256[0] == hashlib.sha256(gz.read_bytes()).hexdigest()
     assert prov.expected_md5[0] == datasets.MNIST_MD5["train-images-idx3-ubyte"]
-    adm = datasets.provenance_admonition(prov)
+    adm = provenance.provenance_admonition(prov)
     assert "{warning}" in adm and md5["train-images-idx3-ubyte"] in adm
 
 
@@ -263,7 +263,7 @@ def test_cifar_checksum_mismatch_refused_then_allowed(tmp_path):
     assert prov.sha256 == (hashlib.sha256(path.read_bytes()).hexdigest(),)
     assert prov.expected_md5 == (datasets.CIFAR10_MD5,)
     assert "JPEG" in prov.note and "close to, not equal to" in prov.note
-    adm = datasets.provenance_admonition(prov)
+    adm = provenance.provenance_admonition(prov)
     assert adm.startswith("```{warning}") and md5_of(path) in adm
 
 
@@ -390,16 +390,16 @@ def test_provenance_notes_one_per_file_set_and_only_unverified_on_request():
         ),
         "cifar10": _Loaded(_prov("CIFAR-10", "train", False), _prov("CIFAR-10", "test", False)),
     }
-    notes = datasets.provenance_notes(splits)
+    notes = provenance.provenance_notes(splits)
     assert notes.count("{note}") == 2 and notes.count("{warning}") == 1
-    only = datasets.provenance_notes(splits, only_unverified=True)
+    only = provenance.provenance_notes(splits, only_unverified=True)
     assert only.count("{warning}") == 1 and "{note}" not in only
-    assert datasets.data_note(splits) == "an unverified copy of CIFAR-10"
-    lines = datasets.provenance_lines(splits)
+    assert provenance.data_note(splits) == "an unverified copy of CIFAR-10"
+    lines = provenance.provenance_lines(splits)
     assert len(lines) == 4 and "UNVERIFIED copy" in lines[2] and "(verified;" in lines[0]
     verified = {"mnist": splits["mnist"]}
-    assert datasets.data_note(verified) == "verified copies of both datasets"
-    assert datasets.provenance_notes(verified, only_unverified=True) == ""
+    assert provenance.data_note(verified) == "verified copies of both datasets"
+    assert provenance.provenance_notes(verified, only_unverified=True) == ""
 
 
 # --------------------------------------------------------------------------- real data
@@ -428,7 +428,7 @@ def test_real_offline_data():
     x, y, prov = datasets.load_cifar10("test", root=root, download=False, allow_unverified=True)
     assert x.shape == (10000, 3, 32, 32) and not prov.verified
     assert np.bincount(y, minlength=10).tolist() == [1000] * 10
-    assert "{warning}" in datasets.provenance_admonition(prov)
+    assert "{warning}" in provenance.provenance_admonition(prov)
 
 
 # --------------------------------------------------------------------------- a real HTTP server

@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -48,12 +48,19 @@ def build_root() -> Path:
     return Path(os.environ.get("NORMBOOK_BUILD_DIR", REPO_ROOT / "_build"))
 
 
-def code_hash(*modules: ModuleType) -> str:
-    """SHA-256 of the source of the given library modules (order-independent)."""
+def code_hash(*code) -> str:
+    """SHA-256 of the source of the given library modules, classes or functions
+    (order-independent)."""
     h = hashlib.sha256()
-    for src in sorted(inspect.getsource(m) for m in modules):
+    for src in sorted(inspect.getsource(m) for m in code):
         h.update(src.encode())
     return h.hexdigest()[:16]
+
+
+def code_name(obj) -> str:
+    """``normbook.paper_a.task`` -> ``paper_a.task``; a function or class with its module."""
+    mod = obj.__name__ if isinstance(obj, ModuleType) else f"{obj.__module__}.{obj.__qualname__}"
+    return mod.removeprefix("normbook.")
 
 
 def _jsonable(obj: Any) -> Any:
@@ -269,6 +276,63 @@ def cached_each(
                 code = code_hash(*modules)
                 fresh[i] = _compute(path, kind, path.name, keys[i], code, lambda e=entry: e)
     return [fresh[i] if i in fresh else load(kind, k, modules) for i, k in enumerate(keys)]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One cached experiment step: its entries' kind, and the code its key covers, declared
+    once (modules, classes or functions holding computation only: editing a figure, a table or
+    a sentence never changes a key). Every chapter's run record lists the steps it used."""
+
+    kind: str
+    code: tuple
+
+    @property
+    def code_hash(self) -> str:
+        return code_hash(*self.code)
+
+    @property
+    def code_names(self) -> list[str]:
+        return sorted(code_name(c) for c in self.code)
+
+    def path(self, config: Any) -> Path:
+        return entry_path(self.kind, config, self.code)
+
+    def is_cached(self, config: Any) -> bool:
+        return is_cached(self.kind, config, self.code)
+
+    def cached(self, config: Any, compute: Callable[[], Entry]) -> Entry:
+        return _used(self, [cached(self.kind, config, compute, self.code)])[0]
+
+    def cached_each(self, keys: list[Any], compute_missing) -> list[Entry]:
+        return _used(self, cached_each(self.kind, keys, compute_missing, self.code))
+
+    def load(self, config: Any) -> Entry:
+        return _used(self, [load(self.kind, config, self.code)])[0]
+
+
+STEPS: dict[str, Step] = {}
+_USED: dict[str, list[int]] = {}  # kind -> [loaded, computed] in this process
+
+
+def step(kind: str, *code) -> Step:
+    """Declare (once) the cached step ``kind`` and the code its key covers."""
+    if kind in STEPS and STEPS[kind].code != code:
+        raise ValueError(f"cache step {kind!r} declared twice with different code")
+    STEPS[kind] = Step(kind, tuple(code))
+    return STEPS[kind]
+
+
+def _used(s: Step, entries: list[Entry]) -> list[Entry]:
+    counts = _USED.setdefault(s.kind, [0, 0])
+    for e in entries:
+        counts[0 if e.hit else 1] += 1
+    return entries
+
+
+def steps_used() -> list[tuple[Step, int, int]]:
+    """The steps this process used, with how many entries it loaded and computed."""
+    return [(STEPS[k], n_hit, n_new) for k, (n_hit, n_new) in sorted(_USED.items())]
 
 
 def info(root: Path | None = None) -> dict[str, tuple[int, int]]:

@@ -148,6 +148,11 @@ class Run:
             f"- normbook {__version__} (commit {_git_commit()}), torch {torch.__version__}, "
             f"Python {platform.python_version()}, {torch.get_num_threads()} threads",
             f"- experiment cache: `{cache.cache_root()}`",
+            *[
+                f"- cached step `{st.kind}`: {hits} loaded, {new} computed; keyed by the "
+                f"code of {', '.join(f'`{n}`' for n in st.code_names)} (hash `{st.code_hash}`)"
+                for st, hits, new in cache.steps_used()
+            ],
             *([f"- data: {p}" for p in self.provenance] or ["- data: none (synthetic inputs)"]),
             f"- wall time of this execution: **{wall:.1f} s**",
             # both files sit beside the page in the built site (normbook.core.build)

@@ -4,11 +4,12 @@ Both take i.i.d. N(0, 1) noise and regress position; both are stacked, M indepen
 (one per seed) in one pass with grouped convolutions, trained with :func:`stacking.train`
 (Adam on the summed per-model MSE), cached per seed, and evaluated with per-index moments in
 two independent streams, so :func:`detector.summarize` and
-:func:`verdicts.localization_test` apply unchanged. Each has its two nulls: the no-norm network
+:func:`verdicts.localizes_verdict` apply unchanged. Each has its two nulls: the no-norm network
 of the same seeds, and the same trained normalized network evaluated with circular padding.
 
-    unet = architectures.unet_runs(architectures.UNET_PROFILES["cpu"])   # .norm .none .circular
-    grid = architectures.grid_runs(architectures.GRID_PROFILES["cpu"])   # idem, per axis too
+    unet, grid = stress.architecture_configs(P)         # the chapter's configs
+    unet = architectures.unet_runs(unet)                # .norm .none .circular
+    grid = architectures.grid_runs(grid)                # idem, per axis too
 
 **1-D U-Net** (:class:`StackedUNet`), reconstructed in the style of the diffusion planners of
 Janner et al. (2022), smaller. The choices are ours where the brief left them open:
@@ -81,7 +82,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..core import cache, seeding, stats
-from ..core.figures import NORM_COLORS, canvas
 from ..core.progress import progress
 from ..core.seeding import generators
 from ..core.stats import effect_size
@@ -276,18 +276,6 @@ class Grid2dConfig(_RunConfig):
 # interior slopes 0.28-0.40 and every tested interior index localized, nulls ~0 and <= 0.23.
 # 2-D cpu: about 67 s; it does NOT localize beyond R at this budget (interior slopes <= 0.003;
 # 24 x 24 with 8 channels, depth 4, and 2500 steps did not either); smoke: a few seconds each.
-UNET_PROFILES = {
-    "smoke": UNetConfig(width=4, groups=4, seeds=(0, 1), steps=30, n_eval=1024),
-    "cpu": UNetConfig(),
-}
-GRID_PROFILES = {
-    "smoke": Grid2dConfig(
-        height=12, width=12, depth=2, channels=4, seeds=(0, 1), steps=30, n_eval=512
-    ),
-    "cpu": Grid2dConfig(),
-}
-
-
 # ============================================================================ networks
 
 
@@ -545,8 +533,9 @@ def gradient_reach(net: nn.Module, seq_len: int, outputs, n_inputs: int = 4) -> 
 CODE = (task, norms, stacking, seeding, stats, detector)  # plus this module
 
 
-def _code():
-    return (*CODE, sys.modules[__name__])
+def _step(cfg, what: str) -> cache.Step:
+    """The cached step of ``cfg``'s architecture: "train" or "eval"."""
+    return STEPS[_cache_kind(cfg) + "_" + what]
 
 
 def _build(cfg, seeds, padding: str = "zeros"):
@@ -612,7 +601,7 @@ def trained(cfg, padding: str = "zeros"):
             arrays = {"loss": record.losses[:, j], "seconds": seconds}
             yield i, cache.Entry(arrays, net.model_state(j))
 
-    entries = cache.cached_each(_cache_kind(cfg) + "_train", keys, train_missing, _code())
+    entries = _step(cfg, "train").cached_each(keys, train_missing)
     cls = StackedUNet if isinstance(cfg, UNetConfig) else StackedCNN2d
     net = cls.from_model_states(cfg, seeds, [e.tensors for e in entries], padding)
     return net, np.stack([e["loss"] for e in entries], axis=1), [e.hit for e in entries]
@@ -671,9 +660,7 @@ def _evaluated(cfg, padding: str):
         "eval_batch": cfg.eval_batch,
         "padding": padding,
     }
-    entry = cache.cached(
-        _cache_kind(cfg) + "_eval", config, lambda: cache.Entry(evaluate(net, cfg)), _code()
-    )
+    entry = _step(cfg, "eval").cached(config, lambda: cache.Entry(evaluate(net, cfg)))
     return net, losses, hits, entry
 
 
@@ -876,7 +863,7 @@ def grid_circular_null(cfg: Grid2dConfig) -> GridRun:
 @dataclass
 class Runs:
     """A normalized config's runs with its two nulls, ready for
-    ``verdicts.localization_test(runs.norm, runs.none, runs.circular)``."""
+    ``verdicts.localizes_verdict(claim, runs.norm, runs.none, runs.circular)``."""
 
     norm: UNetRun | GridRun
     none: UNetRun | GridRun
@@ -901,103 +888,7 @@ def grid_runs(cfg: Grid2dConfig) -> Runs:
     return Runs(grid_run(cfg), grid_run(replace(cfg, norm="none")), grid_circular_null(cfg))
 
 
-# ============================================================================ figures
-
-
-def _color(run) -> str:
-    """The norm's colour (:data:`NORM_COLORS`), as :func:`figures.color`."""
-    return NORM_COLORS[run.cnn.norm]
-
-
-def _style(run) -> str:
-    """Solid lines; dash-dotted for the circular-padding null (dashed lines mark R)."""
-    return "-" if run.padding == "zeros" else "-."
-
-
-def _radius_lines(ax, n: int, radius: int, orient: str = "v", color: str = "0.35") -> None:
-    """The receptive-field boundaries R and n-1-R as dashed lines."""
-    for pos in (radius, n - 1 - radius):
-        (ax.axvline if orient == "v" else ax.axhline)(pos, color=color, ls="--", lw=0.9)
-
-
-def unet_predictions(runs):
-    """Mean U-Net prediction per index, one panel per run: every seed's mean (lines), the target
-    ramp, and the receptive radius R from both ends (dashed); localized indices as a rug."""
-    fig, axes = canvas(ncols=len(runs), width=4.6, height=3.4, sharey=True)
-    for ax, run in zip(axes[0], runs):
-        n, c = run.seq_len, _color(run)
-        idx = np.arange(n)
-        ax.plot(idx, ramp(n).numpy(), color="k", lw=1, ls=":", label="target ramp")
-        for s, mean in enumerate(run.mean):
-            label = run.name if s == 0 else None
-            ax.plot(idx, mean, color=c, ls=_style(run), lw=1.2, alpha=0.9, label=label)
-        _radius_lines(ax, n, run.radius)
-        lo = ax.get_ylim()[0]
-        for s, p in enumerate(run.per_seed):
-            ax.plot(
-                idx[p.localized],
-                np.full(p.localized.sum(), lo + 0.02 * (s + 1)),
-                "|",
-                color=c,
-                ms=6,
-            )
-        ax.set_xlim(0, n - 1)
-        ax.set_xlabel("index i")
-        ax.set_title(f"U-Net, {run.name} (R = {run.radius})", fontsize=10)
-        ax.legend(loc="upper left", fontsize=7)
-    axes[0, 0].set_ylabel("mean prediction")
-    return fig
-
-
-def grid_predictions(runs):
-    """2-D CNN: the mean row-coordinate and column-coordinate maps of the first seed per run
-    (columns of panels), the interior beyond R dashed; bottom, the row profile (row channel
-    averaged over columns) and the column profile of every run against the ramps."""
-    ncols = max(len(runs), 2)
-    fig, axes = canvas(ncols=ncols, nrows=3, width=4.0, height=3.1)
-    for col, run in enumerate(runs):
-        h, w = run.maps.shape[-2:]
-        for row, what in enumerate(("row coordinate", "column coordinate")):
-            ax = axes[row, col]
-            im = ax.imshow(
-                run.maps[0, row],
-                cmap="viridis",
-                vmin=0,
-                vmax=1,
-                origin="upper",
-                interpolation="nearest",
-            )
-            ax.grid(False)
-            _radius_lines(ax, w, run.radius, "v", "w")
-            _radius_lines(ax, h, run.radius, "h", "w")
-            ax.set_title(f"{run.name}: {what}", fontsize=9)
-            ax.set_xlabel("column j")
-            ax.set_ylabel("row i")
-        fig.colorbar(im, ax=axes[:2, col], label="mean prediction", shrink=0.8)
-    for col in range(len(runs), ncols):
-        axes[0, col].set_visible(False)
-        axes[1, col].set_visible(False)
-    for col in range(2, ncols):
-        axes[2, col].set_visible(False)
-    for ax, axis in zip(axes[2, :2], ("rows", "cols")):
-        first = getattr(runs[0], axis)
-        n = first.seq_len
-        ax.plot(np.arange(n), ramp(n).numpy(), color="k", lw=1, ls=":", label="target ramp")
-        for run in runs:
-            sub = getattr(run, axis)
-            for s, mean in enumerate(sub.mean):
-                ax.plot(
-                    np.arange(n),
-                    mean,
-                    color=_color(run),
-                    ls=_style(run),
-                    lw=1.1,
-                    label=run.name if s == 0 else None,
-                )
-        _radius_lines(ax, n, first.radius)
-        ax.set_xlim(0, n - 1)
-        ax.set_xlabel("row index i" if axis == "rows" else "column index j")
-        ax.set_ylabel("mean prediction")
-        ax.set_title("row profile" if axis == "rows" else "column profile", fontsize=10)
-    axes[2, 0].legend(loc="upper left", fontsize=7)
-    return fig
+STEPS = {
+    kind: cache.step(kind, *CODE, sys.modules[__name__])
+    for kind in ("a_unet_train", "a_unet_eval", "a_grid2d_train", "a_grid2d_eval")
+}

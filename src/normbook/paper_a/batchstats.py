@@ -92,9 +92,7 @@ def run(
         "mode": mode,
         "padding": padding,
     }
-    entry = cache.cached(
-        "a_batchstats", config, compute, localization.TRAIN_CODE + (stats, sys.modules[__name__])
-    )
+    entry = STEP.cached(config, compute)
     out, bmean = Moments.from_arrays(entry, "out"), Moments.from_arrays(entry, "bmean")
     radius = cnn.receptive_radius
     return BatchStatsRun(
@@ -112,6 +110,9 @@ def run(
         padding=padding,
         net=net,
     )
+
+
+STEP = cache.step("a_batchstats", *localization.TRAIN_CODE, stats, sys.modules[__name__])
 
 
 def design_effect(out: Moments, bmean: Moments, batch_size: int) -> np.ndarray:

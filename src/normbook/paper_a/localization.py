@@ -29,6 +29,7 @@ from .training import TrainConfig, train_stack
 
 TRAIN_CODE = (task, norms, cnn_module, stacking, training, seeding)
 EVAL_CODE = TRAIN_CODE + (probes,)
+TRAIN = cache.step("a_train", *TRAIN_CODE)
 
 
 EVAL_PASS_SAMPLES = 256  # samples per forward pass when batches are independent (measured best)
@@ -178,7 +179,7 @@ def trained(
         net, record = train_stack(ident, tc, [seeds[i] for i in idx])
         yield from _entries(net, record, idx)
 
-    entries = cache.cached_each("a_train", keys, train_missing, TRAIN_CODE)
+    entries = TRAIN.cached_each(keys, train_missing)
     if at_step is None:
         states = [{k: v for k, v in e.tensors.items() if "/" not in k} for e in entries]
     else:
@@ -202,7 +203,7 @@ def _train_job(_shared, cnn: CNNConfig, tc: TrainConfig, seeds: tuple[int, ...])
     """(In a worker.) Train one stack; the cache entries it wrote."""
     ident = training_identity(cnn)
     _, _, hits = trained(ident, tc, list(seeds))
-    paths = [cache.entry_path("a_train", _train_key(ident, tc, s), TRAIN_CODE) for s in seeds]
+    paths = [TRAIN.path(_train_key(ident, tc, s)) for s in seeds]
     return [str(p) for p, hit in zip(paths, hits) if not hit]
 
 
@@ -219,7 +220,7 @@ def pretrain(runs: list[tuple[Setup, CNNConfig]], workers: int = 1) -> int:
         for s in setup.seeds:
             key = _train_key(ident, tc, s)
             blob = repr(key)
-            if blob not in claimed and not cache.is_cached("a_train", key, TRAIN_CODE):
+            if blob not in claimed and not TRAIN.is_cached(key):
                 claimed.add(blob)
                 todo.append(int(s))
         if todo:
@@ -237,7 +238,7 @@ def pretrain(runs: list[tuple[Setup, CNNConfig]], workers: int = 1) -> int:
 def training_seconds(cnn: CNNConfig, tc: TrainConfig, seeds) -> np.ndarray:
     """Each seed's share of the wall-clock of the stacked pass that trained it (cached)."""
     keys = [_train_key(training_identity(cnn), tc, s) for s in seeds]
-    return np.array([cache.load("a_train", k, TRAIN_CODE)["seconds"][0] for k in keys])
+    return np.array([TRAIN.load(k)["seconds"][0] for k in keys])
 
 
 @torch.no_grad()
@@ -379,7 +380,7 @@ def run(
         "probes": with_probes,
         "at_step": at_step,
     }
-    entry = cache.cached("a_eval", config, compute, EVAL_CODE + (stats, sys.modules[__name__]))
+    entry = EVAL.cached(config, compute)
     out = Moments.from_arrays(entry, "out")
     result = LocalizationRun(
         cnn=cnn,
@@ -399,6 +400,9 @@ def run(
     return result
 
 
+EVAL = cache.step("a_eval", *EVAL_CODE, stats, sys.modules[__name__])
+
+
 def circular_null(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> LocalizationRun:
     """The same trained networks evaluated with circular padding: no boundary, so no index can
     be localized, but the outputs keep the network's own noise. Every claim that a network
@@ -408,13 +412,12 @@ def circular_null(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> Loc
 
 @dataclass
 class Curve:
-    """Effect sizes through training: one row per kept step, the last is the trained model."""
+    """Effects through training: one evaluated run per kept step, the last the trained model."""
 
     cnn: CNNConfig
     steps: np.ndarray  # (K,)
     total: int  # the training budget in steps
-    slope: np.ndarray  # (K, M) interior slope of the mean prediction
-    frac: np.ndarray  # (K, M) fraction of the tested interior localized
+    runs: list[LocalizationRun] = field(repr=False)
 
     @property
     def fractions(self) -> np.ndarray:
@@ -424,6 +427,20 @@ class Curve:
     def name(self) -> str:
         return self.cnn.label
 
+    def values(self, measure) -> np.ndarray:
+        """(K, M): ``measure(run)`` (one value per seed) at every kept step."""
+        return np.array([np.asarray(measure(r), dtype=float) for r in self.runs])
+
+    @property
+    def slope(self) -> np.ndarray:
+        """(K, M) interior slope of the mean prediction."""
+        return self.values(lambda r: r.slope_interior)
+
+    @property
+    def frac(self) -> np.ndarray:
+        """(K, M) fraction of the tested interior localized."""
+        return self.values(lambda r: r.frac_interior)
+
 
 def curve(setup: Setup, cnn: CNNConfig) -> Curve:
     """The compute-to-effect curve of one normalization: every kept state and the trained model
@@ -432,10 +449,4 @@ def curve(setup: Setup, cnn: CNNConfig) -> Curve:
     steps = [*setup.train.checkpoint_steps, setup.train.steps]
     runs = [run(setup, cnn, with_probes=False, at_step=s) for s in steps[:-1]]
     runs.append(run(setup, cnn, with_probes=False))
-    return Curve(
-        cnn=cnn,
-        steps=np.array(steps),
-        total=setup.train.steps,
-        slope=np.array([r.slope_interior for r in runs]),
-        frac=np.array([r.frac_interior for r in runs]),
-    )
+    return Curve(cnn=cnn, steps=np.array(steps), total=setup.train.steps, runs=runs)

@@ -256,7 +256,7 @@ def trained(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: li
         for j, i in enumerate(idx):
             yield i, cache.Entry({"loss": losses[:, j]}, tensors=stacking.unstack(net, j, len(idx)))
 
-    entries = cache.cached_each("a_pack_train", keys, train_missing, CODE)
+    entries = PACK_TRAIN.cached_each(keys, train_missing)
     net = stacking.restack(StackedPackNet(cfg, [s for _, s in pairs]), [e.tensors for e in entries])
     return (
         net,
@@ -417,7 +417,7 @@ def accuracy(
         "seeds": [int(s) for s in seeds],
         "n_test": int(n_test),
     }
-    entry = cache.cached("a_pack_eval", config, compute, CODE)
+    entry = PACK_EVAL.cached(config, compute)
     return Accuracy(
         overlaps=list(overlaps),
         seeds=list(seeds),
@@ -464,3 +464,4 @@ def overlap_grid(path_len: int, fractions: list[float]) -> list[int]:
 
 
 CODE = (sys.modules[__name__], stacking, seeding)  # the source that keys the cache
+PACK_TRAIN, PACK_EVAL = cache.step("a_pack_train", *CODE), cache.step("a_pack_eval", *CODE)

@@ -1,5 +1,5 @@
-"""Chapter A4's figures, one function each (the U-Net and 2-D figures are in
-:mod:`.architectures`). Each takes measured results, draws, and returns the figure."""
+"""Chapter A4's figures, one function each. Each takes measured results, draws, and returns
+the figure."""
 
 from __future__ import annotations
 
@@ -105,4 +105,98 @@ def hop_decay(by_length, by_depth):
         ax.set_title(title)
         ax.legend(fontsize=7)
     axes[0, 0].set_ylabel("band slope (1 = the ramp)")
+    return fig
+
+
+def _style(run) -> str:
+    """Solid lines; dash-dotted for the circular-padding null (dashed lines mark R)."""
+    return "-" if run.padding == "zeros" else "-."
+
+
+def _radius_lines(ax, n: int, radius: int, orient: str = "v", color: str = "0.35") -> None:
+    """The receptive-field boundaries R and n-1-R as dashed lines."""
+    for pos in (radius, n - 1 - radius):
+        (ax.axvline if orient == "v" else ax.axhline)(pos, color=color, ls="--", lw=0.9)
+
+
+def unet_predictions(runs):
+    """Mean U-Net prediction per index, one panel per run: every seed's mean (lines), the target
+    ramp, and the receptive radius R from both ends (dashed); localized indices as a rug."""
+    fig, axes = canvas(ncols=len(runs), width=4.6, height=3.4, sharey=True)
+    for ax, run in zip(axes[0], runs):
+        n, c = run.seq_len, color(run)
+        idx = np.arange(n)
+        ax.plot(idx, ramp(n).numpy(), color="k", lw=1, ls=":", label="target ramp")
+        for s, mean in enumerate(run.mean):
+            label = run.name if s == 0 else None
+            ax.plot(idx, mean, color=c, ls=_style(run), lw=1.2, alpha=0.9, label=label)
+        _radius_lines(ax, n, run.radius)
+        lo = ax.get_ylim()[0]
+        for s, p in enumerate(run.per_seed):
+            ax.plot(
+                idx[p.localized],
+                np.full(p.localized.sum(), lo + 0.02 * (s + 1)),
+                "|",
+                color=c,
+                ms=6,
+            )
+        ax.set_xlim(0, n - 1)
+        ax.set_xlabel("index i")
+        ax.set_title(f"U-Net, {run.name} (R = {run.radius})", fontsize=10)
+        ax.legend(loc="upper left", fontsize=7)
+    axes[0, 0].set_ylabel("mean prediction")
+    return fig
+
+
+def grid_predictions(runs):
+    """2-D CNN: the mean row-coordinate and column-coordinate maps of the first seed per run
+    (columns of panels), the interior beyond R dashed; bottom, the row profile (row channel
+    averaged over columns) and the column profile of every run against the ramps."""
+    ncols = max(len(runs), 2)
+    fig, axes = canvas(ncols=ncols, nrows=3, width=4.0, height=3.1)
+    for col, run in enumerate(runs):
+        h, w = run.maps.shape[-2:]
+        for row, what in enumerate(("row coordinate", "column coordinate")):
+            ax = axes[row, col]
+            im = ax.imshow(
+                run.maps[0, row],
+                cmap="viridis",
+                vmin=0,
+                vmax=1,
+                origin="upper",
+                interpolation="nearest",
+            )
+            ax.grid(False)
+            _radius_lines(ax, w, run.radius, "v", "w")
+            _radius_lines(ax, h, run.radius, "h", "w")
+            ax.set_title(f"{run.name}: {what}", fontsize=9)
+            ax.set_xlabel("column j")
+            ax.set_ylabel("row i")
+        fig.colorbar(im, ax=axes[:2, col], label="mean prediction", shrink=0.8)
+    for col in range(len(runs), ncols):
+        axes[0, col].set_visible(False)
+        axes[1, col].set_visible(False)
+    for col in range(2, ncols):
+        axes[2, col].set_visible(False)
+    for ax, axis in zip(axes[2, :2], ("rows", "cols")):
+        first = getattr(runs[0], axis)
+        n = first.seq_len
+        ax.plot(np.arange(n), ramp(n).numpy(), color="k", lw=1, ls=":", label="target ramp")
+        for run in runs:
+            sub = getattr(run, axis)
+            for s, mean in enumerate(sub.mean):
+                ax.plot(
+                    np.arange(n),
+                    mean,
+                    color=color(run),
+                    ls=_style(run),
+                    lw=1.1,
+                    label=run.name if s == 0 else None,
+                )
+        _radius_lines(ax, n, first.radius)
+        ax.set_xlim(0, n - 1)
+        ax.set_xlabel("row index i" if axis == "rows" else "column index j")
+        ax.set_ylabel("mean prediction")
+        ax.set_title("row profile" if axis == "rows" else "column profile", fontsize=10)
+    axes[2, 0].legend(loc="upper left", fontsize=7)
     return fig
