@@ -48,7 +48,7 @@ cal_batch_sizes = None  # candidate i's batch size (same samples: steps scale)
 
 # %%
 from normbook.core import fmt, report
-from normbook.paper_a import budget, figures, localization, tables, verdicts
+from normbook.paper_a import bands, budget, figures, localization, tables, verdicts
 from normbook.paper_a.specs import A1, BUDGET
 
 P, run = report.start(BUDGET, globals())
@@ -101,7 +101,8 @@ batch, spread = budget.timing_spread(results)
 report.glue_all("cal", {"batch": batch, "spread": spread})
 gain = verdicts.late_gain(top.curve)
 report.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
-                      "best_rising": "may still be rising" if verdicts.still_rising(top.curve)
+                      "best_rising": "may still be rising"
+                      if verdicts.rising(top.curve, bands.interior_slope)
                       else "has flattened"})  # fmt: skip
 
 # %% [markdown]

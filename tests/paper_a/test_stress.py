@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.core.verdicts import INCONCLUSIVE, NOT, PARTLY, REPRODUCED
-from normbook.paper_a import stress
+from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED, Check
+from normbook.paper_a import bands, stress
 from normbook.paper_a import stress_verdicts as sv
 from normbook.paper_a.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.detector import Moments
@@ -84,7 +84,7 @@ def test_interventions_refuse_other_norms():
 def _bands(mean_fn, L=61, R=4, m=3, n=10_000):
     mean = np.stack([mean_fn(np.arange(L)) for _ in range(m)])
     mom = Moments(np.stack([mean, mean]), np.full((2, m, L), 0.1), np.array([n, n]))
-    return stress.hop_bands(SimpleNamespace(out=mom, seq_len=L, radius=R, name="t"))
+    return bands.hop_bands(SimpleNamespace(out=mom, seq_len=L, radius=R, name="t"))
 
 
 def test_hop_bands_of_a_ramp_are_one_and_of_a_one_hop_signal_fade():
@@ -92,6 +92,7 @@ def test_hop_bands_of_a_ramp_are_one_and_of_a_one_hop_signal_fade():
     ramp = _bands(lambda i: i / (L - 1))
     assert list(ramp.edges) == [4, 12, 20, 28]  # a last band under R wide is dropped
     assert np.allclose(ramp.slope, 1.0) and np.allclose(ramp.attenuation, 1.0)
+    assert np.allclose(ramp.boundary, 1.0)
 
     # the signal climbs only within one hop (3R) of each end, flat in the middle
     def one_hop(i):
@@ -103,16 +104,21 @@ def test_hop_bands_of_a_ramp_are_one_and_of_a_one_hop_signal_fade():
     assert np.allclose(hop.attenuation, 0.0)
 
 
-def _localized(values):
-    return SimpleNamespace(
-        frac_interior=list(values), slope_interior=list(values), name="n", per_seed=[]
-    )
+def _flat_curve(run):
+    return SimpleNamespace(fractions=np.array([0.25, 0.5, 1.0]), runs=[run] * 3,
+                           values=lambda m: np.array([np.asarray(m(run), float)] * 3))  # fmt: skip
 
 
-def test_boundary_rule_goes_both_ways():
-    zero, flat = _localized([0.6, 0.7, 0.5, 0.8, 0.6]), _localized([0.1, 0.05, 0.1, 0.08, 0.1])
-    assert sv.boundary_needed(zero, flat, flat).verdict == REPRODUCED
-    assert sv.boundary_needed(flat, zero, flat).verdict == NOT
+def test_circular_training_and_symmetric_interventions_are_checks(fake_run, profile):
+    flat = fake_run(profile["flat"], name="circular", jitter=0.0002)  # noise at its SE
+    assert all(c.holds for c in sv.circular_trained_checks(flat, np.zeros(5)))
+    sloped = fake_run(profile["ramp"], name="leaky")
+    assert not all(c.holds for c in sv.circular_trained_checks(sloped, np.zeros(5)))
+    se = {m: {"all": np.array([0.001, 0.001])} for m in stress.MODES}
+    sweep = SimpleNamespace(name="instance", slopes=lambda m, c: np.array([0.0005, -0.0003]), se=se)
+    assert all(isinstance(c, Check) and c.holds for c in sv.symmetric_intervention_checks(sweep))
+    sweep.slopes = lambda m, c: np.array([0.05, 0.04])  # a slope symmetry forbids: a bug
+    assert not any(c.holds for c in sv.symmetric_intervention_checks(sweep))
 
 
 def _sweep(base, after):
@@ -121,40 +127,58 @@ def _sweep(base, after):
     )
 
 
-def test_statistics_channel_rule_reproduced_partly_not():
-    none = _localized([0.0, 0.01, -0.01, 0.0, 0.005])
+def test_interior_statistics_rule_goes_every_way(fake_run, profile):
+    normed = fake_run(profile["one_hop"])
     base = [0.2, 0.18, 0.21, 0.19, 0.2]
-    collapsed = [0.001, -0.01, 0.0, 0.01, -0.002]
-    assert sv.statistics_channel(_sweep(base, collapsed), none, "population").verdict == REPRODUCED
+    gone = [0.001, -0.01, 0.0, 0.01, -0.002]
+    assert sv.interior_statistics(_sweep(base, gone), normed).verdict == REPRODUCED
     half = [0.1, 0.09, 0.11, 0.1, 0.12]
-    assert sv.statistics_channel(_sweep(base, half), none, "shuffled").verdict == PARTLY
-    assert sv.statistics_channel(_sweep(base, base), none, "interior").verdict == NOT
+    assert sv.interior_statistics(_sweep(base, half), normed).verdict == REFUTED
+    no_channel = fake_run(profile["boundary"])
+    assert sv.interior_statistics(_sweep(base, gone), no_channel).verdict == NOT_SHOWN
 
 
-def _acc(per_overlap, n_test=4000, seeds=3):
-    correct = np.array([[round(p * n_test)] * seeds for p in per_overlap])
-    o = list(range(0, 2 * len(per_overlap), 2))
+def _acc(per_overlap, full=0.99, n_test=4000, seeds=3):
+    correct = np.array([[round(p * n_test)] * seeds for p in [*per_overlap, full]])
+    o = list(range(0, 2 * len(correct), 2))
     return Accuracy(o, list(range(seeds)), correct, n_test, loss=np.zeros((1, len(o), seeds)))
 
 
 def test_receptive_field_rule_goes_every_way():
     rng = np.random.default_rng(0)
-    flat = _acc(0.5 + rng.normal(0, 0.004, 6))
-    assert sv.overlap_needs_rf(flat, 0.75)[0] == REPRODUCED
-    assert sv.overlap_needs_rf(_acc([0.5, 0.6, 0.7, 0.8, 0.9, 0.95]), 0.75)[0] == NOT
-    assert sv.overlap_needs_rf(_acc([0.5, 0.52, 0.55, 0.58, 0.6, 0.62]), 0.75)[0] == PARTLY
-    few = _acc(0.5 + rng.normal(0, 0.004, 6), n_test=4, seeds=1)  # cannot tell 0.75 apart
-    assert sv.overlap_needs_rf(few, 0.75)[0] == INCONCLUSIVE
+    flat = _acc(0.5 + rng.normal(0, 0.004, 5))
+    assert sv.receptive_field_rows({"pool": flat})[0].verdict == REPRODUCED
+    rises = _acc([0.5, 0.6, 0.7, 0.8, 0.9])
+    assert sv.receptive_field_rows({"pool": rises})[0].verdict == REFUTED
+    few = _acc(0.5 + rng.normal(0, 0.004, 5), n_test=40, seeds=1)  # cannot tell 0.55 apart
+    assert sv.receptive_field_rows({"centre": few})[0].verdict == NOT_SHOWN
+    never = _acc([0.5] * 5, full=0.5)  # not even identical paths: the family never learned
+    assert sv.receptive_field_rows({"pool": never})[0].verdict == NOT_SHOWN
 
 
-def test_fading_rule_goes_both_ways():
-    def bands(L, kept):
-        return SimpleNamespace(seq_len=L, slope=np.ones((3, 2)), attenuation=np.array(kept))
+def test_fading_rule_goes_both_ways(fake_run, profile):
+    def hop(L, kept):
+        return SimpleNamespace(seq_len=L, slope=np.ones((4, 2)), attenuation=np.array(kept))
 
-    faster = [bands(75, [0.5, 0.45, 0.55]), bands(150, [0.1, 0.12, 0.08])]
-    assert sv.fades_with_length(faster).verdict == REPRODUCED
-    slower = [bands(75, [0.1, 0.12, 0.08]), bands(150, [0.5, 0.45, 0.55])]
-    assert sv.fades_with_length(slower).verdict == NOT
+    runs = [fake_run(profile["one_hop"], seeds=4, seed=s) for s in range(3)]
+    kept = ([0.5, 0.45, 0.55, 0.5], [0.1, 0.12, 0.08, 0.1], [0.02, 0.01, 0.03, 0.02])
+    faster = [hop(L, k) for L, k in zip((75, 150, 300), kept)]
+    assert sv.fades_with_length(faster, runs).verdict == REPRODUCED
+    slower = [hop(L, k) for L, k in zip((75, 150, 300), kept[::-1])]
+    assert sv.fades_with_length(slower, runs).verdict == NOT_SHOWN  # no curve: never refuted
+    unlearned = [fake_run(profile["boundary"], seeds=4)] + runs[1:]
+    assert "positive control" in sv.fades_with_length(faster, unlearned).grade.why
+
+
+def test_persistence_rule_goes_every_way(fake_run, profile):
+    ramp, hop = fake_run(profile["ramp"]), fake_run(profile["one_hop"])
+    assert sv.persists_beyond_hop(ramp, bands.hop_bands(ramp), _flat_curve(ramp)).verdict == (
+        REPRODUCED
+    )
+    assert sv.persists_beyond_hop(hop, bands.hop_bands(hop), _flat_curve(hop)).verdict == REFUTED
+    boundary = fake_run(profile["boundary"])
+    v = sv.persists_beyond_hop(boundary, bands.hop_bands(boundary), _flat_curve(boundary))
+    assert v.verdict == NOT_SHOWN  # no side channel to measure the fading of
 
 
 def test_spec_refuses_impossible_geometries_before_compute():
@@ -166,18 +190,3 @@ def test_spec_refuses_impossible_geometries_before_compute():
         A4.resolve("smoke", decay_lens=[20])
     with pytest.raises(ParameterError, match="interventions replace"):
         A4.resolve("smoke", norm="batch")
-
-
-def test_persistence_rule_goes_every_way():
-    def bands(first, second):
-        slope = np.column_stack([first, second]) if second is not None else np.array(first)[:, None]
-        return SimpleNamespace(slope=slope, attenuation=slope[:, -1] / slope[:, 0])
-
-    first = [0.5, 0.55, 0.6, 0.52, 0.58]
-    null = bands([0.001, -0.001, 0.002, 0.0005, -0.002], [0.001, -0.002, 0.0, 0.001, -0.001])
-    kept = bands(first, [0.4, 0.45, 0.5, 0.41, 0.5])
-    faded = bands(first, [0.01, 0.012, 0.009, 0.011, 0.013])
-    assert sv.persists_beyond_hop(kept, null, null).verdict == REPRODUCED
-    assert sv.persists_beyond_hop(faded, null, null).verdict == PARTLY
-    assert sv.persists_beyond_hop(null, kept, kept).verdict == NOT
-    assert sv.persists_beyond_hop(bands(first, None), null, null).verdict == INCONCLUSIVE

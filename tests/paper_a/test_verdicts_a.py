@@ -1,69 +1,162 @@
-"""Paper A verdict rules: each has a case where it must pass and one where it must fail."""
+"""Paper A verdict rules on synthetic runs: each has a case where it must pass and one where it
+must fail, a family that never learned grades nothing, and what symmetry decides is a check."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from normbook.core.claims import ClaimTest, paired_signflip
-from normbook.paper_a import verdicts
-
-R, PARTLY, NOT, INC = verdicts.REPRODUCED, verdicts.PARTLY, verdicts.NOT, verdicts.INCONCLUSIVE
-FIVE_SEEDS_CLEAR = paired_signflip([0.8, 0.7, 0.9, 0.6, 0.75], [0.1] * 5, null="null")
-FIVE_SEEDS_NULL = paired_signflip([0.1, 0.12, 0.09, 0.11, 0.1], [0.1] * 5, null="null")
-TWO_SEEDS = paired_signflip([0.8, 0.9], [0.1, 0.1], null="null")
+from normbook.core.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED, Check, Verdict
+from normbook.paper_a import bands, sesoi, verdicts
 
 
-def _sig(p: float) -> ClaimTest:
-    return ClaimTest(0.5, 0.3, 0.7, p, 12, "t", "n", min_p=0.0)
+def _curve(run, fractions=(0.25, 0.5)):
+    """A flat compute-to-effect curve: every kept state equals the trained run."""
+    return SimpleNamespace(fractions=np.array([*fractions, 1.0]), runs=[run] * 3,
+                           values=lambda m: np.array([np.asarray(m(run), float)] * 3))  # fmt: skip
+
+
+def _rising_curve(run):
+    """A curve whose tested quantity, whatever it is, climbs by 0.2 over the last half."""
+    return SimpleNamespace(fractions=np.array([0.25, 0.5, 1.0]), runs=[run] * 3,
+                           values=lambda m: np.asarray(m(run), float) + np.array(
+                               [[-0.3], [-0.2], [0.0]]))  # fmt: skip
+
+
+def _nulls(fake_run, profile):
+    return (fake_run(profile["boundary"], name="none", seed=1),
+            fake_run(profile["flat"], name="circular", seed=2))  # fmt: skip
+
+
+def test_bands_measure_within_each_end(fake_run, profile):
+    ramp, boundary, flat = (fake_run(profile[k]) for k in ("ramp", "boundary", "flat"))
+    assert np.allclose(bands.boundary_slope(ramp), 1, atol=0.05)
+    assert np.allclose(bands.boundary_slope(boundary), 1, atol=0.05)
+    assert np.allclose(bands.boundary_slope(flat), 0, atol=0.05)
+    hop = fake_run(profile["one_hop"])
+    assert np.allclose(bands.first_hop_slope(hop), 1, atol=0.05)
+    assert np.allclose(bands.beyond_hop_slope(hop), 0, atol=0.02)
+    assert np.allclose(bands.beyond_hop_slope(ramp), 1, atol=0.05)
+
+
+def test_learned_and_side_channel_controls(fake_run, profile):
+    assert verdicts.learned(fake_run(profile["boundary"])).passed
+    assert not verdicts.learned(fake_run(profile["flat"])).passed
+    assert verdicts.side_channel(fake_run(profile["one_hop"])).passed
+    assert not verdicts.side_channel(fake_run(profile["boundary"])).passed
+
+
+def test_a_family_that_never_learned_grades_nothing(fake_run, profile):
+    none, circ = _nulls(fake_run, profile)
+    flat = fake_run(profile["flat"], name="BatchNorm")
+    v = verdicts.localizes_verdict("claim", flat, none, circ, _curve(flat))
+    assert v.verdict == NOT_SHOWN and "positive control failed" in v.grade.why
+
+
+def test_localizes_goes_every_way(fake_run, profile):
+    none, circ = _nulls(fake_run, profile)
+    ramp, boundary = fake_run(profile["ramp"]), fake_run(profile["boundary"], seed=3)
+    assert verdicts.localizes_verdict("c", ramp, none, circ, _curve(ramp)).verdict == REPRODUCED
+    # learned the ramp near the ends, nothing beyond, and flat through training: refuted
+    v = verdicts.localizes_verdict("c", boundary, none, circ, _curve(boundary))
+    assert v.verdict == REFUTED and v.test.high < sesoi.SLOPE.value
+    # the same while the curve may still be rising, or without a curve: not shown
+    rising = _rising_curve(boundary)
+    assert verdicts.localizes_verdict("c", boundary, none, circ, rising).verdict == NOT_SHOWN
+    assert verdicts.localizes_verdict("c", boundary, none, circ, None).verdict == NOT_SHOWN
 
 
 def test_beyond_nulls_needs_every_null():
     vals = [0.5, 0.6, 0.55, 0.7, 0.65]
-    ok = verdicts.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.05] * 5})
-    assert ok.significant() and ok.effect == pytest.approx(np.mean(vals) - 0.1)
-    # the second null is as high as the network on one seed: that null is not beaten
-    bad = verdicts.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.6, 0.0, 0.0, 0.0, 0.9]})
-    assert not bad.significant()
+    ok = verdicts.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.05] * 5}, 0.05)
+    assert ok.clears() and ok.effect == pytest.approx(np.mean(vals) - 0.1)
+    bad = verdicts.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.6, 0.0, 0.0, 0.0, 0.9]}, 0.05)
+    assert not bad.clears()
 
 
-def test_whole_sequence():
-    assert verdicts.whole_sequence(FIVE_SEEDS_CLEAR, [30, 31, 29, 31, 30], 31, 4) == R
-    assert verdicts.whole_sequence(FIVE_SEEDS_CLEAR, [30, 12, 29, 31, 30], 31, 4) == PARTLY
-    assert verdicts.whole_sequence(FIVE_SEEDS_NULL, [30, 31, 29, 31, 30], 31, 4) == NOT
-    assert verdicts.whole_sequence(TWO_SEEDS, [31, 31], 31, 4) == INC
+def _a1(fake_run, normed, curve=None):
+    none, circ = _nulls(fake_run, {"boundary": profiles_["boundary"], "flat": profiles_["flat"]})
+    for r, d in ((normed, [30] * 5), (none, [9] * 5), (circ, [-1] * 5)):
+        r.probe_distances = np.array([[2] * 5, [5] * 5, [8] * 5, d])
+    eq = SimpleNamespace(name="none", shift=4, exact=[True] * 5, reach=[8] * 5, radius=8,
+                         max_change=[0.0] * 5)  # fmt: skip
+    claims, checks = verdicts.a1_ledger(none, normed, circ, eq, np.zeros(5),
+                                        curve or _curve(normed))  # fmt: skip
+    return [c.verdict for c in claims], checks
 
 
-def test_beyond_bound():
-    assert verdicts.beyond_bound(FIVE_SEEDS_CLEAR, [True] * 5) == R
-    assert verdicts.beyond_bound(FIVE_SEEDS_CLEAR, [True, False, True, True, True]) == PARTLY
-    assert verdicts.beyond_bound(FIVE_SEEDS_NULL, [True] * 5) == NOT
-    assert verdicts.beyond_bound(TWO_SEEDS, [True] * 2) == INC
+profiles_ = {}
 
 
-def test_overlap_enables():
-    assert verdicts.overlap_enables(_sig(1e-4), _sig(1e-6)) == R
-    assert verdicts.overlap_enables(_sig(1e-4), _sig(0.3)) == PARTLY
-    assert verdicts.overlap_enables(_sig(0.4), _sig(1e-6)) == NOT
+@pytest.fixture(autouse=True)
+def _profiles(profile):
+    profiles_.update(profile)
 
 
-def test_transition_matches():
-    assert verdicts.transition_matches([0.55, 0.56, 0.57], 0.5, 0.62) == R
-    assert verdicts.transition_matches([0.2, 0.21, 0.22], 0.5, 0.62) == NOT
-    assert verdicts.transition_matches([0.45, 0.5, 0.55], 0.5, 0.62) == INC  # straddles
-    assert verdicts.transition_matches([0.55], 0.5, 0.62) == INC  # one seed: no interval
-    assert verdicts.transition_matches([0.55, float("nan")], 0.5, 0.62) == NOT
+def test_a1_whole_sequence_is_graded_beyond_one_hop(fake_run, profile):
+    grades, checks = _a1(fake_run, fake_run(profile["ramp"]))
+    assert grades == [REPRODUCED, REPRODUCED, REPRODUCED] and all(c.holds for c in checks)
+    # all of the signal within one hop: the side channel exists, the whole sequence is refuted
+    grades, _ = _a1(fake_run, fake_run(profile["one_hop"]))
+    assert grades[0] == REPRODUCED and grades[1] == REFUTED
+    # the same networks still rising: the whole-sequence claim is not shown, not refuted
+    hop = fake_run(profile["one_hop"])
+    assert _a1(fake_run, hop, _rising_curve(hop))[0][1] == NOT_SHOWN
+    # no side channel at all: the whole-sequence claim fails its mechanism control
+    grades, _ = _a1(fake_run, fake_run(profile["boundary"], seed=4))
+    assert grades[1] == NOT_SHOWN
 
 
-def test_grows_with_groups():
-    assert verdicts.grows_with_groups(_sig(0.01), [True, True], control_ok=True) == R
-    assert verdicts.grows_with_groups(_sig(0.01), [True, False], control_ok=True) == PARTLY
-    assert verdicts.grows_with_groups(_sig(0.3), [True, True], control_ok=True) == NOT
-    assert verdicts.grows_with_groups(_sig(0.01), [True, True], control_ok=False) == INC
+def _a3(fake_run, profile, bn_profile, gn_slopes):
+    none, circ = _nulls(fake_run, profile)
+    mb = fake_run(profile[bn_profile], name="BatchNorm")
+    mb.batch_mean = mb.per_seed
+    none.batch_mean = none.per_seed
+    bn = SimpleNamespace(minibatch=mb, population=none, none=none, circular=circ)
+    sizes = SimpleNamespace(runs={32: mb, 128: none}, reference=32, largest=128)
+    runs = {g: SimpleNamespace(slope_interior=s, out=mb.out, radius=8, name=f"G={g}",
+                               seq_len=75) for g, s in gn_slopes.items()}  # fmt: skip
+    groups = SimpleNamespace(group_counts=list(gn_slopes), width=max(gn_slopes), runs=runs)
+    eq = SimpleNamespace(name="population", shift=4, exact=[True] * 5, reach=[8] * 5,
+                         radius=8, max_change=[0.0] * 5)  # fmt: skip
+    proper = [_curve(runs[g]) for g in list(gn_slopes)[:-1]]
+    claims, checks = verdicts.a3_ledger(groups, bn, eq, np.zeros(5), sizes, proper, _curve(mb))
+    return claims, checks
 
 
-def test_localizes():
-    assert verdicts.localizes(FIVE_SEEDS_CLEAR) == R
-    assert verdicts.localizes(FIVE_SEEDS_NULL) == NOT
-    assert verdicts.localizes(FIVE_SEEDS_CLEAR, control_ok=False) == INC
+RISING = {1: [0.01, 0.02], 2: [0.05, 0.06], 4: [0.1, 0.12], 8: [0.2, 0.22], 32: [0.3, 0.3]}
+FALLING = {1: [0.2, 0.22], 2: [0.1, 0.12], 4: [0.05, 0.06], 8: [0.01, 0.02], 32: [0.3, 0.3]}
+
+
+def test_a3_ledger_rows_come_out_the_right_way_round(fake_run, profile):
+    claims, checks = _a3(fake_run, profile, "ramp", RISING)
+    assert [c.verdict for c in claims][:2] == [REPRODUCED, REPRODUCED]
+    assert all(c.holds for c in checks)
+    assert _a3(fake_run, profile, "ramp", FALLING)[0][0].verdict == REFUTED
+    # BatchNorm learned the ends but no side channel: refuted, and the claim that needs it
+    # (fading with the evaluation batch) is not shown
+    claims, _ = _a3(fake_run, profile, "boundary", RISING)
+    assert claims[1].verdict == REFUTED and claims[3].verdict == NOT_SHOWN
+    # BatchNorm never learned: its claims are not shown, never refuted
+    claims, _ = _a3(fake_run, profile, "flat", RISING)
+    assert claims[1].verdict == NOT_SHOWN and claims[2].verdict == NOT_SHOWN
+
+
+def test_by_construction_properties_are_checks_not_claims(fake_run, profile):
+    claims, checks = _a3(fake_run, profile, "ramp", RISING)
+    assert all(isinstance(c, Verdict) for c in claims) and all(isinstance(c, Check) for c in checks)
+    assert not any("population" in c.claim.lower() for c in claims)  # Prop. C.1 decides it
+    assert any("population" in c.check.lower() for c in checks)
+
+
+def test_reach_is_in_layers_and_beats_both_nulls(fake_run, profile):
+    normed, (none, circ) = fake_run(profile["ramp"]), _nulls(fake_run, profile)
+    normed.probe_distances = np.array([[2] * 5, [5] * 5, [16] * 5, [30] * 5])
+    none.probe_distances = np.array([[2] * 5, [4] * 5, [6] * 5, [9] * 5])
+    circ.probe_distances = np.full((4, 5), -1)
+    t = verdicts.reach_test(normed, none, circ, factor=1.0)
+    assert t.clears() and t.effect == pytest.approx((30 - 8 - 1) / 2)  # (excess - null's) / 2
+    assert verdicts.reach_test(none, normed, circ, factor=1.0).below()
 
 
 def test_checks_fail_when_the_property_fails():
@@ -71,10 +164,10 @@ def test_checks_fail_when_the_property_fails():
     assert not verdicts.at_chance("o = 0", np.array([700]), 1000, [1e-30]).holds
     assert verdicts.cyclic_null("x", np.array([0.0, 3e-7])).holds
     assert not verdicts.cyclic_null("x", np.array([0.0, 0.2])).holds
+    assert verdicts.flat_interior("x", [0.001, -0.002], [0.001, 0.001]).holds
+    assert not verdicts.flat_interior("x", [0.05, -0.002], [0.001, 0.001]).holds
     with pytest.raises(ValueError, match="no model"):
         verdicts.at_chance("o = 0", np.array([]), 1000, [])
-    from types import SimpleNamespace
-
     eq = dict(name="none", shift=2, radius=4, reach=[4, 4], max_change=[0.0, 0.0])
     assert verdicts.exactly_equivariant(SimpleNamespace(**eq, exact=[True, True])).holds
     assert not verdicts.exactly_equivariant(SimpleNamespace(**eq, exact=[True, False])).holds
@@ -87,91 +180,14 @@ def test_checks_fail_when_the_property_fails():
     assert not verdicts.exactly_equivariant(SimpleNamespace(**all_dead, exact=[True, True])).holds
 
 
-# ----------------------------------------------------------------------------- ledgers on
-# synthetic runs: each row must come out the right way round (swapped arguments would not)
+def test_a_curve_is_rising_until_its_late_gain_is_bounded_below_half_the_sesoi(fake_run, profile):
+    run = fake_run(profile["ramp"])
+    assert not verdicts.rising(_curve(run), bands.interior_slope)
+    assert verdicts.rising(_rising_curve(run), bands.interior_slope)
+    g = verdicts.late_gain(_rising_curve(run))
+    assert g.effect == pytest.approx(0.2) and g.low <= g.effect <= g.high
 
 
-def _loc(frac: float, seq_len: int = 40, band: int = 4, band_frac: float = 1.0):
-    """A Localization whose interior fraction is ``frac`` and whose boundary band (within
-    ``band`` of an end) is localized at ``band_frac``."""
-    from normbook.core.stats import EffectSize
-    from normbook.paper_a.detector import Localization, boundary_distance
-
-    localized = boundary_distance(seq_len) < band
-    localized &= np.random.default_rng(0).random(seq_len) < band_frac + 1e-9
-    eff = EffectSize(0.0, 0.0, 0.0, seq_len)
-    return Localization(localized, 3, frac, frac, eff, eff)
-
-
-def _run(fracs, band_frac: float = 1.0, name: str = "net"):
-    from types import SimpleNamespace
-
-    per_seed = [_loc(f, band_frac=band_frac) for f in fracs]
-    return SimpleNamespace(per_seed=per_seed, batch_mean=per_seed, radius=4, name=name)
-
-
-RISING = [[0.1, 0.12], [0.2, 0.22], [0.3, 0.35], [0.5, 0.5]]  # per G = 1, 2, 4, 8 (= C)
-ONLY_C = [[0.1, 0.12], [0.11, 0.09], [0.1, 0.11], [0.5, 0.5]]  # only InstanceNorm localizes
-
-
-def _a3(mb, pop, none, circ, big, mb_band=0.5, control_p=1 / 32, gn=RISING, rising=False):
-    from types import SimpleNamespace
-
-    bn = SimpleNamespace(
-        minibatch=_run(mb, mb_band), population=_run(pop), none=_run(none), circular=_run(circ)
-    )
-    sizes = SimpleNamespace(runs={32: bn.minibatch, 128: _run(big)}, reference=32, largest=128)
-    groups = SimpleNamespace(
-        group_counts=[1, 2, 4, 8],
-        width=8,
-        values=lambda fn: np.array(gn),
-    )
-    eq = SimpleNamespace(
-        name="pop", shift=2, exact=[True] * 5, reach=[4] * 5, radius=4, max_change=[0.0] * 5
-    )
-    control = ClaimTest(0.4, 0.3, 0.5, control_p, 5, "t", "n", min_p=1 / 32)
-    claims, checks = verdicts.a3_ledger(groups, control, bn, eq, np.zeros(5), sizes, rising, rising)
-    return [c.verdict for c in claims], checks
-
-
-def test_a3_ledger_rows_come_out_the_right_way_round():
-    five = lambda v: [v + 0.01 * i for i in range(5)]  # noqa: E731
-    grades, checks = _a3(five(0.5), five(0.1), five(0.1), five(0.1), five(0.2))
-    # G < C: 6 models rising (the G = C row is the control and is left out of the trend)
-    assert grades == [R, R, R, R, R] and all(c.holds for c in checks)
-    # a jump at G = C alone is not growth with G
-    assert _a3(five(0.5), five(0.1), five(0.1), five(0.1), five(0.2), gn=ONLY_C)[0][0] == NOT
-    # population statistics as good as minibatch: "destroy" fails; batch 128 better: no fading
-    grades, _ = _a3(five(0.5), five(0.6), five(0.1), five(0.1), five(0.7))
-    assert grades[2] == NOT and grades[4] == NOT
-    # minibatch at the null level: the claims that need localization are inconclusive
-    grades, _ = _a3(five(0.1), five(0.1), five(0.1), five(0.1), five(0.1))
-    assert grades[1] == NOT and grades[2:] == [INC, INC, INC]
-    # the positive control fails: GroupNorm and minibatch claims are inconclusive
-    grades, _ = _a3(five(0.5), five(0.1), five(0.1), five(0.1), five(0.2), control_p=0.5)
-    assert grades[:2] == [INC, INC]
-    # curves still rising: what would be "not reproduced" is inconclusive at this budget
-    grades, _ = _a3(five(0.1), five(0.1), five(0.1), five(0.1), five(0.1), gn=ONLY_C, rising=True)
-    assert grades == [INC] * 5
-
-
-def _curve(slopes_per_step, fractions=(0.25, 0.5)):
-    from types import SimpleNamespace
-
-    slope = np.array(slopes_per_step, dtype=float)  # (K, seeds)
-    return SimpleNamespace(fractions=np.array([*fractions, 1.0]), slope=slope)
-
-
-def test_a_curve_has_flattened_only_when_its_late_gain_is_bounded_below_the_margin():
-    flat = _curve([[0.0, 0.0, 0.0], [0.30, 0.31, 0.29], [0.301, 0.309, 0.293]])
-    rising = _curve([[0.0, 0.0, 0.0], [0.10, 0.12, 0.11], [0.20, 0.23, 0.21]])
-    noisy = _curve([[0.0, 0.0, 0.0], [0.2, 0.2, 0.2], [0.1, 0.3, 0.22]])  # mean gain ~0, wide
-    assert not verdicts.still_rising(flat)
-    assert verdicts.still_rising(rising) and verdicts.still_rising(noisy)
-    assert verdicts.still_rising(flat, rising)  # any rising curve counts
-    g = verdicts.late_gain(rising)
-    assert g.effect == pytest.approx(0.1033, abs=1e-3) and g.low < g.effect < g.high
-    no_half = _curve([[0.0, 0.0], [0.3, 0.3]], fractions=(0.75,))
-    assert verdicts.still_rising(no_half)  # nothing kept by half the budget: cannot tell
-    assert verdicts.at_budget(NOT, True) == INC and verdicts.at_budget(NOT, False) == NOT
-    assert verdicts.at_budget(R, True) == R
+def test_partly_needs_a_claim_of_parts():
+    assert PARTLY not in {verdicts.decide(verdicts.beyond_nulls([0.5] * 5, {"a": [0.0] * 5},
+                                                                0.05)).verdict}  # fmt: skip

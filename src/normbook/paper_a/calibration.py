@@ -85,7 +85,7 @@ def measured(alpha: float, n_models: int, seed: int = 0) -> pd.DataFrame:
 
     config = {"alpha": alpha, "n_models": n_models, "seed": seed, "tests": TESTS,
               "steps": STEPS, "corr_lens": CORR_LENS}  # fmt: skip
-    entry = cache.cached("a_calibration", config, compute, (sys.modules[__name__], detector))
+    entry = STEP.cached(config, compute)
     oc = pd.DataFrame({k: entry[k] for k in ("test", "corr_len", "step", "rate")})
     return oc.assign(test=[TESTS[i] for i in oc.test])
 
@@ -104,3 +104,71 @@ def largest_dip(oc: pd.DataFrame, test: str) -> float:
         rate = g.sort_values("step").rate.to_numpy()
         worst = max(worst, float((np.maximum.accumulate(rate) - rate).max()))
     return worst
+
+
+# ----------------------------------------------------------------------------- graded statistics
+
+SHARES = (0.0, 0.5, 0.9)  # share of a mean's noise variance that is sequence-wide
+
+
+def null_statistics(
+    alpha: float, seq_len: int, radius: int, window: int, threshold: float, test: str = "span",
+    shares: tuple[float, ...] = SHARES, corr_lens: tuple[int, ...] = CORR_LENS,
+    n_models: int = 200, seed: int = 0,
+) -> pd.DataFrame:  # fmt: skip
+    """The null distribution of what the claims' descriptions use: the interior fraction and
+    the localization distance beyond R, on simulated streams of a network that localizes only
+    where it sees the padding (a ramp within R of each end, flat beyond), with noise that is
+    correlated along the sequence (``corr_len``) and has a sequence-wide component shared by
+    every index of a stream (a ``share`` of each mean's noise variance, as pooled statistics
+    give: each sample's output moves up or down as a whole). The per-index tests stay
+    calibrated (their variance includes the shared part), but their errors now come together,
+    so the fraction of indices flagged spreads far more than its mean, alpha, suggests.
+    Columns: share, corr_len, model, frac_interior, distance_beyond (distance - R; negative
+    when it stops inside R)."""
+    rows = []
+    dist = detector.boundary_distance(seq_len)
+    profile = np.where(
+        dist < radius, 50.0 * (radius - dist) * np.sign(np.arange(seq_len) - seq_len / 2), 0.0
+    )
+    det = detector.DetectorConfig(alpha=alpha, test=test, window=window, threshold=threshold)
+    for corr_len in corr_lens:
+        for share in shares:
+            rng = np.random.default_rng(seeding.stream_seed(seed, "check", salt=corr_len * 1000
+                                                            + int(share * 100)))  # fmt: skip
+            noise = simulated_moments(0.0, corr_len, n_models, seq_len, rng)
+            common = rng.standard_normal((2, n_models, 1))
+            mixed = np.sqrt(1 - share) * noise.mean + np.sqrt(share) * common
+            mom = Moments(mixed + profile, noise.std, noise.count)
+            for m, s in enumerate(detector.summarize(mom, radius, det)):
+                rows.append(dict(share=share, corr_len=corr_len, model=m,
+                                 frac_interior=s.frac_interior,
+                                 distance_beyond=s.distance - radius))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def null_quantiles(nulls: pd.DataFrame, q: float = 0.95) -> pd.DataFrame:
+    """Per (share, corr_len): the ``q`` quantile of the interior fraction and of the distance
+    beyond R under the null."""
+    return nulls.groupby(["share", "corr_len"])[["frac_interior", "distance_beyond"]].quantile(q)
+
+
+def measured_nulls(alpha: float, seq_len: int, radius: int, window: int, threshold: float,
+                   n_models: int, seed: int = 0) -> pd.DataFrame:  # fmt: skip
+    """:func:`null_statistics`, cached."""
+
+    def compute():
+        df = null_statistics(alpha, seq_len, radius, window, threshold, n_models=n_models,
+                             seed=seed)  # fmt: skip
+        return cache.Entry({k: df[k].to_numpy() for k in df.columns})
+
+    config = {"alpha": alpha, "seq_len": seq_len, "radius": radius, "window": window,
+              "threshold": threshold, "n_models": n_models, "seed": seed, "shares": SHARES,
+              "corr_lens": CORR_LENS}  # fmt: skip
+    entry = NULLS.cached(config, compute)
+    return pd.DataFrame({k: entry[k] for k in ("share", "corr_len", "model", "frac_interior",
+                                                "distance_beyond")})  # fmt: skip
+
+
+STEP = cache.step("a_calibration", sys.modules[__name__], detector)
+NULLS = cache.step("a_null_statistics", sys.modules[__name__], detector)

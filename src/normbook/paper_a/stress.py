@@ -3,8 +3,8 @@
 - :func:`constant_input`: with no input variation, what reaches the interior?
 - :func:`interventions`: replace each sample's normalization statistics at evaluation by the
   population's, another sample's, or the interior's only, at one layer or all of them.
-- :func:`hop_bands`: how fast the position signal fades with the
-  distance from the end.
+- :func:`decay_runs`: how fast the position signal fades with the distance from the end
+  (:mod:`.bands`), at other sequence lengths and depths.
 - :func:`trained_circular`: networks *trained* without a boundary.
 """
 
@@ -21,7 +21,7 @@ from torch import nn
 
 from ..core import cache, stats
 from ..core.seeding import generators
-from . import detector, localization
+from . import bands, detector, localization
 from .cnn import CNNConfig, StackedCNN
 from .detector import Localization, Moments
 from .task import sample_inputs
@@ -164,6 +164,7 @@ class InterventionSweep:
     conditions: list[str]
     baseline: list[Localization]  # no intervention, same samples
     results: dict[str, dict[str, list[Localization]]]  # mode -> condition -> per seed
+    se: dict[str, dict[str, np.ndarray]]  # mode -> condition -> interior slope's SE per seed
 
     def slopes(self, mode: str, condition: str) -> np.ndarray:
         return np.array([s.effect_interior.slope for s in self.results[mode][condition]])
@@ -203,73 +204,31 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
         "seeds": list(setup.seeds),
         "ref_samples": ref_samples,
     }
-    entry = cache.cached("a_intervene", config, compute, CODE)
+    entry = INTERVENE.cached(config, compute)
 
-    def summary(prefix: str) -> list[Localization]:
+    def moments(prefix: str) -> Moments:
         arrays = {
             k[len(prefix) + 1 :]: entry[k] for k in entry.keys() if k.startswith(prefix + "/")
         }
-        return detector.summarize(Moments.from_arrays(arrays, "out"), radius, setup.detector)
+        return Moments.from_arrays(arrays, "out")
+
+    def summary(prefix: str) -> list[Localization]:
+        return detector.summarize(moments(prefix), radius, setup.detector)
+
+    def se(prefix: str) -> np.ndarray:
+        run = types.SimpleNamespace(out=moments(prefix), seq_len=setup.seq_len, radius=radius)
+        return bands.slope_se(run)
 
     return InterventionSweep(
         name=cnn.label,
         conditions=conditions,
         baseline=summary("base"),
         results={m: {c: summary(f"{m}/{c}") for c in conditions} for m in MODES},
+        se={m: {c: se(f"{m}/{c}") for c in conditions} for m in MODES},
     )
 
 
 # ----------------------------------------------------------------------------- decay
-
-
-@dataclass(frozen=True)
-class HopBands:
-    """The mean slope of the mean prediction over each hop band beyond the receptive field:
-    band h covers distances [R + 2R(h-1), R + 2Rh) from the nearer end (the paper's hop is
-    2R(d)), in units of the ramp's slope, both halves averaged; arrays (M, H)."""
-
-    name: str
-    seq_len: int
-    radius: int
-    edges: np.ndarray  # (H + 1,) band edges in distance from the end
-    slope: np.ndarray  # (M, H)
-    se: np.ndarray  # (M, H)
-
-    @property
-    def attenuation(self) -> np.ndarray:
-        """(M,) the second band's slope over the first's (1: no fading; NaN without a
-        second band)."""
-        if self.slope.shape[1] < 2:
-            return np.full(self.slope.shape[0], np.nan)
-        return self.slope[:, 1] / self.slope[:, 0]
-
-
-def hop_bands(run) -> HopBands:
-    """Band slopes from the pooled mean prediction at the band edges (the mean of the local
-    slopes over a band telescopes to its end points, so only they carry error). A band is kept
-    when at least half of it lies inside the half-sequence."""
-    mom, L, R = run.out, run.seq_len, run.radius
-    n = mom.count.sum()
-    mean = mom.pooled_mean
-    var = (mom.std**2 * mom.count[:, None, None]).sum(axis=0) / n
-    half = (L - 1) // 2
-    edges = [R]
-    while edges[-1] + R <= half:  # at least half of the next band (2R wide) fits
-        edges.append(min(edges[-1] + 2 * R, half))
-    edges = np.array(edges)
-    a, b = edges[:-1], edges[1:]
-    width = (b - a) / (L - 1)
-    left = (mean[:, b] - mean[:, a]) / width
-    right = (mean[:, L - 1 - a] - mean[:, L - 1 - b]) / width
-    var_end = (var[:, a] + var[:, b] + var[:, L - 1 - a] + var[:, L - 1 - b]) / n
-    return HopBands(
-        name=f"{run.name}, l = {L}, R = {R}",
-        seq_len=L,
-        radius=R,
-        edges=edges,
-        slope=(left + right) / 2,
-        se=np.sqrt(var_end) / width / 2,
-    )
 
 
 def geometry(setup, seq_len: int | None = None, depth: int | None = None):
@@ -291,7 +250,7 @@ def _decay_geometry(setup, norm: str, seeds, s):
 
 
 def decay_networks(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
-    """(setup, network) pairs of :func:`decay_bands`: ``norm`` at each sequence length (A1's
+    """(setup, network) pairs of :func:`decay_runs`: ``norm`` at each sequence length (A1's
     depth) and each depth (A1's length); (by length, by depth)."""
     return (
         [_decay_geometry(setup, norm, seeds, geometry(setup, seq_len=n)) for n in lens],
@@ -299,17 +258,17 @@ def decay_networks(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
     )
 
 
-def decay_bands(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
-    """Hop bands of ``norm`` networks at each sequence length (A1's depth) and each depth
-    (A1's length); A1's own geometry uses A1's networks and seeds (cached), the others
-    ``seeds``. Returns (bands by length, bands by depth)."""
+def decay_runs(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
+    """Evaluated ``norm`` networks at each sequence length (A1's depth) and each depth (A1's
+    length); A1's own geometry uses A1's networks and seeds (cached), the others ``seeds``.
+    Returns (runs by length, runs by depth); :func:`.bands.hop_bands` measures each."""
 
-    def bands(s, cnn):
+    def evaluated(s, cnn):
         a1_geometry = (s.seq_len, s.depth) == (setup.seq_len, setup.depth)
-        return hop_bands(localization.run(s, cnn, with_probes=a1_geometry))
+        return localization.run(s, cnn, with_probes=a1_geometry)
 
     by_len, by_depth = decay_networks(setup, norm, lens, depths, seeds)
-    return [bands(*n) for n in by_len], [bands(*n) for n in by_depth]
+    return [evaluated(*n) for n in by_len], [evaluated(*n) for n in by_depth]
 
 
 # ----------------------------------------------------------------------------- circular
@@ -340,6 +299,7 @@ def networks(setup, P) -> list:
 
 
 CODE = (*localization.EVAL_CODE, stats, sys.modules[__name__])
+INTERVENE = cache.step("a_intervene", *CODE)
 
 
 def receptive_field_sweeps(pack_setup, kernel: int, heads) -> dict:

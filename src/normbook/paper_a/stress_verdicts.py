@@ -1,19 +1,32 @@
 """Verdict rules of chapter A4's stress tests. Each row states the claim under test (the
 paper's, or the prediction its mechanism makes), one test fixed in advance over independently
-trained networks, and the null; *reproduced* means the claim or prediction holds."""
+trained networks, its smallest effect of interest and the null; what symmetry decides is a
+check, not a claim."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from ..core.claims import ClaimTest, paired_signflip, spearman_trend
+from ..core.claims import accuracy_above, all_of, mean_test, rank_trend
 from ..core.fmt import join
-from ..core.stats import wilson
-from ..core.verdicts import INCONCLUSIVE, NOT, PARTLY, REPRODUCED, Check, Verdict, grade_test
+from ..core.verdicts import REFUTED, REPRODUCED, Check, Control, Verdict, decide
+from . import bands
+from .sesoi import CHANCE, REMOVED, SHARE, TREND
 from .stress import MODE_DOC
-from .verdicts import CYCLIC_TOLERANCE, beyond_nulls, localization_test
+from .verdicts import (
+    CYCLIC_TOLERANCE,
+    accuracy_learned,
+    at_most,
+    flat_interior,
+    learned,
+    localizes_verdict,
+    rising,
+    side_channel,
+)
 
-MIDDLE_SHARE = 0.5  # "the whole sequence": the second hop keeps at least half the first's slope
+SYMMETRIC_MODES = ("population", "shuffled")  # statistics independent of the sample: flat
 
 
 def constant_checks(results) -> list[Check]:
@@ -38,156 +51,167 @@ def constant_checks(results) -> list[Check]:
     return checks
 
 
-def boundary_needed(zero, circ_trained, none) -> Verdict:
-    """Reproduced: networks trained with zero padding localize a larger share of the interior
-    than the same architecture trained (and evaluated) with circular padding, same seeds
-    (paired sign-flip, one-sided); not: they do not."""
-    test = paired_signflip(
-        zero.frac_interior, circ_trained.frac_interior, null="same architecture trained with "
-        "circular padding (same seeds)"
-    )  # fmt: skip
-    return Verdict(
-        "A",
-        "Localization needs a boundary: without one (circular padding in training) nothing is "
-        "localized",
-        grade_test(test),
-        test,
-        f"interior fraction {join(zero.frac_interior, '.2f')} vs circular-trained "
-        f"{join(circ_trained.frac_interior, '.2f')} (no-norm: {join(none.frac_interior, '.2f')})",
-    )
-
-
-def circular_trained_check(name: str, max_change) -> Check:
+def circular_trained_checks(circ, max_change) -> list[Check]:
     """Networks trained with circular padding have no boundary: their outputs move with a
-    cyclic shift of the input (up to rounding in the pooled statistics)."""
-    return Check(
-        "A",
-        f"{name} trained with circular padding: outputs move with a cyclic shift of the input",
-        bool(np.all(np.asarray(max_change) <= CYCLIC_TOLERANCE)),
-        f"largest change {join(max_change, '.1e')} (tolerance {CYCLIC_TOLERANCE:g})",
-    )
+    cyclic shift of the input (up to rounding in the pooled statistics), so their interior
+    mean prediction is flat (within its sampling error)."""
+    return [
+        Check(
+            "A",
+            f"{circ.cnn.label} trained with circular padding: outputs move with a cyclic shift "
+            "of the input",
+            bool(np.all(np.asarray(max_change) <= CYCLIC_TOLERANCE)),
+            f"largest change {join(max_change, '.1e')} (tolerance {CYCLIC_TOLERANCE:g})",
+        ),
+        flat_interior(
+            f"{circ.name} trained with circular padding (no boundary to localize from)",
+            circ.slope_interior,
+            bands.slope_se(circ),
+        ),  # fmt: skip
+    ]
 
 
-def statistics_channel(sweep, none, mode: str) -> Verdict:
-    """The mechanism's prediction: replacing the statistics at every norm layer removes the
-    interior slope. Test: paired sign-flip of (own statistics - replaced) interior slope.
-    Reproduced: the drop is significant and the replaced networks do not beat the no-norm
-    network (paired sign-flip, one-sided, not significant); partly: the drop is significant
-    but some slope remains beyond the no-norm network's; not: no significant drop."""
-    after = sweep.slopes(mode, "all")
-    drop = paired_signflip(sweep.baseline_slopes, after, null=f"{MODE_DOC[mode]}, every layer")
-    remains = paired_signflip(after, none.slope_interior, null="no-norm network").significant()
+def symmetric_intervention_checks(sweep) -> list[Check]:
+    """Statistics that do not depend on the sample (the population's) or come from another,
+    independent sample make every normalization layer a translation-equivariant map of the
+    sample's own input: its interior mean prediction is flat, by symmetry."""
+    return [
+        flat_interior(
+            f"{sweep.name} with {MODE_DOC[m]} at every layer",
+            sweep.slopes(m, "all"),
+            sweep.se[m]["all"],
+        )  # fmt: skip
+        for m in SYMMETRIC_MODES
+    ]
+
+
+def interior_statistics(sweep, normed) -> Verdict:
+    """The mechanism's prediction that the statistics are the channel, in its open form:
+    computing every layer's statistics over the interior only (positions whose input misses
+    the padding) removes at least ``REMOVED`` of the interior slope. Per seed, the share
+    removed, 1 - slope after / slope before; mean test against the SESOI. Control: the
+    networks show the side channel. A statement about these trained networks (no curve)."""
+    before, after = sweep.baseline_slopes, sweep.slopes("interior", "all")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        removed = 1 - after / before
+    test = mean_test(removed, REMOVED.value, null="the slope without intervention")
+    controls = (side_channel(normed),)
     return Verdict(
         "A",
-        f"The normalization statistics are the channel: with {MODE_DOC[mode]} at every layer, "
-        f"the interior slope collapses",
-        grade_test(drop, strong=not remains),
-        drop,
-        f"slope {join(sweep.baseline_slopes, '.3f')} -> {join(after, '.3f')} (no-norm "
-        f"{join(none.slope_interior, '.3f')})",
+        f"The statistics carry the position: with {MODE_DOC['interior']} at every layer, at "
+        f"least {REMOVED.value:.0%} of the interior slope is gone",
+        decide(test, controls),
+        test,
+        REMOVED,
+        f"slope {join(before, '.3f')} -> {join(after, '.3f')}; share removed "
+        f"{join(removed, '.2f')}",
+        unit=".2f",
+        controls=controls,
     )
 
 
-def overlap_needs_rf(acc, transition_level: float) -> tuple[str, ClaimTest, str]:
+def stays_at_chance(correct, n_test: int) -> object:
+    """Every model's accuracy stays below chance + ``CHANCE`` (exact binomial per model; the
+    claim holds when every model's upper bound does, and fails when any model clears it)."""
+    tests = [at_most(accuracy_above([k], n_test, CHANCE.value)) for k in np.ravel(correct)]
+    return replace(all_of(*tests), n=len(tests))
+
+
+def receptive_field_rows(heads: dict) -> list[Verdict]:
     """Paper A reads PackNorm's accuracy-vs-overlap transition as receptive-field overlap. With
-    kernel 1 (R = 0) no receptive fields overlap, so the reading predicts accuracy flat at
-    chance. Reproduced: no significant rising trend (one-sided Spearman over every model) and
-    the pooled accuracy at full overlap is below the transition level (Wilson upper bound);
-    not: a significant rise that reaches the transition level; partly: a significant rise
-    below it; inconclusive: no rise, but the accuracy at full overlap cannot be told from the
-    transition level."""
-    o = np.repeat(acc.overlaps, len(acc.seeds))
-    trend = spearman_trend(o, acc.acc.ravel(), null="no rise of accuracy with overlap")
-    pooled = acc.correct[-1].sum()
-    n = acc.n_test * len(acc.seeds)
-    lo, hi = wilson(pooled, n)
-    lo, hi = float(lo), float(hi)
-    if trend.significant():
-        grade = NOT if lo >= transition_level else PARTLY
-    else:
-        grade = REPRODUCED if hi < transition_level else INCONCLUSIVE
-    return grade, trend, f"accuracy at full overlap {pooled / n:.3f} [{lo:.3f}, {hi:.3f}]"
-
-
-def receptive_field_rows(heads: dict, kernel: int, transition_level: float) -> list[Verdict]:
-    """:func:`overlap_needs_rf` for each head of the receptive-field test."""
+    kernel 1 (R = 0) no receptive fields overlap, so that reading predicts accuracy at chance at
+    every partial overlap. Per head: every model's accuracy at the largest partial overlap stays
+    within ``CHANCE`` of 1/2 (reproduced: every upper bound below; refuted: some model's lower
+    bound above). Control: the kernel-1 family learned (full overlap)."""
     rows = []
     for head, acc in heads.items():
-        grade, trend, evidence = overlap_needs_rf(acc, transition_level)
+        o, full = list(acc.overlaps), acc.overlaps[-1]
+        partial = [i for i, v in enumerate(o) if 0 < v < full]
+        top = partial[-1] if partial else len(o) - 1
+        test = stays_at_chance(acc.correct[top], acc.n_test)
+        control = accuracy_learned(acc.acc[-1], f"kernel 1, {head} head")
         rows.append(
             Verdict(
                 "A",
                 f"PackNorm's overlap transition measures receptive-field overlap: with kernel "
-                f"{kernel} (R = 0) and a {head} head, accuracy stays at chance",
-                grade,
-                trend,
-                evidence,
+                f"1 (R = 0) and a {head} head, accuracy stays at chance (at o = {o[top]} of "
+                f"{full})",
+                decide(test, [control]),
+                test,
+                replace(CHANCE, unit=f"at most, {CHANCE.unit}"),
+                f"accuracy at o = {o[top]}: {join(acc.acc[top], '.3f')}; at full overlap "
+                f"{join(acc.acc[-1], '.3f')}",
+                unit=".3f",
+                controls=(control,),
             )
         )
     return rows
 
 
 def architecture_localizes(runs, what: str) -> Verdict:
-    """Reproduced: the normalized network's interior fraction beats both nulls (no-norm network,
-    same networks with circular padding; paired sign-flip, intersection-union); not: it does
-    not."""
-    test = localization_test(runs.norm, runs.none, runs.circular)
-    return Verdict(
-        "A",
+    """The side channel in another architecture: the interior slope of the normalized
+    networks beats both nulls (no-norm networks; the same networks with circular padding) by
+    the SESOI; control: they learned the ramp within R of the ends. Without kept states it
+    cannot be refuted."""
+    return localizes_verdict(
         f"The side channel works in {what}: with {runs.norm.name} it localizes beyond R",
-        grade_test(test),
-        test,
-        f"interior fraction {join(runs.norm.frac_interior, '.2f')} vs nulls "
-        f"{join(runs.none.frac_interior, '.2f')} / {join(runs.circular.frac_interior, '.2f')}; "
-        f"slope {join(runs.norm.slope_interior, '.3f')}",
-    )
+        runs.norm, runs.none, runs.circular, None,
+        f"; interior fraction {join(runs.norm.frac_interior, '.2f')}",
+    )  # fmt: skip
 
 
-def persists_beyond_hop(normed, none, circular) -> Verdict:
-    """Paper A: InstanceNorm localizes the whole sequence. Test: the second hop band's slope
-    (distances 3R to 5R) beats both nulls' (paired sign-flip, intersection-union).
-    Reproduced: significant and the second band keeps at least MIDDLE_SHARE of the first's
-    slope for every seed; partly: significant but fading faster; not: not significant;
-    inconclusive: the half-sequence has no second band."""
-    second = [b.slope[:, 1] if b.slope.shape[1] > 1 else np.full(len(b.slope), np.nan)
-              for b in (normed, none, circular)]  # fmt: skip
-    test = beyond_nulls(second[0], {"no-norm network (same seeds)": second[1],
-                                    "same networks, circular padding": second[2]})  # fmt: skip
-    kept = normed.attenuation
-    no_band = normed.slope.shape[1] < 2  # the sequence ends within one hop: nothing to test
+def persists_beyond_hop(normed, hop, curve) -> Verdict:
+    """Paper A: InstanceNorm localizes the whole sequence, undiminished. Test: per seed, the
+    share of the first hop band's slope that the second band (3R to 5R) keeps, against
+    ``SHARE``. Controls: the networks learned and show the side channel. The share's curve
+    must have flattened for *refuted*."""
+    kept = hop.attenuation
+    test = mean_test(kept, SHARE.value, null="the first hop band's slope (same networks)")
+    controls = (learned(normed), side_channel(normed))
+    up = rising(curve, lambda r: bands.hop_bands(r).attenuation, SHARE)
     return Verdict(
         "A",
-        "The position signal carries past one hop (3R) towards the middle, undiminished",
-        INCONCLUSIVE if no_band else grade_test(test, strong=bool(np.all(kept >= MIDDLE_SHARE))),
+        "The position signal carries past one hop (3R) undiminished: the second hop band keeps "
+        f"at least {SHARE.value:.0%} of the first band's slope",
+        decide(test, controls, rising=up),
         test,
-        f"second-band slope {join(second[0], '.4f')} vs first {join(normed.slope[:, 0], '.3f')} "
-        f"(kept {join(kept, '.3f')}; nulls {join(second[1], '.4f')} / {join(second[2], '.4f')})",
-        unit=".4f",
+        SHARE,
+        f"second-band slope {join(hop.slope[:, 1], '.4f')} vs first "
+        f"{join(hop.slope[:, 0], '.3f')} (share kept {join(kept, '.3f')})"
+        if hop.slope.shape[1] > 1
+        else "the half-sequence has no second hop band",
+        unit=".3f",
+        controls=controls,
     )
 
 
-def fades_with_length(bands) -> Verdict:
+def fades_with_length(bands_by_len, runs_by_len) -> Verdict:
     """The critics' hypothesis: every statistic averages over l positions, so each hop weakens
-    the signal more for longer sequences. Test: one-sided Spearman over every model of the
-    length against the lost share of the slope (1 - attenuation). Reproduced: significant;
-    not: not."""
-    lens = np.concatenate([np.full(len(b.slope), b.seq_len) for b in bands])
-    lost = np.concatenate([1 - b.attenuation for b in bands])
+    the signal more for longer sequences. Test: Spearman over every model of the length
+    against the lost share of the slope (1 - share kept), against ``TREND``. Control: every
+    length's networks show the side channel (first hop band). No kept states: it cannot be
+    refuted."""
+    lens = np.concatenate([np.full(len(b.slope), b.seq_len) for b in bands_by_len])
+    lost = np.concatenate([1 - b.attenuation for b in bands_by_len])
     ok = ~np.isnan(lost)
-    test = spearman_trend(lens[ok], lost[ok], null="no association of fading with l")
+    test = rank_trend(lens[ok], lost[ok], TREND.value, null="no association of fading with l")
+    controls = tuple(side_channel(r, f"l = {r.seq_len}") for r in runs_by_len)
     return Verdict(
         "A",
         "Each hop fades the signal more for longer sequences (at fixed R)",
-        grade_test(test),
+        decide(test, controls, rising=None),
         test,
-        "; ".join(f"l = {b.seq_len}: kept {join(b.attenuation, '.3f')}" for b in bands),
+        TREND,
+        "; ".join(f"l = {b.seq_len}: kept {join(b.attenuation, '.3f')}" for b in bands_by_len),
+        unit=".2f",
+        controls=controls,
     )
 
 
 def rf_reading(rows: list[Verdict]) -> str:
     """The sentence the receptive-field test supports, from its grades."""
     grades = {r.verdict for r in rows}
-    if grades & {NOT, PARTLY}:
+    if REFUTED in grades:
         return (
             "a network whose receptive field is a single position still tells overlapping from "
             "independent sequences when the normalization pools both paths, so the overlap "
@@ -200,3 +224,10 @@ def rf_reading(rows: list[Verdict]) -> str:
             "reading of the transition requires"
         )
     return "at this budget the test cannot tell whether the transition depends on R"
+
+
+def control_line(controls: list[Control]) -> str:
+    """Which positive controls passed, for prose."""
+    failed = [c for c in controls if not c.passed]
+    return "every positive control passed" if not failed else "failed: " + "; ".join(
+        f"{c.family} ({c.check})" for c in failed)  # fmt: skip

@@ -1,180 +1,137 @@
-"""Verdict rules for paper A's claims and the checks that hold by construction.
+"""Verdict rules for paper A's claims, their positive controls, and the checks that hold by
+construction.
 
 Every claim is one test, fixed before looking at the numbers, whose unit is an independently
-trained network. "Localizes" always means: a per-seed measure beats *both* nulls measured the
-same way, in a paired sign-flip test over seeds at level ``ALPHA`` (an intersection-union
-test: the larger p-value counts). The nulls are the no-normalization network of the same
-architecture and seed, and the same trained network evaluated with circular padding (no
-boundary, so nothing can be localized; see :func:`localization.circular_null`). A network is
-never part of its own null. Checks (exact equivariance, controls at chance) are properties a
-correct implementation must have; a failed check is a bug report, not a verdict.
+trained network, against the claim's smallest effect of interest (:mod:`.sesoi`), graded by
+:func:`normbook.core.verdicts.decide`. "Localizes" always means: a per-seed slope of the mean
+prediction beats *both* nulls, measured the same way, by at least the SESOI (paired t tests,
+an intersection-union test: every null must be beaten). The nulls are the no-normalization
+network of the same architecture and seed, and the same trained network evaluated with
+circular padding (no boundary, so nothing can be localized; see
+:func:`localization.circular_null`). A network is never part of its own null.
+
+Before a family's claims are graded it must pass its positive control: it learned the ramp
+where convolution alone sees the padding (band 0, :func:`learned`), and, for claims about how
+far the side channel carries, it shows the side channel in its own first hop band
+(:func:`side_channel`). A family that fails its control makes its claims *not shown*.
+
+Checks (exact equivariance, controls at chance, symmetry) are properties a correct
+implementation must have; a failed check is a bug report, not a verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
-from ..core.claims import (
-    ALPHA,
-    ClaimTest,
-    binomial_above_chance,
-    paired_signflip,
-    spearman_trend,
-    t_interval,
-    worst_of,
-)
+from ..core.claims import ClaimTest, all_of, inside_band, may_rise, paired, rank_trend
 from ..core.fmt import join
-from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
-    INCONCLUSIVE,
-    NOT,
-    PARTLY,
-    REPRODUCED,
-    Check,
-    Verdict,
-    compare_with_paper,
-    grade,
-    grade_test,
-)
-from . import multihop, reported
+from ..core.verdicts import Check, Control, Verdict, decide
+from . import bands, multihop, reported
 from .batchstats import boundary_fractions
-from .detector import Localization
 from .equivariance import SHIFT_TOLERANCE
+from .sesoi import (
+    BOUNDARY_GAP,
+    CHANCE_MARGIN,
+    LEARNED_SLOPE,
+    REACH,
+    SLOPE,
+    TREND,
+    flat_margin,
+)
 
-LEVEL = ALPHA  # significance level of every claim's test
 CHECK_LEVEL = 1e-3  # a control at chance "fails" only when its binomial p falls below this
 CYCLIC_TOLERANCE = 1e-4  # float rounding in pooled statistics under a cyclic shift
-FLAT_MARGIN = 0.02  # interior-slope gain over the last half of the budget a "flat" curve rules out
+FLAT_SE = 5.0  # a slope that must be 0 by symmetry "is 0" within this many standard errors
 NULL_NONE = "no-norm network (same seeds)"
 NULL_CIRCULAR = "same networks, circular padding"
 
 
-def late_gain(curve) -> ClaimTest:
-    """How much each seed's interior slope gained over the last half of the training budget
-    (from the last kept step at or before half the budget to the end), with its t interval.
-    ``p`` is NaN: this is an interval, compared with :data:`FLAT_MARGIN` by :func:`still_rising`."""
-    half = [i for i, f in enumerate(curve.fractions[:-1]) if f <= 0.5]
-    if not half:
-        nan = float("nan")
-        return ClaimTest(nan, nan, nan, nan, 0, "no state kept by half the budget", "")
-    gain = curve.slope[-1] - curve.slope[half[-1]]
-    frac = curve.fractions[half[-1]]
-    return ClaimTest(
-        float(gain.mean()),
-        *t_interval(gain),
-        p=float("nan"),
-        n=len(gain),
-        test=f"interior-slope gain from {frac:.0%} of the budget to all of it",
-        null=f"flat: gain < {FLAT_MARGIN:g}",
+# ----------------------------------------------------------------------------- controls
+
+
+def learned(run, family: str | None = None) -> Control:
+    """The learning control: every seed's mean prediction rises within R of each end (band 0,
+    where any CNN sees the padding) by at least ``LEARNED_SLOPE`` of the ramp's slope."""
+    s = bands.boundary_slope(run)
+    return Control(
+        family or run.name,
+        f"learned the ramp within R of the ends: band-0 slope ≥ {LEARNED_SLOPE:g} in every seed",
+        bool(np.all(s >= LEARNED_SLOPE)),
+        f"band-0 slope {join(s, '.2f')}",
     )
 
 
-def still_rising(*curves) -> bool:
-    """Whether any of these networks' effect may still be rising at the end of the budget: the
-    upper end of its late gain's interval reaches :data:`FLAT_MARGIN` (or cannot be computed).
-    Only a flattened curve can back *not reproduced*."""
-    for c in curves:
-        g = late_gain(c)
-        if not g.high < FLAT_MARGIN:  # NaN (too few seeds or no kept state) counts as rising
-            return True
-    return False
+def side_channel(run, family: str | None = None) -> Control:
+    """The mechanism control, for claims about how far or how the side channel carries: every
+    seed's first hop band ([R, 3R)) has a slope of at least the SESOI."""
+    s = bands.first_hop_slope(run)
+    return Control(
+        family or run.name,
+        f"shows the side channel: first-hop-band slope ≥ {SLOPE.value:g} in every seed",
+        bool(np.all(s >= SLOPE.value)),
+        f"first-hop slope {join(s, '.3f')}",
+    )
 
 
-def at_budget(verdict: str, rising: bool) -> str:
-    """*Not reproduced* needs a flattened curve; one still rising is *inconclusive at this
-    budget* (the chapter shows the trend)."""
-    return INCONCLUSIVE if verdict == NOT and rising else verdict
+def accuracy_learned(acc, family: str) -> Control:
+    """PackNorm's learning control: at full overlap (path B *is* path A) every model tells
+    the two cases apart with accuracy at least 1/2 + ``CHANCE_MARGIN``."""
+    acc = np.ravel(acc)
+    return Control(
+        family,
+        f"learned the task: accuracy at full overlap ≥ {0.5 + CHANCE_MARGIN:g} in every model",
+        bool(np.all(acc >= 0.5 + CHANCE_MARGIN)),
+        f"accuracy at full overlap {join(acc, '.3f')}",
+    )
 
 
-def _interior_fraction(s: Localization) -> float:
-    return s.frac_interior
+def rising(curve, measure, sesoi=SLOPE) -> bool:
+    """Whether ``measure`` (a per-seed function of an evaluated run) may still be rising at
+    the end of ``curve``'s budget (:func:`normbook.core.claims.may_rise`, margin half the
+    SESOI)."""
+    return may_rise(curve.values(measure), curve.fractions, flat_margin(sesoi))
 
 
-def beyond_nulls(values, nulls: dict[str, list[float]]) -> ClaimTest:
-    """Paired sign-flip test (one-sided) of a per-seed measure against every null's same
-    measure, combined as an intersection-union test (the claim must beat each null)."""
-    return worst_of(*(paired_signflip(values, v, null=name) for name, v in nulls.items()))
+def late_gain(curve, measure=bands.interior_slope):
+    """The interior slope's gain over the last half of the budget (for the chapters' prose)."""
+    from ..core.claims import late_gain as gain
+
+    return gain(curve.values(measure), curve.fractions, "interior slope")
 
 
-def localization_test(
-    run, none, circular, measure: Callable[[Localization], float] = _interior_fraction
-) -> ClaimTest:
-    """:func:`beyond_nulls` for a run's per-seed ``measure`` (default: interior fraction)."""
-    values = [measure(s) for s in run.per_seed]
-    nulls = {
-        NULL_NONE: [measure(s) for s in none.per_seed],
-        NULL_CIRCULAR: [measure(s) for s in circular.per_seed],
-    }
-    return beyond_nulls(values, nulls)
+# ----------------------------------------------------------------------------- tests
 
 
-def excess_test(run, none, circular, factor: float) -> tuple[ClaimTest, list[bool]]:
-    """Per seed, how far the depth probes localize beyond factor * R(d) at their best depth
-    (:func:`multihop.excess_beyond`), tested against both nulls' excess; returns the test and,
-    per seed, whether the run's excess is positive and exceeds both nulls' excess of that seed."""
-    net, no_norm, circ = (
-        multihop.excess_beyond(r.probe_distances, r.cnn.kernel, factor).tolist()
+def beyond_nulls(values, nulls: dict[str, list[float]], sesoi: float) -> ClaimTest:
+    """Paired t tests of a per-seed measure against every null's same measure, by at least
+    ``sesoi``, combined as an intersection-union test (the claim must beat each null)."""
+    return all_of(*(paired(values, v, sesoi, null=name) for name, v in nulls.items()))
+
+
+def slope_beyond_nulls(measure, run, none, circular, sesoi=SLOPE) -> ClaimTest:
+    """:func:`beyond_nulls` of ``measure`` (per seed, a slope) of a run and its two nulls."""
+    return beyond_nulls(
+        measure(run), {NULL_NONE: measure(none), NULL_CIRCULAR: measure(circular)}, sesoi.value
+    )
+
+
+def reach_test(run, none, circular, factor: float) -> ClaimTest:
+    """How far the depth probes localize beyond ``factor`` * R(d) at their best depth
+    (:func:`multihop.excess_beyond`), in layers of receptive-field growth (⌊k/2⌋ indices),
+    against both nulls' reach."""
+    layer = max(run.cnn.kernel // 2, 1)
+    reach = [
+        multihop.excess_beyond(r.probe_distances, r.cnn.kernel, factor) / layer
         for r in (run, none, circular)
-    )
-    beyond = [e > 0 and e > a and e > b for e, a, b in zip(net, no_norm, circ)]
-    return beyond_nulls(net, {NULL_NONE: no_norm, NULL_CIRCULAR: circ}), beyond
+    ]
+    return beyond_nulls(reach[0], {NULL_NONE: reach[1], NULL_CIRCULAR: reach[2]}, REACH.value)
 
 
-# ----------------------------------------------------------------------------- claim rules
-
-
-def whole_sequence(test: ClaimTest, distances: list[int], half: int, window: int) -> str:
-    """Fig. 1a. Reproduced: the interior fraction beats both nulls (p < alpha) and every seed's
-    localization reaches the middle of the sequence (distance >= half - window); partly: it
-    beats the nulls but does not reach the middle for every seed; not: it does not beat them;
-    inconclusive: too few seeds to reach alpha."""
-    return grade_test(test, strong=all(d >= half - window for d in distances))
-
-
-def beyond_bound(test: ClaimTest, beyond: list[bool]) -> str:
-    """Fig. 1b and the multi-hop claim. Reproduced: how far the probes localize beyond the
-    bound (R(d), or hop_factor * R(d)) at their best depth beats both nulls' excess (p < alpha)
-    and, for every seed, passes the bound by more than that seed's nulls do; partly: it beats
-    the nulls on average only; not: it does not; inconclusive: too few seeds. The nulls matter:
-    the test's reach and the distance window let even a network without normalization pass
-    R(d) by a few indices."""
-    return grade_test(test, strong=all(beyond))
-
-
-def overlap_enables(trend: ClaimTest, beyond_chance: ClaimTest) -> str:
-    """Fig. 3, graded only at partial overlaps 0 < o < l' (at o = l' path B *is* path A).
-    Reproduced: accuracy rises with o (one-sided Spearman over models, p < alpha) and every
-    model at the largest partial overlap beats chance (one-sided binomial, p < alpha); partly:
-    only the trend; not: no significant trend."""
-    return grade_test(trend, strong=beyond_chance.significant())
-
-
-def transition_matches(per_seed: list[float], paper_lo: float, paper_hi: float) -> str:
-    """Fig. 3 (a comparison with the paper's number, not a hypothesis test): the t interval of
-    the per-seed transitions, as fractions of the path length, against the paper's band
-    (:func:`compare_with_paper`): inside, reproduced; wholly outside, not; straddling an edge
-    (or no interval: one seed, equal seeds), inconclusive. A seed that never reaches the
-    transition level puts the transition outside any band: not reproduced."""
-    if any(f != f for f in per_seed):  # NaN: a seed with no transition
-        return NOT
-    return compare_with_paper([t_interval(per_seed)], [(paper_lo, paper_hi)])
-
-
-def grows_with_groups(trend: ClaimTest, top_beats_bottom: list[bool], control_ok: bool) -> str:
-    """Fig. 4, among GroupNorms proper (G < C; G = C is InstanceNorm, the positive control, and
-    a jump at G = C alone is not growth with G). Reproduced: the interior fraction rises with G
-    (one-sided Spearman over every (G, seed) model with G < C, p < alpha) and the largest such
-    G beats the smallest for every seed; partly: only the trend. Inconclusive when the positive
-    control does not localize beyond its nulls: then nothing could grow."""
-    return grade_test(trend, strong=all(top_beats_bottom), control_ok=control_ok)
-
-
-def localizes(test: ClaimTest, control_ok: bool = True) -> str:
-    """A "localizes more" claim: reproduced when its test is significant, not reproduced when
-    it is not; inconclusive when the positive control failed (then the budget, not the claim,
-    is what failed) or there are too few seeds to reach alpha."""
-    return grade_test(test, strong=True, control_ok=control_ok)
+def at_most(test: ClaimTest) -> ClaimTest:
+    """A claim that an effect stays *below* its SESOI: the two one-sided questions swap."""
+    return replace(test, p=test.p_refute, p_refute=test.p)
 
 
 # ----------------------------------------------------------------------------- checks
@@ -193,7 +150,7 @@ def at_chance(what: str, correct: np.ndarray, n_test: int, pvalues: list[float])
     )
 
 
-def exactly_equivariant(eq) -> Check:
+def exactly_equivariant(eq, consequence: str = "") -> Check:
     """Prop. C.1: without a pooled statistic the interior outputs are unchanged by a shift (up
     to float64 rounding, ``equivariance.SHIFT_TOLERANCE``), and the input gradient reaches
     exactly R. A network whose output does not depend on its input at all (every ReLU dead:
@@ -204,7 +161,7 @@ def exactly_equivariant(eq) -> Check:
     return Check(
         "A",
         f"{eq.name}: interior outputs unchanged by a shift of {eq.shift}, gradient "
-        f"reach = R (Prop. C.1)",
+        f"reach = R (Prop. C.1){consequence}",
         all(eq.exact) and bool(live) and all(r == eq.radius for r in live),
         f"largest change {join(eq.max_change, '.2g')} (tolerance {SHIFT_TOLERANCE:g}, float64); "
         f"reach {join(eq.reach)} vs R = {eq.radius}"
@@ -223,6 +180,19 @@ def cyclic_null(name: str, max_change: np.ndarray) -> Check:
     )
 
 
+def flat_interior(what: str, slopes, se) -> Check:
+    """Where symmetry makes every interior index equivalent, the interior slope is 0 up to its
+    sampling error: within ``FLAT_SE`` standard errors in every seed."""
+    z = np.abs(np.asarray(slopes, float)) / np.asarray(se, float)
+    return Check(
+        "A",
+        f"{what}: the interior mean prediction is flat (slope within {FLAT_SE:g} standard "
+        "errors of 0)",
+        bool(np.all(z <= FLAT_SE)),
+        f"interior slope {join(slopes, '.4f')}; |slope| / SE {join(z, '.1f')}",
+    )
+
+
 # ----------------------------------------------------------------------------- ledgers
 
 
@@ -230,93 +200,122 @@ def _t(values, spec: str = ".2f") -> str:
     return join(values, spec)
 
 
-def a1_ledger(none, normed, circular, eq_none, cyc, window: int, rising: bool) -> tuple[list, list]:
-    """Chapter A1: Fig. 1a and Fig. 1b as claims; Prop. C.1 and the null as checks.
-    ``rising``: the normalized networks' curve may still be rising (:func:`still_rising`)."""
+def localizes_verdict(
+    claim: str, run, none, circular, curve=None, extra: str = "", family: str | None = None
+) -> Verdict:
+    """A "this family localizes beyond R" claim: the interior slope beats both nulls by the
+    SESOI; control: the family learned; the interior slope's curve must have flattened for
+    *refuted* (no curve: it cannot be refuted)."""
+    test = slope_beyond_nulls(bands.interior_slope, run, none, circular)
+    up = None if curve is None else rising(curve, bands.interior_slope)
+    control = learned(run, family)
+    return Verdict(
+        "A",
+        claim,
+        decide(test, [control], rising=up),
+        test,
+        SLOPE,
+        f"interior slope {_t(run.slope_interior, '.3f')} vs nulls {_t(none.slope_interior, '.3f')}"
+        f" / {_t(circular.slope_interior, '.3f')}{extra}",
+        unit=".3f",
+        controls=(control,),
+    )
+
+
+def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
+    """Chapter A1: the side channel (beyond R), Fig. 1a (beyond one hop: the whole sequence)
+    and Fig. 1b as claims; Prop. C.1 and the null as checks. ``curve``: the normalized
+    networks' compute-to-effect curve."""
     half = (normed.seq_len - 1) // 2
-    frac = localization_test(normed, none, circular)
-    spread, beyond = excess_test(normed, none, circular, factor=1.0)
+    whole = slope_beyond_nulls(bands.beyond_hop_slope, normed, none, circular)
+    controls = (learned(normed), side_channel(normed))
+    spread = reach_test(normed, none, circular, factor=1.0)
     excess = [
         multihop.excess_beyond(r.probe_distances, r.cnn.kernel) for r in (normed, none, circular)
     ]
     claims = [
+        localizes_verdict(
+            f"With {normed.name}, indices beyond the receptive field are localized (the side "
+            "channel)",
+            normed,
+            none,
+            circular,
+            curve,
+            f"; interior fraction {_t(normed.frac_interior)}",
+        ),  # fmt: skip
         Verdict(
             "A",
-            f"With {normed.name} the whole sequence is localized (Fig. 1a)",
-            at_budget(whole_sequence(frac, normed.distances, half, window), rising),
-            frac,
-            f"interior fraction {_t(normed.frac_interior)} vs nulls {_t(none.frac_interior)} / "
-            f"{_t(circular.frac_interior)}; distances {normed.distances} (middle: {half})",
+            f"With {normed.name} the whole sequence is localized (Fig. 1a): the mean prediction "
+            f"rises beyond one hop (3R) from the ends",
+            decide(whole, controls, rising=rising(curve, bands.beyond_hop_slope)),
+            whole,
+            SLOPE,
+            f"slope beyond 3R {_t(bands.beyond_hop_slope(normed), '.4f')} vs nulls "
+            f"{_t(bands.beyond_hop_slope(none), '.4f')} / "
+            f"{_t(bands.beyond_hop_slope(circular), '.4f')}; localization distances "
+            f"{normed.distances} (middle: {half})",
+            unit=".4f",
+            controls=controls,
         ),
         Verdict(
             "A",
             "With normalization, localization spreads inward faster than R(depth) (Fig. 1b)",
-            at_budget(beyond_bound(spread, beyond), rising),
+            decide(spread, [learned(normed)], rising=None),
             spread,
-            f"reach beyond R(d) at the best depth, per seed: {_t(excess[0], '.0f')} (nulls: "
-            f"{_t(excess[1], '.0f')} / {_t(excess[2], '.0f')})",
-            unit=".1f",
+            REACH,
+            f"reach beyond R(d) at the best depth, in indices, per seed: {_t(excess[0], '.0f')} "
+            f"(nulls: {_t(excess[1], '.0f')} / {_t(excess[2], '.0f')}); probes of the trained "
+            "networks only (no kept states)",
+            unit=".2f",
+            controls=(learned(normed),),
         ),
     ]
     checks = [exactly_equivariant(eq_none), cyclic_null(circular.name, cyc)]
     return claims, checks
 
 
-def a2_ledger(pack, normed, none, circular, hop_factor: float, rising: bool) -> tuple[list, list]:
-    """Chapter A2: Fig. 3 and the multi-hop reach as claims; o = 0 and the per-path control
-    as checks. ``rising``: the normalized networks' curve may still be rising."""
-    o = pack.pack.overlaps
-    partial = [i for i, v in enumerate(o) if 0 < v < pack.setup.path_len]
-    acc = pack.pack.acc
-    trend = spearman_trend(
-        np.repeat([o[i] for i in partial], acc.shape[1]), acc[partial].ravel(), "no rise with o"
-    )
-    top = partial[-1] if partial else len(o) - 1
-    chance = binomial_above_chance(pack.pack.correct[top], pack.pack.n_test)
+def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, list]:
+    """Chapter A2: Fig. 3's transition and the multi-hop reach as claims; o = 0, the per-path
+    control and the rise of accuracy with the overlap (which pooled statistics give at any
+    receptive field, chapter A4) as the PackNorm family's checks and control."""
+    o = list(pack.pack.overlaps)
+    full = o.index(pack.setup.path_len) if pack.setup.path_len in o else None
+    pack_ok = accuracy_learned(pack.pack.acc[full] if full is not None else [np.nan], "PackNorm")
     lo, hi = reported.pack_transition_fraction()
     per_seed = np.asarray(pack.transition_per_seed) / pack.setup.path_len
-    hop, beyond = excess_test(normed, none, circular, factor=hop_factor)
+    band = inside_band(per_seed, lo, hi, null=f"paper: {lo:.2f}–{hi:.2f} l'")
+    hop = reach_test(normed, none, circular, factor=hop_factor)
     excess = multihop.excess_beyond(normed.probe_distances, normed.cnn.kernel, hop_factor)
     claims = [
-        Verdict(
-            "A",
-            "Overlap lets PackNorm tell the sequences apart; accuracy rises with o (Fig. 3)",
-            overlap_enables(trend, chance),
-            trend,
-            f"graded at 0 < o < {pack.setup.path_len}; every model beats chance at o = {o[top]}: "
-            f"smallest accuracy {chance.effect:.3f}, binomial p = {max(chance.p, 1e-300):.2g}",
-            unit=".2f",
-        ),
         Verdict(
             "A",
             "The transition lies at about half the path length "
             f"(o ≈ {reported.PACK_TRANSITION[0]}–{reported.PACK_TRANSITION[1]} of "
             f"{reported.PACK_PATH_LEN})",
-            transition_matches(per_seed.tolist(), lo, hi),
-            ClaimTest(
-                pack.transition_fraction,
-                *t_interval(per_seed),
-                p=float("nan"),
-                n=len(per_seed),
-                test="comparison with the paper's band (t interval of the per-seed transitions)",
-                null=f"paper: {lo:.2f}–{hi:.2f} l'",
-            ),
+            decide(band, [pack_ok]),
+            band,
+            None,
             (
                 f"ours: o ≈ {pack.transition:.1f} of {pack.setup.path_len}"
                 if pack.transition == pack.transition
                 else "ours: accuracy never reaches the transition level"
             )
-            + f"; grid step {pack.grid_step:.2f} l'",
+            + f" (per seed, as fractions of l': {_t(per_seed)}); grid step "
+            f"{pack.grid_step:.2f} l'",
             unit=".2f",
+            controls=(pack_ok,),
         ),
         Verdict(
             "A",
             f"Localization reaches beyond one hop ({hop_factor:g}R(d)) at some depth, "
             "which only multiple hops explain",
-            at_budget(beyond_bound(hop, beyond), rising),
+            decide(hop, [learned(normed)], rising=None),
             hop,
-            f"reach beyond {hop_factor:g}R(d) at the best depth, per seed: {_t(excess, '.0f')}",
-            unit=".1f",
+            REACH,
+            f"reach beyond {hop_factor:g}R(d) at the best depth, in indices, per seed: "
+            f"{_t(excess, '.0f')}; probes of the trained networks only (no kept states)",
+            unit=".2f",
+            controls=(learned(normed),),
         ),
     ]
     checks = []
@@ -336,82 +335,73 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float, rising: bool) -> 
     return claims, checks
 
 
-def a3_ledger(
-    groups, control: ClaimTest, bn, eq_pop, cyc, sizes, groups_rising: bool, bn_rising: bool
-) -> tuple[list, list]:
-    """Chapter A3: Fig. 4, Figs. 5-6, App. D and the evaluation batch size as claims; exact
-    equivariance of population statistics and the circular null as checks. ``bn`` holds the
-    batch-mean-test runs at the reference evaluation batch size (minibatch, population,
-    none, circular) and ``control`` the InstanceNorm positive control's test; ``*_rising``:
-    whether the GroupNorm (G < C) or BatchNorm curves may still be rising."""
+def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[list, list]:
+    """Chapter A3: Fig. 4, Fig. 5, App. D and the evaluation batch size as claims; population
+    statistics (exactly equivariant, Prop. C.1) and the circular null as checks. ``bn`` holds
+    the batch-mean-test runs at the reference evaluation batch size (minibatch, population,
+    none, circular); ``group_curves``: the curves of the GroupNorm networks with G < C."""
     proper = [i for i, g in enumerate(groups.group_counts) if g < groups.width]  # not G = C
-    fracs = groups.values(_interior_fraction)[proper]  # (G < C, seeds)
+    runs = [groups.runs[groups.group_counts[i]] for i in proper]
+    slopes = np.array([r.slope_interior for r in runs])  # (G < C, seeds)
     gs = [groups.group_counts[i] for i in proper]
-    trend = spearman_trend(np.repeat(gs, fracs.shape[1]), fracs.ravel())
-    top_beats_bottom = [bool(fracs[-1, j] > fracs[0, j]) for j in range(fracs.shape[1])]
-    mb, pop, none, circ = bn.minibatch, bn.population, bn.none, bn.circular
-    m = [s.frac_interior for s in mb.batch_mean]
-    mb_test = beyond_nulls(
-        m,
-        {
-            NULL_NONE: [s.frac_interior for s in none.batch_mean],
-            NULL_CIRCULAR: [s.frac_interior for s in circ.batch_mean],
-        },
-    )
-    pop_test = paired_signflip(
-        m, [s.frac_interior for s in pop.batch_mean], null="population statistics (same nets)"
-    )
-    bnd_none, bnd_mb = boundary_fractions(none, "batch_mean"), boundary_fractions(mb, "batch_mean")
-    bnd_test = paired_signflip(bnd_none, bnd_mb, null="no-norm network's boundary fraction")
-    ref, big = sizes.runs[sizes.reference].batch_mean, sizes.runs[sizes.largest].batch_mean
-    frac_ref, frac_big = [s.frac_interior for s in ref], [s.frac_interior for s in big]
-    fade_test = paired_signflip(frac_ref, frac_big, null=f"batch {sizes.largest}")
-    mb_ok = mb_test.significant()
+    trend = rank_trend(np.repeat(gs, slopes.shape[1]), slopes.ravel(), TREND.value,
+                       null="no rise of the interior slope with G")  # fmt: skip
+    g_controls = tuple(learned(r, f"GroupNorm G = {g}") for g, r in zip(gs, runs))
+    g_rising = any(rising(c, bands.interior_slope) for c in group_curves)
+    mb, none, circ = bn.minibatch, bn.none, bn.circular
+    bn_claim = localizes_verdict(
+        "BatchNorm with minibatch statistics at inference localizes (Fig. 5)",
+        mb, none, circ, bn_curve, family="BatchNorm, minibatch statistics",
+    )  # fmt: skip
+    mb_ok = Control("BatchNorm, minibatch statistics", "localizes beyond R (the claim above is "
+                    "reproduced)", bn_claim.verdict == "reproduced", bn_claim.verdict)  # fmt: skip
+    bnd_none = boundary_fractions(none, "batch_mean")  # App. D's measure
+    bnd_mb = boundary_fractions(mb, "batch_mean")
+    bnd = paired(bnd_none, bnd_mb, BOUNDARY_GAP.value, null="no-norm network's boundary fraction")
+    bnd_controls = (learned(mb, "BatchNorm, minibatch statistics"),
+                    learned(none, "no normalization"))  # fmt: skip
+    ref, big = sizes.runs[sizes.reference], sizes.runs[sizes.largest]
+    fade = paired(ref.slope_interior, big.slope_interior, SLOPE.value,
+                  null=f"evaluation batch {sizes.largest}")  # fmt: skip
     claims = [
         Verdict(
             "A",
             "GroupNorm: localization grows with the number of groups G (Fig. 4)",
-            at_budget(
-                grows_with_groups(trend, top_beats_bottom, control.significant()), groups_rising
-            ),
+            decide(trend, g_controls, rising=g_rising),
             trend,
-            f"trend over G < C = {groups.width}; mean interior fraction per G: "
-            + join(f"{g}: {fracs[i].mean():.2f}" for i, g in enumerate(gs))
-            + f"; largest G beats smallest per seed: {top_beats_bottom}; control "
-            f"(InstanceNorm beyond its nulls) p = {control.p:.2g}",
+            TREND,
+            f"trend of the interior slope over G < C = {groups.width}; mean per G: "
+            + join(f"{g}: {slopes[i].mean():.3f}" for i, g in enumerate(gs)),
             unit=".2f",
+            controls=g_controls,
         ),
-        Verdict(
-            "A",
-            "BatchNorm with minibatch statistics at inference localizes (Fig. 5)",
-            at_budget(localizes(mb_test, control.significant()), bn_rising),
-            mb_test,
-            f"batch-mean test, interior fraction {_t(m)}",
-        ),
-        Verdict(
-            "A",
-            "Population statistics destroy the localization minibatch statistics give (Fig. 6)",
-            at_budget(localizes(pop_test, mb_ok), bn_rising),
-            pop_test,
-            f"batch-mean test, interior fraction minibatch {_t(m)} vs population "
-            f"{_t([s.frac_interior for s in pop.batch_mean])}",
-        ),
+        bn_claim,
         Verdict(
             "A",
             "BatchNorm (minibatch) misses some indices near the boundary (App. D)",
-            at_budget(localizes(bnd_test, mb_ok), bn_rising),
-            bnd_test,
+            decide(bnd, bnd_controls, rising=None),
+            bnd,
+            BOUNDARY_GAP,
             f"batch-mean test, fraction localized within R: none {_t(bnd_none)}, minibatch "
             f"{_t(bnd_mb)}",
+            unit=".2f",
+            controls=bnd_controls,
         ),
         Verdict(
             "A",
             f"(ours) Minibatch localization fades as the evaluation batch grows to {sizes.largest}",
-            at_budget(localizes(fade_test, mb_ok), bn_rising),
-            fade_test,
-            f"batch-mean test, interior fraction at b = {sizes.reference}: {_t(frac_ref)}, at "
-            f"b = {sizes.largest}: {_t(frac_big)}",
+            decide(fade, [mb_ok], rising=None),
+            fade,
+            SLOPE,
+            f"interior slope at b = {sizes.reference}: {_t(ref.slope_interior, '.3f')}, at "
+            f"b = {sizes.largest}: {_t(big.slope_interior, '.3f')}",
+            controls=(mb_ok,),
         ),
     ]
-    checks = [exactly_equivariant(eq_pop), cyclic_null(circ.name, cyc)]
+    checks = [
+        exactly_equivariant(eq_pop, ": population statistics cannot localize (Fig. 6)"),
+        cyclic_null(circ.name, cyc),
+    ]
     return claims, checks
+
+

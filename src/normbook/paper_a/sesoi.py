@@ -1,0 +1,78 @@
+"""Paper A's smallest effects of interest and positive controls, declared before any number
+is seen (the Methods page lists them from here).
+
+Effects on localization are measured as slopes of the per-index mean prediction against the
+ramp, in units of the ramp's own slope (1: the mean prediction is the ramp; 0: flat), so that
+the size of an effect reads the same at every sequence length and profile.
+"""
+
+from __future__ import annotations
+
+from ..core.claims import Sesoi
+
+SLOPE = Sesoi(
+    0.05,
+    "of the ramp's slope",
+    "a mean prediction that rises by 5 % of the target's range across the interior is about the "
+    "least a reader can see on Fig. 1a's axes, and it removes a tenth of the interior's squared "
+    "error (1 - (1 - 0.05)^2); smaller slopes can be significant with millions of predictions "
+    "per index while localizing nothing a downstream layer could use",
+    name="slope",
+)
+SHARE = Sesoi(
+    0.5,
+    "of the first hop band's slope",
+    "'undiminished' (the whole sequence localized, as in paper A's Fig. 1a) needs the band "
+    "beyond one hop to keep at least half of the first band's slope; a signal that halves at "
+    "every hop is already gone a few hops in",
+    name="share kept",
+)
+REACH = Sesoi(
+    1.0,
+    "layer of receptive-field growth (⌊k/2⌋ indices)",
+    "the receptive field grows by ⌊k/2⌋ indices per layer; a reach beyond the nulls' that is "
+    "smaller than one layer's growth is within what the test's window and a single layer "
+    "could explain",
+    name="reach",
+)
+REMOVED = Sesoi(
+    0.9,
+    "of the interior slope removed",
+    "'the statistics are the channel' predicts that replacing them removes the slope; removing "
+    "less than 90 % leaves a tenth of the effect to some other route",
+    name="slope removed",
+)
+CHANCE = Sesoi(
+    0.05,
+    "accuracy above chance (1/2)",
+    "a head that is right 55 % of the time on a balanced task has learned something real about "
+    "the two cases; below 5 points a reader would call it chance",
+    name="accuracy above chance",
+)
+TREND = Sesoi(
+    0.3,
+    "Spearman's rho",
+    "a rank correlation below 0.3 accounts for under a tenth of the ranks' variance: a trend "
+    "too weak to read off Fig. 4",
+    name="trend",
+)
+BOUNDARY_GAP = Sesoi(
+    0.1,
+    "of the indices within R",
+    "'misses some indices near the boundary' needs at least a tenth of the boundary band (one "
+    "or two indices at these geometries) to be lost, beyond what the no-norm network localizes",
+    name="boundary gap",
+)
+
+# Positive controls: a family grades nothing until it has learned.
+LEARNED_SLOPE = 0.5  # band 0 ([0, R), where convolution sees the padding): half the ramp's slope
+CHANCE_MARGIN = 0.25  # PackNorm: accuracy at full overlap at least 1/2 + this (the family learned)
+
+
+def flat_margin(sesoi: Sesoi) -> float:
+    """A curve is still rising while it may gain half a SESOI over the last half of the
+    budget."""
+    return 0.5 * sesoi.value
+
+
+SESOIS = (SLOPE, SHARE, REACH, REMOVED, CHANCE, TREND, BOUNDARY_GAP)
