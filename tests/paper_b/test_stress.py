@@ -1,20 +1,25 @@
 """Chapter B4's stress tests: the 2 x 2 reuses chapter B1's configs, its contrasts, the threshold
-sweep and silhouette analyses on a tiny model, the cache, the grading rules (each can pass,
-fail, or be inconclusive) and the spec's one-line errors."""
+sweep and silhouette analyses on a tiny model, the cache, the ledgers' grading rules (each has a
+case where it must pass and one where it must fail), the weights kept through training and the
+spec's one-line errors."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 from sklearn.metrics import silhouette_score
 
 from normbook.core import cache
+from normbook.core.claims import mean_test, t_interval
 from normbook.core.params import ParameterError
-from normbook.core.verdicts import INCONCLUSIVE, NOT, REPRODUCED
-from normbook.paper_b import analysis, classify, convnets, stress, verdicts
+from normbook.core.verdicts import NOT_SHOWN, PARTLY, REPRODUCED
+from normbook.paper_b import analysis, classify, convnets, stress, training
 from normbook.paper_b import representations as rep
+from normbook.paper_b.sesoi import ACCURACY
 from normbook.paper_b.specs import B1, B4
 
 SEEDS5 = np.array([0.0, 0.01, -0.01, 0.02, -0.02])  # seed-to-seed jitter
@@ -167,28 +172,242 @@ def test_edge_share_per_seed():
 # ----------------------------------------------------------------------------- rules
 
 
-def test_bn_main_effect_and_lr_confound_can_go_either_way():
-    grade, test = verdicts.bn_main_effect(-0.1 + SEEDS5, "lower", "x")
-    assert grade == REPRODUCED and test.effect == pytest.approx(0.1) and test.p == 1 / 32
-    assert verdicts.bn_main_effect(0.1 + SEEDS5, "lower", "x")[0] == NOT
-    assert verdicts.bn_main_effect([0.1, 0.2], "higher", "x")[0] == INCONCLUSIVE
-    grade, test = verdicts.lr_confound(0.5 + SEEDS5, "higher", "x")
-    assert grade == REPRODUCED and "learning-rate main effect" in test.null
-    assert verdicts.lr_confound(SEEDS5, "higher", "x")[0] == NOT
+def _fake_factorial(accuracy=0.6, datasets=("cifar10",), unlearned=()):
+    """A 2 x 2 whose every cell's 5 seeds reached ``accuracy`` (test), except the cells in
+    ``unlearned`` (one seed at 0.1), at learning rates 1e-3 (index 0) and 1e-4."""
+    trained = {
+        (ds, bn, j): [SimpleNamespace(test_acc=0.1 if (ds, bn, j) in unlearned and s == 2
+                                      else accuracy) for s in range(5)]
+        for ds in datasets for bn in (True, False) for j in (0, 1)
+    }  # fmt: skip
+    return SimpleNamespace(datasets=list(datasets), trained=trained,
+                           lrs={ds: (1e-3, 1e-4) for ds in datasets})  # fmt: skip
 
 
-def test_survives_thresholds_needs_every_threshold():
-    bn = np.stack([0.5 + SEEDS5, 0.4 + SEEDS5], axis=1)
-    nobn = np.stack([0.3 + SEEDS5, 0.2 + SEEDS5], axis=1)
-    assert verdicts.survives_thresholds(bn, nobn, "higher", "s", [0, 0.1])[0] == REPRODUCED
-    nobn[:, 1] = 0.6 + SEEDS5  # the ordering flips at the second threshold
-    grade, test = verdicts.survives_thresholds(bn, nobn, "higher", "s", [0, 0.1])
-    assert grade == NOT and "t = 0.1" in test.null
+def _cells(bn0, nobn0, bn1, nobn1, scale=0.1):
+    """Per-seed values of the four cells (BN, lr index), seed jitter ``scale`` x SEEDS5."""
+    j = scale * SEEDS5
+    return {(True, 0): bn0 + j, (False, 0): nobn0 + j / 2, (True, 1): bn1 + j,
+            (False, 1): nobn1 + j / 2}  # fmt: skip
 
 
-def test_fewer_edges_than_noise():
-    assert verdicts.fewer_edges_than_noise([0.1, 0.2, 0.0, 0.3, 0.1], 1.0, "k")[0] == REPRODUCED
-    assert verdicts.fewer_edges_than_noise([1.0, 0.9, 1.0, 1.0, 1.0], 1.0, "k")[0] == NOT
+def _effects(y, datasets=("cifar10",)):
+    """The same cells for every metric (only the accuracy rows are read)."""
+    return {(m.key, ds): stress.factorial_effects(y, ds, (1e-3, 1e-4))
+            for m in stress.METRICS for ds in datasets}  # fmt: skip
+
+
+def test_cell_controls_name_every_cell():
+    controls = stress.cell_controls(_fake_factorial(unlearned={("cifar10", False, 1)}), "cifar10")
+    assert [c.family for c in controls] == [
+        "CIFAR-10 BN at lr 1e-3", "CIFAR-10 BN at lr 1e-4", "CIFAR-10 no BN at lr 1e-3",
+        "CIFAR-10 no BN at lr 1e-4"]  # fmt: skip
+    assert [c.passed for c in controls] == [True, True, True, False]
+
+
+def test_bn_itself_needs_both_simple_effects_not_the_main_effect():
+    # BN adds 10 points at lr 1e-3 and costs 5 at 1e-4: the main effect (+2.5) clears the SESOI
+    y = _cells(0.70, 0.60, 0.55, 0.60)
+    effects = _effects(y)
+    e = effects["accuracy", "cifar10"]
+    assert mean_test(e.bn, ACCURACY.value, "main").clears()
+    assert e.bn_at[0].mean() > ACCURACY.value and e.bn_at[1].mean() < -ACCURACY.value
+    row = stress.factorial_ledger(effects, _fake_factorial())["cifar10", "accuracy"]
+    assert row.verdict == PARTLY  # not reproduced: BN itself does not raise accuracy at 1e-4
+    assert row.grade.why.startswith("at lr 1e-3: reproduced; at lr 1e-4: not shown at this budget")
+    assert row.claim == ("CIFAR-10: BN itself raises the test accuracy at each of two equal "
+                         "learning rates")  # fmt: skip
+    assert "at lr 1e-3: reproduced; at lr 1e-4: not shown" in row.evidence
+    assert "interaction +0.15" in row.evidence and row.sesoi is ACCURACY
+    assert row.test.effect == pytest.approx(-0.05)  # the binding part: the larger p
+    # BN adds 10 points at both rates: reproduced
+    both = stress.factorial_ledger(_effects(_cells(0.70, 0.60, 0.65, 0.55)), _fake_factorial())
+    assert both["cifar10", "accuracy"].verdict == REPRODUCED
+    # the paper expects BN to lower the class-based DBI: higher at both rates is not shown
+    assert both["cifar10", "class_dbi"].verdict == NOT_SHOWN
+    # BN costs accuracy at both rates: below the SESOI, but the 2 x 2 keeps no states
+    worse = stress.factorial_ledger(_effects(_cells(0.55, 0.60, 0.50, 0.55)), _fake_factorial())
+    assert worse["cifar10", "accuracy"].verdict == NOT_SHOWN
+    # a cell that did not learn: not shown, even with both simple effects clear
+    f = _fake_factorial(unlearned={("cifar10", False, 1)})
+    row = stress.factorial_ledger(_effects(_cells(0.70, 0.60, 0.65, 0.55)), f)[
+        "cifar10", "accuracy"
+    ]
+    assert row.verdict == NOT_SHOWN
+    assert [c.passed for c in row.controls] == [True, True, True, False]
+    # every dataset of the 2 x 2, every metric
+    mnist = stress.factorial_ledger(_effects(y, ("mnist", "cifar10")),
+                                    _fake_factorial(datasets=("mnist", "cifar10")))  # fmt: skip
+    assert set(mnist) == {(ds, m.key) for ds in ("mnist", "cifar10") for m in stress.METRICS}
+
+
+def test_the_confound_is_graded_with_bn_and_without():
+    # the paper's BN rate (1e-3) adds 10 points with BN and without
+    both = _effects(_cells(0.70, 0.65, 0.60, 0.55))
+    conf = stress.confound_ledger(both, _fake_factorial())
+    assert set(conf) == {m.key for m in stress.METRICS}
+    assert conf["accuracy"].verdict == REPRODUCED
+    assert conf["accuracy"].grade.why == "BN: reproduced; no BN: reproduced"
+    assert conf["accuracy"].claim.startswith("Critics' confound, CIFAR-10: the paper's higher BN "
+                                             "learning rate by itself raises")  # fmt: skip
+    # only with BN: partly
+    only_bn = stress.confound_ledger(_effects(_cells(0.70, 0.60, 0.60, 0.60)), _fake_factorial())
+    assert only_bn["accuracy"].verdict == PARTLY
+    assert only_bn["accuracy"].grade.why.startswith("BN: reproduced; no BN: not shown")
+    # neither: not shown (no kept states, so never refuted)
+    none = stress.confound_ledger(_effects(_cells(0.60, 0.60, 0.60, 0.60)), _fake_factorial())
+    assert none["accuracy"].verdict == NOT_SHOWN
+    # without CIFAR-10 in the 2 x 2 there is no confound to grade
+    mnist = _effects(_cells(0.70, 0.65, 0.60, 0.55), ("mnist",))
+    assert stress.confound_ledger(mnist, _fake_factorial(datasets=("mnist",))) == {}
+
+
+def test_attribution_and_glue_of_the_factorial_rows():
+    f = _fake_factorial()
+    bn_only = _effects(_cells(0.70, 0.60, 0.70, 0.60))  # BN +10, lr nothing
+    lr_only = _effects(_cells(0.70, 0.70, 0.60, 0.60))  # lr +10, BN nothing
+    both = _effects(_cells(0.80, 0.70, 0.70, 0.60))
+    out = {}
+    for name, e in (("bn", bn_only), ("lr", lr_only), ("both", both)):
+        out[name] = stress.attribution(stress.factorial_ledger(e, f), stress.confound_ledger(e, f))
+    assert out["bn"]["accuracy"] == "BatchNorm's"
+    assert out["lr"]["accuracy"] == "the learning rate's, not BatchNorm's"
+    assert out["both"]["accuracy"] == "both BatchNorm's and the learning rate's"
+    neither = _effects(_cells(0.60, 0.60, 0.60, 0.60))
+    assert stress.attribution(stress.factorial_ledger(neither, f),
+                              stress.confound_ledger(neither, f))["accuracy"] == (
+        "neither's by these tests")  # fmt: skip
+    assert stress.attribution({}, {})["accuracy"] == "not run"
+    bn, conf = stress.factorial_ledger(bn_only, f), stress.confound_ledger(bn_only, f)
+    g = stress.factorial_grades(bn, conf)
+    assert g["bn_cifar10_accuracy"] == REPRODUCED and g["bn_mnist_accuracy"] == "not run"
+    assert g["conf_accuracy"] == NOT_SHOWN
+    assert stress.grade_summary(conf).startswith("5 claims: ")
+    assert all(r.paper == "B" for r in [*bn.values(), *conf.values()])
+    assert stress.sign_flips(_effects(_cells(0.70, 0.60, 0.55, 0.60))) == (
+        ", ".join(f"CIFAR-10 {m.label}" for m in stress.METRICS))  # fmt: skip
+    assert stress.sign_flips(bn_only) == "none"
+
+
+def _acc(learned=True):
+    """Test accuracy of 5 seeds per variant (0.9; with ``learned`` False, MNIST BN's
+    third seed 0.1)."""
+    acc = {v: np.full(5, 0.9) for v in classify.VARIANTS}
+    if not learned:
+        acc["mnist", True] = np.array([0.9, 0.9, 0.1, 0.9, 0.9])
+    return SimpleNamespace(accuracy=acc)
+
+
+def _per_layer(mnist, cifar, jitter=SEEDS5):
+    """[5 seeds, layers] per variant from (BN, no BN) per-layer values (MNIST 4, CIFAR-10 6
+    layers), no BN jittered half as much."""
+    out = {}
+    for ds, (bn, nobn) in (("mnist", mnist), ("cifar10", cifar)):
+        for flag, v in ((True, bn), (False, nobn)):
+            out[ds, flag] = (
+                np.asarray(v, float)[None, :] + (jitter if flag else jitter / 2)[:, None]
+            )
+    return out
+
+
+def test_cluster_count_ledger_grades_silhouettes_and_has_no_edge_row():
+    higher = _per_layer(([0.3] * 4, [0.1] * 4), ([0.3] * 6, [0.1] * 6))
+    same = _per_layer(([0.1] * 4, [0.1] * 4), ([0.1] * 6, [0.1] * 6))
+    cfg = stress.SilhouetteConfig(analysis.ClusterConfig(fixed_k=10))
+    sil = stress.Silhouettes(cfg, higher, same, {}, 20, 0, 1.0)
+    rows = stress.cluster_count_ledger(sil, _acc())
+    assert set(rows) == {
+        (ds, k) for ds in ("mnist", "cifar10") for k in ("class_sil", "kmeans_sil")
+    }
+    assert not any("edge" in k for key in rows for k in key)  # k* at an end: description only
+    assert rows["mnist", "class_sil"].verdict == REPRODUCED
+    assert rows["mnist", "class_sil"].test.effect == pytest.approx(0.2)
+    assert rows["mnist", "kmeans_sil"].claim == (
+        "Our check, MNIST: clusters are purer with BN by the silhouette of k-means at k = 10 "
+        "(higher), deeper half"
+    )
+    assert rows["mnist", "kmeans_sil"].verdict == NOT_SHOWN  # equal: below, no kept states
+    assert rows["mnist", "kmeans_sil"].test.below()
+    unlearned = stress.cluster_count_ledger(sil, _acc(learned=False))
+    assert unlearned["mnist", "class_sil"].verdict == NOT_SHOWN
+    assert unlearned["cifar10", "class_sil"].verdict == REPRODUCED
+    assert stress.grades(rows)["mnist_class_sil"] == REPRODUCED
+    # the prose describes how often k* sits at an end, beside the noise null; no grade for it
+    clusters = SimpleNamespace(
+        config=SimpleNamespace(k_min=2, k_max=20),
+        k_star={("mnist", True): np.array([[2, 10], [20, 20]]),
+                ("mnist", False): np.array([[5, 10], [2, 7]]),
+                ("cifar10", True): np.full((2, 2), 10), ("cifar10", False): np.full((2, 2), 20)},
+    )  # fmt: skip
+    glue = stress.cluster_count_glue(rows, clusters, SimpleNamespace(k_star=np.array([2, 20])),
+                                     1.0)  # fmt: skip
+    assert glue["edge_mnist"] == "50%" and glue["edge_cifar10"] == "50%"
+    assert glue["noise_share"] == "100%" and "mnist_edge" not in glue
+    assert glue["summary"] == "4 claims: 2 reproduced, 2 not shown at this budget"
+
+
+def _thresholds(mnist, cifar):
+    """A sweep at t = 0, 0.01, 0.1: per dataset (BN, no BN) sparsity per threshold, the same
+    in every layer, jittered per seed."""
+    cfg = stress.ThresholdConfig(thresholds=(0.0, 0.01, 0.1))
+    sparsity = {}
+    for ds, layers, (bn, nobn) in (("mnist", 4, mnist), ("cifar10", 6, cifar)):
+        for flag, v in ((True, bn), (False, nobn)):
+            jitter = SEEDS5 if flag else SEEDS5 / 2
+            sparsity[ds, flag] = (np.asarray(v, float)[None, None, :] + jitter[:, None, None]
+                                  + np.zeros((5, layers, 3)))  # fmt: skip
+    scale = {v: np.ones(a.shape[:2]) for v, a in sparsity.items()}
+    return stress.Thresholds(cfg, sparsity, scale, {}, 20, 0, 1.0)
+
+
+def test_threshold_ledger_needs_every_threshold_for_reproduced():
+    thr = _thresholds(
+        ([0.1, 0.2, 0.3], [0.3, 0.4, 0.5]),  # MNIST BN less sparse at every t
+        ([0.5, 0.6, 0.3], [0.3, 0.4, 0.6]),
+    )  # CIFAR-10 more, but not at t = 0.1
+    rows = stress.threshold_ledger(thr, _acc())
+    assert set(rows) == {"mnist", "cifar10"}
+    assert rows["mnist"].verdict == REPRODUCED
+    assert rows["mnist"].grade.why == "t = 0: reproduced; t = 0.01: reproduced; t = 0.1: reproduced"
+    assert rows["mnist"].claim == ("MNIST: BN representations are less sparse at every threshold "
+                                   "t × mean_abs (t = 0, 0.01, 0.1)")  # fmt: skip
+    assert rows["cifar10"].verdict == PARTLY
+    assert rows["cifar10"].grade.why.startswith(
+        "t = 0: reproduced; t = 0.01: reproduced; t = 0.1: not shown"
+    )
+    assert rows["cifar10"].test.null.startswith("CIFAR-10 layer sparsity at t = 0.1")
+    none = stress.threshold_ledger(_thresholds(([0.3] * 3, [0.1] * 3), ([0.3] * 3, [0.3] * 3)),
+                                   _acc())  # fmt: skip
+    assert none["mnist"].verdict == NOT_SHOWN and none["cifar10"].verdict == NOT_SHOWN
+    assert stress.threshold_ledger(thr, _acc(learned=False))["mnist"].verdict == NOT_SHOWN
+
+
+def test_direction_ledger_on_other_networks_or_images():
+    sp = _per_layer(([0.1] * 4, [0.3] * 4), ([0.3] * 6, [0.3] * 6))
+    dbi = _per_layer(([1, 1, 0.5, 0.5], [1] * 4), ([1] * 6, [1] * 6))
+    mnist_only = {v: a for v, a in sp.items() if v[0] == "mnist"}
+    sparsity = analysis.Sparsity(analysis.SparsityConfig(), mnist_only, mnist_only, {}, 10, 0, 1.0)
+    clusters = SimpleNamespace(class_dbi=dbi)
+    rows = stress.direction_ledger(sparsity, clusters, "test images", _acc())
+    assert set(rows) == {("mnist", "sparsity"), ("mnist", "class_dbi")}  # what was analysed
+    assert [rows["mnist", k].verdict for k in ("sparsity", "class_dbi")] == [REPRODUCED] * 2
+    assert rows["mnist", "sparsity"].claim == (
+        "MNIST (test images): BN representations are less sparse"
+    )
+    assert rows["mnist", "class_dbi"].test.effect == pytest.approx(0.5, abs=0.02)  # relative
+    every = analysis.Sparsity(analysis.SparsityConfig(), sp, sp, {}, 20, 0, 1.0)
+    rows = stress.direction_ledger(every, clusters, "equal validation accuracy", _acc())
+    assert rows["cifar10", "sparsity"].verdict == NOT_SHOWN  # equal: below, no kept states
+    assert rows["cifar10", "class_dbi"].verdict == NOT_SHOWN
+    assert stress.direction_ledger(every, clusters, "x", _acc(learned=False))[
+        "mnist", "sparsity"].verdict == NOT_SHOWN  # fmt: skip
+
+
+def test_described_is_a_mean_and_its_interval():
+    assert stress.described([1.0, 1.0]) == "+1 [+1, +1]"
+    lo, hi = t_interval(SEEDS5)
+    assert stress.described(SEEDS5) == f"+0 [{lo:+.3g}, {hi:+.3g}]"
+    assert stress.described([]) == "n/a"
 
 
 # ----------------------------------------------------------------------------- spec
@@ -216,22 +435,6 @@ def test_b4_spec_errors_are_one_line(overrides, match):
     with pytest.raises(ParameterError, match=match) as err:
         B4.resolve("cpu", **overrides)
     assert "\n" not in str(err.value)
-
-
-def test_factorial_ledgers_grade_bn_and_the_confound_separately():
-    # CIFAR-10 accuracy: BN adds 0.05 at both rates; the paper's BN rate adds nothing
-    y = {(True, 0): 0.60 + SEEDS5, (True, 1): 0.60 + SEEDS5, (False, 0): 0.55 + SEEDS5,
-         (False, 1): 0.55 + SEEDS5 / 2}  # fmt: skip
-    e = stress.factorial_effects(y, "cifar10", (1e-3, 1e-4))
-    effects = {(m.key, "cifar10"): e for m in stress.METRICS}
-    bn, conf = stress.factorial_ledger(effects, ["cifar10"]), stress.confound_ledger(effects)
-    assert bn["cifar10", "accuracy"].verdict == REPRODUCED
-    assert bn["cifar10", "class_dbi"].verdict == NOT  # the paper expects BN lower: it is higher
-    assert conf["accuracy"].verdict == NOT  # no learning-rate effect beyond seed noise
-    assert all(r.paper == "B" for r in [*bn.values(), *conf.values()])
-    g = stress.factorial_grades(bn, conf)
-    assert g["bn_cifar10_accuracy"] == REPRODUCED and g["bn_mnist_accuracy"] == "not run"
-    assert stress.grade_summary(conf).startswith("5 claims: ")
 
 
 # ----------------------------------------------------------------------------- equal accuracy
@@ -270,7 +473,7 @@ def test_training_to_a_target_accuracy_replays_the_run_and_keeps_the_closest_che
     for c in ("train_loss", "val_loss", "val_acc"):  # the same run, bit for bit
         np.testing.assert_array_equal(part.curves[c], res.curves[c][:n])
     model = classify.model_from_state(cfg, part.state)
-    va = classify.evaluate(model, *splits.tensors("val"))[1]
+    va = training.evaluate(model, *splits.tensors("val"))[1]
     assert va == part.reached_val_acc  # the weights returned are the kept check's
     off = abs(part.reached_val_acc - target)
     assert off <= abs(res.curves["val_acc"][r] - target)  # the window's end is a candidate
@@ -358,3 +561,35 @@ def test_held_out_clusters_keep_the_class_dbi_and_skip_kmeans(tiny):
     b = analysis.cluster_stats(model, x, y, held)
     np.testing.assert_array_equal(a["class_dbi"], b["class_dbi"])
     assert np.isnan(b["dbi_curve"]).all() and np.isfinite(a["dbi_curve"]).all()
+
+
+# ----------------------------------------------------------------------------- kept states
+
+
+def test_training_keeps_the_weights_at_the_checkpoints_apart_from_the_kept_ones(
+    synthetic_full, tiny_cfg
+):
+    full = synthetic_full()
+    cfg = tiny_cfg(max_epochs=2, patience=100, checkpoints=(0.25, 0.5))
+    (t,) = classify.train_all([(cfg, 0)], {"mnist": full})
+    names = set(cfg.build(0).state_dict())
+    assert set(t.state) == names  # the kept weights only, no checkpoint among them
+    assert not any(k.startswith("checkpoint") for k in t.state)
+    first, half = t.checkpoint(0), t.checkpoint(1)
+    assert set(first) == names and set(half) == names and t.checkpoint(2) is None
+    w = "features.conv1.conv.weight"
+    assert not torch.equal(first[w], half[w]) and not torch.equal(half[w], t.state[w])
+    # the weights at half the 2-epoch budget are the weights after the first epoch: those a
+    # 1-epoch run of the same seed keeps (its only evaluation is at the end of that epoch)
+    one = classify.train_one(replace(cfg, max_epochs=1, evals_per_epoch=1, checkpoints=()), 0,
+                             full.of(cfg), show_progress=False)  # fmt: skip
+    assert one.best_epoch == 1.0
+    for k in names:
+        np.testing.assert_array_equal(half[k].numpy(), one.state[k])
+    # the cache gives them back; the analyses read them as states of the run
+    (again,) = classify.train_all([(cfg, 0)], {"mnist": full})
+    assert again.hit and torch.equal(again.checkpoint(1)[w], half[w])
+    models = classify.Models({("mnist", True): [again]}, {"mnist": full})
+    states = analysis.states(models)
+    assert [s.stage for s in states] == [{"checkpoint": 0.25}, {"checkpoint": 0.5}, {}]
+    assert torch.equal(states[1].state[w], half[w]) and states[2] is again

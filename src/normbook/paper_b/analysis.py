@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -196,7 +196,10 @@ def cluster_stats(
 
 # --------------------------------------------------------------------------- cache + workers
 
-ANALYSIS_CODE = classify.TRAIN_CODE + (representations, sys.modules[__name__])
+# Every analysis of a trained model is keyed by the model's key, the analysis config and the
+# code of training (a model's weights) and of the analyses.
+ANALYSIS_CODE = classify.TRAIN.code + (representations, sys.modules[__name__])
+STEPS = {kind: cache.step(kind, *ANALYSIS_CODE) for kind in ("b_sparsity", "b_clusters")}
 
 AnalysisConfig = SparsityConfig | ClusterConfig
 
@@ -238,7 +241,7 @@ def analyse_all(
                   f"{float(arrays['seconds']):.1f} s", file=sys.stderr, flush=True)  # fmt: skip
             yield idx[j], cache.Entry(arrays)
 
-    return cache.cached_each(acfg.kind, keys, analyse_missing, ANALYSIS_CODE)
+    return STEPS[acfg.kind].cached_each(keys, analyse_missing)
 
 
 def _per_variant(
@@ -327,3 +330,60 @@ def clusters(models: Models, config: ClusterConfig, workers: int = 1) -> Cluster
     entries = _per_variant(config, models, workers)
     metrics = ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k", "dbi_curve", "fixed_k_labels")
     return Clusters(config, *(_stack(entries, m) for m in metrics), **_bookkeeping(models, entries))
+
+
+# --------------------------------------------------------------------------- compute to effect
+
+
+@dataclass
+class TrainingCurves:
+    """One metric of every model at every kept state: arrays [states, seeds, layers] per
+    variant; the last state is the kept model, all measured alike."""
+
+    metric: str  # "sparsity" (layer sparsity) or "class_dbi"
+    fractions: np.ndarray  # (K,) fractions of the epoch budget; the kept model counts as 1
+    values: dict[Variant, np.ndarray]
+    missing: int  # kept states a run stopped before (its kept weights stand in for them)
+
+
+def states(models: Models) -> list[Trained]:
+    """Every model's kept states, then the model itself, state-major: [state][variant][seed].
+    A state the run stopped before is the kept model (training had ended by its rule)."""
+    fracs = next(iter(models.configs.values())).checkpoints
+    out = []
+    for i, f in enumerate(fracs):
+        for t in models.all:
+            state = t.checkpoint(i)
+            out.append(
+                t
+                if state is None
+                else Trained(t.cfg, t.seed, cache.Entry(tensors=state), {"checkpoint": f})
+            )
+    return out + list(models.all)
+
+
+CURVE_ARRAYS = {"sparsity": "layer", "class_dbi": "class_dbi"}
+
+
+def through_training(models: Models, config: AnalysisConfig, n_images: int,
+                     workers: int = 1) -> TrainingCurves:  # fmt: skip
+    """The compute-to-effect curve of one analysis (chapter B2's sparsity, or chapter B3's
+    class-based DBI without k-means) on ``n_images`` images: every kept state analysed like
+    the trained models, cached per state."""
+    metric = "sparsity" if isinstance(config, SparsityConfig) else "class_dbi"
+    config = replace(config, n_images=n_images)
+    if metric == "class_dbi":
+        config = replace(config, kmeans=False)
+    every = states(models)
+    n_states = len(every) // models.n_models
+    entries = analyse_all(config, every, models.splits, workers)
+    starts = np.cumsum([0] + [len(ts) for ts in models.trained.values()])
+    block = [entries[k * models.n_models : (k + 1) * models.n_models] for k in range(n_states)]
+    values = {
+        v: np.stack([[np.asarray(b[starts[j] + s][CURVE_ARRAYS[metric]], float)
+                      for s in range(len(ts))] for b in block])
+        for j, (v, ts) in enumerate(models.trained.items())
+    }  # fmt: skip
+    fracs = next(iter(models.configs.values())).checkpoints
+    missing = sum(t.stage == {} for t in every[: len(every) - models.n_models])
+    return TrainingCurves(metric, np.array([*fracs, 1.0]), values, missing)

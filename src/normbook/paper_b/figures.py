@@ -14,6 +14,7 @@ from . import reported
 from .analysis import Clusters, Sparsity
 from .classify import DATASETS, Models, Splits, bn_label
 from .datasets import CIFAR10_CLASSES
+from .verdicts import signed
 
 COLORS = {"BN": NORM_COLORS["batch"], "no BN": NORM_COLORS["none"]}
 DATASET_TITLES = {"mnist": "MNIST, standard CNN", "cifar10": "CIFAR-10, VGG-16"}
@@ -325,4 +326,34 @@ def accuracy_matched(matched, sparsity: Sparsity, clusters: Clusters):
     for col, ds in enumerate(dss):
         axes[0, col].set_title(DATASET_TITLES[ds])
         axes[0, col].legend(fontsize=8)
+    return fig
+
+
+def difference_through_training(curves, expect: dict[str, str], contrast, sesoi,
+                                ylabel: str):  # fmt: skip
+    """Per dataset (column): the BN-vs-no-BN effect of a :class:`.analysis.TrainingCurves`
+    metric, per seed ``contrast`` over layers, signed the way the paper says (``expect`` per
+    dataset; relative to no BN for the Davies-Bouldin index), against the fraction of the epoch
+    budget; one thin line per seed, the mean thick; dotted, the smallest effect of interest."""
+    values, metric = curves.values, curves.metric
+    fig, axes = canvas(ncols=2, width=4.2, height=2.8)
+    for col, ds in enumerate(DATASETS):
+        ax = axes[0, col]
+        bn, nobn = (np.asarray(values[ds, b], float) for b in (True, False))
+        effect = np.array(
+            [
+                signed(contrast(bn[k]), contrast(nobn[k]), expect[ds], metric == "class_dbi")
+                for k in range(len(curves.fractions))
+            ]
+        )
+        ax.plot(curves.fractions, effect, color="0.55", lw=0.8)
+        ax.plot(curves.fractions, effect.mean(axis=1), "o-", color=COLORS["BN"], lw=1.8, ms=4,
+                label="mean over seeds")  # fmt: skip
+        ax.axhline(sesoi.value, color="0.3", ls=":", lw=1, label="SESOI")
+        ax.axhline(0, color="0.7", lw=0.8)
+        ax.set_xlabel("fraction of the epoch budget (1: kept model)")
+        ax.set_title(f"{DATASET_TITLES[ds]} ({'BN ' + expect[ds]})", fontsize=10)
+        if col == 0:
+            ax.set_ylabel(ylabel)
+            ax.legend(fontsize=8)
     return fig

@@ -3,49 +3,52 @@ hold by construction, and the ledger of each chapter (B1-B3) built from its type
 
 The unit of inference is the seed. The BN and the no-BN model of one seed start from the same
 initial weights and see the same images in the same minibatch order (:func:`seed_pairing`
-checks it), so each seed gives one paired difference. Every claim is ONE pre-declared test:
-an exact one-sided paired sign-flip test over seeds (:func:`normbook.core.claims.paired_signflip`)
-of one pre-declared contrast per seed (the mean over all conv layers, the mean over the deeper
-half, the last layer, or the layer where k* settles), at level ``ALPHA``. The effect is the
-mean paired difference, signed so that a positive value goes the claim's way (no BN - BN for
-a claim that BN lowers a quantity), with its Student t interval at CLAIM_CONFIDENCE. A claim
-with several parts is an intersection-union test (:func:`normbook.core.claims.worst_of`):
-every part must be significant, and its p-value is the largest. Layers are never counted as if
-they were independent: per-layer differences are description only. Grades follow
-:func:`normbook.core.verdicts.grade_test`: with fewer than 5 seeds a one-sided test cannot
-reach ``ALPHA`` (its smallest p is 2^-seeds), so the verdict is *inconclusive*, never
-*reproduced*.
+checks it), so each seed gives one paired difference. Every claim is one pre-declared test of
+one pre-declared contrast per seed (the mean over all conv layers, the mean over the deeper
+half, the last layer, or the layer where k* settles): the effect, signed so that a positive
+value goes the claim's way and, for Davies-Bouldin indices, relative to the no-BN value, is
+tested against the claim's smallest effect of interest (:mod:`.sesoi`) by a one-sample t test
+over seeds (:func:`normbook.core.claims.mean_test`), and graded by
+:func:`normbook.core.verdicts.decide`. A claim with several parts (datasets, learning rates,
+thresholds) grades each part and combines them (:func:`normbook.core.verdicts.decide_parts`):
+every part reproduced, *reproduced*; some, *partly reproduced*, naming which. Layers are never
+counted as if they were independent: per-layer differences are description only.
+
+Before a claim is graded, every network family it compares must have learned (:func:`learned`:
+test accuracy at least twice chance in every seed), and *refuted* needs a difference that has
+stopped moving through training (:func:`moving`, on the kept states of :mod:`.analysis`).
 
 Inputs are per-seed arrays, shape [seeds] or [seeds, layers], BN and no BN in the same seed
-order. Every rule returns its grade and its test (``Graded``).
+order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.claims import CLAIM_CONFIDENCE, ClaimTest, paired_signflip, t_interval, worst_of
-from ..core.fmt import mean_sd, sci
+from ..core.claims import ClaimTest, Sesoi, inside_band, may_rise, mean_test
+from ..core.fmt import join, mean_sd, sci
 from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
-    INCONCLUSIVE,
-    NOT,
+    NOT_SHOWN,
+    NOT_TESTABLE,
     PARTLY,
+    REFUTED,
     REPRODUCED,
     Check,
+    Control,
+    Grade,
     Verdict,
-    compare_with_paper,
-    grade,
-    grade_test,
+    decide,
+    decide_parts,
 )
 from . import reported
-from .analysis import Clusters, Sparsity
+from .analysis import Clusters, Sparsity, TrainingCurves
 from .classify import DATASETS, Models, Variant, split_key
+from .sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE, SPARSITY, flat_margin
 
 DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
-
-Graded = tuple[str, ClaimTest]  # a rule's grade and the test it rests on
 
 
 # ----------------------------------------------------------------------------- contrasts
@@ -93,130 +96,129 @@ def settling_layers(k_star) -> np.ndarray:
 # ----------------------------------------------------------------------------- rules
 
 
-def paired_direction(bn, nobn, expect: str, what: str) -> ClaimTest:
-    """The one test behind every direction claim: an exact one-sided paired sign-flip test
-    over seeds that BN's per-seed contrast is ``expect`` ("lower" or "higher") than no BN's;
-    the effect is signed the claim's way (no BN - BN for "lower", BN - no BN for "higher").
-    Graded by ``grade_test``: significant at ALPHA -> reproduced; otherwise not reproduced,
-    or inconclusive when the seeds cannot reach ALPHA (fewer than 5)."""
+def signed(bn, nobn, expect: str, relative: bool = False) -> np.ndarray:
+    """Per seed, the effect signed the claim's way: BN - no BN when the claim is that BN is
+    "higher", no BN - BN when "lower"; ``relative``: over the no-BN value (for indices
+    without a natural unit)."""
     bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
-    if bn.ndim != 1 or bn.shape != nobn.shape:
-        raise ValueError(f"need one value per seed for BN and no BN, got {bn.shape}, {nobn.shape}")
-    if expect == "lower":
-        return paired_signflip(nobn, bn, null=f"{what}: no BN − BN = 0", alternative="greater")
-    if expect == "higher":
-        return paired_signflip(bn, nobn, null=f"{what}: BN − no BN = 0", alternative="greater")
-    raise ValueError(f"expect must be 'lower' or 'higher', got {expect!r}")
+    if bn.shape != nobn.shape or bn.ndim > 2:
+        raise ValueError(f"need BN and no-BN values of one shape, got {bn.shape}, {nobn.shape}")
+    if expect not in ("higher", "lower"):
+        raise ValueError(f"expect must be 'lower' or 'higher', got {expect!r}")
+    d = bn - nobn if expect == "higher" else nobn - bn
+    return d / np.abs(nobn) if relative else d
 
 
-def _intersection(tests: list[ClaimTest]) -> ClaimTest:
-    """``worst_of`` the tests, named as the intersection-union test it is."""
-    test = worst_of(*tests)
-    return replace(test, test=f"all of {len(tests)} tests (largest p): {test.test}")
+def direction(bn, nobn, expect: str, what: str, sesoi: Sesoi) -> ClaimTest:
+    """The one test behind every direction claim: per seed, the effect ``signed`` the claim's
+    way (relative for Davies-Bouldin indices, ``sesoi`` is :data:`.sesoi.DBI`), a t test over
+    seeds against the SESOI."""
+    bn = np.asarray(bn, float)
+    if bn.ndim != 1:
+        raise ValueError(f"need one value per seed for BN and no BN, got {bn.shape}")
+    d = signed(bn, nobn, expect, relative=sesoi is DBI)
+    way = "BN − no BN" if expect == "higher" else "no BN − BN"
+    return mean_test(d, sesoi.value, null=f"{what}: {way} = 0 (same seeds)",
+                     what="paired t test")  # fmt: skip
 
 
-def all_of(tests: list[ClaimTest]) -> Graded:
-    """A claim made of several parts (datasets, or layers on either side of a boundary): an
-    intersection-union test, reproduced only when every part is significant (p = the
-    largest); otherwise not reproduced, or inconclusive when the seeds cannot reach ALPHA."""
-    test = _intersection(tests)
-    return grade_test(test), test
+def learned(accuracy: dict[Variant, np.ndarray], variants, label: str = "") -> tuple[Control, ...]:
+    """Each compared family's positive control: test accuracy at least ``LEARNED_ACCURACY``
+    (twice chance) in every seed."""
+    out = []
+    for v in variants:
+        acc = np.asarray(accuracy[v], float)
+        out.append(Control(
+            f"{DATASET_NAMES[v[0]]} {'BN' if v[1] else 'no BN'}{label}",
+            f"learned: test accuracy ≥ {LEARNED_ACCURACY:.0%} in every seed",
+            bool(np.all(acc >= LEARNED_ACCURACY)),
+            f"test accuracy {join(acc, '.1%')}",
+        ))  # fmt: skip
+    return tuple(out)
 
 
-def accuracy_gain(bn, nobn) -> Graded:
-    """BN generalizes better: test accuracy per seed, BN - no BN > 0, by one
-    ``paired_direction`` test, graded by ``grade_test``."""
-    test = paired_direction(bn, nobn, "higher", "test accuracy")
-    return grade_test(test), test
+def both(dataset: str) -> list[Variant]:
+    return [Variant(dataset, True), Variant(dataset, False)]
 
 
-def band_position(values, paper: float, tol: float) -> str:
-    """Where the CLAIM_CONFIDENCE t interval of our mean over seeds lies relative to the
-    paper's value ± ``tol``: "inside", "outside" (disjoint) or "straddles" (an edge inside the
-    interval, or no interval: one seed, or no spread between seeds)."""
-    verdict = compare_with_paper([t_interval(values)], [(paper - tol, paper + tol)])
-    return {REPRODUCED: "inside", NOT: "outside"}.get(verdict, "straddles")
+def moving(curves: TrainingCurves | None, dataset: str, expect: str, contrast,
+           sesoi: Sesoi) -> bool | None:  # fmt: skip
+    """Whether the BN-vs-no-BN effect (``signed``, per seed, of ``contrast`` over layers) may
+    still be moving the claim's way at the end of training: its gain over the last half of
+    the epoch budget may reach half the SESOI (:func:`normbook.core.claims.may_rise`). None
+    without kept states."""
+    if curves is None:
+        return None
+    bn, nobn = (np.asarray(curves.values[dataset, b], float) for b in (True, False))
+    effect = np.array([signed(contrast(bn[k]), contrast(nobn[k]), expect, sesoi is DBI)
+                       for k in range(len(curves.fractions))])  # fmt: skip
+    return may_rise(effect, curves.fractions, flat_margin(sesoi))
 
 
-def matches_paper(
-    ours_bn,
-    ours_nobn,
-    paper_bn: float,
-    paper_nobn: float,
-    tol: float = reported.TABLE1_TOLERANCE,
-    profile: str = "paper",
-) -> Graded:
+def accuracy_curve(models: Models, dataset: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """BN - no BN validation accuracy per seed at the kept states' epochs and at the kept
+    model, (fractions, [K, seeds]); None when no states were kept."""
+    cfg = models.trained[dataset, True][0].cfg
+    if not cfg.checkpoints:
+        return None
+
+    def at(t, frac):
+        c, epoch = t.curves, frac * t.cfg.max_epochs
+        seen = np.flatnonzero(c["epoch"] <= epoch + 1e-9)
+        return float(c["val_acc"][seen[-1]]) if seen.size else np.nan
+
+    rows = []
+    for frac in cfg.checkpoints:
+        rows.append(
+            [
+                at(b, frac) - at(n, frac)
+                for b, n in zip(models.trained[dataset, True], models.trained[dataset, False])
+            ]
+        )
+    rows.append(
+        [
+            b.kept_val_acc - n.kept_val_acc
+            for b, n in zip(models.trained[dataset, True], models.trained[dataset, False])
+        ]
+    )
+    return np.array([*cfg.checkpoints, 1.0]), np.array(rows)  # fmt: skip
+
+
+def accuracy_moving(models: Models, dataset: str) -> bool | None:
+    """:func:`moving` for the accuracy gain, on validation accuracy through training."""
+    curve = accuracy_curve(models, dataset)
+    if curve is None:
+        return None
+    return may_rise(curve[1], curve[0], flat_margin(ACCURACY))
+
+
+def settling_test(bn_k, nobn_k, dataset: str) -> ClaimTest:
+    """k* reaches the number of classes (10 ± 2) in an earlier layer with BN, on one dataset:
+    the per-seed ``settling_layer``, no BN - BN, against :data:`.sesoi.SETTLE`."""
+    return direction(
+        settling_layers(bn_k), settling_layers(nobn_k), "lower",
+        f"{DATASET_NAMES[dataset]} layer where k* settles at {reported.N_CLASSES} ± "
+        f"{reported.K_STAR_TOLERANCE}", SETTLE,
+    )  # fmt: skip
+
+
+def table1(acc, profile: str) -> tuple[Grade, ClaimTest, list]:
     """Table 1 (a comparison with the paper's values, not a hypothesis test): for BN and for
     no BN, the t interval of our mean test accuracy over seeds against the paper's value
-    ± ``tol`` (``compare_with_paper``). Reproduced: both intervals inside; partly: one inside
-    and one outside; not reproduced: both outside; inconclusive: an interval straddles its
-    band's edge, or the run is not at the ``paper`` profile (smaller networks trained on fewer
-    images cannot test the paper's absolute numbers)."""
-    values = ((ours_bn, paper_bn), (ours_nobn, paper_nobn))
-    verdict = compare_with_paper(
-        [t_interval(v) for v, _ in values], [(p - tol, p + tol) for _, p in values]
-    )
+    ± ``reported.TABLE1_TOLERANCE`` (:func:`normbook.core.claims.inside_band`): each inside
+    its band, reproduced; wholly outside, refuted. Not testable at any profile but ``paper``:
+    smaller networks trained on fewer images cannot test the paper's absolute numbers."""
+    tol, parts, tests = reported.TABLE1_TOLERANCE, [], []
+    for bn, label in ((True, "BN"), (False, "no BN")):
+        paper = reported.TABLE1_ACCURACY["cifar10", bn]
+        null = f"paper: {reported.percent(paper)} ± {100 * tol:g} points"
+        t = inside_band(acc["cifar10", bn], paper - tol, paper + tol, null=null)
+        parts.append((label, decide(t, testable=profile == "paper")))
+        tests.append(t)
+    grade = decide_parts(parts)
     if profile != "paper":
-        verdict = INCONCLUSIVE
-    dev, values, paper = max(((np.mean(v) - p, v, p) for v, p in values), key=lambda d: abs(d[0]))
-    lo, hi = t_interval(values)
-    test = ClaimTest(
-        effect=float(dev),
-        low=lo - paper,
-        high=hi - paper,
-        p=float("nan"),
-        n=int(np.size(values)),
-        test=f"comparison with the paper's value: {CLAIM_CONFIDENCE:.0%} t interval over "
-        f"{np.size(values)} seeds vs ± {100 * tol:g} points (the larger deviation shown)",
-        null=f"paper: {reported.percent(paper_bn)} (BN), {reported.percent(paper_nobn)} (no BN)",
-        min_p=float("nan"),
-    )
-    return verdict, test
-
-
-def no_consistent_signature(
-    mnist_less: ClaimTest, cifar_more: ClaimTest, bn_better: list[ClaimTest]
-) -> Graded:
-    """The paper's negative sparsity claim: BN less sparse on MNIST AND more sparse on CIFAR-10
-    (an intersection-union test of the two one-sided paired sign-flip tests of the layer-mean
-    sparsity; the test shown), while BN is more accurate on both datasets (the claim's full
-    extent, two more paired tests). Reproduced: the directions and both accuracy gains are
-    significant; partly: the directions only; otherwise not reproduced (or inconclusive when
-    the seeds cannot reach ALPHA)."""
-    directions = _intersection([mnist_less, cifar_more])
-    accuracy = _intersection(bn_better)
-    return grade_test(directions, strong=accuracy.significant()), directions
-
-
-def settles_earlier(bn_k, nobn_k, dataset: str) -> ClaimTest:
-    """k* reaches the number of classes (10 ± 2) in an earlier layer with BN, on one dataset:
-    the per-seed ``settling_layer``, no BN - BN > 0, by ``paired_direction``. The
-    claim over both datasets is ``all_of`` the two."""
-    return paired_direction(
-        settling_layers(bn_k),
-        settling_layers(nobn_k),
-        "lower",
-        f"{DATASET_NAMES[dataset]} layer where k* settles at "
-        f"{reported.N_CLASSES} ± {reported.K_STAR_TOLERANCE}",
-    )
-
-
-def better_only_at_last(bn, nobn) -> Graded:
-    """MNIST's mixed DBI(k*) result, BN worse except at the last layer: an
-    intersection-union test of (mean over every layer but the last: BN - no BN > 0) and
-    (last layer: no BN - BN > 0), each a one-sided paired sign-flip test over seeds.
-    Arrays [seeds, layers]."""
-    bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
-    n = bn.shape[1]
-    return all_of(
-        [
-            paired_direction(
-                layer_mean(bn[:, :-1]), layer_mean(nobn[:, :-1]), "higher",
-                f"DBI(k*), mean over conv1–conv{n - 1}",
-            ),
-            paired_direction(bn[:, -1], nobn[:, -1], "lower", f"DBI(k*), conv{n}"),
-        ]
-    )  # fmt: skip
+        grade = Grade(NOT_TESTABLE, "the paper's absolute numbers need the `paper` profile")
+    return grade, tests[0], parts
 
 
 # ----------------------------------------------------------------------------- checks
@@ -324,14 +326,19 @@ class Contrast:
         """Mean over seeds at the last layer: (BN, no BN)."""
         return float(self.bn[:, -1].mean()), float(self.nobn[:, -1].mean())
 
-    def test(self, contrast: str, expect: str, what: str) -> ClaimTest:
-        """``paired_direction`` of this metric's per-seed ``contrast`` ("layers" for
-        ``layer_mean``, "deeper" for ``deeper_half``)."""
+    def per_seed(self, contrast: str) -> tuple[np.ndarray, np.ndarray, str]:
+        """(BN, no BN) per seed of ``contrast`` ("layers": ``layer_mean``, "deeper":
+        ``deeper_half``), and where it is taken, in words."""
         fn, where = {
             "layers": (layer_mean, "mean over all conv layers"),
             "deeper": (deeper_half, f"mean over {_deeper_names(self.n_layers)}"),
         }[contrast]
-        return paired_direction(fn(self.bn), fn(self.nobn), expect, f"{what}, {where}")
+        return fn(self.bn), fn(self.nobn), where
+
+    def test(self, contrast: str, expect: str, what: str, sesoi: Sesoi) -> ClaimTest:
+        """:func:`direction` of this metric's per-seed ``contrast``."""
+        bn, nobn, where = self.per_seed(contrast)
+        return direction(bn, nobn, expect, f"{what}, {where}", sesoi)
 
 
 def _seed_counts(bn, nobn, expect: str, spec: str = ".3f", word: str = "") -> str:
@@ -344,8 +351,8 @@ def _seed_counts(bn, nobn, expect: str, spec: str = ".3f", word: str = "") -> st
     )
 
 
-def _p(test: ClaimTest) -> str:
-    return f"p = {test.p:.3g}"
+def _grades(parts: list[tuple[str, Grade]]) -> str:
+    return "; ".join(f"{name}: {g.verdict}" for name, g in parts)
 
 
 # ----------------------------------------------------------------------------- ledgers
@@ -354,240 +361,143 @@ def _p(test: ClaimTest) -> str:
 def b1_ledger(models: Models, profile: str) -> list[Verdict]:
     """Chapter B1: BN's accuracy advantage on both datasets, and Table 1's values."""
     acc = models.accuracy
-    paper_bn, paper_nobn = (reported.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
     ledger = []
     for ds, setting in (
         ("cifar10", f"VGG-16; Adam lr {sci(reported.LR['cifar10', True])} vs "
                     f"{sci(reported.LR['cifar10', False])}"),
         ("mnist", "standard CNN; same SGD lr"),
     ):  # fmt: skip
-        verdict, test = accuracy_gain(acc[ds, True], acc[ds, False])
+        test = direction(acc[ds, True], acc[ds, False], "higher",
+                         f"{DATASET_NAMES[ds]} test accuracy", ACCURACY)  # fmt: skip
+        controls = learned(acc, both(ds))
         ledger.append(
             Verdict(
                 "B",
                 f"BN models reach higher test accuracy than no-BN models on "
                 f"{DATASET_NAMES[ds]} ({setting})",
-                verdict,
+                decide(test, controls, rising=accuracy_moving(models, ds)),
                 test,
+                ACCURACY,
                 _seed_counts(acc[ds, True], acc[ds, False], "higher", ".2%"),
                 unit="+.2%",
+                controls=controls,
             )
         )
-    verdict, test = matches_paper(
-        acc["cifar10", True], acc["cifar10", False], paper_bn, paper_nobn, profile=profile
-    )
-    ours = ", ".join(
-        f"{label} {np.mean(acc['cifar10', bn]):.2%} "
-        f"[{t_interval(acc['cifar10', bn])[0]:.2%}, {t_interval(acc['cifar10', bn])[1]:.2%}]: "
-        f"{band_position(acc['cifar10', bn], paper, reported.TABLE1_TOLERANCE)}"
-        for label, bn, paper in (("BN", True, paper_bn), ("no BN", False, paper_nobn))
-    )
+    grade, test, parts = table1(acc, profile)
+    paper_bn, paper_nobn = (reported.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
+    ours = ", ".join(f"{label} {np.mean(acc['cifar10', bn]):.2%}" for label, bn in
+                     (("BN", True), ("no BN", False)))  # fmt: skip
     ledger.append(
         Verdict(
             "B",
             f"Table 1: CIFAR-10 test accuracy {reported.percent(paper_bn)} (BN) and "
             f"{reported.percent(paper_nobn)} (no BN)",
-            verdict,
+            grade,
             test,
-            f"ours, mean [{CLAIM_CONFIDENCE:.0%} CI] vs the paper's ± "
-            f"{100 * reported.TABLE1_TOLERANCE:g} points: {ours}; profile `{profile}`"
-            + ("" if profile == "paper" else " (the paper's absolute numbers need `paper`)"),
-            unit="+.2%",
+            None,
+            f"ours: {ours}; profile `{profile}`",
+            unit=".2%",
         )
     )
     return ledger
 
 
-def b2_ledger(sparsity: Sparsity, accuracy: dict[Variant, np.ndarray]) -> list[Verdict]:
+def b2_ledger(sparsity: Sparsity, models: Models, curves: TrainingCurves | None) -> list[Verdict]:
     """Chapter B2: the direction of BN's effect on layer sparsity (mean over layers) per
     dataset, and the paper's conclusion that there is no consistent sparsity signature."""
     layer = Contrast.per_dataset(sparsity.layer)
-    mnist_less = layer["mnist"].test("layers", "lower", "MNIST layer sparsity")
-    cifar_more = layer["cifar10"].test("layers", "higher", "CIFAR-10 layer sparsity")
-    bn_better = [
-        paired_direction(accuracy[ds, True], accuracy[ds, False], "higher",
-                         f"{DATASET_NAMES[ds]} test accuracy")
-        for ds in DATASETS
-    ]  # fmt: skip
-    mnist, cifar = layer["mnist"], layer["cifar10"]
-    signature, signature_test = no_consistent_signature(mnist_less, cifar_more, bn_better)
-    return [
-        Verdict(
-            "B",
-            "MNIST: BN representations are less sparse than no-BN ones",
-            grade_test(mnist_less),
-            mnist_less,
-            _seed_counts(layer_mean(mnist.bn), layer_mean(mnist.nobn), "lower"),
-        ),
-        Verdict(
-            "B",
-            "CIFAR-10: BN representations are more sparse than no-BN ones",
-            grade_test(cifar_more),
-            cifar_more,
-            _seed_counts(layer_mean(cifar.bn), layer_mean(cifar.nobn), "higher"),
-        ),
-        Verdict(
-            "B",
-            "No consistent sparsity signature: BN moves sparsity in opposite "
-            "directions on the two datasets yet generalizes better on both",
-            signature,
-            signature_test,
-            f"MNIST less sparse with BN: {_p(mnist_less)}; CIFAR-10 more sparse: "
-            f"{_p(cifar_more)}; BN more accurate: MNIST {_p(bn_better[0])}, "
-            f"CIFAR-10 {_p(bn_better[1])}",
-        ),
-    ]
+    acc = models.accuracy
+    rows, grades = [], {}
+    for ds, expect, word in (("mnist", "lower", "less"), ("cifar10", "higher", "more")):
+        c = layer[ds]
+        test = c.test("layers", expect, f"{DATASET_NAMES[ds]} layer sparsity", SPARSITY)
+        controls = learned(acc, both(ds))
+        up = moving(curves, ds, expect, layer_mean, SPARSITY)
+        grade = decide(test, controls, rising=up)
+        grades[ds] = grade
+        rows.append(Verdict(
+            "B", f"{DATASET_NAMES[ds]}: BN representations are {word} sparse than no-BN ones",
+            grade, test, SPARSITY,
+            _seed_counts(layer_mean(c.bn), layer_mean(c.nobn), expect), controls=controls,
+        ))  # fmt: skip
+    gains = {ds: decide(direction(acc[ds, True], acc[ds, False], "higher", "", ACCURACY),
+                        learned(acc, both(ds)), rising=accuracy_moving(models, ds))
+             for ds in DATASETS}  # fmt: skip
+    parts = [("MNIST less sparse", grades["mnist"]), ("CIFAR-10 more sparse", grades["cifar10"]),
+             ("BN more accurate on MNIST", gains["mnist"]),
+             ("BN more accurate on CIFAR-10", gains["cifar10"])]  # fmt: skip
+    rows.append(Verdict(
+        "B", "No consistent sparsity signature: BN moves sparsity in opposite directions on the "
+        "two datasets yet generalizes better on both",
+        decide_parts(parts), rows[0].test, SPARSITY,
+        "parts: " + _grades(parts) + " (effect shown: the MNIST part)",
+        controls=tuple(c for ds in DATASETS for c in learned(acc, both(ds))),
+    ))  # fmt: skip
+    return rows
 
 
-def b3_ledger(clusters: Clusters) -> list[Verdict]:
+def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None) -> list[Verdict]:
     """Chapter B3: class-based purity, the optimal-k trajectory, DBI(k*) on both datasets,
-    and our check at a fixed k."""
+    and our check at a fixed k. Davies-Bouldin effects are relative to the no-BN value."""
+    acc = models.accuracy
     cls, dbi_k_star, dbi_fixed_k = (
         Contrast.per_dataset(values)
         for values in (clusters.class_dbi, clusters.dbi_k_star, clusters.dbi_fixed_k)
     )
     ledger = []
     for ds, c in cls.items():
-        test = c.test("deeper", "lower", f"{DATASET_NAMES[ds]} class-based DBI")
-        ledger.append(
-            Verdict(
-                "B",
-                f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower "
-                "DBI), especially in deeper layers",
-                grade_test(test),
-                test,
-                _seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower", ".2f"),
-                unit=".2f",
-            )
-        )
-    settle = {ds: settles_earlier(clusters.k_star[ds, True], clusters.k_star[ds, False], ds)
+        test = c.test("deeper", "lower", f"{DATASET_NAMES[ds]} class-based DBI", DBI)
+        controls = learned(acc, both(ds))
+        up = moving(curves, ds, "lower", deeper_half, DBI)
+        ledger.append(Verdict(
+            "B", f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower DBI), "
+            "especially in deeper layers", decide(test, controls, rising=up), test, DBI,
+            _seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower", ".2f"),
+            unit=".2f", controls=controls,
+        ))  # fmt: skip
+    every = tuple(c for ds in DATASETS for c in learned(acc, both(ds)))
+    settle = {ds: settling_test(clusters.k_star[ds, True], clusters.k_star[ds, False], ds)
               for ds in DATASETS}  # fmt: skip
-    verdict, test = all_of(list(settle.values()))
-    ledger.append(
-        Verdict(
-            "B",
-            "With BN, k* reaches the number of classes in earlier layers (both datasets)",
-            verdict,
-            test,
-            "; ".join(
-                f"{DATASET_NAMES[ds]} settling layer: "
-                + _seed_counts(
-                    *(settling_layers(clusters.k_star[ds, bn]) for bn in (True, False)),
-                    "lower",
-                    ".1f",
-                    "earlier",
-                )
-                + f", {_p(t)}"
-                for ds, t in settle.items()
-            ),
-            unit=".2f",
-        )
-    )
+    parts = [(DATASET_NAMES[ds], decide(t, learned(acc, both(ds)), rising=None))
+             for ds, t in settle.items()]  # fmt: skip
+    ledger.append(Verdict(
+        "B", "With BN, k* reaches the number of classes in earlier layers (both datasets)",
+        decide_parts(parts), settle["mnist"], SETTLE,
+        "; ".join(f"{DATASET_NAMES[ds]} settling layer: " + _seed_counts(
+            *(settling_layers(clusters.k_star[ds, bn]) for bn in (True, False)), "lower", ".1f",
+            "earlier") for ds in DATASETS) + "; " + _grades(parts), unit=".2f", controls=every,
+    ))  # fmt: skip
     cifar = dbi_k_star["cifar10"]
-    test = cifar.test("deeper", "lower", "CIFAR-10 DBI(k*)")
-    ledger.append(
-        Verdict(
-            "B",
-            "CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
-            grade_test(test),
-            test,
-            _seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
-            unit=".2f",
-        )
-    )
+    test = cifar.test("deeper", "lower", "CIFAR-10 DBI(k*)", DBI)
+    ledger.append(Verdict(
+        "B", "CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
+        decide(test, learned(acc, both("cifar10")), rising=None), test, DBI,
+        _seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
+        unit=".2f", controls=learned(acc, both("cifar10")),
+    ))  # fmt: skip
     mnist = dbi_k_star["mnist"]
-    verdict, test = better_only_at_last(mnist.bn, mnist.nobn)
-    rest_higher = (layer_mean(mnist.bn[:, :-1]) > layer_mean(mnist.nobn[:, :-1])).sum()
-    last_lower = (mnist.bn[:, -1] < mnist.nobn[:, -1]).sum()
-    ledger.append(
-        Verdict(
-            "B",
-            "MNIST: DBI(k*) is higher with BN except at the last layer",
-            verdict,
-            test,
-            f"BN higher over the other layers in {rest_higher} of {len(mnist.bn)} seeds, "
-            f"lower at the last layer in {last_lower} of {len(mnist.bn)}",
-            unit=".2f",
-        )
-    )
-    fixed = {
-        ds: c.test("deeper", "lower", f"{DATASET_NAMES[ds]} DBI at k = {clusters.config.fixed_k}")
-        for ds, c in dbi_fixed_k.items()
-    }
-    verdict, test = all_of(list(fixed.values()))
-    ledger.append(
-        Verdict(
-            "B (our check)",
-            f"At fixed k = {clusters.config.fixed_k}, k-means clusters are "
-            "purer with BN in deeper layers, on both datasets (no selection on DBI)",
-            verdict,
-            test,
-            "; ".join(
-                f"{DATASET_NAMES[ds]}: no BN − BN {t.effect:+.2f} [{t.low:+.2f}, {t.high:+.2f}], "
-                f"{_p(t)}"
-                for ds, t in fixed.items()
-            ),
-            unit=".2f",
-        )
-    )
+    n = mnist.n_layers
+    rest = direction(layer_mean(mnist.bn[:, :-1]), layer_mean(mnist.nobn[:, :-1]), "higher",
+                     f"DBI(k*), mean over conv1–conv{n - 1}", DBI)  # fmt: skip
+    last = direction(mnist.bn[:, -1], mnist.nobn[:, -1], "lower", f"DBI(k*), conv{n}", DBI)
+    m_controls = learned(acc, both("mnist"))
+    parts = [(f"higher over conv1–conv{n - 1}", decide(rest, m_controls, rising=None)),
+             (f"lower at conv{n}", decide(last, m_controls, rising=None))]  # fmt: skip
+    ledger.append(Verdict(
+        "B", "MNIST: DBI(k*) is higher with BN except at the last layer", decide_parts(parts),
+        rest, DBI, _grades(parts) + f"; at conv{n}: effect {last.effect:+.2f} "
+        f"[{last.low:+.2f}, {last.high:+.2f}]", unit=".2f", controls=m_controls,
+    ))  # fmt: skip
+    k = clusters.config.fixed_k
+    fixed = {ds: c.test("deeper", "lower", f"{DATASET_NAMES[ds]} DBI at k = {k}", DBI)
+             for ds, c in dbi_fixed_k.items()}  # fmt: skip
+    parts = [(DATASET_NAMES[ds], decide(t, learned(acc, both(ds)), rising=None))
+             for ds, t in fixed.items()]  # fmt: skip
+    ledger.append(Verdict(
+        "B (our check)", f"At fixed k = {k}, k-means clusters are purer with BN in deeper "
+        "layers, on both datasets (no selection on DBI)", decide_parts(parts), fixed["mnist"],
+        DBI, "; ".join(f"{DATASET_NAMES[ds]}: relative DBI reduction {t.effect:+.2f} "
+                       f"[{t.low:+.2f}, {t.high:+.2f}]" for ds, t in fixed.items())
+        + "; " + _grades(parts), unit=".2f", controls=every,
+    ))  # fmt: skip
     return ledger
-
-
-# ----------------------------------------------------------------------------- B4 rules
-
-
-def _signed(values, expect: str) -> np.ndarray:
-    """Per-seed values signed so that a positive value goes the claim's way."""
-    v = np.asarray(values, float)
-    if expect not in ("higher", "lower"):
-        raise ValueError(f"expect must be 'lower' or 'higher', got {expect!r}")
-    return v if expect == "higher" else -v
-
-
-def bn_main_effect(bn_effect, expect: str, what: str) -> Graded:
-    """BatchNorm itself moves a metric the paper's way: per seed, the BN main effect of the
-    BN x learning-rate 2 x 2 (BN − no BN, averaged over both learning rates), signed the
-    paper's way (``expect``: BN "higher" or "lower"), by an exact one-sided paired sign-flip
-    test over seeds, graded by ``grade_test``: significant -> reproduced; otherwise not
-    reproduced, or inconclusive when the seeds cannot reach ALPHA."""
-    d = _signed(bn_effect, expect)
-    test = paired_signflip(d, np.zeros_like(d), null=f"{what}: BN main effect = 0")
-    return grade_test(test), test
-
-
-def lr_confound(lr_effect, expect: str, what: str) -> Graded:
-    """The critics' confound: the learning rate the paper gives BN, by itself (the lr main
-    effect: paper's BN rate − the other, averaged over BN and no BN), moves a metric the way
-    the paper attributes to BN (``expect``); exact one-sided paired sign-flip test over seeds,
-    graded by ``grade_test``. *Reproduced* means the confound is real: part of the paper's
-    contrast is the learning rate's."""
-    d = _signed(lr_effect, expect)
-    test = paired_signflip(d, np.zeros_like(d), null=f"{what}: learning-rate main effect = 0")
-    return grade_test(test), test
-
-
-def survives_thresholds(bn, nobn, expect: str, what: str, thresholds) -> Graded:
-    """The BN / no-BN sparsity ordering does not depend on the zero threshold: at every
-    relative threshold (arrays [seeds, thresholds], layer-mean sparsity), BN is ``expect``
-    than no BN by ``paired_direction``; an intersection-union test (``all_of``): reproduced
-    only when every threshold's test is significant, its p the largest."""
-    bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
-    return all_of(
-        [
-            paired_direction(bn[:, i], nobn[:, i], expect, f"{what} at t = {t:g}")
-            for i, t in enumerate(thresholds)
-        ]
-    )
-
-
-def fewer_edges_than_noise(share, noise_share: float, what: str) -> Graded:
-    """k* says more about trained representations than about the selection rule: per seed, the
-    share of (layer, variant) whose k* is an end of the searched range is lower than on
-    isotropic Gaussian noise of the same shape (``noise_share``); one-sided exact paired
-    sign-flip test of noise share − share > 0, graded by ``grade_test``."""
-    s = np.asarray(share, float)
-    test = paired_signflip(
-        np.full_like(s, noise_share), s,
-        null=f"{what}: k* at an end as often as on isotropic noise ({noise_share:.0%})",
-    )  # fmt: skip
-    return grade_test(test), test
