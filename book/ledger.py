@@ -17,15 +17,17 @@
 #
 # Every claim of both papers, and every stress test of them, in one table, with the section
 # it comes from, its effect size with the interval, the test and its p-value, the null it was
-# compared with, and its verdict. Nothing here is typed: this page reads the records that the
-# chapters wrote when they were executed for this build (profile {glue:text}`ledger_profile`),
-# so a chapter re-executed with other parameters (`make chapter …`) rebuilds this page from
-# that run, and {ref}`ledger-provenance` says which parameters changed. The verdict
-# vocabulary and the rules behind it are on the {ref}`methods` page ({ref}`methods-verdicts`):
-# *reproduced* and *partly reproduced* need a test significant at level
-# {glue:text}`ledger_alpha`; *not reproduced* needs a test that could have reached it and did
-# not; *inconclusive* means the design could not reach it (too few seeds) or the positive
-# control failed, or the effect was still growing when training stopped.
+# compared with, the smallest effect that would matter, and its verdict. Nothing here is
+# typed: this page reads the records that the chapters wrote when they were executed for this
+# build (profile {glue:text}`ledger_profile`), so a chapter re-executed with other parameters
+# (`make chapter …`) rebuilds this page from that run, and {ref}`ledger-provenance` says which
+# parameters changed. The verdict vocabulary and the rules behind it are on the {ref}`methods`
+# page ({ref}`methods-verdicts`): *reproduced* needs the effect's interval to clear the
+# smallest effect of interest (SESOI) on the claim's side; *refuted* needs it wholly below the
+# SESOI (or of the other sign), in a network family that passed its positive control, on a
+# quantity that had stopped rising; *not shown at this budget* is everything else (too little
+# power, a failed control, a curve still rising); *not testable at this profile* marks what
+# only the papers' scale can test.
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -45,9 +47,18 @@ report.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_c
 # ## Verdicts at a glance
 #
 # {numref}`fig-ledger-summary` counts the {glue:text}`ledger_n` graded claims by verdict.
+# Each verdict answers its own question at level {glue:text}`ledger_alpha`; across the many
+# claims of one paper some decisive answers are expected by chance alone, so the table below
+# also counts them after a Benjamini–Hochberg adjustment of the deciding p-values, per paper
+# (as graded → adjusted). The adjustment assumes the claims' tests are positively dependent
+# at worst, which they are: several rows reuse the same networks (chapter A1's in A1, A3 and
+# A4; chapter B1's in B1–B4, where the one confounded CIFAR-10 contrast enters several rows).
 
 # %%
 report.figure("fig-ledger-summary", claims_ledger.verdict_summary(recs))
+
+# %%
+report.md(claims_ledger.counts_table(recs))
 
 # %%
 absent = claims_ledger.missing(recs)
@@ -71,13 +82,28 @@ report.md(
 # (ledger-table)=
 # ## Every claim
 #
-# Effects are each claim's estimate with its {glue:text}`ledger_conf` interval (the unit is the
-# claim's own; see the chapter it links to); "n/a" marks an interval that cannot be computed
-# (fewer than two seeds, or no spread).
+# Effects are each claim's estimate with its {glue:text}`ledger_conf` interval, in the unit of
+# its SESOI (see the chapter it links to); "n/a" marks an interval that cannot be computed
+# (fewer than two seeds). "p" asks whether the effect clears the SESOI, "p(below)" whether
+# it is below it; "p adjusted" is the deciding one after the per-paper adjustment, with the
+# grade it leaves.
 
 # %%
 report.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")
 report.md(claims_ledger.claims_table(recs))
+
+# %% [markdown]
+# (ledger-controls)=
+# ## Positive controls
+#
+# Before a network family's claims are graded it must show that it learned (the ramp within
+# the receptive field of the ends for paper A's networks, accuracy well above chance for
+# paper B's) and, for claims about how far paper A's side channel carries, the side channel
+# itself in its first hop. A failed control makes every claim resting on that family *not
+# shown*.
+
+# %%
+report.md(claims_ledger.table_or_none(claims_ledger.controls_rows(recs)))
 
 # %% [markdown]
 # (ledger-checks)=

@@ -26,14 +26,16 @@
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 oc_models = None  # simulated models per step and noise correlation length (detector calibration)
+power_draws = None  # simulated designs per point of the power figure
 
 # %%
-from normbook import methods
+from normbook import claims_ledger, methods
 from normbook.chapters import SPECS
 from normbook.core import claims, report, stats
-from normbook.paper_a import calibration, figures, stress_verdicts
+from normbook.paper_a import calibration, figures, localization, sesoi, stress_verdicts
 from normbook.paper_a import reported as reported_a
 from normbook.paper_a import verdicts as verdicts_a
+from normbook.paper_b import stress as stress_b
 from normbook.paper_b import verdicts as verdicts_b
 
 P, run = report.start(SPECS["methods"], globals())
@@ -47,8 +49,7 @@ report.glue_all("m", {
     "cpu_seeds": len(SPECS["b1_setup_accuracy"].profiles["cpu"]["seeds"]),
     "level": claims.ALPHA, "conf": f"{stats.CONFIDENCE:.0%}",
     "claim_conf": f"{claims.CLAIM_CONFIDENCE:.0%}",
-    "min_p5": f"{2**-5:.3f}", "min_p4": f"{2**-4:.4f}",
-    "flat_margin": verdicts_a.FLAT_MARGIN,
+    "flat_margin": f"{sesoi.flat_margin(sesoi.SLOPE):g}", "slope_sesoi": sesoi.SLOPE.show(),
 })  # fmt: skip
 
 # %% [markdown]
@@ -62,12 +63,11 @@ report.glue_all("m", {
 #   its verdicts are not evidence. Continuous integration executes every chapter at `smoke`.
 # - `cpu` is the profile the book is built with: every experiment at a scale that two CPU
 #   cores train in minutes, with enough seeds ({glue:text}`m_cpu_seeds` paired seeds for the
-#   seed-level tests) that a claim *can* reach significance. Networks are smaller and trained
-#   for a fraction of the papers' budget, so some effects are weak or absent at `cpu`: the
-#   verdicts say so ("not reproduced" or "inconclusive" at this profile) rather than hide it.
+#   seed-level tests) that a claim *can* be decided. Networks are smaller and trained for a
+#   fraction of the papers' budget, so some effects are weak or absent at `cpu`: the verdicts
+#   say so (*refuted*, or *not shown at this budget*) rather than hide it.
 # - `paper` is the papers' own scale (sequence length {glue:text}`m_len`, full datasets), with
-#   {glue:text}`m_seeds` seeds: the papers' four plus one, the fewest a paired sign-flip test can
-#   grade with; it needs a GPU and hours.
+#   {glue:text}`m_seeds` seeds (the papers' four plus one); it needs a GPU and hours.
 #
 # The knobs that differ most between the profiles:
 
@@ -189,6 +189,49 @@ for test in calibration.TESTS:
 # input, and the circular network's outputs move with a cyclic shift of its input. A network is
 # never part of its own null.
 #
+# (methods-null-statistics)=
+# ### What a null network's fraction and distance look like
+#
+# The interior fraction and the localization distance count indices, and the indices of one
+# network do not err independently: neighbouring outputs share inputs, and a pooled statistic
+# moves a whole sample's output up or down together. Each index is flagged with probability
+# $\alpha$ whatever the correlation, but a network's flags come together, so a single null
+# network can show a fraction far above $\alpha$ and a distance that reaches the middle.
+# {numref}`fig-methods-nulls` simulates networks that localize only where they see the padding
+# (a steep ramp within $R$ of each end, flat beyond, at chapter A1's geometry), with noise
+# correlated along the sequence and a share of it common to the whole sequence; the ticks are
+# this build's circular-padding networks of chapter A1, measured the same way.
+
+# %%
+a1 = SPECS["a1_localization"].resolve(P.profile)
+setup_a1 = localization.configs(a1)
+nulls = calibration.measured_nulls(a1.alpha, a1.seq_len, setup_a1.radius, a1.distance_window,
+                                   a1.distance_threshold, n_models=P.oc_models)  # fmt: skip
+circ = localization.circular_null(setup_a1, setup_a1.chapter_cnn)  # chapter A1's, cached
+marks = {"frac_interior": circ.frac_interior,
+         "distance_beyond": [d - setup_a1.radius for d in circ.distances]}  # fmt: skip
+report.figure("fig-methods-nulls", methods.null_figure(nulls, marks))
+report.md(methods.null_quantile_table(calibration.null_quantiles(nulls)))
+
+# %% [markdown]
+# ```{glue:figure} fig-methods-nulls
+# :name: fig-methods-nulls
+# :alt: Empirical distribution functions of the interior fraction and of the distance beyond R
+#   for simulated null networks at three shares of sequence-wide noise.
+#
+# Null distributions of the interior fraction (left) and of the localization distance beyond
+# $R$ (right) for simulated networks that cannot localize beyond $R$: colour, the share of the
+# noise common to the whole sequence; line style, its correlation length along the sequence;
+# dotted, the 95 % level; ticks, this build's circular-padding networks. Drawn by
+# `methods.null_figure`.
+# ```
+#
+# The table gives each null's 95 % quantile. With no shared noise a null network's fraction
+# stays within a few times $\alpha$; with half of it shared, a quarter to a half of the
+# interior can be flagged by chance. This is why no claim of the book is graded on a fraction
+# or a distance: the claims grade slopes of the mean prediction, which a shift of the whole
+# sequence leaves unchanged, against the two null networks measured the same way.
+#
 # (methods-packnorm)=
 # ### PackNorm and the multi-hop bound
 #
@@ -278,20 +321,56 @@ for test in calibration.TESTS:
 # bit-identical results.
 #
 # The unit of every claim's test is an independently trained network, never an index or a layer
-# (neighbouring indices share inputs; layers of one network share everything). Claims that compare
-# two conditions seed by seed use the exact **paired sign-flip test**
-# {cite:p}`good2005permutation` (`scipy.stats.permutation_test`, all $2^n$ sign patterns): under
-# the null each seed's difference is symmetric about zero. Its smallest one-sided p-value is
-# $2^{-n}$, so five seeds can reach {glue:text}`m_level` ($p$ = {glue:text}`m_min_p5`) and four
-# cannot ($p$ = {glue:text}`m_min_p4`). Trends over many independently trained models (the overlap
-# of PackNorm, the group count of GroupNorm) use Spearman's rank correlation, one-sided; a single
-# model's accuracy against chance uses the exact binomial test. Every claim's effect is shown with
-# a two-sided {glue:text}`m_claim_conf` interval, so that its end on the claim's side is the
-# one-sided bound that matches the one-sided test at {glue:text}`m_level`: Student's $t$ interval
-# of a mean difference over seeds, the Fisher-$z$ interval of a rank correlation, the Wilson
-# interval of an accuracy. The interval is a description (the sign-flip test does not assume
-# normality), and "n/a" where it does not exist (one seed, or no spread between seeds).
-# Descriptive intervals elsewhere in the book (figures, per-layer tables) are {glue:text}`m_conf`.
+# (neighbouring indices share inputs; layers of one network share everything). A claim that
+# compares two conditions seed by seed tests the mean of the per-seed effects (signed so that a
+# positive value goes the claim's way) against the claim's smallest effect of interest with a
+# one-sample $t$ test (`scipy.stats.ttest_1samp`), in both directions: does the effect clear the
+# SESOI, is it below it? Its two-sided {glue:text}`m_claim_conf` interval is the one both
+# questions read: the lower end above the SESOI is "clears" at level {glue:text}`m_level`, the
+# upper end below it is "below". An earlier version of this book used the exact paired
+# sign-flip test, which with five seeds reaches 0.05 only when all five seeds agree: one
+# discordant seed, however small, decided a claim. The $t$ test tolerates one seed that
+# barely learned (a worked example is in {ref}`methods-verdicts`), at the price of assuming the
+# per-seed effects are roughly normal; a skewed spread widens the interval, which makes a
+# claim harder to decide either way, not easier to decide wrongly. Trends over many
+# independently trained models (the group count of GroupNorm, the sequence length of the decay
+# study) use Spearman's rank correlation with a Fisher-$z$ interval against a SESOI on $\rho$;
+# accuracies against chance use exact binomial tests with Clopper–Pearson intervals; the
+# papers' reported values are compared by two one-sided tests against the paper's band.
+# Descriptive intervals elsewhere in the book (figures, per-layer tables) are
+# {glue:text}`m_conf`.
+#
+# **How many seeds.** {numref}`fig-methods-power` shows the chance that the test gives a
+# decisive answer when the truth is one SESOI beyond it (an effect of twice the SESOI gets
+# *reproduced*; by symmetry, no effect at all gets *refuted*), against the SESOI in units of the
+# seeds' spread, for four to six seeds: simulated with the test itself ({glue:text}`m_draws`
+# designs per point, dots) and from the noncentral $t$ distribution (lines). The ticks are this
+# build's claims, each at the spread it measured. The `cpu` profile uses
+# {glue:text}`m_cpu_seeds` seeds: a sixth would raise the power at a SESOI of one seed standard
+# deviation from {glue:text}`m_power5` to {glue:text}`m_power6` and cost a fifth more
+# training in every chapter; where a claim's spread is small (most of them) five seeds already
+# decide it.
+
+# %%
+power = methods.simulated_power(P.power_draws)
+recs = claims_ledger.records(P.profile)
+report.figure("fig-methods-power", methods.power_figure(power, methods.claim_ratios(recs),
+                                                        seeds=len(a1.seeds)))  # fmt: skip
+at_one = power[power.ratio == 1.0].set_index("n").analytic
+report.glue_all("m", {"draws": P.power_draws, "power5": f"{at_one[5]:.2f}",
+                     "power6": f"{at_one[6]:.2f}"})  # fmt: skip
+
+# %% [markdown]
+# ```{glue:figure} fig-methods-power
+# :name: fig-methods-power
+# :alt: Power of the seed-level t test against the SESOI in units of the seeds' standard
+#   deviation, for four, five and six seeds; simulated points on analytic curves.
+#
+# Power of the claims' $t$ test over seeds: the chance of a decisive verdict when the truth is
+# one SESOI beyond the SESOI, against SESOI / (standard deviation of the per-seed effect);
+# dots, simulated with `core.claims.mean_test`; lines, the noncentral $t$ distribution; dotted,
+# 80 %; ticks, this build's claims. Drawn by `methods.power_figure`.
+# ```
 #
 # (methods-reconstructed-knobs)=
 # ### Every reconstructed knob
@@ -307,37 +386,83 @@ report.md(methods.reconstruction_table(specs))
 # ## From claims to verdicts
 #
 # Every chapter ends with two tables. **Claims**: the paper's claims in our words (rows marked
-# *(ours)* are claims we added), each graded by one test fixed before looking at the numbers, at
-# level {glue:text}`m_level`, with its effect size and interval, the test and its p-value, and
-# the null it was compared with. The grades:
+# *(ours)* are claims we added), each graded by one test fixed before looking at the numbers,
+# with its effect size and interval beside the claim's **smallest effect of interest** (SESOI:
+# the smallest effect that would matter, declared with its reason before any number was seen;
+# {ref}`methods-sesoi`), the test and its p-values, and the null it was compared with. The
+# grades:
 #
-# - *reproduced*: the test is significant and the claim's full extent holds (for example, the
-#   whole sequence is localized, not just some of it);
-# - *partly reproduced*: the test is significant but the full extent does not hold;
-# - *not reproduced*: the test is not significant although the design could have reached the
-#   level;
-# - *inconclusive*: the design cannot reach the level (too few seeds), or the positive control
-#   the claim needs (a network that does localize) failed too, so that the budget, not the claim,
-#   is what the run tells about; or, for paper A's claims that a network localizes, the effect may
-#   still be growing when training stops (*inconclusive at this budget*).
+# - *reproduced*: the effect's {glue:text}`m_claim_conf` interval clears the SESOI on the
+#   claim's side;
+# - *partly reproduced*: a claim of several parts (datasets, learning rates, thresholds, the
+#   two halves of "higher except at the last layer") of which some are reproduced; the row
+#   names which;
+# - *refuted*: the interval lies wholly below the SESOI (smaller than the smallest effect that
+#   would matter, or of the other sign), the network family passed its positive control, and
+#   the tested quantity has stopped rising: the claim is false at this profile;
+# - *not shown at this budget*: neither. The interval contains the SESOI (too little power),
+#   or a family's positive control failed, or the quantity may still be rising, or no kept
+#   states can tell whether it is;
+# - *not testable at this profile*: what only the papers' scale can test (their absolute
+#   accuracies).
 #
-# **Compute to effect.** Paper A's chapters keep each network's state at fractions of its
-# training budget and evaluate every kept state like the trained network. *Not reproduced*
-# requires a curve that has flattened: the gain of the interior slope over the last half of the
-# budget, per seed, must have its {glue:text}`m_claim_conf` interval's upper end below
-# {glue:text}`m_flat_margin` (a rise of {glue:text}`m_flat_margin` of the ramp is ruled out). A
-# curve that may still be rising turns *not reproduced* into *inconclusive*, and the chapter
-# shows the trend. The `cpu` profile's learning rate, schedule and batch size were chosen on the
-# {ref}`budget calibration <calibration>` page, at seeds no chapter uses, by slope reached per
-# minute of training.
+# Non-significance alone is never a verdict against a claim: "the claim is false" and "this
+# budget cannot tell" are different answers. One example per outcome, graded by the same
+# function the chapters call (`core.verdicts.decide`), with a SESOI of 0.05:
+
+# %%
+report.md(methods.worked_examples())
+
+# %% [markdown]
+# **Positive controls.** A network family grades nothing until it has shown that it learned:
+# paper A's networks must have learned the ramp within $R$ of the ends (band 0, where any CNN
+# sees the padding: slope at least {glue:text}`m_learned` of the ramp's in every seed), and,
+# for claims about how far or how the side channel carries, show the side channel itself in
+# their first hop band ($[R, 3R)$, slope at least the SESOI in every seed); PackNorm's must
+# tell identical paths apart (accuracy at full overlap at least {glue:text}`m_pack_learned`);
+# paper B's classifiers must reach twice chance on the test set in every seed. A failed control
+# makes the claims resting on that family *not shown*, and the row says which control failed.
 #
-# A few rows compare our number with the paper's reported value instead (the PackNorm transition,
-# Table 1's accuracies); they say so in the test column. **Checks**: properties that hold by
-# construction (exact shift-equivariance, a control at chance, the nulls having no boundary). A
-# check cannot be a verdict on the paper; a failed check is a bug. The rules, from their source:
+# **Compute to effect.** The chapters keep each network's state at fractions of its training
+# budget and measure every kept state like the trained network: paper A's slopes, paper B's
+# sparsity, class-based Davies–Bouldin index and validation accuracy. *Refuted* requires that
+# the quantity the claim tests has stopped moving its way: its gain over the last half of the
+# budget, per seed, must have its {glue:text}`m_claim_conf` interval's upper end below half the
+# claim's SESOI (for a slope, {glue:text}`m_flat_margin` of the ramp). A claim with no kept
+# states of its own (the depth probes, the k-means analyses, the stress tests' networks) can be
+# reproduced but not refuted. The `cpu` profile's learning rate, schedule and batch size were
+# chosen on the {ref}`budget calibration <calibration>` page, at seeds no chapter uses, by slope
+# reached per minute of training.
+#
+# **Many claims.** Each claim answers its own question at level {glue:text}`m_level`; the
+# {ref}`ledger` also counts the verdicts after a Benjamini–Hochberg adjustment of the deciding
+# p-values per paper.
+#
+# A few rows compare our number with the paper's reported value instead (the PackNorm
+# transition, Table 1's accuracies); their "SESOI" is the paper's band. **Checks**: properties
+# that hold by construction (exact shift-equivariance, a control at chance, the nulls having no
+# boundary, a flat interior where symmetry demands it). A check cannot be a verdict on the
+# paper; a failed check is a bug.
+#
+# (methods-sesoi)=
+# ### The smallest effects of interest
+#
+# Every SESOI the claims use, from `paper_a.sesoi` and `paper_b.sesoi`, with its reason, how many
+# of this build's claims use it, and the power of those claims' designs against it (the chance
+# of a decisive verdict when the truth is one SESOI beyond it, at the seed spread each claim
+# measured; {numref}`fig-methods-power`):
+
+# %%
+report.md(methods.sesoi_table(recs))
+report.glue_all("m", {"learned": f"{sesoi.LEARNED_SLOPE:g}",
+                     "pack_learned": f"{0.5 + sesoi.CHANCE_MARGIN:g}"})  # fmt: skip
+
+# %% [markdown]
+# The rules, from their source:
 
 # %%
 report.md(methods.rules_table(verdicts_a, stress_verdicts, verdicts_b))
+report.md(methods.rules_table(stress_b, only=methods.B4_RULES))
 
 # %% [markdown]
 # (methods-tests)=

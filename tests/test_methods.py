@@ -8,7 +8,7 @@ from normbook.paper_b import verdicts as verdicts_b
 
 def test_rules_table_lists_every_rule_and_no_ledger():
     text = methods.rules_table(verdicts_a, verdicts_b)
-    for name in ("whole_sequence", "grows_with_groups", "beyond_nulls", "at_chance"):
+    for name in ("localizes_verdict", "learned", "side_channel", "beyond_nulls", "at_chance"):
         assert f"paper_a.verdicts.{name}`" in text, name
     assert "paper_b.verdicts." in text
     assert "_ledger" not in text and "Verdict`" not in text  # imported names are not rules

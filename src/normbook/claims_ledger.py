@@ -9,9 +9,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .core import ledger
+from .core.claims import ALPHA, adjusted
 from .core.fmt import table
 from .core.params import Spec
-from .core.verdicts import GRADES, INCONCLUSIVE, NOT, PARTLY, REPRODUCED
+from .core.verdicts import (
+    DECISIVE,
+    GRADES,
+    NOT_SHOWN,
+    NOT_TESTABLE,
+    PARTLY,
+    REFUTED,
+    REPRODUCED,
+    p_text,
+)
 
 LEDGER = Spec(
     chapter="ledger",
@@ -34,7 +44,8 @@ GRADED = (
 )
 PAPER_NAMES = {"A": "Paper A (normalization side channel)", "B": "Paper B (BatchNorm)"}
 # Okabe-Ito, colour-blind safe
-VERDICT_COLORS = {REPRODUCED: "#009E73", PARTLY: "#56B4E9", NOT: "#D55E00", INCONCLUSIVE: "#999999"}
+VERDICT_COLORS = {REPRODUCED: "#009E73", PARTLY: "#56B4E9", REFUTED: "#D55E00",
+                  NOT_SHOWN: "#999999", NOT_TESTABLE: "#E6E6E6"}  # fmt: skip
 
 
 def records(profile: str, chapters=GRADED) -> list[dict]:
@@ -52,33 +63,56 @@ def _num(v, unit: str) -> str:
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, unit)
 
 
-def _p(p) -> str:
-    return "n/a" if p is None else "< 1e-300" if p == 0 else f"{p:.3g}"
-
-
 def section_title(label: str) -> str:
     """``a2-verdict`` -> ``A2 verdict``; ``a4-circular`` -> ``A4 circular``."""
     chapter, _, rest = label.partition("-")
     return f"{chapter.upper()} {rest.replace('-', ' ')}".strip()
 
 
+def adjusted_p(recs: list[dict]) -> dict[tuple[int, int], float]:
+    """Benjamini-Hochberg adjusted p-value of every graded claim, per paper: the p of the
+    question that decided its grade (clears or below the SESOI), among the claims of that
+    paper that were tested (a failed control or an untestable claim has no p). Keyed by
+    (record index, claim index)."""
+    out = {}
+    for paper in PAPER_NAMES:
+        idx = [(i, j) for i, r in enumerate(recs) for j, c in enumerate(r["claims"])
+               if c["paper"][0] == paper and c.get("p_grade") is not None]  # fmt: skip
+        ps = [recs[i]["claims"][j]["p_grade"] for i, j in idx]
+        out |= dict(zip(idx, adjusted(ps).tolist()))
+    return out
+
+
+def adjusted_verdict(c: dict, p_adj: float | None) -> str:
+    """A claim's grade after the per-paper adjustment: a decisive grade whose adjusted p is
+    not below ALPHA becomes *not shown*."""
+    if c["verdict"] in DECISIVE and (p_adj is None or not p_adj < ALPHA):
+        return NOT_SHOWN
+    return c["verdict"]
+
+
 def claim_rows(recs: list[dict]) -> list[dict]:
-    """One table row per claim: where it comes from, the verdict, the effect with its interval,
-    the test with its p-value, and the null."""
+    """One table row per claim: where it comes from, the verdict and why, the effect with its
+    interval beside the smallest effect of interest, the test with its p-values (raw and
+    adjusted per paper), and the null."""
+    adj = adjusted_p(recs)
     rows = []
-    for r in recs:
-        for c in r["claims"]:
+    for i, r in enumerate(recs):
+        for j, c in enumerate(r["claims"]):
             u = c["unit"]
+            p_adj = adj.get((i, j))
             rows.append(
                 {
                     "paper": c["paper"],
                     "from": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
                     "claim": c["claim"],
-                    "verdict": f"**{c['verdict']}**",
+                    "verdict": f"**{c['verdict']}** ({c['why']})",
                     "effect [interval]": (
                         f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]"
                     ),
-                    "test": f"{c['test']}; p = {_p(c['p'])}",
+                    "SESOI": c["sesoi_text"],
+                    "test": f"{c['test']}; p {p_text(c['p'])}, p(below) {p_text(c['p_refute'])}",
+                    "p adjusted": f"{p_text(p_adj)} → {adjusted_verdict(c, p_adj)}",
                     "null": c["null"],
                 }
             )
@@ -89,13 +123,43 @@ def claims_table(recs: list[dict]) -> str:
     return table(claim_rows(recs))
 
 
-def counts(recs: list[dict]) -> dict[str, dict[str, int]]:
-    """Verdicts per paper: {paper: {grade: count}}."""
+def counts(recs: list[dict], adjust: bool = False) -> dict[str, dict[str, int]]:
+    """Verdicts per paper: {paper: {grade: count}}, as graded or (``adjust``) after the
+    per-paper Benjamini-Hochberg adjustment."""
+    adj = adjusted_p(recs) if adjust else {}
     out = {p: dict.fromkeys(GRADES, 0) for p in PAPER_NAMES}
+    for i, r in enumerate(recs):
+        for j, c in enumerate(r["claims"]):
+            v = adjusted_verdict(c, adj.get((i, j))) if adjust else c["verdict"]
+            out[c["paper"][0]][v] += 1  # "B (our check)" counts under paper B
+    return out
+
+
+def counts_table(recs: list[dict]) -> str:
+    """Verdicts per paper, as graded and after the adjustment, side by side."""
+    raw, adj = counts(recs), counts(recs, adjust=True)
+    rows = [{"paper": PAPER_NAMES[p], **{g: f"{raw[p][g]} → {adj[p][g]}" for g in GRADES}}
+            for p in PAPER_NAMES]  # fmt: skip
+    return table(rows)
+
+
+def controls_rows(recs: list[dict]) -> list[dict]:
+    """Every network family's positive control, once per chapter: what it had to show, and
+    whether it did (a failed control makes its claims *not shown*)."""
+    rows, seen = [], set()
     for r in recs:
         for c in r["claims"]:
-            out[c["paper"][0]][c["verdict"]] += 1  # "B (our check)" counts under paper B
-    return out
+            for k in c.get("controls", []):
+                key = (r["chapter"], k["family"], k["check"])
+                if key in seen:
+                    continue
+                seen.add(key)
+                rows.append({
+                    "chapter": f"{{doc}}`{r['chapter']}`", "family": k["family"],
+                    "control": k["check"], "result": "passed" if k["passed"] else "**failed**",
+                    "evidence": k["evidence"],
+                })  # fmt: skip
+    return rows
 
 
 def checks_summary(recs: list[dict]) -> list[dict]:
@@ -148,7 +212,7 @@ def verdict_summary(recs: list[dict]):
     ax.set_yticks(range(len(papers)), [PAPER_NAMES[p] for p in papers])
     ax.invert_yaxis()
     ax.set_xlabel("claims")
-    ax.legend(ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.35), frameon=False, fontsize=8)
+    ax.legend(ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False, fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -9,7 +9,7 @@ from normbook import claims_ledger
 from normbook.core import build, ledger, report
 from normbook.core.claims import ClaimTest
 from normbook.core.params import Param, Spec
-from normbook.core.verdicts import NOT, REPRODUCED, Check, Verdict
+from normbook.core.verdicts import REFUTED, REPRODUCED, Check, Grade, Verdict
 
 SPEC = Spec(
     chapter="a1_localization",  # a graded chapter's name, so the ledger page orders it
@@ -31,8 +31,9 @@ def _execute_chapter(effect: float, verdict: str, seeds=None):
     """What a chapter does: start, grade one claim and one check."""
     ns = {"profile": "smoke", "seeds": seeds}
     report.start(SPEC, ns)
-    test = ClaimTest(effect, effect - 0.1, effect + 0.1, 0.01, 5, "paired sign-flip", "none")
-    report.show_verdicts("a1", [Verdict("A", "it localizes", verdict, test)])
+    test = ClaimTest(effect, effect - 0.1, effect + 0.1, 0.01, 0.99, 5, "paired t test", "none",
+                     0.05)  # fmt: skip
+    report.show_verdicts("a1", [Verdict("A", "it localizes", Grade(verdict, "why", 0.01), test)])
     report.show_checks("a1", [Check("A", "equivariant", True, "max change 0")])
 
 
@@ -43,11 +44,12 @@ def test_changing_a_chapter_result_changes_the_ledger(ledger_root):
     assert "**reproduced**" in before and "0.500 [0.400, 0.600]" in before
     assert "{ref}`A1 verdict <a1-verdict>`" in before
     assert claims_ledger.counts(recs)["A"][REPRODUCED] == 1
+    assert "SESOI" in before and "p adjusted" in before
 
-    _execute_chapter(0.05, NOT)  # the same chapter, another result
+    _execute_chapter(0.05, REFUTED)  # the same chapter, another result
     recs = claims_ledger.records("smoke")
     after = claims_ledger.claims_table(recs)
-    assert "**not reproduced**" in after and "**reproduced**" not in after
+    assert "**refuted**" in after and "**reproduced**" not in after
     assert ledger.digest("smoke") != digest
     assert len(recs) == 1 and len(recs[0]["claims"]) == 1  # replaced, not appended
 
@@ -58,7 +60,7 @@ def test_ledger_page_stamp_follows_the_records(ledger_root):
     _execute_chapter(0.5, REPRODUCED)
     k1 = build.chapter_key(page, "smoke", resolved)
     assert build.chapter_key(page, "smoke", resolved) == k1
-    _execute_chapter(0.05, NOT)
+    _execute_chapter(0.05, REFUTED)
     assert build.chapter_key(page, "smoke", resolved) != k1
     # a chapter that does not read the ledger keeps its stamp
     a2 = build.ROOT / "book" / "a2_mechanism.py"
@@ -89,3 +91,16 @@ def test_corrupt_record_says_how_to_fix(ledger_root):
     (folder / "b1_setup_accuracy.json").write_text(json.dumps({"format": 0}))
     with pytest.raises(ValueError, match="old format"):
         claims_ledger.records("smoke")
+
+
+def test_adjusted_counts_turn_a_chance_verdict_into_not_shown():
+    def claim(p, verdict=REPRODUCED):
+        return {"paper": "A", "verdict": verdict, "p_grade": p}
+
+    recs = [{"chapter": "a1_localization", "claims": [claim(0.04), claim(0.001), claim(0.6)]}]
+    adj = claims_ledger.adjusted_p(recs)
+    assert adj[0, 0] == pytest.approx(0.06) and adj[0, 1] == pytest.approx(0.003)
+    raw, after = claims_ledger.counts(recs), claims_ledger.counts(recs, adjust=True)
+    assert raw["A"][REPRODUCED] == 3 and after["A"][REPRODUCED] == 1
+    untested = {"paper": "A", "verdict": REFUTED, "p_grade": None}  # no p: never decisive
+    assert claims_ledger.adjusted_verdict(untested, None) != REFUTED

@@ -18,7 +18,7 @@ from pathlib import Path
 from . import cache
 from .verdicts import Check, Verdict
 
-FORMAT = 1  # bump when the record's fields change
+FORMAT = 2  # bump when the record's fields change
 
 
 def ledger_dir(profile: str) -> Path:
@@ -37,9 +37,17 @@ def claim_record(v: Verdict, section: str) -> dict:
         "paper": v.paper,
         "claim": v.claim,
         "verdict": v.verdict,
+        "why": v.grade.why,
+        "p_grade": _number(v.grade.p),
         "section": section,
         "unit": v.unit,
         "evidence": v.evidence,
+        "sesoi_text": v.sesoi_text(),
+        "sesoi_name": v.sesoi.name if v.sesoi else "paper's band",
+        "controls": [
+            {"family": c.family, "check": c.check, "passed": c.passed, "evidence": c.evidence}
+            for c in v.controls
+        ],
         **{k: _number(x) for k, x in t.items()},
     }
 
