@@ -313,7 +313,8 @@ report.md(tables.probe_distances([none, normed, circular]))
 # fraction would count $[R, 3R)$, where the first hop puts all of the signal); and Fig. 1b's
 # inward spread (how far, in layers of receptive-field growth, the depth probes localize
 # beyond $R(\text{depth})$ at their best depth). Before any is graded the networks must pass
-# their positive controls: they learned the ramp within $R$ of the ends, and, for the claim
+# their positive controls: they learned the task (their mean prediction explains a quarter of
+# the ramp's variance, as learning the ramp within $R$ of the ends does), and, for the claim
 # about the whole sequence, they show the side channel in the first hop band. The effect
 # column is the difference from the null that binds, with its {glue:text}`a1_claim_conf` $t$
 # interval. Properties that hold by construction are checks, listed apart: a failed check is

@@ -316,7 +316,7 @@ report.show_verdicts("a4g", [sv.architecture_localizes(grid, "a 2-D CNN")], sect
 # These networks trained for {glue:text}`a4_grid_steps` steps and keep no states along the
 # way, so a flat interior cannot tell "the channel does not exist in 2-D" from "it has not been
 # learned yet": both architectures' claims can be reproduced or not shown here, never refuted.
-# Each is graded only if its networks learned the ramp within $R$ of the edges (their
+# Each is graded only if its networks learned the task (their
 # positive control); the `paper` profile trains longer, and `grid_steps` is a parameter.
 
 # %% [markdown]

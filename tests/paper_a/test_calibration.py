@@ -67,3 +67,13 @@ def test_measured_is_cached_and_equals_the_simulation(tmp_path, monkeypatch):
     assert first.equals(again) and (first.rate.to_numpy() == direct.rate.to_numpy()).all()
     assert list(first.test.unique()) == list(direct.test.unique())
     assert len(list((tmp_path / "a_calibration").iterdir())) == 1
+
+
+def test_sequence_wide_noise_keeps_the_per_index_rate_but_fattens_the_fractions_tail():
+    nulls = calibration.null_statistics(0.1, 75, 8, 4, 0.5, corr_lens=(1,), shares=(0.0, 0.9),
+                                        n_models=150)  # fmt: skip
+    by = nulls.groupby("share").frac_interior
+    assert abs(by.mean()[0.0] - 0.1) < 0.02 and abs(by.mean()[0.9] - 0.1) < 0.04
+    q = calibration.null_quantiles(nulls)
+    assert q.loc[(0.9, 1), "frac_interior"] > 2 * q.loc[(0.0, 1), "frac_interior"]
+    assert (nulls.distance_beyond <= 75 // 2 - 8).all()

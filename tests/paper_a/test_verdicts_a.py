@@ -42,6 +42,9 @@ def test_bands_measure_within_each_end(fake_run, profile):
 def test_learned_and_side_channel_controls(fake_run, profile):
     assert verdicts.learned(fake_run(profile["boundary"])).passed
     assert not verdicts.learned(fake_run(profile["flat"])).passed
+    # every ReLU dead: the output moves only where the padding reaches, not with the input
+    dead = fake_run(lambda i: 0.5 + 0.05 * (np.minimum(i, 74 - i) < 8))
+    assert not verdicts.learned(dead).passed
     assert verdicts.side_channel(fake_run(profile["one_hop"])).passed
     assert not verdicts.side_channel(fake_run(profile["boundary"])).passed
 
@@ -115,7 +118,7 @@ def _a3(fake_run, profile, bn_profile, gn_slopes):
     bn = SimpleNamespace(minibatch=mb, population=none, none=none, circular=circ)
     sizes = SimpleNamespace(runs={32: mb, 128: none}, reference=32, largest=128)
     runs = {g: SimpleNamespace(slope_interior=s, out=mb.out, radius=8, name=f"G={g}",
-                               seq_len=75) for g, s in gn_slopes.items()}  # fmt: skip
+                               seq_len=75, per_seed=mb.per_seed) for g, s in gn_slopes.items()}  # fmt: skip
     groups = SimpleNamespace(group_counts=list(gn_slopes), width=max(gn_slopes), runs=runs)
     eq = SimpleNamespace(name="population", shift=4, exact=[True] * 5, reach=[8] * 5,
                          radius=8, max_change=[0.0] * 5)  # fmt: skip

@@ -151,7 +151,7 @@ def receptive_field_rows(heads: dict) -> list[Verdict]:
 def architecture_localizes(runs, what: str) -> Verdict:
     """The side channel in another architecture: the interior slope of the normalized
     networks beats both nulls (no-norm networks; the same networks with circular padding) by
-    the SESOI; control: they learned the ramp within R of the ends. Without kept states it
+    the SESOI; control: they learned the task. Without kept states it
     cannot be refuted."""
     return localizes_verdict(
         f"The side channel works in {what}: with {runs.norm.name} it localizes beyond R",
