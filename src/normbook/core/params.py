@@ -192,6 +192,18 @@ class Spec:
         return "\n".join(lines)
 
 
+def curve_fractions_error(P) -> str | None:
+    """The shared cross-check of every chapter's ``curve_fractions``: fractions strictly between
+    0 and 1 (the end of the budget is always measured)."""
+    bad = [f for f in P.curve_fractions if not 0 < f < 1]
+    if bad:
+        return (
+            f"parameter 'curve_fractions': fractions strictly between 0 and 1 (the end of the "
+            f"budget is always measured), got {bad[0]:g}"
+        )
+    return None
+
+
 def profiles(common: dict, **per_profile: dict) -> dict[str, dict]:
     """Profile values: what all profiles share, then each profile's own (``smoke=..., ...``)."""
     return {name: {**common, **values} for name, values in per_profile.items()}

@@ -7,7 +7,7 @@ them, the Methods page lists them, and a reader can change them.
 from __future__ import annotations
 
 from ..core.devices import DEVICES
-from ..core.params import Param, Spec, profiles
+from ..core.params import Param, Spec, curve_fractions_error, profiles
 from . import reported
 from .detector import TESTS
 from .norms import BATCH_EVAL_MODES, NORM_KINDS
@@ -28,13 +28,7 @@ def _needs_interior(P) -> str | None:
 
 
 def _curve_inside_budget(P) -> str | None:
-    bad = [f for f in P.curve_fractions if not 0 < f < 1]
-    if bad:
-        return (
-            f"parameter 'curve_fractions': fractions strictly between 0 and 1 (the full budget "
-            f"is always evaluated), got {bad[0]:g}"
-        )
-    return None
+    return curve_fractions_error(P)
 
 
 def _odd_kernel(P) -> str | None:

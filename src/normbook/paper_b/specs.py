@@ -7,7 +7,7 @@ choices where the paper is silent, or reductions for the ``smoke`` / ``cpu`` bud
 
 from __future__ import annotations
 
-from ..core.params import Param, Spec, profiles
+from ..core.params import Param, Spec, curve_fractions_error, profiles
 from . import reported
 from .datasets import TRAIN_SIZE
 
@@ -324,12 +324,8 @@ def _fits_training_split(P) -> str | None:
 
 
 def _curve_fractions(P) -> str | None:
-    bad = [f for f in P.curve_fractions if not 0 < f < 1]
-    if bad:
-        return (
-            f"parameter 'curve_fractions': fractions strictly between 0 and 1 (the kept model "
-            f"is always measured), got {bad[0]:g}"
-        )
+    if error := curve_fractions_error(P):
+        return error
     if P.curve_images > min(P.mnist_train, P.cifar_train) // 2:
         return (
             f"parameter 'curve_images': at most half of min(mnist_train, cifar_train) = "
