@@ -409,8 +409,10 @@ report.show_verdicts("a4d", rows, section="a4-decay")
 # :class: dropdown
 # Under the hypothesis each hop's signal is diluted by statistics averaged over $\ell$
 # positions, so the decay per hop is steeper at $\ell = 300$ and the second hop band keeps
-# less of the slope. If the measured decay does not steepen with $\ell$, the hypothesis is
-# contradicted; compare with the verdict of {ref}`a4-decay` at the default lengths.
+# less of the slope. If the measured decay does not steepen with $\ell$, the data speak against
+# the hypothesis; without kept states of the decay networks the row can be *not shown* but not
+# *refuted* (the rule of {ref}`a1-curve`). Compare with the verdict of {ref}`a4-decay` at the
+# default lengths.
 # :::
 
 # %%

@@ -217,7 +217,8 @@ for ds in classify.DATASETS:
 # accuracy at least {glue:text}`b1_learned` in every seed). *Table 1 values* compares our
 # accuracies with the paper's: *reproduced* when the interval of our mean accuracy lies within
 # {glue:text}`b1_tolerance` percentage points of the paper's value for both BN and no BN,
-# *refuted* when both lie wholly outside. It is *not testable* at any profile but `paper`:
+# *refuted* when neither lies inside and one lies wholly outside, *partly* when one lies inside
+# and the other does not. It is *not testable* at any profile but `paper`:
 # smaller networks trained on fewer images cannot test the paper's absolute numbers.
 
 # %%

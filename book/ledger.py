@@ -84,9 +84,10 @@ report.md(
 #
 # Effects are each claim's estimate with its {glue:text}`ledger_conf` interval, in the unit of
 # its SESOI (see the chapter it links to); "n/a" marks an interval that cannot be computed
-# (fewer than two seeds). "p" asks whether the effect clears the SESOI, "p(below)" whether
-# it is below it; "p adjusted" is the deciding one after the per-paper adjustment, with the
-# grade it leaves.
+# (fewer than two seeds). "p(reproduce)" asks whether the effect clears the SESOI (for a band
+# comparison: lies inside the paper's band), "p(refute)" whether it falls short of it (lies
+# outside the band); "p adjusted" is the deciding one after the per-paper adjustment, with
+# the grade it leaves.
 
 # %%
 report.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")
@@ -96,11 +97,12 @@ report.md(claims_ledger.claims_table(recs))
 # (ledger-controls)=
 # ## Positive controls
 #
-# Before a network family's claims are graded it must show that it learned (the ramp within
-# the receptive field of the ends for paper A's networks, accuracy well above chance for
-# paper B's) and, for claims about how far paper A's side channel carries, the side channel
-# itself in its first hop. A failed control makes every claim resting on that family *not
-# shown*.
+# Before a network family's claims are graded it must show that it learned (for paper A's
+# networks, a mean prediction that explains a good part of the ramp's variance, as learning
+# it where the padding is visible does; accuracy well above chance for PackNorm's and paper
+# B's; the thresholds are on the {ref}`methods` page and in each row below)
+# and, for claims about a share of paper A's side-channel slope, the side channel itself in
+# its first hop. A failed control makes every claim resting on that family *not shown*.
 
 # %%
 report.md(claims_ledger.table_or_none(claims_ledger.controls_rows(recs)))

@@ -35,6 +35,7 @@ from normbook.core import claims, report, stats
 from normbook.paper_a import calibration, figures, localization, sesoi, stress_verdicts
 from normbook.paper_a import reported as reported_a
 from normbook.paper_a import verdicts as verdicts_a
+from normbook.paper_b import sesoi as sesoi_b
 from normbook.paper_b import stress as stress_b
 from normbook.paper_b import verdicts as verdicts_b
 
@@ -211,7 +212,10 @@ circ = localization.circular_null(setup_a1, setup_a1.chapter_cnn)  # chapter A1'
 marks = {"frac_interior": circ.frac_interior,
          "distance_beyond": [d - setup_a1.radius for d in circ.distances]}  # fmt: skip
 report.figure("fig-methods-nulls", methods.null_figure(nulls, marks))
-report.md(methods.null_quantile_table(calibration.null_quantiles(nulls)))
+quantiles = calibration.null_quantiles(nulls)
+report.md(methods.null_quantile_table(quantiles))
+report.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
+                     "q_half": f"{quantiles.loc[0.5].frac_interior.max():.2f}"})  # fmt: skip
 
 # %% [markdown]
 # ```{glue:figure} fig-methods-nulls
@@ -227,10 +231,11 @@ report.md(methods.null_quantile_table(calibration.null_quantiles(nulls)))
 # ```
 #
 # The table gives each null's 95 % quantile. With no shared noise a null network's fraction
-# stays within a few times $\alpha$; with half of it shared, a quarter to a half of the
-# interior can be flagged by chance. This is why no claim of the book is graded on a fraction
-# or a distance: the claims grade slopes of the mean prediction, which a shift of the whole
-# sequence leaves unchanged, against the two null networks measured the same way.
+# stays below {glue:text}`m_q_none` (95 %, at every correlation length); with half of it
+# shared, up to {glue:text}`m_q_half` of the interior can be flagged by chance. This is why no
+# claim of the book is graded on a fraction or a distance: the claims grade slopes of the mean
+# prediction, which a shift of the whole sequence leaves unchanged, against the two null
+# networks measured the same way.
 #
 # (methods-packnorm)=
 # ### PackNorm and the multi-hop bound
@@ -331,8 +336,10 @@ report.md(methods.null_quantile_table(calibration.null_quantiles(nulls)))
 # sign-flip test, which with five seeds reaches 0.05 only when all five seeds agree: one
 # discordant seed, however small, decided a claim. The $t$ test tolerates one seed that
 # barely learned (a worked example is in {ref}`methods-verdicts`), at the price of assuming the
-# per-seed effects are roughly normal; a skewed spread widens the interval, which makes a
-# claim harder to decide either way, not easier to decide wrongly. Trends over many
+# per-seed effects are roughly normal: with five seeds a skewed spread can make one of the two
+# questions easier to answer than its level says, and the power figure below is for normal
+# spreads. Where every seed gives the same value (whole layers, whole indices) there is no
+# $t$ test and the exact sign test's bound, $2^{-n}$, is used instead. Trends over many
 # independently trained models (the group count of GroupNorm, the sequence length of the decay
 # study) use Spearman's rank correlation with a Fisher-$z$ interval against a SESOI on $\rho$;
 # accuracies against chance use exact binomial tests with Clopper–Pearson intervals; the
@@ -417,12 +424,13 @@ report.md(methods.worked_examples())
 # **Positive controls.** A network family grades nothing until it has shown that it learned:
 # paper A's networks must have learned the task (in every seed the mean prediction explains at
 # least {glue:text}`m_learned` of the ramp's variance, $R^2$ over the whole sequence: a network
-# that learned the ramp where it sees the padding explains about half, one that learned
-# nothing or whose every ReLU died, well under a quarter), and,
+# that learned the ramp where it sees the padding explains about half of it, one that learned
+# nothing or whose every ReLU died, far less), and,
 # for claims about how far or how the side channel carries, show the side channel itself in
 # their first hop band ($[R, 3R)$, slope at least the SESOI in every seed); PackNorm's must
 # tell identical paths apart (accuracy at full overlap at least {glue:text}`m_pack_learned`);
-# paper B's classifiers must reach twice chance on the test set in every seed. A failed control
+# paper B's classifiers must reach {glue:text}`m_b_learned` test accuracy in every seed (twice
+# chance). A failed control
 # makes the claims resting on that family *not shown*, and the row says which control failed.
 #
 # **Compute to effect.** The chapters keep each network's state at fractions of its training
@@ -457,6 +465,7 @@ report.md(methods.worked_examples())
 # %%
 report.md(methods.sesoi_table(recs))
 report.glue_all("m", {"learned": f"{sesoi.LEARNED_R2:g}",
+                     "b_learned": f"{sesoi_b.LEARNED_ACCURACY:.0%}",
                      "pack_learned": f"{0.5 + sesoi.CHANCE_MARGIN:g}"})  # fmt: skip
 
 # %% [markdown]

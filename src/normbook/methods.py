@@ -193,8 +193,8 @@ def worked_examples(sesoi: float = 0.05) -> str:
             "still rising": "yes" if rising else "no",
             "interval": f"[{t.low:+.3f}, {t.high:+.3f}]", "grade": f"**{g.verdict}** ({g.why})",
         })  # fmt: skip
-    a = decide(mean_test(np.array(cases[0][1]), sesoi, "a"), (ok,))
-    b = decide(mean_test(np.array(cases[1][1]), sesoi, "b"), (ok,))
+    a = decide(mean_test(np.array(cases[0][1]), sesoi, "a"), (ok,), rising=False)
+    b = decide(mean_test(np.array(cases[1][1]), sesoi, "b"), (ok,), rising=False)
     g = decide_parts([("part 1", a), ("part 2", b)])
     rows.append({
         "example": "two parts (one reproduced, one refuted)",
@@ -202,11 +202,11 @@ def worked_examples(sesoi: float = 0.05) -> str:
         "control": "passed", "still rising": "no", "interval": "per part",
         "grade": f"**{g.verdict}** ({g.why})",
     })  # fmt: skip
+    untestable = decide(mean_test(np.ones(3), 0, "x"), testable=False, rising=None)
     rows.append({
         "example": "the papers' absolute numbers at `cpu`", "per-seed effects": "any",
         "SESOI": "the paper's band", "control": "", "still rising": "",
-        "interval": "",
-        "grade": f"**{decide(mean_test(np.ones(3), 0, 'x'), testable=False).verdict}**",
+        "interval": "", "grade": f"**{untestable.verdict}**",
     })  # fmt: skip
     return table(rows)
 

@@ -38,8 +38,11 @@ def test_one_discordant_seed_does_not_decide_the_claim():
 def test_mean_test_degenerate_cases():
     one = claims.mean_test(np.array([0.3]), 0.05, null="z")
     assert math.isnan(one.p) and math.isnan(one.p_refute) and math.isnan(one.low)
-    same = claims.mean_test(np.zeros(5), 0.05, null="z")  # no spread: the mean is exact
-    assert (same.low, same.high) == (0.0, 0.0) and same.below() and not same.clears()
+    same = claims.mean_test(np.zeros(5), 0.05, null="z")  # no spread: the sign test's bound
+    assert (same.low, same.high) == (0.0, 0.0) and same.p_refute == 2**-5 and not same.clears()
+    assert not claims.mean_test(np.zeros(4), 0.05, null="z").below()  # 2^-4 > alpha
+    at = claims.mean_test(np.full(5, 0.05), 0.05, null="z")  # equal to the SESOI: undecided
+    assert at.p == at.p_refute == 1.0
     with pytest.raises(ValueError):
         claims.mean_test(np.zeros((2, 2)), 0.05, null="z")
     with pytest.raises(ValueError):
@@ -50,6 +53,19 @@ def test_paired_is_the_mean_test_of_the_differences():
     x, y = np.array([0.3, 0.5, 0.2, 0.6, 0.4]), np.array([0.1, 0.1, 0.0, 0.2, 0.1])
     a, b = claims.paired(x, y, 0.1, null="y"), claims.mean_test(x - y, 0.1, null="y")
     assert (a.p, a.p_refute, a.low, a.high) == pytest.approx((b.p, b.p_refute, b.low, b.high))
+
+
+def test_a_part_without_a_test_leaves_the_claim_without_one():
+    good = claims.mean_test(np.array([0.5, 0.6, 0.55, 0.7, 0.65]), 0.05, null="a")
+    none = claims.mean_test(np.array([0.5]), 0.05, null="b")
+    assert math.isnan(claims.all_of(good, none).p)
+
+
+def test_accuracy_within_is_an_equivalence_test_around_chance():
+    assert claims.accuracy_within([4010, 3990], 8000, 0.05).clears()
+    assert claims.accuracy_within([4010, 2400], 8000, 0.05).below()  # 0.30: not at chance either
+    assert claims.accuracy_within([4010, 5600], 8000, 0.05).below()
+    assert not claims.accuracy_within([20, 22], 40, 0.05).clears()  # too few pairs to tell
 
 
 def test_all_of_needs_every_part_and_is_refuted_by_any():
@@ -146,22 +162,28 @@ CLEARS, BELOW, STRADDLES = _test(0.1, 0.2), _test(-0.01, 0.02), _test(0.0, 0.2)
 )
 def test_decide(test, controls, rising, testable, grade):
     g = verdicts.decide(test, controls, rising=rising, testable=testable)
+    assert g.why
     assert g.verdict == grade
     if grade in (REPRODUCED, REFUTED):
         assert g.p == pytest.approx(0.01)
 
 
 def test_a_failed_control_is_named():
-    g = verdicts.decide(BELOW, (OK, Control("GroupNorm G = 2", "learned the ramp", False, "")))
+    g = verdicts.decide(
+        BELOW, (OK, Control("GroupNorm G = 2", "learned the ramp", False, "")), rising=False
+    )
     assert g.verdict == NOT_SHOWN and "GroupNorm G = 2" in g.why
 
 
 def test_decide_parts():
-    rep, ref = verdicts.decide(CLEARS, (OK,)), verdicts.decide(BELOW, (OK,))
-    shown = verdicts.decide(STRADDLES, (OK,))
+    rep, ref = (verdicts.decide(t, (OK,), rising=False) for t in (CLEARS, BELOW))
+    shown = verdicts.decide(STRADDLES, (OK,), rising=False)
     assert verdicts.decide_parts([("a", rep), ("b", rep)]).verdict == REPRODUCED
     g = verdicts.decide_parts([("at lr 1e-3", rep), ("at lr 1e-4", ref)])
-    assert g.verdict == PARTLY and "at lr 1e-4: refuted" in g.why
+    assert g.verdict == PARTLY and "at lr 1e-4: refuted" in g.why and g.p == pytest.approx(0.02)
+    # which part holds was not fixed in advance: a part that clears only at alpha is not enough
+    lucky = verdicts.Grade(REPRODUCED, "x", 0.04)
+    assert verdicts.decide_parts([("a", lucky), ("b", shown)]).verdict == NOT_SHOWN
     assert verdicts.decide_parts([("a", ref), ("b", shown)]).verdict == REFUTED  # p 0.02
     weak = verdicts.Grade(REFUTED, "x", 0.04)  # below its SESOI at 0.04, not after Bonferroni
     assert verdicts.decide_parts([("a", weak), ("b", shown)]).verdict == NOT_SHOWN
@@ -171,11 +193,12 @@ def test_decide_parts():
 def test_verdict_row_shows_effect_interval_sesoi_test_and_null():
     t = ClaimTest(0.25, 0.1, 0.4, 0.031, 0.9, 5, "paired t test", "no-norm", 0.05)
     s = claims.Sesoi(0.05, "of the ramp's slope", "reason")
-    v = verdicts.Verdict("A", "claim", verdicts.decide(t), t, s, "more")
+    v = verdicts.Verdict("A", "claim", verdicts.decide(t, rising=False), t, s, "more")
     row = v.row()
     assert row["effect [90% CI]"] == "0.250 [0.100, 0.400]"
-    assert row["SESOI"] == "0.050 of the ramp's slope" and row["null"] == "no-norm"
-    assert row["test"].startswith("paired t test; p = 0.031") and "reproduced" in row["verdict"]
+    assert row["SESOI"] == "0.050 of the ramp's slope"
+    assert row["test"].startswith("paired t test; p(reproduce) = 0.031")
+    assert "reproduced" in row["verdict"] and row["compared with"] == "no-norm"
     assert claims.CLAIM_CONFIDENCE == pytest.approx(1 - 2 * claims.ALPHA)
 
 

@@ -101,8 +101,10 @@ def mean_test(values, sesoi: float, null: str, what: str = "t test") -> ClaimTes
     """One-sample t tests of the mean of per-unit effects (signed the claim's way) against
     the SESOI: ``p`` for mean > SESOI, ``p_refute`` for mean < SESOI, with the t interval at
     CLAIM_CONFIDENCE. Unlike a sign-flip test with five units, one discordant unit does not
-    decide the outcome. No spread (every unit equal) makes the mean exact; one unit gives no
-    test (NaN)."""
+    decide the outcome. Without spread (every unit equal, as integer-valued effects can be)
+    there is no t test: every unit on one side of the SESOI is then as unlikely as an exact
+    sign test says, 2^-n, and a mean equal to the SESOI decides nothing. One unit gives no test
+    (NaN)."""
     d = np.asarray(values, dtype=float)
     if d.ndim != 1 or d.size == 0:
         raise ValueError(f"mean_test needs a 1-D array of per-unit effects, got {d.shape}")
@@ -111,8 +113,10 @@ def mean_test(values, sesoi: float, null: str, what: str = "t test") -> ClaimTes
     name = f"{what}, one-sided against the SESOI, {n} {'seeds' if n != 1 else 'seed'}"
     if n < 2 or lo != lo:
         return ClaimTest(mean, NAN, NAN, NAN, NAN, n, name, null, sesoi)
-    if lo == hi:  # no spread
-        p, p_ref = (0.0 if mean > sesoi else 1.0), (0.0 if mean < sesoi else 1.0)
+    if lo == hi:  # no spread: the exact sign test's bound
+        p, p_ref = (0.5**n if mean > sesoi else 1.0), (0.5**n if mean < sesoi else 1.0)
+        return ClaimTest(mean, lo, hi, p, p_ref, n, name + " (no spread: sign test)", null,
+                         sesoi)  # fmt: skip
     else:
         p = float(sps.ttest_1samp(d, sesoi, alternative="greater").pvalue)
         p_ref = float(sps.ttest_1samp(d, sesoi, alternative="less").pvalue)
@@ -135,7 +139,8 @@ def all_of(*tests: ClaimTest) -> ClaimTest:
     the part that binds: the one refuted if any, else the one with the largest p."""
     if not tests:
         raise ValueError("all_of needs at least one test")
-    p = max((t.p for t in tests), key=lambda v: -1 if v != v else v)
+    # a part without a test leaves the claim without one: it cannot clear on the other parts
+    p = NAN if any(t.p != t.p for t in tests) else max(t.p for t in tests)
     refutes = [t.p_refute for t in tests if t.p_refute == t.p_refute]
     p_ref = min(1.0, len(tests) * min(refutes)) if refutes else NAN
     if p_ref < ALPHA:
@@ -160,7 +165,7 @@ def rank_trend(x, y, sesoi: float, null: str = "no monotone association") -> Cla
     n = int(x.size)
     name = f"Spearman rank correlation, one-sided against the SESOI, {n} models"
     if n < 4 or np.all(y == y[0]) or np.all(x == x[0]):
-        return ClaimTest(0.0, NAN, NAN, NAN, NAN, n, name, null, sesoi)
+        return ClaimTest(NAN, NAN, NAN, NAN, NAN, n, name, null, sesoi)
     rho = float(sps.spearmanr(x, y).statistic)
     z = np.arctanh(np.clip(rho, -0.999999, 0.999999))
     se = float(np.sqrt((1 + rho**2 / 2) / (n - 3)))
@@ -193,6 +198,32 @@ def accuracy_above(correct, n: int, sesoi: float, chance: float = 0.5,
         ))  # fmt: skip
     t = all_of(*tests)
     return replace(t, n=int(correct.size), null=null)
+
+
+def accuracy_within(correct, n: int, half_width: float, chance: float = 0.5,
+                    null: str = "chance, 1/2") -> ClaimTest:  # fmt: skip
+    """Every model's accuracy lies within ``half_width`` of chance (two one-sided exact binomial
+    tests per model): ``p`` for "inside" is the largest over models and both sides, ``p_refute``
+    for "outside" (some model beyond either edge) is Bonferroni over models and sides. The
+    effect is the largest distance from chance, with its Clopper-Pearson interval."""
+    correct = np.atleast_1d(np.asarray(correct))
+    lo, hi = chance - half_width, chance + half_width
+    ins, outs, worst = [], [], None
+    for k in correct:
+        above_lo = sps.binomtest(int(k), int(n), lo, alternative="greater").pvalue
+        below_hi = sps.binomtest(int(k), int(n), hi, alternative="less").pvalue
+        ins.append(max(above_lo, below_hi))
+        outs.append(min(1 - above_lo, 1 - below_hi))
+        if worst is None or abs(k / n - chance) > abs(worst / n - chance):
+            worst = k
+    ci = sps.binomtest(int(worst), int(n)).proportion_ci(CLAIM_CONFIDENCE, method="exact")
+    return ClaimTest(
+        float(abs(worst / n - chance)), float(min(abs(ci.low - chance), abs(ci.high - chance))),
+        float(max(abs(ci.low - chance), abs(ci.high - chance))), float(max(ins)),
+        float(min(1.0, 2 * len(outs) * min(outs))), int(correct.size),
+        f"exact binomial, two one-sided tests per model, every one of {correct.size} models "
+        f"({n:,} pairs each)", null, half_width,
+    )  # fmt: skip
 
 
 def inside_band(values, lo: float, hi: float, null: str) -> ClaimTest:

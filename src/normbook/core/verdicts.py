@@ -60,13 +60,15 @@ class Grade:
 def decide(
     test: ClaimTest,
     controls: tuple[Control, ...] | list[Control] = (),
-    rising: bool | None = False,
+    *,
+    rising: bool | None,
     testable: bool = True,
     alpha: float = ALPHA,
 ) -> Grade:
-    """The grade of one claim from its test (module docstring). ``rising``: whether the tested
-    quantity may still be rising at the end of the budget (``None``: no kept states to tell,
-    which blocks *refuted* the same way)."""
+    """The grade of one claim from its test (module docstring). ``rising`` (required, so that
+    no claim skips the rule by default): whether the tested quantity may still be rising at
+    the end of the budget; ``None``: no kept states can tell, which blocks *refuted* the same
+    way; ``False`` only for a quantity that more training cannot raise."""
     if not testable:
         return Grade(NOT_TESTABLE, "this profile cannot test it")
     failed = [c for c in controls if not c.passed]
@@ -78,20 +80,27 @@ def decide(
     if test.clears(alpha):
         return Grade(REPRODUCED, "interval clears the SESOI", test.p)
     if test.below(alpha):
+        where = "of the other sign" if test.high < 0 else "below the SESOI"
         if rising is None:
-            return Grade(NOT_SHOWN, "below the SESOI, but no kept states tell whether it "
-                         "was still rising", test.p_refute)  # fmt: skip
+            return Grade(NOT_SHOWN, f"{where}, but no kept states tell whether it was still "
+                         "rising", test.p_refute)  # fmt: skip
         if rising:
-            return Grade(NOT_SHOWN, "below the SESOI, but may still be rising", test.p_refute)
-        return Grade(REFUTED, "interval wholly below the SESOI, and flat", test.p_refute)
+            return Grade(NOT_SHOWN, f"{where}, but may still be rising", test.p_refute)
+        return Grade(REFUTED, f"interval wholly {where}, and flat", test.p_refute)
+    if test.high < test.sesoi:  # below in the part shown, not at the level adjusted for parts
+        return Grade(NOT_SHOWN, "below the SESOI in the part shown, not after adjusting for "
+                     "the claim's other parts", test.decisive_p)  # fmt: skip
+    if test.low == test.high == test.sesoi:
+        return Grade(NOT_SHOWN, "equal to the SESOI in every unit", test.decisive_p)
     return Grade(NOT_SHOWN, "interval contains the SESOI (too little power)", test.decisive_p)
 
 
 def decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
     """A claim of several named parts, each graded by :func:`decide`: every part reproduced,
-    *reproduced*; some, *partly reproduced*; none, but a part refuted (its p, Bonferroni over
-    the parts, below ALPHA), *refuted*; otherwise *not shown*. The reason names each part's
-    grade; ``p`` is the largest p of the reproduced parts, or the refuted part's adjusted p."""
+    *reproduced* (p: the largest); some, *partly reproduced*, when a reproduced part's p,
+    Bonferroni over the parts, is below ALPHA (which part holds was not fixed in advance);
+    none, but a part refuted at the same adjusted level, *refuted*; otherwise *not shown*. The
+    reason names each part's grade."""
     grades = [g.verdict for _, g in parts]
     why = "; ".join(f"{name}: {g.verdict}" + (f" ({g.why})" if g.verdict == NOT_SHOWN else "")
                     for name, g in parts)  # fmt: skip
@@ -99,7 +108,12 @@ def decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
     if all(g == REPRODUCED for g in grades):
         return Grade(REPRODUCED, why, max(ps(REPRODUCED), default=math.nan))
     if any(g == REPRODUCED for g in grades):
-        return Grade(PARTLY, why, max(ps(REPRODUCED), default=math.nan))
+        # which part holds was not fixed in advance: Bonferroni over the parts
+        p = min(1.0, len(parts) * min(ps(REPRODUCED)))
+        if p < ALPHA:
+            return Grade(PARTLY, why, p)
+        return Grade(NOT_SHOWN, why + f" (the part that clears has p = {p:.3g} after "
+                     f"Bonferroni over {len(parts)} parts)", p)  # fmt: skip
     if any(g == NOT_TESTABLE for g in grades):
         return Grade(NOT_TESTABLE, why)
     if any(g == REFUTED for g in grades):
@@ -130,7 +144,10 @@ class Verdict:
     def sesoi_text(self) -> str:
         if self.sesoi is None:
             return "paper's band"
-        return f"{_num(self.sesoi.value, self.unit.replace('+', ''))} {self.sesoi.unit}"
+        spec = self.unit.replace("+", "")
+        if spec.endswith("%"):  # a fraction shown in percentage points
+            return f"{100 * self.sesoi.value:g} percentage points {self.sesoi.unit}"
+        return f"{_num(self.sesoi.value, spec)} {self.sesoi.unit}"
 
     def row(self) -> dict:
         t, f = self.test, self.unit
@@ -141,8 +158,8 @@ class Verdict:
                 f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]"
             ),
             "SESOI": self.sesoi_text(),
-            "test": f"{t.test}; p {p_text(t.p)}, p(below) {p_text(t.p_refute)}",
-            "null": t.null,
+            "test": f"{t.test}; p(reproduce) {p_text(t.p)}, p(refute) {p_text(t.p_refute)}",
+            "compared with": t.null,
             "evidence": self.evidence,
         }
 

@@ -4,8 +4,8 @@ Every effect on localization is a slope of the per-index mean prediction against
 units of the ramp's slope (1: the ramp itself; 0: flat). This module measures it over bands of
 distance from the nearer end, from any evaluated run's moments (pure numpy, never cached):
 
-- band 0, distances [0, R): where every CNN sees the padding. A network that learned the task
-  at all has a steep band 0: the positive control every family passes before it is graded;
+- band 0, distances [0, R): where every CNN sees the padding (a description; the learning
+  control is the mean prediction's R² over the whole sequence, :func:`.verdicts.learned`);
 - hop band h >= 1, distances [R + 2R(h-1), R + 2Rh): what the side channel must carry (paper
   A's hop is 2R);
 - beyond a distance: everything farther from both ends than it.
@@ -54,8 +54,7 @@ def beyond_slope(mean: np.ndarray, distance: int) -> np.ndarray:
 
 
 def boundary_slope(run) -> np.ndarray:
-    """Band 0, per seed: the slope within R of each end (the learning control). A 2-D run
-    averages its two axes."""
+    """Band 0, per seed: the slope within R of each end. A 2-D run averages its two axes."""
     if hasattr(run, "rows"):
         return (boundary_slope(run.rows) + boundary_slope(run.cols)) / 2
     return end_slope(_mean(run), 0, max(run.radius, 2))

@@ -64,6 +64,16 @@ BOUNDARY_GAP = Sesoi(
     name="boundary gap",
 )
 
+FADED = Sesoi(
+    0.5,
+    "of the interior slope lost",
+    "our claim that a larger evaluation batch dilutes each sample's share of the minibatch "
+    "statistics says the slope fades; losing at least half of it at four times the training "
+    "batch is fading a reader would notice (as the batch grows without bound the statistics "
+    "become the population's, which cannot localize at all: a check)",
+    name="slope lost",
+)
+
 # Positive controls: a family grades nothing until it has learned.
 # The mean prediction explains at least this share of the ramp's variance over the whole
 # sequence (R², every seed). A network that learned the ramp where it sees the padding (within R
@@ -80,4 +90,4 @@ def flat_margin(sesoi: Sesoi) -> float:
     return 0.5 * sesoi.value
 
 
-SESOIS = (SLOPE, SHARE, REACH, REMOVED, CHANCE, TREND, BOUNDARY_GAP)
+SESOIS = (SLOPE, SHARE, REACH, REMOVED, CHANCE, TREND, BOUNDARY_GAP, FADED)

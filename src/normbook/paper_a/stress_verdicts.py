@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core.claims import accuracy_above, all_of, mean_test, rank_trend
+from ..core.claims import accuracy_within, mean_test, rank_trend
 from ..core.fmt import join
 from ..core.verdicts import REFUTED, REPRODUCED, Check, Control, Verdict, decide
 from . import bands
@@ -18,7 +18,6 @@ from .stress import MODE_DOC
 from .verdicts import (
     CYCLIC_TOLERANCE,
     accuracy_learned,
-    at_most,
     flat_interior,
     learned,
     localizes_verdict,
@@ -89,18 +88,19 @@ def interior_statistics(sweep, normed) -> Verdict:
     """The mechanism's prediction that the statistics are the channel, in its open form:
     computing every layer's statistics over the interior only (positions whose input misses
     the padding) removes at least ``REMOVED`` of the interior slope. Per seed, the share
-    removed, 1 - slope after / slope before; mean test against the SESOI. Control: the
-    networks show the side channel. A statement about these trained networks (no curve)."""
+    removed, 1 - slope after / slope before; mean test against the SESOI. Controls: the
+    networks learned and show the side channel (the share needs a slope to remove). No kept
+    states were intervened on, so it cannot be refuted."""
     before, after = sweep.baseline_slopes, sweep.slopes("interior", "all")
     with np.errstate(divide="ignore", invalid="ignore"):
         removed = 1 - after / before
     test = mean_test(removed, REMOVED.value, null="the slope without intervention")
-    controls = (side_channel(normed),)
+    controls = (learned(normed), side_channel(normed))
     return Verdict(
         "A",
-        f"The statistics carry the position: with {MODE_DOC['interior']} at every layer, at "
-        f"least {REMOVED.value:.0%} of the interior slope is gone",
-        decide(test, controls),
+        f"Statistics of the interior alone remove at least {REMOVED.value:.0%} of the interior "
+        f"slope ({MODE_DOC['interior']}, at every layer)",
+        decide(test, controls, rising=None),
         test,
         REMOVED,
         f"slope {join(before, '.3f')} -> {join(after, '.3f')}; share removed "
@@ -110,36 +110,32 @@ def interior_statistics(sweep, normed) -> Verdict:
     )
 
 
-def stays_at_chance(correct, n_test: int) -> object:
-    """Every model's accuracy stays below chance + ``CHANCE`` (exact binomial per model; the
-    claim holds when every model's upper bound does, and fails when any model clears it)."""
-    tests = [at_most(accuracy_above([k], n_test, CHANCE.value)) for k in np.ravel(correct)]
-    return replace(all_of(*tests), n=len(tests))
-
-
 def receptive_field_rows(heads: dict) -> list[Verdict]:
     """Paper A reads PackNorm's accuracy-vs-overlap transition as receptive-field overlap. With
-    kernel 1 (R = 0) no receptive fields overlap, so that reading predicts accuracy at chance at
-    every partial overlap. Per head: every model's accuracy at the largest partial overlap stays
-    within ``CHANCE`` of 1/2 (reproduced: every upper bound below; refuted: some model's lower
-    bound above). Control: the kernel-1 family learned (full overlap)."""
+    kernel 1 (R = 0) no receptive fields overlap, so that reading predicts accuracy at chance
+    below the paper's transition (about half the path). Per head: at the largest overlap up to
+    half the path, every model's accuracy lies within ``CHANCE`` of 1/2 (two one-sided exact
+    binomial tests per model; refuted when some model lies beyond). Control: the kernel-1
+    family learned (at full overlap, where path B *is* path A). More training can only make a
+    head that beats chance beat it more, so a refutation stands without a curve
+    (``rising=False``); a reproduction is a statement about this budget."""
     rows = []
     for head, acc in heads.items():
         o, full = list(acc.overlaps), acc.overlaps[-1]
-        partial = [i for i, v in enumerate(o) if 0 < v < full]
-        top = partial[-1] if partial else len(o) - 1
-        test = stays_at_chance(acc.correct[top], acc.n_test)
+        below_half = [i for i, v in enumerate(o) if 0 < v <= full / 2]
+        at = below_half[-1] if below_half else 0
+        test = accuracy_within(acc.correct[at], acc.n_test, CHANCE.value)
         control = accuracy_learned(acc.acc[-1], f"kernel 1, {head} head")
         rows.append(
             Verdict(
                 "A",
                 f"PackNorm's overlap transition measures receptive-field overlap: with kernel "
-                f"1 (R = 0) and a {head} head, accuracy stays at chance (at o = {o[top]} of "
-                f"{full})",
-                decide(test, [control]),
+                f"1 (R = 0) and a {head} head, accuracy stays at chance below the paper's "
+                f"transition (at o = {o[at]} of {full})",
+                decide(test, [control], rising=False),
                 test,
-                replace(CHANCE, unit=f"at most, {CHANCE.unit}"),
-                f"accuracy at o = {o[top]}: {join(acc.acc[top], '.3f')}; at full overlap "
+                replace(CHANCE, unit="from chance (1/2), at most"),
+                f"accuracy at o = {o[at]}: {join(acc.acc[at], '.3f')}; at full overlap "
                 f"{join(acc.acc[-1], '.3f')}",
                 unit=".3f",
                 controls=(control,),
@@ -171,8 +167,8 @@ def persists_beyond_hop(normed, hop, curve) -> Verdict:
     up = rising(curve, lambda r: bands.hop_bands(r).attenuation, SHARE)
     return Verdict(
         "A",
-        "The position signal carries past one hop (3R) undiminished: the second hop band keeps "
-        f"at least {SHARE.value:.0%} of the first band's slope",
+        f"The second hop band (3R to 5R) keeps at least {SHARE.value:.0%} of the first band's "
+        "slope (paper A: the position signal carries past one hop undiminished)",
         decide(test, controls, rising=up),
         test,
         SHARE,
@@ -194,7 +190,8 @@ def fades_with_length(bands_by_len, runs_by_len) -> Verdict:
     lens = np.concatenate([np.full(len(b.slope), b.seq_len) for b in bands_by_len])
     lost = np.concatenate([1 - b.attenuation for b in bands_by_len])
     ok = ~np.isnan(lost)
-    test = rank_trend(lens[ok], lost[ok], TREND.value, null="no association of fading with l")
+    null = f"rank correlation of the lost share with l, ρ = {TREND.value:g}"
+    test = rank_trend(lens[ok], lost[ok], TREND.value, null=null)
     controls = tuple(side_channel(r, f"l = {r.seq_len}") for r in runs_by_len)
     return Verdict(
         "A",

@@ -42,10 +42,10 @@ SILHOUETTE = Sesoi(
     name="silhouette",
 )
 SETTLE = Sesoi(
-    1.0,
+    0.5,
     "conv layer",
-    "'in earlier layers' means at least one layer earlier on average; less is not a different "
-    "layer",
+    "'in earlier layers' means a different layer: at least one layer earlier in at least half "
+    "of the seeds, on average (the settling layer is a whole number)",
     name="settling layer",
 )
 

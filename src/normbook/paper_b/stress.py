@@ -660,10 +660,11 @@ def matched_checks(m: Matched, tolerance: float) -> list[verdicts.Check]:
 NAMES = verdicts.DATASET_NAMES
 
 
-def cell_controls(f: Factorial, dataset: str) -> tuple[verdicts.Control, ...]:
-    """Every cell of ``dataset``'s 2 x 2 must have learned (:func:`verdicts.learned`)."""
-    acc = {(bn, j): np.array([t.test_acc for t in f.trained[dataset, bn, j]])
-           for bn in (True, False) for j in (0, 1)}  # fmt: skip
+def cell_controls(f: Factorial, dataset: str, cells=None) -> tuple[verdicts.Control, ...]:
+    """The cells of ``dataset``'s 2 x 2 (``cells``: (BN, lr index) pairs; default all four)
+    must have learned (:func:`verdicts.learned`)."""
+    cells = cells or [(bn, j) for bn in (True, False) for j in (0, 1)]
+    acc = {(bn, j): np.array([t.test_acc for t in f.trained[dataset, bn, j]]) for bn, j in cells}
     return tuple(
         verdicts.Control(
             f"{NAMES[dataset]} {bn_label(bn)} at lr {sci(f.lrs[dataset][j])}",
@@ -704,13 +705,15 @@ def factorial_ledger(
         for m in METRICS:
             e = effects[m.key, ds]
             tests = [_simple(e, m, ds, j) for j in (0, 1)]
-            parts = [(f"at lr {sci(e.lrs[j])}", decide(t, controls, rising=None))
+            # each learning rate's part rests on that rate's two cells only
+            parts = [(f"at lr {sci(e.lrs[j])}",
+                      decide(t, cell_controls(f, ds, [(True, j), (False, j)]), rising=None))
                      for j, t in enumerate(tests)]  # fmt: skip
             signed = [verdicts.signed(e.cells[True, j], e.cells[False, j], m.expect[ds],
                                       m.sesoi is DBI) for j in (0, 1)]  # fmt: skip
             rows[ds, m.key] = verdicts.Verdict(
-                "B", f"{NAMES[ds]}: BN itself {VERBS[m.expect[ds]]} the {m.describe(ds)} at "
-                "each of two equal learning rates", decide_parts(parts),
+                "B", f"{NAMES[ds]}: BN itself {VERBS[m.expect[ds]]} the {m.describe(ds)}, BN and "
+                "no BN at the same learning rate, at each of two rates", decide_parts(parts),
                 max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi,
                 f"BN's effect the paper's way at lr {sci(e.lrs[0])}: "
                 f"{described(signed[0])}, at {sci(e.lrs[1])}: {described(signed[1])}; "
@@ -734,7 +737,8 @@ def confound_ledger(
     for m in METRICS:
         e = effects[m.key, "cifar10"]
         tests = [_lr_simple(e, m, bn) for bn in (True, False)]
-        parts = [(bn_label(bn), decide(t, controls, rising=None))
+        parts = [(bn_label(bn), decide(t, cell_controls(f, "cifar10", [(bn, 0), (bn, 1)]),
+                                       rising=None))
                  for bn, t in zip((True, False), tests)]  # fmt: skip
         rows[m.key] = verdicts.Verdict(
             "B", "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself "
@@ -769,7 +773,7 @@ def cluster_count_ledger(
             c = verdicts.Contrast.of(values, ds)
             test = c.test("deeper", "higher", f"{NAMES[ds]} {what}", SILHOUETTE)
             rows[ds, key] = verdicts.Verdict(
-                "B", f"Our check, {NAMES[ds]}: clusters are purer with BN by the {what} "
+                "B (ours)", f"(ours) {NAMES[ds]}: clusters are purer with BN by the {what} "
                 "(higher), deeper half", decide(test, controls, rising=None), test, SILHOUETTE,
                 verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                       "higher", ".3f"), unit=".3f", controls=controls,
@@ -939,8 +943,8 @@ def cifar_split(effects: dict[tuple[str, str], Effects]) -> dict[str, str]:
         e = effects.get((m.key, "cifar10"))
         u = m.unit.replace("+", "")
         out[m.key] = "not run" if e is None else (
-            f"{_mean(e.paper, u)} = {_mean(e.bn, u)} (BN) + {_mean(e.lr, u)} "
-            "(learning rate)")  # fmt: skip
+            f"{_mean(e.paper, u)} = {_mean(e.bn, u)} (BN main effect, averaged over the two "
+            f"rates) + {_mean(e.lr, u)} (learning-rate main effect)")  # fmt: skip
     return out
 
 
@@ -959,20 +963,27 @@ def grades(rows: dict) -> dict[str, str]:
 
 
 def attribution(bn_rows: dict, conf_rows: dict) -> dict[str, str]:
-    """Per metric, whose effect the paper's CIFAR-10 difference is, by the graded tests: BN's
-    main effect and the learning rate's (both one-sided the paper's way). "not run" without a
-    CIFAR-10 2 x 2."""
+    """Per metric, whose effect the paper's CIFAR-10 difference is, by the graded claims: BN's
+    own effect at each learning rate and the learning rate's with BN and without, each the
+    paper's way; a grade short of reproduced is named, never read as the other side's. "not
+    run" without a CIFAR-10 2 x 2."""
     out = {}
     for m in METRICS:
         bn, lr = bn_rows.get(("cifar10", m.key)), conf_rows.get(m.key)
         if bn is None or lr is None:
             out[m.key] = "not run"
             continue
-        b, c = (r.verdict == verdicts.REPRODUCED for r in (bn, lr))
-        out[m.key] = {
-            (True, False): "BatchNorm's",
-            (False, True): "the learning rate's, not BatchNorm's",
-            (True, True): "both BatchNorm's and the learning rate's",
-            (False, False): "neither's by these tests",
-        }[b, c]
+        b, c = bn.verdict, lr.verdict
+        R, P = verdicts.REPRODUCED, verdicts.PARTLY
+        bn_part = {R: "BatchNorm's at both learning rates", P: "BatchNorm's at one learning "
+                   "rate only"}.get(b)  # fmt: skip
+        lr_part = {R: "the learning rate's, with BN and without", P: "the learning rate's in "
+                   "one variant only"}.get(c)  # fmt: skip
+        if bn_part and lr_part:
+            out[m.key] = f"both {bn_part} and {lr_part}"
+        elif bn_part or lr_part:
+            other = "the learning rate's own effect" if bn_part else "BatchNorm's own effect"
+            out[m.key] = f"{bn_part or lr_part}; {other} is {c if bn_part else b}"
+        else:
+            out[m.key] = f"neither's by these tests (BatchNorm's: {b}; the learning rate's: {c})"
     return out
