@@ -401,7 +401,7 @@ report.show_checks("a1", checks)
 # :::{solution} a1-ex-steps
 # :class: dropdown
 # Extrapolate the curve: if it was still rising at the end of the budget, the slope grows and
-# a *not shown* or *partly reproduced* grade can become *reproduced*. The grade is a
+# a *not shown* grade can become *reproduced*. The grade is a
 # statement about this budget, not about the mechanism; that is why every verdict shows the
 # effect size beside the p-value.
 # :::

@@ -50,9 +50,11 @@ report.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_c
 # Each verdict answers its own question at level {glue:text}`ledger_alpha`; across the many
 # claims of one paper some decisive answers are expected by chance alone, so the table below
 # also counts them after a Benjamini–Hochberg adjustment of the deciding p-values, per paper
-# (as graded → adjusted). The adjustment assumes the claims' tests are positively dependent
-# at worst, which they are: several rows reuse the same networks (chapter A1's in A1, A3 and
-# A4; chapter B1's in B1–B4, where the one confounded CIFAR-10 contrast enters several rows).
+# (as graded → adjusted). The adjustment is valid for independent or positively dependent
+# tests; several rows reuse the same networks (chapter A1's in A1, A3 and A4; chapter B1's in
+# B1–B4, where the one confounded CIFAR-10 contrast enters several rows), and the deciding
+# p-values mix the two questions (clears, falls short), so read the adjusted counts as a guide
+# to how many decisive verdicts chance alone could explain, not as an exact error rate.
 
 # %%
 report.figure("fig-ledger-summary", claims_ledger.verdict_summary(recs))

@@ -426,7 +426,8 @@ report.md(methods.worked_examples())
 # least {glue:text}`m_learned` of the ramp's variance, $R^2$ over the whole sequence: a network
 # that learned the ramp where it sees the padding explains about half of it, one that learned
 # nothing or whose every ReLU died, far less), and,
-# for claims about how far or how the side channel carries, show the side channel itself in
+# for claims about a share of the side channel's slope (how much of it the second hop keeps,
+# how much an intervention removes, how it fades with the length), show the side channel itself in
 # their first hop band ($[R, 3R)$, slope at least the SESOI in every seed); PackNorm's must
 # tell identical paths apart (accuracy at full overlap at least {glue:text}`m_pack_learned`);
 # paper B's classifiers must reach {glue:text}`m_b_learned` test accuracy in every seed (twice

@@ -107,13 +107,13 @@ def claim_rows(recs: list[dict]) -> list[dict]:
                     "from": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
                     "claim": c["claim"],
                     "verdict": f"**{c['verdict']}** ({c['why']})",
-                    "effect [interval]": (
+                    "effect [90% CI]": (
                         f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]"
                     ),
                     "SESOI": c["sesoi_text"],
                     "test": f"{c['test']}; p {p_text(c['p'])}, p(below) {p_text(c['p_refute'])}",
                     "p adjusted": f"{p_text(p_adj)} → {adjusted_verdict(c, p_adj)}",
-                    "null": c["null"],
+                    "compared with": c["null"],
                 }
             )
     return rows

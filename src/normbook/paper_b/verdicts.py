@@ -458,7 +458,8 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
         up = moving(curves, ds, "lower", deeper_half, DBI)
         ledger.append(Verdict(
             "B", f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower DBI), "
-            "especially in deeper layers", decide(test, controls, rising=up), test, DBI,
+            "over the deeper half of the layers (paper: especially in deeper layers)",
+            decide(test, controls, rising=up), test, DBI,
             _seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower", ".2f"),
             unit=".2f", controls=controls,
         ))  # fmt: skip
@@ -477,7 +478,8 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
     cifar = dbi_k_star["cifar10"]
     test = cifar.test("deeper", "lower", "CIFAR-10 DBI(k*)", DBI)
     ledger.append(Verdict(
-        "B", "CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
+        "B", "CIFAR-10: DBI(k*) is lower with BN over the deeper half of the layers (paper: "
+        "especially in deeper layers)",
         decide(test, learned(acc, both("cifar10")), rising=None), test, DBI,
         _seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
         unit=".2f", controls=learned(acc, both("cifar10")),
