@@ -153,6 +153,7 @@ def architecture_localizes(runs, what: str) -> Verdict:
         f"The side channel works in {what}: with {runs.norm.name} it localizes beyond R",
         runs.norm, runs.none, runs.circular, None,
         f"; interior fraction {join(runs.norm.frac_interior, '.2f')}",
+        family=f"{what}, {runs.norm.name}",
     )  # fmt: skip
 
 
