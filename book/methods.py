@@ -201,7 +201,10 @@ for test in calibration.TESTS:
 # {numref}`fig-methods-nulls` simulates networks that localize only where they see the padding
 # (a steep ramp within $R$ of each end, flat beyond, at chapter A1's geometry), with noise
 # correlated along the sequence and a share of it common to the whole sequence; the ticks are
-# this build's circular-padding networks of chapter A1, measured the same way.
+# this build's networks of chapter A1 that cannot localize beyond $R$, measured the same way:
+# the circular-padding networks for the fraction, the no-norm networks for the distance (a
+# network with no boundary has no distance from it; a no-norm network whose every ReLU died
+# localizes nothing at all and sits far left).
 
 # %%
 a1 = SPECS["a1_localization"].resolve(P.profile)
@@ -209,8 +212,9 @@ setup_a1 = localization.configs(a1)
 nulls = calibration.measured_nulls(a1.alpha, a1.seq_len, setup_a1.radius, a1.distance_window,
                                    a1.distance_threshold, n_models=P.oc_models)  # fmt: skip
 circ = localization.circular_null(setup_a1, setup_a1.chapter_cnn)  # chapter A1's, cached
+none = localization.run(setup_a1, setup_a1.cnn("none"))  # no boundary to measure from: none's
 marks = {"frac_interior": circ.frac_interior,
-         "distance_beyond": [d - setup_a1.radius for d in circ.distances]}  # fmt: skip
+         "distance_beyond": [d - setup_a1.radius for d in none.distances]}  # fmt: skip
 report.figure("fig-methods-nulls", methods.null_figure(nulls, marks))
 quantiles = calibration.null_quantiles(nulls)
 report.md(methods.null_quantile_table(quantiles))
@@ -226,7 +230,8 @@ report.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
 # Null distributions of the interior fraction (left) and of the localization distance beyond
 # $R$ (right) for simulated networks that cannot localize beyond $R$: colour, the share of the
 # noise common to the whole sequence; line style, its correlation length along the sequence;
-# dotted, the 95 % level; ticks, this build's circular-padding networks. Drawn by
+# dotted, the 95 % level; ticks, this build's circular-padding networks (left) and no-norm
+# networks (right). Drawn by
 # `methods.null_figure`.
 # ```
 #

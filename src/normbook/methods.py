@@ -274,7 +274,7 @@ def power_figure(power, ratios: list[float], seeds: int):
 def null_figure(nulls, circular: dict[str, list[float]]):
     """The null distributions of the interior fraction (left) and the localization distance
     beyond R (right), per sequence-wide share of the noise (colour) and correlation length
-    (line style), as empirical CDFs; ticks, the circular-padding networks of this build."""
+    (line style), as empirical CDFs; ticks, this build's networks that cannot localize beyond R."""
     import matplotlib.pyplot as plt
     import numpy as np
 
