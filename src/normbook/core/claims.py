@@ -59,6 +59,7 @@ class ClaimTest:
     null: str  # what the effect was compared with
     sesoi: float = 0.0
     power: float = NAN  # chance of a decisive answer when the truth is one SESOI away from it
+    band: bool = False  # an equivalence test: "clears" is inside a band, "below" outside it
 
     def clears(self, alpha: float = ALPHA) -> bool:
         return bool(self.p < alpha)
@@ -222,7 +223,7 @@ def accuracy_within(correct, n: int, half_width: float, chance: float = 0.5,
         float(max(abs(ci.low - chance), abs(ci.high - chance))), float(max(ins)),
         float(min(1.0, 2 * len(outs) * min(outs))), int(correct.size),
         f"exact binomial, two one-sided tests per model, every one of {correct.size} models "
-        f"({n:,} pairs each)", null, half_width,
+        f"({n:,} pairs each)", null, half_width, band=True,
     )  # fmt: skip
 
 
@@ -236,16 +237,16 @@ def inside_band(values, lo: float, hi: float, null: str) -> ClaimTest:
     low, high = t_interval(v)
     name = f"comparison with the paper's band: t interval over {n} seeds"
     if low != low:
-        return ClaimTest(mean, NAN, NAN, NAN, NAN, n, name, null, NAN)
+        return ClaimTest(mean, NAN, NAN, NAN, NAN, n, name, null, NAN, band=True)
     if low == high:
         inside = lo <= mean <= hi
-        return ClaimTest(mean, low, high, 0.0 if inside else 1.0, 1.0 if inside else 0.0, n,
-                         name, null, NAN)  # fmt: skip
+        return ClaimTest(mean, low, high, 0.5**n if inside else 1.0, 1.0 if inside else 0.5**n,
+                         n, name, null, NAN, band=True)  # fmt: skip
     above_lo = sps.ttest_1samp(v, lo, alternative="greater").pvalue
     below_hi = sps.ttest_1samp(v, hi, alternative="less").pvalue
     p_inside = float(max(above_lo, below_hi))
     p_outside = float(min(1 - above_lo, 1 - below_hi))
-    return ClaimTest(mean, low, high, p_inside, p_outside, n, name, null, NAN)
+    return ClaimTest(mean, low, high, p_inside, p_outside, n, name, null, NAN, band=True)
 
 
 def adjusted(ps) -> np.ndarray:

@@ -77,6 +77,8 @@ def decide(
             f"{c.family} ({c.check})" for c in failed))  # fmt: skip
     if test.p != test.p and test.p_refute != test.p_refute:
         return Grade(NOT_SHOWN, "no interval (too few units, or no test)")
+    if test.band:
+        return _decide_band(test, rising, alpha)
     if test.clears(alpha):
         return Grade(REPRODUCED, "interval clears the SESOI", test.p)
     if test.below(alpha):
@@ -93,6 +95,20 @@ def decide(
     if test.low == test.high == test.sesoi:
         return Grade(NOT_SHOWN, "equal to the SESOI in every unit", test.decisive_p)
     return Grade(NOT_SHOWN, "interval contains the SESOI (too little power)", test.decisive_p)
+
+
+def _decide_band(test: ClaimTest, rising: bool | None, alpha: float) -> Grade:
+    """:func:`decide` for an equivalence test (a value inside a band)."""
+    if test.clears(alpha):
+        return Grade(REPRODUCED, "inside the band", test.p)
+    if test.below(alpha):
+        if rising is None or rising:
+            why = "no kept states tell whether it was still moving" if rising is None else (
+                "may still be moving")  # fmt: skip
+            return Grade(NOT_SHOWN, f"outside the band, but {why}", test.p_refute)
+        return Grade(REFUTED, "wholly outside the band", test.p_refute)
+    return Grade(NOT_SHOWN, "the interval straddles the band's edge (too little power)",
+                 test.decisive_p)  # fmt: skip
 
 
 def decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
