@@ -54,7 +54,7 @@ def test_any_values_give_a_configuration_or_a_one_line_error(data):
 @given(st.sampled_from(sorted(SPECS)), st.text(min_size=1, max_size=20))
 def test_unknown_names_are_one_line_errors(chapter, name):
     spec = SPECS[chapter]
-    if name in spec.names:
+    if name in spec.names or name == "profile":  # profile is resolve's first argument
         return
     try:
         spec.resolve("smoke", **{name: 1})
@@ -62,6 +62,15 @@ def test_unknown_names_are_one_line_errors(chapter, name):
         assert "\n" not in str(exc) and "unknown parameter" in str(exc)
     else:
         raise AssertionError(f"{name!r} accepted")
+
+
+def test_profile_given_twice_is_a_one_line_error():
+    try:
+        SPECS["a1_localization"].resolve("smoke", profile="cpu")
+    except ParameterError as exc:
+        assert "given twice" in str(exc)
+    else:
+        raise AssertionError("profile given twice accepted")
 
 
 def test_an_unknown_name_suggests_the_closest_valid_one():
