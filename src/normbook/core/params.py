@@ -158,7 +158,7 @@ class Spec:
     def resolve(self, profile: str = "cpu", /, **overrides: Any) -> Params:
         """Profile defaults, then overrides (``None`` means "keep the profile's value")."""
         if "profile" in overrides:
-            raise ParameterError("parameter 'profile': given twice (it is resolve's first argument)")
+            raise ParameterError("parameter 'profile': given twice (resolve's first argument)")
         if profile not in PROFILES:
             raise ParameterError(
                 f"parameter 'profile': must be one of {', '.join(PROFILES)}, got {profile!r}"
