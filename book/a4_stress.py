@@ -32,10 +32,9 @@
 # (`constant_values`); circular-padding networks trained for `circular_steps` steps; the
 # population statistics estimated on `intervention_ref` fresh samples; "interior statistics"
 # are computed at layer $j$ over the positions whose layer-$j$ input misses the padding
-# ($[j\lfloor k/2\rfloor, \ell-1-j\lfloor k/2\rfloor]$); a *hop band* $h$ covers distances
-# $[R+2R(h-1), R+2Rh)$ from the nearer end; the receptive-field test of PackNorm uses kernel
-# `rf_pack_kernel` at chapter A2's path length; the U-Net and the 2-D CNN are our own small
-# designs (`paper_a.architectures` states every choice).
+# ($[j\lfloor k/2\rfloor, \ell-1-j\lfloor k/2\rfloor]$); the receptive-field test of
+# PackNorm uses kernel `rf_pack_kernel` at chapter A2's path length; the U-Net and the 2-D
+# CNN are our own small designs (`paper_a.architectures` states every choice).
 # :::
 
 # %% tags=["parameters"]
@@ -81,9 +80,6 @@ constant_values = None  # constant inputs fed to the trained networks
 circular_steps = None  # Adam steps of the networks trained with circular padding
 intervention_eval = None  # predictions per index under each intervention
 intervention_ref = None  # fresh samples that estimate the population statistics
-decay_lens = None  # sequence lengths of the decay study (at A1's depth)
-decay_depths = None  # depths of the decay study (at A1's sequence length)
-decay_seeds = None  # seeds of the decay study's extra networks
 rf_pack_kernel = None  # PackNorm kernel of the receptive-field test (1: R = 0)
 rf_pack_heads = None  # heads of the receptive-field test (pool, centre)
 unet_len = None  # U-Net: sequence length (a multiple of 2**unet_levels)
@@ -103,14 +99,12 @@ arch_seeds = None  # U-Net and 2-D CNN seeds
 from normbook.core import fmt, report
 from normbook.paper_a import (
     architectures,
-    bands,
     equivariance,
     localization,
     packnorm,
     sesoi,
     stress,
     stress_figures,
-    tables,
 )
 from normbook.paper_a import stress_verdicts as sv
 from normbook.paper_a.specs import A4, a1_reuse_note
@@ -320,46 +314,8 @@ report.show_verdicts("a4g", [sv.architecture_localizes(grid, "a 2-D CNN")], sect
 # positive control); the `paper` profile trains longer, and `grid_steps` is a parameter.
 
 # %% [markdown]
-# (a4-decay)=
-# ## How far does the channel carry, and how fast does it fade?
-#
-# Every statistic averages over all $\ell$ positions. A hypothesis of the critics: each hop
-# beyond the first weakens the positional signal by a factor that grows with $\ell$, so the
-# slope of the mean prediction decays with the distance from the end, faster for longer
-# sequences. We measure the mean slope over each hop band (distances $[R, 3R)$, $[3R, 5R)$, …)
-# for several $\ell$ at fixed $R$ and several $R$ at fixed $\ell$ ({numref}`fig-a4-decay`);
-# {ref}`methods-symmetry` says what translation symmetry implies for it.
-
-# %%
-len_runs, depth_runs = stress.decay_runs(setup, P.norm, P.decay_lens, P.decay_depths,
-                                        P.decay_seeds)  # fmt: skip
-by_len, by_depth = [bands.hop_bands(r) for r in len_runs], [bands.hop_bands(r) for r in depth_runs]
-report.figure("fig-a4-decay", stress_figures.hop_decay(by_len, by_depth))
-report.md(tables.hop_bands(by_len + by_depth))
-hop, curve = bands.hop_bands(normed), localization.curve(setup, setup.chapter_cnn)
-report.glue("a4_kept", fmt.join(hop.attenuation, ".3f"))
-report.glue("a4_share_sesoi", f"{sesoi.SHARE.value:.0%}")
-rows = [sv.persists_beyond_hop(normed, hop, curve), sv.fades_with_length(by_len, len_runs)]
-report.show_verdicts("a4d", rows, section="a4-decay")
-
-# %% [markdown]
-# ```{glue:figure} fig-a4-decay
-# :name: fig-a4-decay
-# :alt: Band slope of the mean prediction against the distance from the end, log scale.
-#
-# Mean slope of the mean prediction over each hop band against the band's distance from the
-# end (units of $R$; log scale; hollow: not distinguishable from 0). Drawn by
-# `paper_a.stress_figures.hop_decay`.
-# ```
-#
-# Paper A states that InstanceNorm localizes the whole sequence. The first row above asks
-# whether the second hop band ($3R$ to $5R$) keeps at least {glue:text}`a4_share_sesoi` of the
-# first band's slope (the test matches the word "undiminished"; chapter {ref}`a1-verdict`
-# asks the weaker question, whether any slope worth the name is left beyond $3R$): chapter
-# A1's networks keep {glue:text}`a4_kept` of it, per seed. The second row asks whether the
-# fading grows with $\ell$; every length's networks must show the side channel in their own
-# first hop band before their fading counts. A length too short for a second band contributes
-# no model to that test. Every verdict of this chapter is in the {ref}`ledger`.
+# How far the channel carries, and how fast it fades with the distance from the end, the
+# number of normalization layers and the sequence length, is chapter {ref}`a5`'s question.
 
 # %% [markdown]
 # (a4-exercises)=
@@ -396,23 +352,6 @@ report.show_verdicts("a4d", rows, section="a4-decay")
 # exactly cyclic-equivariant (the chapter checks it), so its mean prediction is the same at
 # every index however long it trains. Whatever it scores is the pipeline's false-positive
 # rate.
-# :::
-#
-# :::{exercise} Longer sequences
-# :label: a4-ex-decay
-# Add a longer sequence to the decay study,
-# `make chapter CHAPTER=book/a4_stress.py PARAMS='-p decay_lens 75,150,300'`, and predict the
-# per-hop decay at $\ell = 300$ under the hypothesis of {ref}`a4-decay`.
-# :::
-#
-# :::{solution} a4-ex-decay
-# :class: dropdown
-# Under the hypothesis each hop's signal is diluted by statistics averaged over $\ell$
-# positions, so the decay per hop is steeper at $\ell = 300$ and the second hop band keeps
-# less of the slope. If the measured decay does not steepen with $\ell$, the data speak against
-# the hypothesis; without kept states of the decay networks the row can be *not shown* but not
-# *refuted* (the rule of {ref}`a1-curve`). Compare with the verdict of {ref}`a4-decay` at the
-# default lengths.
 # :::
 
 # %%

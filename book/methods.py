@@ -281,10 +281,24 @@ report.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
 # $k$-th cumulant. Two predictions follow. (1) With constant input every interior index is
 # equivalent and the output is exactly flat beyond $R$ ({ref}`a4-constant` checks it). (2)
 # With noise, the slope of the mean prediction need not vanish beyond $3R$ but should drop
-# sharply there and keep shrinking with each further hop, more so for longer sequences; it
-# is exactly zero only as $\ell \to \infty$. {ref}`a4-decay` measures the slope per hop band
-# against both predictions and the paper's claim that InstanceNorm localizes the whole
-# sequence. (This is a heuristic argument, not a proof; the measurements are the test.)
+# sharply there and keep shrinking with each further hop; it is exactly zero only as
+# $\ell \to \infty$. (This is a heuristic argument, not a proof; the measurements are the
+# test.)
+#
+# **How many hops, at which order.** Each normalization layer's statistics are means over all
+# $\ell$ positions of a function of that layer's input, which depends on the input within the
+# layer's own reach and on the *earlier* layers' statistics. A boundary term enters one
+# statistic with weight $1/\ell$ per position, about $R/\ell$ in all; a patch beyond $3R$ can
+# only see it through a chain in which one statistic carries it to a term that overlaps a
+# second statistic's term, and so on: $h$ hops need a chain of $h$ statistics, ordered by
+# layer, and enter at order $(R/\ell)^h$ times whatever gain the trained network applies. A
+# network with $N$ normalization layers has $\binom{N}{h}$ such chains. So the share of the
+# first band's slope that the second band keeps should scale like $(N-1)\,R/\ell$: at a fixed
+# receptive field it should *grow* with the number of normalization layers (about doubling
+# per doubling of $N$ for $N \geq 4$) and *halve* per doubling of $\ell$. In the power law that
+# chapter {ref}`a5-law` fits, $\log_2$ share $= b_0 + b_1 \log_2 N + b_2 \log_2 \ell$, this
+# predicts $b_1 \approx 1$ and $b_2 \approx -1$; the gain a trained network applies can raise
+# or lower both, which the measurement decides.
 #
 # (methods-reconstruction-b)=
 # ## Paper B: what the paper fixes, and what we chose

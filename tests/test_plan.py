@@ -23,6 +23,7 @@ def test_paper_profile_plans_more_than_cpu():
         "a1_localization",
         "a3_which_norms",
         "a4_stress",
+        "a5_reach",
         "b1_setup_accuracy",
         "b4_stress",
     ):

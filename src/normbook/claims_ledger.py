@@ -37,6 +37,7 @@ GRADED = (
     "a2_mechanism",
     "a3_which_norms",
     "a4_stress",
+    "a5_reach",
     "b1_setup_accuracy",
     "b2_sparsity",
     "b3_clusters",

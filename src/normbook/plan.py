@@ -44,12 +44,14 @@ def _train_flops(model: torch.nn.Module, x: torch.Tensor) -> int:
 
 
 @cache
-def localization_flops(seq_len: int, depth: int, width: int, kernel: int) -> tuple[int, int]:
+def localization_flops(
+    seq_len: int, depth: int, width: int, kernel: int, mix: int = 0
+) -> tuple[int, int]:
     """(training step per sample, forward per sample) of one localization CNN."""
     from .paper_a.cnn import CNNConfig, StackedCNN
     from .paper_a.task import ramp
 
-    net = StackedCNN(CNNConfig(depth=depth, width=width, kernel=kernel), [0])
+    net = StackedCNN(CNNConfig(depth=depth, width=width, kernel=kernel, mix=mix), [0])
     x = torch.randn(1, 1, seq_len)
     train = _count(lambda: ((net(x) - ramp(seq_len)) ** 2).mean().backward())
     with torch.no_grad():
@@ -120,13 +122,6 @@ def _stress_a(P) -> list[Item]:
         Item(f"interventions: {evals} evaluations x {P.intervention_eval:,} samples",
              n * evals * P.intervention_eval * fwd),
     ]  # fmt: skip
-    geometries = [(L, P.depth) for L in P.decay_lens] + [(P.seq_len, d) for d in P.decay_depths]
-    for L, d in dict.fromkeys(g for g in geometries if g != (P.seq_len, P.depth)):
-        t, f = localization_flops(L, d, P.width, P.kernel)
-        m = len(P.decay_seeds)
-        items.append(Item(f"decay l = {L}, d = {d}: train {m} models x {P.steps:,} steps and "
-                          f"evaluate {P.n_eval:,} samples",
-                          m * (P.steps * P.batch_size * t + P.n_eval * f)))  # fmt: skip
     s = packnorm.configs(P)
     for head in P.rf_pack_heads:
         net = replace(s.net, kernel=P.rf_pack_kernel, head=head)
@@ -148,6 +143,24 @@ def _stress_a(P) -> list[Item]:
     return items
 
 
+def _reach(P) -> list[Item]:
+    """Chapter A5: every family beyond the base one (chapter A1's networks, cached)."""
+    from .paper_a import localization, reach
+
+    items = []
+    for f in reach.families(localization.configs(P), P):
+        if f.a1:
+            continue
+        c, tc = f.cnn, f.setup.train
+        t, fwd = localization_flops(f.seq_len, c.depth, c.width, c.kernel, c.mix)
+        m = len(f.setup.seeds)
+        samples = f.setup.eval.n_samples + (len(tc.checkpoints) + 1) * f.setup.curve_samples
+        items.append(Item(f"{f.label}: train {m} models x {tc.steps:,} steps, evaluate "
+                          f"{samples:,} samples each",
+                          m * (tc.steps * tc.batch_size * t + samples * fwd)))  # fmt: skip
+    return items
+
+
 def chapter_plan(name: str, P) -> list[Item]:
     """The planned compute of chapter ``name`` at resolved parameters ``P``."""
     if name == "a1_localization":
@@ -159,6 +172,8 @@ def chapter_plan(name: str, P) -> list[Item]:
         return _pack("PackNorm", s, s.net, len(s.overlaps) + len(s.control_overlaps))
     if name == "a4_stress":
         return _stress_a(P)
+    if name == "a5_reach":
+        return _reach(P)
     if name == "a3_which_norms":
         return [
             *_localization(P, "GroupNorm", len(P.group_seeds), len(P.group_counts)),

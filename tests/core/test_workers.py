@@ -79,10 +79,16 @@ def test_a_changed_environment_starts_new_workers(monkeypatch, tmp_path):
 
 def test_an_idle_worker_ignores_the_interrupt_jupyter_sends_at_kernel_shutdown():
     workers.close_pool()
-    _run(_pid_and_data, 4, {"tag": "a"})
-    # every worker, not only those that happened to take a job (one may have taken all four)
+    # signal only workers that have started (a worker still booting has not yet set its
+    # handler, and a real kernel shutdown finds none in that state): run jobs until both have
+    # answered (one may take all four jobs while the other boots, on a loaded machine)
+    seen: set = set()
+    for _ in range(50):
+        seen |= {p for p, _, _ in _run(_pid_and_data, 4, {"tag": "a"}).values()}
+        if len(seen) == 2:
+            break
     pids = {p.pid for p in multiprocessing.active_children()}
-    assert len(pids) == 2
+    assert len(pids) == 2 and seen == pids
     for pid in pids:
         os.kill(pid, signal.SIGINT)
     time.sleep(0.5)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
+from scipy.optimize import brentq
 
 ALPHA = 0.05  # level of each one-sided question of every claim's test
 # The interval is two-sided at 1 - 2 ALPHA: the end on either side is the one-sided bound
@@ -123,6 +124,29 @@ def mean_test(values, sesoi: float, null: str, what: str = "t test") -> ClaimTes
         p_ref = float(sps.ttest_1samp(d, sesoi, alternative="less").pvalue)
     power = t_power(n, float(d.std(ddof=1)), sesoi)
     return ClaimTest(mean, lo, hi, p, p_ref, n, name, null, sesoi, power)
+
+
+def mapped_estimate(est: float, se: float, dof: int, fn, sesoi: float, n: int, null: str,
+                    what: str) -> ClaimTest:  # fmt: skip
+    """A t-distributed estimate (``est`` with standard error ``se`` on ``dof`` degrees of
+    freedom, e.g. a regression's prediction) seen through ``fn``, an increasing map to the
+    claim's effect, against a SESOI on that effect: the SESOI is mapped back to the estimate's
+    scale (the root of fn(x) = sesoi within 50 + 50 se of the estimate) and tested there; the
+    interval is fn of the estimate's. NaN when the estimate has no error or fn never reaches
+    the SESOI."""
+    name = f"{what}, one-sided t against the SESOI, {dof} degrees of freedom"
+    if not (np.isfinite(est) and np.isfinite(se) and se > 0 and dof > 0):
+        return ClaimTest(NAN, NAN, NAN, NAN, NAN, n, name, null, sesoi)
+    q = float(sps.t.ppf(0.5 + CLAIM_CONFIDENCE / 2, dof))
+    lo, hi = est - 50 - 50 * se, est + 50 + 50 * se
+    if not fn(lo) < sesoi < fn(hi):
+        return ClaimTest(float(fn(est)), NAN, NAN, NAN, NAN, n, name, null, sesoi)
+    threshold = brentq(lambda x: fn(x) - sesoi, lo, hi)
+    t = (est - threshold) / se
+    return ClaimTest(
+        float(fn(est)), float(fn(est - q * se)), float(fn(est + q * se)),
+        float(sps.t.sf(t, dof)), float(sps.t.cdf(t, dof)), n, name, null, sesoi,
+    )  # fmt: skip
 
 
 def paired(x, y, sesoi: float, null: str) -> ClaimTest:

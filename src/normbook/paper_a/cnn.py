@@ -1,8 +1,10 @@
 """The 1-D CNN of paper A, as a stack of M independent models.
 
-Each hidden block is conv(k) -> norm -> ReLU; a 1x1 conv head maps C channels to one
-prediction per position. M models (seeds or variants of one norm) are evaluated in one
-pass with grouped convolutions, which keeps both cores busy on small models.
+Each hidden block is conv(k) -> norm -> ReLU, optionally followed by ``mix`` blocks
+conv(1) -> norm -> ReLU (more normalization layers at the same receptive field); a 1x1 conv
+head maps C channels to one prediction per position. M models (seeds or variants of one
+norm) are evaluated in one pass with grouped convolutions, which keeps both cores busy on
+small models.
 """
 
 from __future__ import annotations
@@ -29,18 +31,38 @@ class CNNConfig:
     groups: int = 1
     batch_eval: str = "minibatch"
     padding: str = "zeros"
+    mix: int = 0  # kernel-1 conv -> norm -> ReLU blocks after each kernel-k block
 
     @property
     def receptive_radius(self) -> int:
-        """R(d) = floor(k/2) * d: how far an output can see along the sequence."""
+        """R(d) = floor(k/2) * d: how far an output can see along the sequence (kernel-1 blocks
+        add none)."""
         return (self.kernel // 2) * self.depth
 
     @property
+    def n_layers(self) -> int:
+        """Conv -> norm -> ReLU layers, kernel-1 blocks included."""
+        return self.depth * (1 + self.mix)
+
+    @property
+    def norm_layers(self) -> int:
+        """Normalization layers (0 without normalization)."""
+        return 0 if self.norm == "none" else self.n_layers
+
+    @property
+    def kernels(self) -> list[int]:
+        """Each layer's kernel size, input to output."""
+        return [k for _ in range(self.depth) for k in (self.kernel, *[1] * self.mix)]
+
+    @property
     def label(self) -> str:
-        """``none``, ``instance``, ``group (G=4)``, ``batch, minibatch``, ``layer``."""
+        """``none``, ``instance``, ``group (G=4)``, ``batch, minibatch``, ``layer``; with
+        kernel-1 blocks, the number of normalization layers after a comma."""
         if self.norm == "group":
-            return f"group (G={self.groups})"
-        return f"batch, {self.batch_eval}" if self.norm == "batch" else self.norm
+            name = f"group (G={self.groups})"
+        else:
+            name = f"batch, {self.batch_eval}" if self.norm == "batch" else self.norm
+        return f"{name}, {self.norm_layers} norm layers" if self.mix else name
 
 
 def _uniform_(t: torch.Tensor, bound: float, g: torch.Generator) -> None:
@@ -59,17 +81,10 @@ class StackedCNN(nn.Module):
         self.n_models = m
         self.convs = nn.ModuleList()
         self.norms = nn.ModuleList()
-        for layer in range(cfg.depth):
+        for layer, k in enumerate(cfg.kernels):
             c_in = 1 if layer == 0 else c
             self.convs.append(
-                nn.Conv1d(
-                    m * c_in,
-                    m * c,
-                    cfg.kernel,
-                    padding=cfg.kernel // 2,
-                    padding_mode=cfg.padding,
-                    groups=m,
-                )
+                nn.Conv1d(m * c_in, m * c, k, padding=k // 2, padding_mode=cfg.padding, groups=m)
             )
             self.norms.append(make_norm(cfg.norm, m, c, cfg.groups, cfg.batch_eval))
         self.head = nn.Conv1d(m * c, m, 1, groups=m)

@@ -248,7 +248,7 @@ def evaluate(net: StackedCNN, seq_len: int, ev: EvalConfig, probe_weights: torch
     Batches alternate between two accumulators, so each index has two independent
     estimates: every localization test compares outputs of one stream with the other's.
     """
-    m, depth = net.n_models, net.cfg.depth
+    m, depth = net.n_models, net.cfg.n_layers
     set_batch_eval(net, ev.batch_eval)
     net.eval()
     dev = device_of(net)
@@ -355,6 +355,8 @@ def run(
     BatchNorm is evaluated with the statistics ``cnn.batch_eval`` names; ``padding`` =
     "circular" evaluates the same trained weights without a boundary (:func:`circular_null`);
     ``at_step`` evaluates the states kept at that training step (:func:`curve`)."""
+    if with_probes and cnn.mix:  # the probes' radius per depth assumes one kernel throughout
+        raise ValueError("depth probes need networks without kernel-1 blocks (mix = 0)")
     net, losses, hits = trained(cnn, setup.train, list(setup.seeds), at_step)
     net.to(setup.eval.device)
     set_padding(net, padding)

@@ -35,7 +35,7 @@ def fit_probes(
     input_kind: str = "noise",
 ) -> torch.Tensor:
     """Probe weights, shape (depth, M, C+1) on the CPU, from accumulated normal equations."""
-    m, c, depth = net.n_models, net.cfg.width, net.cfg.depth
+    m, c, depth = net.n_models, net.cfg.width, net.cfg.n_layers
     dev = device_of(net)
     xtx = torch.zeros(depth, m, c + 1, c + 1, dtype=torch.float64, device=dev)
     xty = torch.zeros(depth, m, c + 1, dtype=torch.float64, device=dev)

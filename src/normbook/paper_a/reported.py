@@ -4,6 +4,8 @@ from __future__ import annotations
 
 SEQ_LEN = 600  # localization task: sequence length
 RADIUS = 64  # receptive-field radius of the paper's network
+NORM_LAYERS = 32  # normalization layers of the paper's network (d = 32, k = 5)
+SAMPLES_PER_INDEX = 3_200_000  # predictions per index of its Welch tests
 N_SEEDS = 4  # seeds per configuration
 WELCH_ALPHA = 0.1  # level of the Welch test in Definition 2.3
 PACK_PATH_LEN = 129  # PackNorm: path length l'

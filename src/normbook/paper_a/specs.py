@@ -560,18 +560,6 @@ def _stress_norm(P) -> str | None:
     return None
 
 
-def _decay_geometry(P) -> str | None:
-    pairs = [(n, P.depth) for n in P.decay_lens] + [(P.seq_len, d) for d in P.decay_depths]
-    for seq_len, depth in pairs:
-        radius = (P.kernel // 2) * depth
-        if radius >= seq_len / 2 - 2:
-            return (
-                f"parameters 'decay_lens'/'decay_depths': l = {seq_len} with d = {depth} "
-                f"(R = {radius}) leaves no interior; need R < l/2 - 2"
-            )
-    return None
-
-
 STRESS_PARAMS = [
     Param("constant_values", list, "constant inputs fed to the trained networks", list_of=float,
           min=-100.0, max=100.0),
@@ -581,12 +569,6 @@ STRESS_PARAMS = [
           max=10**9),
     Param("intervention_ref", int, "fresh samples that estimate the population statistics",
           min=2, max=10**8, reconstruction=True),
-    Param("decay_lens", list, "sequence lengths of the decay study (at A1's depth)",
-          list_of=int, min=8, max=100_000),
-    Param("decay_depths", list, "depths of the decay study (at A1's sequence length)",
-          list_of=int, min=1, max=256),
-    Param("decay_seeds", list, "seeds of the decay study's extra networks", list_of=int,
-          min=0, max=1e9),
     Param("rf_pack_kernel", int, "PackNorm kernel of the receptive-field test (1: R = 0)",
           min=1, max=99, reconstruction=True),
     Param("rf_pack_heads", list, "heads of the receptive-field test (pool, centre)",
@@ -629,23 +611,20 @@ def _unet_geometry(P) -> str | None:
 
 _STRESS = {
     "smoke": dict(constant_values=[0.0, 1.0], circular_steps=40, intervention_eval=1024,
-                  intervention_ref=64, decay_lens=[48], decay_depths=[4], decay_seeds=[0, 1],
+                  intervention_ref=64,
                   rf_pack_kernel=1, rf_pack_heads=["pool"], unet_len=64, unet_levels=2,
                   unet_width=4, unet_groups=4, unet_steps=30, unet_eval=1024, grid_size=12,
                   grid_depth=2, grid_channels=4, grid_steps=30, grid_eval=512,
                   arch_seeds=[0, 1]),
-    # cpu: the circular-trained null at a quarter of A1's steps (it has nothing to learn), and
-    # a decay study whose lengths all have a second hop band (l = 40 with R = 8 has none).
+    # cpu: the circular-trained null at a quarter of A1's steps (it has nothing to learn)
     "cpu": dict(constant_values=[0.0, -1.0, 1.0, 2.0], circular_steps=1250,
-                intervention_eval=6400, intervention_ref=4096, decay_lens=[75, 150],
-                decay_depths=[2, 4], decay_seeds=[0, 1, 2], rf_pack_kernel=1,
+                intervention_eval=6400, intervention_ref=4096, rf_pack_kernel=1,
                 rf_pack_heads=["pool", "centre"], unet_len=64, unet_levels=2, unet_width=8,
                 unet_groups=8, unet_steps=1500, unet_eval=16_384, grid_size=16, grid_depth=3,
                 grid_channels=16, grid_steps=1500, grid_eval=4096, arch_seeds=[0, 1, 2, 3, 4]),
     "paper": dict(constant_values=[0.0, -1.0, 1.0, 2.0], circular_steps=20_000,
-                  intervention_eval=100_000, intervention_ref=65_536,
-                  decay_lens=[300, 600, 1200], decay_depths=[16, 32, 48],
-                  decay_seeds=list(range(5)), rf_pack_kernel=1, rf_pack_heads=["pool", "centre"],
+                  intervention_eval=100_000, intervention_ref=65_536, rf_pack_kernel=1,
+                  rf_pack_heads=["pool", "centre"],
                   unet_len=256, unet_levels=3, unet_width=32, unet_groups=8, unet_steps=20_000,
                   unet_eval=400_000, grid_size=32, grid_depth=4, grid_channels=32,
                   grid_steps=20_000, grid_eval=100_000, arch_seeds=list(range(5))),
@@ -664,10 +643,82 @@ A4 = Spec(
         _pack_geometry,
         _pack_overlaps,
         _stress_norm,
-        _decay_geometry,
         _rf_heads,
         _unet_geometry,
     ],
     packages=PACKAGES,
 )
 A_SPECS[A4.chapter] = A4
+
+# ----------------------------------------------------------------------------- A5: the reach
+# Chapter A5 measures how far the side channel carries on two axes from chapter A1's geometry
+# (A1's networks are its base family): more normalization layers at the same receptive field,
+# and longer sequences at the same depth.
+
+
+def _reach_lengths(P) -> str | None:
+    if len(P.reach_lens) != len(P.reach_len_steps):
+        return (
+            "parameters 'reach_lens', 'reach_len_steps': one budget per length, got "
+            f"{len(P.reach_lens)} and {len(P.reach_len_steps)}"
+        )
+    radius = (P.kernel // 2) * P.depth
+    for n in (P.seq_len, *P.reach_lens):
+        if (n - 1) // 2 < 4 * radius:  # the second hop band must fit: hop_bands
+            return (
+                f"parameters 'reach_lens'/'seq_len': l = {n} has no second hop band at R = "
+                f"{radius} (needs l >= {8 * radius + 1})"
+            )
+    return None
+
+
+def _reach_axes(P) -> str | None:
+    if len(set(P.reach_mix)) < 2 and len(set(P.reach_lens)) < 2:
+        return "parameters 'reach_mix'/'reach_lens': at least one axis needs two values"
+    return None
+
+
+REACH_PARAMS = [
+    Param("reach_mix", list, "kernel-1 conv-norm-ReLU blocks after each block (one family each)",
+          list_of=int, min=0, max=64, reconstruction=True),
+    Param("reach_lens", list, "sequence lengths of the length axis (at the base depth)",
+          list_of=int, min=8, max=100_000),
+    Param("reach_len_steps", list, "Adam steps per model at each of reach_lens",
+          list_of=int, min=1, max=10_000_000, reconstruction=True),
+    Param("reach_seeds", list, "seeds of the study's networks beyond the base family",
+          list_of=int, min=0, max=1e9),
+    Param("reach_eval", int, "predictions per index for the study's networks", min=4,
+          max=10**9),
+]  # fmt: skip
+
+_REACH = {
+    # smoke: R = 4 so that l = 48 has a second hop band
+    "smoke": dict(depth=2, reach_mix=[0, 1], reach_lens=[48, 96], reach_len_steps=[40, 40],
+                  reach_seeds=[0, 1], reach_eval=2048),
+    # cpu: 4, 8 and 16 norm layers; l = 150 needs more than A1's 5,000 steps to learn the side
+    # channel at all (of three networks at 5,000 steps one had a first-hop slope of 0.004; on
+    # seeds 100-102 every first-hop slope passed 0.05 between 4,000 and 8,000 steps), so it gets
+    # 12,000. Five seeds cost little more than three: a stack's step is mostly fixed overhead.
+    "cpu": dict(reach_mix=[0, 1, 3], reach_lens=[75, 150], reach_len_steps=[5000, 12_000],
+                reach_seeds=[0, 1, 2, 3, 4], reach_eval=25_600, curve_eval=6400),
+    "paper": dict(reach_mix=[0, 1], reach_lens=[600, 1200], reach_len_steps=[20_000, 40_000],
+                  reach_seeds=list(range(5)), reach_eval=800_000),
+}  # fmt: skip
+
+A5 = Spec(
+    chapter="a5_reach",
+    params=LOCALIZATION_PARAMS + REACH_PARAMS,
+    profiles={p: _from_a1(p, **_REACH[p]) for p in ("smoke", "cpu", "paper")},
+    checks=[
+        _odd_kernel,
+        _needs_interior,
+        _groups_divide,
+        _enough_samples,
+        _curve_inside_budget,
+        _stress_norm,
+        _reach_lengths,
+        _reach_axes,
+    ],
+    packages=PACKAGES,
+)
+A_SPECS[A5.chapter] = A5

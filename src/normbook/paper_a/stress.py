@@ -3,8 +3,6 @@
 - :func:`constant_input`: with no input variation, what reaches the interior?
 - :func:`interventions`: replace each sample's normalization statistics at evaluation by the
   population's, another sample's, or the interior's only, at one layer or all of them.
-- :func:`decay_runs`: how fast the position signal fades with the distance from the end
-  (:mod:`.bands`), at other sequence lengths and depths.
 - :func:`trained_circular`: networks *trained* without a boundary.
 """
 
@@ -81,6 +79,8 @@ MODE_DOC = {
 
 def norm_layers(net: StackedCNN) -> list[nn.GroupNorm]:
     """The network's InstanceNorm/GroupNorm layers, input to output."""
+    if net.cfg.mix:  # the interior mode's reach (i + 1) * r assumes one kernel throughout
+        raise ValueError("interventions need networks without kernel-1 blocks (mix = 0)")
     layers = [n for n in net.norms if isinstance(n, nn.GroupNorm)]
     if len(layers) != len(net.norms):
         raise ValueError(f"interventions need GroupNorm/InstanceNorm layers, got {net.cfg.norm!r}")
@@ -228,49 +228,6 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
     )
 
 
-# ----------------------------------------------------------------------------- decay
-
-
-def geometry(setup, seq_len: int | None = None, depth: int | None = None):
-    """The A1 setup at another sequence length or depth (everything else unchanged)."""
-    seq_len = seq_len or setup.seq_len
-    return replace(
-        setup,
-        seq_len=seq_len,
-        depth=depth or setup.depth,
-        train=replace(setup.train, seq_len=seq_len),
-    )
-
-
-def _decay_geometry(setup, norm: str, seeds, s):
-    """(setup, network) of one decay geometry: A1's own geometry keeps A1's seeds."""
-    if (s.seq_len, s.depth) != (setup.seq_len, setup.depth):
-        s = replace(s, seeds=tuple(seeds))
-    return s, s.cnn(norm)
-
-
-def decay_networks(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
-    """(setup, network) pairs of :func:`decay_runs`: ``norm`` at each sequence length (A1's
-    depth) and each depth (A1's length); (by length, by depth)."""
-    return (
-        [_decay_geometry(setup, norm, seeds, geometry(setup, seq_len=n)) for n in lens],
-        [_decay_geometry(setup, norm, seeds, geometry(setup, depth=d)) for d in depths],
-    )
-
-
-def decay_runs(setup, norm: str, lens, depths, seeds) -> tuple[list, list]:
-    """Evaluated ``norm`` networks at each sequence length (A1's depth) and each depth (A1's
-    length); A1's own geometry uses A1's networks and seeds (cached), the others ``seeds``.
-    Returns (runs by length, runs by depth); :func:`.bands.hop_bands` measures each."""
-
-    def evaluated(s, cnn):
-        a1_geometry = (s.seq_len, s.depth) == (setup.seq_len, setup.depth)
-        return localization.run(s, cnn, with_probes=a1_geometry)
-
-    by_len, by_depth = decay_networks(setup, norm, lens, depths, seeds)
-    return [evaluated(*n) for n in by_len], [evaluated(*n) for n in by_depth]
-
-
 # ----------------------------------------------------------------------------- circular
 
 
@@ -289,13 +246,8 @@ def trained_circular(setup, norm: str, steps: int):
 
 def networks(setup, P) -> list:
     """Every (setup, network) this chapter trains, for :func:`localization.pretrain`."""
-    by_len, by_depth = decay_networks(setup, P.norm, P.decay_lens, P.decay_depths, P.decay_seeds)
-    return [
-        *localization.chapter_networks(setup),
-        circular_network(setup, P.norm, P.circular_steps),
-        *by_len,
-        *by_depth,
-    ]
+    circular = circular_network(setup, P.norm, P.circular_steps)
+    return [*localization.chapter_networks(setup), circular]
 
 
 CODE = (*localization.EVAL_CODE, stats, sys.modules[__name__])

@@ -84,30 +84,6 @@ def receptive_field_test(heads: dict, a2, kernel: int):
     return fig
 
 
-def hop_decay(by_length, by_depth):
-    """Band slope of the mean prediction against the distance from the end (band centres, in
-    units of R), log scale: left, several l at fixed R; right, several R at fixed l. Hollow:
-    within 2 standard errors of 0 (plotted at 2 SE)."""
-    fig, axes = canvas(ncols=2, width=4.8, height=3.4, sharey=True)
-    for ax, group, title in ((axes[0, 0], by_length, "fixed R"), (axes[0, 1], by_depth, "fixed l")):
-        for i, b in enumerate(group):
-            centres = (b.edges[:-1] + b.edges[1:]) / 2 / b.radius
-            mean, se = b.slope.mean(axis=0), np.sqrt((b.se**2).mean(axis=0) / len(b.slope))
-            c = f"C{i}"
-            solid = mean > 2 * se
-            ax.plot(centres, np.where(solid, mean, 2 * se), "-", color=c, lw=1,
-                    label=f"l = {b.seq_len}, R = {b.radius}")  # fmt: skip
-            ax.plot(centres[solid], mean[solid], "o", color=c, ms=5)
-            ax.plot(centres[~solid], 2 * se[~solid], "o", mfc="none", color=c, ms=5)
-        ax.axvline(3, color="0.4", ls="--", lw=0.8, label="one hop (3R)")
-        ax.set_yscale("log")
-        ax.set_xlabel("distance from the end (units of R)")
-        ax.set_title(title)
-        ax.legend(fontsize=7)
-    axes[0, 0].set_ylabel("band slope (1 = the ramp)")
-    return fig
-
-
 def _style(run) -> str:
     """Solid lines; dash-dotted for the circular-padding null (dashed lines mark R)."""
     return "-" if run.padding == "zeros" else "-."

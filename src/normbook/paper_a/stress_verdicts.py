@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core.claims import accuracy_within, mean_test, rank_trend
+from ..core.claims import accuracy_within, mean_test
 from ..core.fmt import join
 from ..core.verdicts import REFUTED, REPRODUCED, Check, Control, Verdict, decide
 from . import bands
-from .sesoi import CHANCE, REMOVED, SHARE, TREND
+from .sesoi import CHANCE, REMOVED
 from .stress import MODE_DOC
 from .verdicts import (
     CYCLIC_TOLERANCE,
@@ -21,7 +21,6 @@ from .verdicts import (
     flat_interior,
     learned,
     localizes_verdict,
-    rising,
     side_channel,
 )
 
@@ -155,55 +154,6 @@ def architecture_localizes(runs, what: str) -> Verdict:
         f"; interior fraction {join(runs.norm.frac_interior, '.2f')}",
         family=f"{what}, {runs.norm.name}",
     )  # fmt: skip
-
-
-def persists_beyond_hop(normed, hop, curve) -> Verdict:
-    """Paper A: InstanceNorm localizes the whole sequence, undiminished. Test: per seed, the
-    share of the first hop band's slope that the second band (3R to 5R) keeps, against
-    ``SHARE``. Controls: the networks learned and show the side channel. The share's curve
-    must have flattened for *refuted*."""
-    kept = hop.attenuation
-    test = mean_test(kept, SHARE.value, null="the first hop band's slope (same networks)")
-    controls = (learned(normed), side_channel(normed))
-    up = rising(curve, lambda r: bands.hop_bands(r).attenuation, SHARE)
-    return Verdict(
-        "A",
-        f"The second hop band (3R to 5R) keeps at least {SHARE.value:.0%} of the first band's "
-        "slope (paper A: the position signal carries past one hop undiminished)",
-        decide(test, controls, rising=up),
-        test,
-        SHARE,
-        f"second-band slope {join(hop.slope[:, 1], '.4f')} vs first "
-        f"{join(hop.slope[:, 0], '.3f')} (share kept {join(kept, '.3f')})"
-        if hop.slope.shape[1] > 1
-        else "the half-sequence has no second hop band",
-        unit=".3f",
-        controls=controls,
-    )
-
-
-def fades_with_length(bands_by_len, runs_by_len) -> Verdict:
-    """The critics' hypothesis: every statistic averages over l positions, so each hop weakens
-    the signal more for longer sequences. Test: Spearman over every model of the length
-    against the lost share of the slope (1 - share kept), against ``TREND``. Control: every
-    length's networks show the side channel (first hop band). No kept states: it cannot be
-    refuted."""
-    lens = np.concatenate([np.full(len(b.slope), b.seq_len) for b in bands_by_len])
-    lost = np.concatenate([1 - b.attenuation for b in bands_by_len])
-    ok = ~np.isnan(lost)
-    null = f"rank correlation of the lost share with l, ρ = {TREND.value:g}"
-    test = rank_trend(lens[ok], lost[ok], TREND.value, null=null)
-    controls = tuple(side_channel(r, f"l = {r.seq_len}") for r in runs_by_len)
-    return Verdict(
-        "A",
-        "Each hop fades the signal more for longer sequences (at fixed R)",
-        decide(test, controls, rising=None),
-        test,
-        TREND,
-        "; ".join(f"l = {b.seq_len}: kept {join(b.attenuation, '.3f')}" for b in bands_by_len),
-        unit=".2f",
-        controls=controls,
-    )
 
 
 def rf_reading(rows: list[Verdict]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.fmt import join, mean_sd, table
+from ..core.fmt import join, table
 from . import batchstats
 from .equivariance import Equivariance
 from .multihop import HopComparison
@@ -190,21 +190,4 @@ def budget(results) -> str:
                 "gain over last half": f"{g.effect:.3f}",
             }
         )
-    return table(rows)
-
-
-def hop_bands(bands) -> str:
-    """Chapter A4: mean slope per hop band (mean over seeds +- sd) and the share of the first
-    band's slope the second keeps, per geometry."""
-    rows, n_bands = [], max(b.slope.shape[1] for b in bands)
-    for b in bands:
-        row = {"network": b.name, "seeds": len(b.slope)}
-        for h in range(n_bands):
-            if h >= b.slope.shape[1]:
-                row[f"band {h + 1}"] = ""
-                continue
-            lo, hi = b.edges[h], b.edges[h + 1]
-            row[f"band {h + 1}"] = f"[{lo}, {hi}): {mean_sd(b.slope[:, h], '.4f')}"
-        row["second / first"] = mean_sd(b.attenuation, ".3f") if b.slope.shape[1] > 1 else "n/a"
-        rows.append(row)
     return table(rows)

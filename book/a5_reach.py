@@ -1,0 +1,259 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# (a5)=
+# # A5. The reach of the side channel
+#
+# Paper A's network has 32 normalization layers and, the paper reports, localizes the whole
+# sequence; it explains this by multi-hop message passing, each normalization layer relaying
+# the position one hop farther. This book's networks share the paper's ratio $\ell/R$ with an
+# eighth of its normalization layers, and chapter {ref}`a1` finds their position signal fading
+# near $3R$, one hop. This chapter asks how far the signal carries as the number of
+# normalization layers grows at a fixed receptive field, and as the sequence grows at a fixed
+# depth; it fits a law to both and states what the law predicts for the paper's network.
+#
+# :::{admonition} Paper facts and our reconstruction
+# :class: important
+# **Paper facts.** The paper's network: $\ell$ = 600, $k$ = 5, $d$ = 32 (so $R$ = 64 and 32
+# normalization layers), InstanceNorm, {glue:text}`a5_paper_n` predictions per index, Welch
+# tests at level 0.1; the whole sequence localized (Fig. 1a); one hop carries position to $3R$.
+#
+# **Our reconstruction** (every item is a parameter): more normalization layers at the same
+# receptive field come from `reach_mix` kernel-1 conv → norm → ReLU blocks after each of the
+# $d$ blocks (a kernel-1 convolution widens no receptive field); the length axis keeps $k$ and
+# $d$ and trains each length for its own budget (`reach_len_steps`); the reach is read from
+# hop bands (distances $[R, 3R)$, $[3R, 5R)$, … from the nearer end, {ref}`methods-symmetry`);
+# the law is linear in $\log_2$ of both axes; its prediction assumes one prediction's standard
+# deviation at the paper's network equal to ours.
+# :::
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
+seq_len = None  # sequence length l
+kernel = None  # convolution kernel size k
+depth = None  # number of conv blocks d
+width = None  # channels C per block
+norm = None  # normalization compared against 'none'
+groups = None  # GroupNorm groups G (norm='group')
+batch_eval = None  # BatchNorm statistics at evaluation
+steps = None  # Adam steps per model
+batch_size = None  # training batch size
+lr = None  # Adam learning rate (the peak, under a schedule)
+schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
+curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+curve_eval = None  # predictions per index at each compute-to-effect curve point
+device = None  # where networks train and run: 'auto' is cuda when available
+workers = None  # stacks of networks trained side by side (processes; results do not depend on it)
+seeds = None  # training seeds (one model each)
+n_eval = None  # predictions per index for the Welch tests
+eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
+alpha = None  # Welch test level (paper: 0.1)
+detector = None  # localization test: span (calibrated), neighbour (before) or definition (paper's)
+distance_window = None  # half-width of the window used for the localization distance
+distance_threshold = None  # fraction of the window that must be localized
+probe_batches = None  # batches of fresh noise to fit each depth's linear probe
+reach_mix = None  # kernel-1 conv-norm-ReLU blocks after each block (one family each)
+reach_lens = None  # sequence lengths of the length axis (at the base depth)
+reach_len_steps = None  # Adam steps per model at each of reach_lens
+reach_seeds = None  # seeds of the study's networks beyond the base family
+reach_eval = None  # predictions per index for the study's networks
+
+# %%
+from normbook.core import report
+from normbook.paper_a import (
+    localization,
+    reach,
+    reach_figures,
+    reach_verdicts,
+    reported,
+    sesoi,
+)
+from normbook.paper_a.specs import A5, a1_reuse_note
+
+P, run = report.start(A5, globals())
+setup = localization.configs(P)
+fams = reach.families(setup, P)
+report.glue("a5_paper_n", f"{reported.SAMPLES_PER_INDEX:,}")
+report.glue("a5_reuse", a1_reuse_note(P))
+report.glue("a5_R", setup.radius)
+
+# %% [markdown]
+# The study's families are listed in {ref}`a5-bands`, all with $R$ = {glue:text}`a5_R`; the
+# base family ({glue:text}`a5_reuse`) lies on both axes.
+
+# %%
+localization.pretrain(reach.networks(fams), P.workers)
+study = reach.study(fams)
+
+# %% [markdown]
+# (a5-controls)=
+# ## Did every family learn?
+#
+# A family grades nothing until it passes both positive controls: its mean prediction explains
+# at least a quarter of the ramp's variance over the whole sequence (it learned the task), and
+# its own first hop band has a slope of at least the SESOI of a slope (it uses the side
+# channel at all). A family that fails makes every row that uses it *not shown*, and the
+# verdict says which control failed.
+
+# %%
+report.md(reach_figures.control_table(reach_verdicts.controls(study)))
+
+# %% [markdown]
+# (a5-bands)=
+# ## Band slopes and reach
+#
+# For every family, the seed-mean slope of the mean prediction over each hop band, with its
+# standard error from the networks' own sampling error ({numref}`fig-a5-bands`), and two
+# reaches (the table below): the *effect-size reach*, the nearer edge of the first band
+# whose slope is below the SESOI of a slope ({glue:text}`a5_slope_sesoi` of the ramp's), and
+# the *significance reach*, the first band whose slope is not above 0 at one-sided level
+# {glue:text}`a5_alpha`, with this evaluation's predictions per index and with the standard
+# errors scaled to the paper's {glue:text}`a5_paper_n`. A reach equal to the half-sequence
+# (the last column's largest value) means no band fell below.
+
+# %%
+report.figure("fig-a5-bands", reach_figures.band_slopes(study.reaches))
+report.glue("a5_slope_sesoi", f"{sesoi.SLOPE.value:g}")
+report.glue("a5_alpha", reach_verdicts.REACH_ALPHA)
+report.md(reach_figures.reach_table(study.reaches, sesoi.SLOPE.value, reach_verdicts.REACH_ALPHA,
+                           reported.SAMPLES_PER_INDEX))  # fmt: skip
+
+# %% [markdown]
+# ```{glue:figure} fig-a5-bands
+# :name: fig-a5-bands
+# :alt: Band slope of the mean prediction against the distance from the end, log scale.
+#
+# Seed-mean slope of the mean prediction over each hop band against the band's distance from
+# the end (units of $R$; log scale; hollow: not above 0 at 2 standard errors, drawn there;
+# dotted: the SESOI of a slope). Drawn by `paper_a.reach_figures.band_slopes`.
+# ```
+#
+# The table lists, per family, $k$, $d$ and the kernel-1 blocks, the budget, the band slopes
+# (seed mean ± standard error), the share of the first band's slope the second keeps (mean ±
+# sd over seeds) and the three reaches in units of $R$ (`paper_a.reach_figures.reach_table`).
+
+# %% [markdown]
+# (a5-layers)=
+# ## More normalization layers, the same receptive field
+#
+# If each normalization layer relays one hop, a network with more of them carries the signal
+# farther, and the second hop band keeps more of the first band's slope. The first row grades
+# the rank correlation of the number of normalization layers with the share kept, over every
+# model on this axis. The second asks what paper A's Fig. 1a shows, that the signal carries on
+# *undiminished*: the base networks' second band keeps at least {glue:text}`a5_share_sesoi` of
+# the first's (chapter {ref}`a1-verdict` asks the weaker question, whether any slope worth the
+# name is left beyond $3R$).
+
+# %%
+layers = study.on("norm layers")
+rows = [reach_verdicts.grows_with_norm_layers(layers), reach_verdicts.undiminished(study)]
+report.glue("a5_share_sesoi", f"{sesoi.SHARE.value:.0%}")
+report.glue("a5_decision", reach_verdicts.a1_decision(rows[0], study))
+report.show_verdicts("a5_layers", rows, section="a5-layers")
+
+# %% [markdown]
+# (a5-length)=
+# ## Longer sequences, the same depth
+#
+# Every statistic averages over all $\ell$ positions. The critics' reading: each hop beyond
+# the first keeps less of the signal for longer sequences, because what one sample's
+# statistics carry about any one position shrinks with $\ell$ ({ref}`methods-symmetry` makes
+# the order explicit). Each length trains for its own budget, and every length's networks must
+# pass both controls before their fading counts.
+
+# %%
+rows = [reach_verdicts.falls_with_length(study.on("length"))]
+report.show_verdicts("a5_length", rows, section="a5-length")
+
+# %% [markdown]
+# (a5-law)=
+# ## A law, and what it predicts for paper A's network
+#
+# We fit the share kept, model by model, as a power law: $\log_2$ of the share linear in
+# $\log_2 N$ (normalization layers) and $\log_2 \ell$, by ordinary least squares
+# ({numref}`fig-a5-law`; {ref}`methods-symmetry` predicts the exponents), and extrapolate it to
+# paper A's network ({glue:text}`a5_paper_layers` normalization layers, $\ell$ =
+# {glue:text}`a5_paper_len`). Two things follow from the predicted share: the slope beyond $3R$
+# (the predicted share times the base family's first-band slope, since the paper's $\ell/R$
+# is ours), and the fraction of the indices beyond $3R$ that the span test at level 0.1 with
+# {glue:text}`a5_paper_n` predictions per index would flag at that slope. These are
+# predictions, graded as such: the `paper` profile measures them.
+
+# %%
+law = reach.fit_law(study.reaches, *reach.base_geometry(study))
+report.figure("fig-a5-law", reach_figures.law_fit(study.reaches, law))
+rows = reach_verdicts.paper_prediction(study, law)
+report.md(reach_figures.prediction_table(law, *rows))
+report.glue("a5_paper_layers", reported.NORM_LAYERS)
+report.glue("a5_paper_len", reported.SEQ_LEN)
+report.glue("a5_law", reach_figures.law_text(law))
+report.glue("a5_exponents", reach_figures.exponents_text(law))
+report.show_verdicts("a5_law", rows, section="a5-law")
+
+# %% [markdown]
+# ```{glue:figure} fig-a5-law
+# :name: fig-a5-law
+# :alt: Share of the first band's slope kept, per model, against norm layers and length.
+#
+# Share of the first hop band's slope that the second keeps, per model, against the number of
+# normalization layers (left) and the sequence length (right), with the fitted law and its
+# interval extended to paper A's values (dashed). Drawn by `paper_a.reach_figures.law_fit`.
+# ```
+#
+# The fit: {glue:text}`a5_law`. Against the symmetry argument of {ref}`methods-symmetry`:
+# {glue:text}`a5_exponents`.
+
+# %% [markdown]
+# (a5-decision)=
+# ## What it decides for chapter A1
+#
+# Paper A's Fig. 1a is about a network with 32 normalization layers; chapter A1's has four.
+# From the first row of {ref}`a5-layers`: {glue:text}`a5_decision`. Every verdict of this
+# chapter is in the {ref}`ledger`.
+
+# %% [markdown]
+# (a5-exercises)=
+# ## Exercises
+#
+# :::{exercise} Sixteen normalization layers
+# :label: a5-ex-mix
+# Add a family with seven kernel-1 blocks per block (32 normalization layers, as many as paper
+# A's network): `make chapter CHAPTER=book/a5_reach.py PARAMS='-p reach_mix 0,1,3,7'`. Predict
+# its share kept from {numref}`fig-a5-law` before you run it.
+# :::
+#
+# :::{solution} a5-ex-mix
+# :class: dropdown
+# Read the fitted law at $N$ = 32 on the left panel: under the multi-hop reading the point lies
+# well above the base family's; if the law is flat, the new family's share kept stays within
+# the base family's spread. Either way the new family must first pass both controls.
+# :::
+#
+# :::{exercise} A longer sequence
+# :label: a5-ex-len
+# Add $\ell$ = 300 with twice the budget of $\ell$ = 150: `make chapter
+# CHAPTER=book/a5_reach.py PARAMS='-p reach_lens 75,150,300 -p reach_len_steps
+# 5000,16000,32000'`. What does {ref}`methods-symmetry` predict for its share kept?
+# :::
+#
+# :::{solution} a5-ex-len
+# :class: dropdown
+# Beyond one hop the interior mean can depend on the position only through statistics that
+# average over all $\ell$ positions, so the share kept should fall with $\ell$. If the longer
+# networks fail their first-hop control even at that budget, the row stays *not shown*: a
+# longer sequence makes the side channel harder to learn, not only weaker.
+# :::
+
+# %%
+run.finish()

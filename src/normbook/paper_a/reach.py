@@ -1,0 +1,291 @@
+"""Chapter A5: how far the side channel carries, against the number of normalization layers
+and the sequence length.
+
+- :func:`families`: the networks of the study, on two axes from chapter A1's geometry: more
+  normalization layers at the same receptive field (kernel-1 blocks, ``CNNConfig.mix``), and
+  longer sequences at the same depth.
+- :class:`Reach`: one family's band slopes (:mod:`.bands`), their ratio, and two reaches.
+- :func:`fit_law`: the share of the first band's slope kept one hop on, against log2 of the
+  number of normalization layers and of l (ordinary least squares), and its prediction for
+  paper A's network.
+- :func:`flag_rate`: the fraction of indices the span test would flag at a given slope and
+  number of predictions (the normal approximation of Welch's test).
+
+Nothing here is cached itself: the networks and their evaluations are chapter A1's steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import linalg
+from scipy import stats as sps
+
+from . import bands, localization
+from .localization import Setup
+
+
+@dataclass(frozen=True)
+class Family:
+    """One network family of the study: its setup (seeds, training), its network, and the
+    axes it lies on (chapter A1's networks lie on both)."""
+
+    setup: Setup
+    cnn: localization.CNNConfig
+    a1: bool  # the chapter's base geometry and budget (for chapter A1's profile: its networks)
+    axes: tuple[str, ...] = ()
+
+    @property
+    def norm_layers(self) -> int:
+        return self.cnn.norm_layers
+
+    @property
+    def seq_len(self) -> int:
+        return self.setup.seq_len
+
+    @property
+    def label(self) -> str:
+        return f"{self.norm_layers} norm layers, l = {self.seq_len}"
+
+
+AXES = ("norm layers", "length")
+
+
+def _family(setup: Setup, norm: str, seeds, n_eval: int, *, mix=0, seq_len=None,
+            steps=None) -> Family:  # fmt: skip
+    seq_len = seq_len or setup.seq_len
+    base = mix == 0 and seq_len == setup.seq_len and steps in (None, setup.train.steps)
+    s = setup
+    if not base:
+        train = replace(setup.train, seq_len=seq_len, steps=steps or setup.train.steps)
+        s = replace(setup, seq_len=seq_len, seeds=tuple(seeds), train=train,
+                    eval=replace(setup.eval, n_samples=n_eval))  # fmt: skip
+    return Family(s, replace(s.cnn(norm), mix=mix), base)
+
+
+def families(setup: Setup, P) -> list[Family]:
+    """The study's families, each once: ``norm`` networks at the base geometry with each of
+    ``P.reach_mix`` kernel-1 blocks after every block (axis "norm layers"), and at each of
+    ``P.reach_lens`` with ``P.reach_len_steps`` steps (axis "length"). The family at the base
+    geometry and budget uses the base seeds and evaluation (chapter A1's networks when the
+    profile's knobs are A1's)."""
+    common = dict(norm=P.norm, seeds=P.reach_seeds, n_eval=P.reach_eval)
+    wanted = [("norm layers", dict(mix=m)) for m in P.reach_mix] + [
+        ("length", dict(seq_len=n, steps=st)) for n, st in zip(P.reach_lens, P.reach_len_steps)
+    ]
+    out: dict = {}
+    for axis, kw in wanted:
+        f = _family(setup, **common, **kw)
+        key = (f.setup, f.cnn)
+        out[key] = replace(out.get(key, f), axes=(*out.get(key, f).axes, axis))
+    return list(out.values())
+
+
+def networks(fams: list[Family]) -> list:
+    """(setup, network) pairs for :func:`localization.pretrain`."""
+    return [(f.setup, f.cnn) for f in fams]
+
+
+def evaluate(fam: Family) -> localization.LocalizationRun:
+    """The family's evaluated networks (the base family's with their depth probes, so that
+    they share chapter A1's cache entry; the others outputs only)."""
+    return localization.run(fam.setup, fam.cnn, with_probes=fam.a1 and fam.cnn.mix == 0)
+
+
+# ----------------------------------------------------------------------------- reach
+
+
+def _z(alpha: float) -> float:
+    return float(sps.norm.ppf(1 - alpha))
+
+
+@dataclass
+class Reach:
+    """One family's reach. Band slopes are in units of the ramp's slope; distances in units of
+    R (band h covers [R + 2R(h-1), R + 2Rh) from the nearer end)."""
+
+    family: Family
+    bands: bands.HopBands
+    n_per_index: int  # predictions per index of the evaluation
+    train_seconds: float = float("nan")  # per model: its share of its stack's training time
+
+    @property
+    def lower(self) -> np.ndarray:
+        """(H,) each band's nearer edge, in units of R."""
+        return self.bands.edges[:-1] / self.bands.radius
+
+    @property
+    def centres(self) -> np.ndarray:
+        return (self.bands.edges[:-1] + self.bands.edges[1:]) / 2 / self.bands.radius
+
+    @property
+    def mean(self) -> np.ndarray:
+        """(H,) band slope, mean over seeds."""
+        return self.bands.slope.mean(axis=0)
+
+    @property
+    def se(self) -> np.ndarray:
+        """(H,) standard error of the seed mean from the networks' own sampling errors (what
+        more predictions per index shrink; the spread between seeds is not in it)."""
+        return np.sqrt((self.bands.se**2).sum(axis=0)) / len(self.bands.se)
+
+    @property
+    def kept(self) -> np.ndarray:
+        """(M,) per seed, the share of the first band's slope the second keeps."""
+        return self.bands.attenuation
+
+    @property
+    def ratios(self) -> np.ndarray:
+        """(H - 1,) consecutive band ratios of the seed-mean slopes."""
+        m = self.mean
+        return m[1:] / m[:-1]
+
+    def effect_reach(self, sesoi: float) -> float:
+        """The nearer edge (units of R) of the first band whose seed-mean slope is below
+        ``sesoi``; the half-sequence's end when none is."""
+        below = np.flatnonzero(self.mean < sesoi)
+        return float(self.lower[below[0]]) if below.size else self.half
+
+    def significance_reach(self, alpha: float, n_per_index: int | None = None) -> float:
+        """Like :meth:`effect_reach` for the first band whose seed-mean slope is not above 0
+        at one-sided level ``alpha`` (z test), with the standard errors scaled to
+        ``n_per_index`` predictions per index (default: the evaluation's own)."""
+        n = n_per_index or self.n_per_index
+        se = self.se * np.sqrt(self.n_per_index / n)
+        below = np.flatnonzero(self.mean <= _z(alpha) * se)
+        return float(self.lower[below[0]]) if below.size else self.half
+
+    @property
+    def half(self) -> float:
+        return float(self.bands.edges[-1] / self.bands.radius)
+
+
+@dataclass
+class Study:
+    """The evaluated families: per family its run, its compute-to-effect curve and its
+    reach, in one order."""
+
+    families: list[Family]
+    runs: list
+    curves: list
+    reaches: list[Reach]
+
+    def on(self, axis: str) -> Study:
+        """The families on ``axis``."""
+        idx = [i for i, f in enumerate(self.families) if axis in f.axes]
+        return Study(*([x[i] for i in idx] for x in (self.families, self.runs, self.curves,
+                                                      self.reaches)))  # fmt: skip
+
+    @property
+    def base(self) -> int:
+        """The index of the base family (chapter A1's geometry and budget)."""
+        return next(i for i, f in enumerate(self.families) if f.a1)
+
+
+def base_geometry(s: Study) -> tuple[int, int]:
+    """(normalization layers, l) of the base family: the law's origin."""
+    f = s.families[s.base]
+    return f.norm_layers, f.seq_len
+
+
+def study(fams: list[Family]) -> Study:
+    """Evaluate every family (cached): outputs, kept states, band slopes."""
+    runs = [evaluate(f) for f in fams]
+    curves = [localization.curve(f.setup, f.cnn) for f in fams]
+    return Study(
+        fams,
+        runs,
+        curves,
+        [Reach(f, bands.hop_bands(r), r.n_per_index) for f, r in zip(fams, runs)],
+    )
+
+
+# ----------------------------------------------------------------------------- the law
+
+
+@dataclass
+class Law:
+    """log2(share kept) = b0 + b1 log2(N / N0) + b2 log2(l / l0), fitted by ordinary least
+    squares over every model of the study (N: normalization layers; N0, l0: the base family's).
+    A power law: b1 is how many times the share doubles when N doubles, b2 the same for l
+    (:ref:`methods-symmetry` predicts b2 near -1)."""
+
+    coef: np.ndarray  # (3,)
+    cov: np.ndarray  # (3, 3)
+    dof: int
+    n0: int
+    l0: int
+    n_models: int
+    n_dropped: int = 0  # models whose share kept was not positive (no logarithm)
+
+    def design(self, norm_layers, seq_len) -> np.ndarray:
+        n, s = np.atleast_1d(norm_layers).astype(float), np.atleast_1d(seq_len).astype(float)
+        return np.column_stack([np.ones_like(n), np.log2(n / self.n0), np.log2(s / self.l0)])
+
+    def predict(self, norm_layers, seq_len) -> tuple[float, float]:
+        """The fitted log2 share at (N, l) and its standard error (of the fitted mean)."""
+        x = self.design(norm_layers, seq_len)[0]
+        return float(x @ self.coef), float(np.sqrt(x @ self.cov @ x))
+
+    def share(self, norm_layers, seq_len, confidence: float) -> tuple[float, float, float]:
+        """The fitted share kept at (N, l) with its ``confidence`` interval."""
+        est, se = self.predict(norm_layers, seq_len)
+        q = float(sps.t.ppf(0.5 + confidence / 2, max(self.dof, 1)))
+        return 2.0**est, 2.0 ** (est - q * se), 2.0 ** (est + q * se)
+
+    def interval(self, i: int, confidence: float) -> tuple[float, float]:
+        q = float(sps.t.ppf(0.5 + confidence / 2, max(self.dof, 1)))
+        se = float(np.sqrt(self.cov[i, i]))
+        return float(self.coef[i] - q * se), float(self.coef[i] + q * se)
+
+    @property
+    def fitted(self) -> bool:
+        return bool(np.isfinite(self.coef).all())
+
+
+def fit_law(reaches: list[Reach], n0: int, l0: int) -> Law:
+    """OLS of every model's log2 share kept on log2 N and log2 l. Seeds whose share is
+    undefined (no second band) or not positive drop out (counted); an axis with one value
+    gets no term."""
+    n, s, y, dropped = [], [], [], 0
+    for r in reaches:
+        for v in r.kept:
+            if np.isfinite(v) and v > 0:
+                n.append(r.family.norm_layers)
+                s.append(r.family.seq_len)
+                y.append(np.log2(v))
+            elif np.isfinite(v):
+                dropped += 1
+    X, y = Law(None, None, 0, n0, l0, 0).design(n, s), np.asarray(y)
+    keep = [0] + [j for j in (1, 2) if np.ptp(X[:, j]) > 0]
+    coef, cov = np.full(3, np.nan), np.full((3, 3), np.nan)
+    dof = len(y) - len(keep)
+    if dof > 0:
+        fit, *_ = linalg.lstsq(X[:, keep], y)
+        resid = y - X[:, keep] @ fit
+        coef[:], cov[:] = 0.0, 0.0  # a term without data is fixed at 0, with no error
+        coef[keep] = fit
+        xtx_inv = linalg.inv(X[:, keep].T @ X[:, keep])
+        cov[np.ix_(keep, keep)] = float(resid @ resid / dof) * xtx_inv
+    return Law(coef, cov, max(dof, 0), n0, l0, len(y), dropped)
+
+
+def flag_rate(slope: np.ndarray, seq_len: int, sigma: float, n_per_index: int,
+              alpha: float) -> np.ndarray:  # fmt: skip
+    """The chance that the span test (Welch, two-sided at ``alpha``; outputs at i + 1 and
+    i - 1 from two streams of n/2 predictions each) flags an index where the mean prediction
+    has ``slope`` (units of the ramp's slope over l - 1 indices) and one prediction's standard
+    deviation is ``sigma``; normal approximation."""
+    z = np.asarray(slope) * np.sqrt(n_per_index) / ((seq_len - 1) * sigma)
+    q = sps.norm.ppf(1 - alpha / 2)
+    return sps.norm.sf(q - z) + sps.norm.cdf(-q - z)
+
+
+def prediction_sigma(run) -> float:
+    """One prediction's standard deviation at the interior indices, pooled over seeds and
+    streams (what :func:`flag_rate` assumes for paper A's network)."""
+    from .detector import boundary_distance
+
+    inner = boundary_distance(run.seq_len) >= run.radius
+    return float(np.sqrt((run.out.std[..., inner] ** 2).mean()))

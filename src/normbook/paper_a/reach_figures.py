@@ -1,0 +1,156 @@
+"""Chapter A5's figures and tables, one function each (measured results in, a figure or a
+markdown table out)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.claims import CLAIM_CONFIDENCE
+from ..core.figures import canvas
+from ..core.fmt import mean_sd, table
+from . import reported
+from .reach import AXES, Law, Reach
+from .sesoi import SLOPE
+
+AXIS_TITLES = {"norm layers": "more norm layers (fixed l and R)",
+               "length": "longer sequences (fixed R and depth)"}  # fmt: skip
+
+
+def band_slopes(reaches: list[Reach]):
+    """Seed-mean band slope against the band's distance from the end (band centres, units of
+    R), log scale, one panel per axis of the study; hollow: not above 0 at 2 standard errors
+    of the seed mean (drawn at 2 SE); dotted: the SESOI of a slope."""
+    fig, axes = canvas(ncols=2, width=4.8, height=3.4, sharey=True)
+    for ax, axis in zip(axes[0], AXES):
+        for i, r in enumerate(x for x in reaches if axis in x.family.axes):
+            mean, se, c = r.mean, r.se, f"C{i}"
+            solid = mean > 2 * se
+            shown = np.where(solid, mean, 2 * se)
+            ax.plot(r.centres, shown, "-", color=c, lw=1, label=r.family.label)
+            ax.plot(r.centres[solid], mean[solid], "o", color=c, ms=5)
+            ax.plot(r.centres[~solid], shown[~solid], "o", mfc="none", color=c, ms=5)
+        ax.axvline(3, color="0.4", ls="--", lw=0.8, label="one hop (3R)")
+        ax.axhline(SLOPE.value, color="0.4", ls=":", lw=0.8, label=f"SESOI {SLOPE.value:g}")
+        ax.set_yscale("log")
+        ax.set_xlabel("distance from the end (units of R)")
+        ax.set_title(AXIS_TITLES[axis], fontsize=10)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("band slope (1 = the ramp)")
+    return fig
+
+
+def _law_line(ax, law: Law, points, color: str) -> None:
+    """The law and its interval along ``points`` ((x, (N, l)) pairs)."""
+    xs = np.array([x for x, _ in points])
+    est = np.array([law.share(*at, CLAIM_CONFIDENCE) for _, at in points])
+    ax.plot(xs, est[:, 0], color=color, lw=1.2, label="fitted law")
+    ax.fill_between(xs, est[:, 1], est[:, 2], color=color, alpha=0.15, lw=0,
+                    label=f"{CLAIM_CONFIDENCE:.0%} interval")  # fmt: skip
+
+
+def law_fit(reaches: list[Reach], law: Law):
+    """Every model's share kept (second band over first) against the number of normalization
+    layers (left) and l (right), log-log, with the fitted power law and its interval, extended
+    to paper A's network (the law's value there is a prediction, not a measurement); models
+    whose share is not positive cannot be drawn (the law leaves them out too)."""
+    fig, axes = canvas(ncols=2, width=4.8, height=3.4, sharey=True)
+    specs = (
+        ("norm layers", lambda r: r.family.norm_layers, law.n0, reported.NORM_LAYERS,
+         lambda x: (x, law.l0), "normalization layers N"),
+        ("length", lambda r: r.family.seq_len, law.l0, reported.SEQ_LEN,
+         lambda x: (law.n0, x), "sequence length l"),
+    )  # fmt: skip
+    for ax, (axis, x_of, x0, x_paper, args, xlabel) in zip(axes[0], specs):
+        on = [r for r in reaches if axis in r.family.axes]
+        for r in on:
+            keep = r.kept > 0
+            x = np.full(keep.sum(), x_of(r), dtype=float)
+            ax.plot(x, r.kept[keep], "o", color="C0", ms=4, alpha=0.8)
+        if law.fitted:
+            xs = np.geomspace(min([x0, *[x_of(r) for r in on]]), x_paper, 40)
+            _law_line(ax, law, [(x, args(x)) for x in xs], "C1")
+        ax.axvline(x_paper, color="0.4", ls="--", lw=0.8, label="paper A's value")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("share of the first band's slope kept")
+    return fig
+
+
+def reach_table(reaches: list[Reach], sesoi: float, alpha: float, paper_n: int) -> str:
+    """Per family: geometry, budget, band slopes (seed mean ± SE), the share kept, and the
+    reaches (units of R)."""
+    rows = []
+    for r in reaches:
+        f = r.family
+        rows.append({
+            "family": f.label,
+            "k, d, kernel-1 blocks": f"{f.cnn.kernel}, {f.cnn.depth}, {f.cnn.mix}",
+            "R": r.bands.radius,
+            "steps": f"{f.setup.train.steps:,}",
+            "training s per model": f"{r.train_seconds:.0f}",
+            "seeds": len(r.kept),
+            "band slopes (mean ± SE)": "; ".join(
+                f"{m:.4f} ± {s:.4f}" for m, s in zip(r.mean, r.se)),
+            "share kept": mean_sd(r.kept, ".3f") if r.kept.size and np.isfinite(r.kept).any()
+            else "n/a",
+            f"effect reach (slope < {sesoi:g})": f"{r.effect_reach(sesoi):.1f}",
+            "significance reach": f"{r.significance_reach(alpha):.1f}",
+            f"at {paper_n:,} per index": f"{r.significance_reach(alpha, paper_n):.1f}",
+        })  # fmt: skip
+    return table(rows)
+
+
+def prediction_table(law: Law, slope_row, flags_row) -> str:
+    """The law's predictions for paper A's network beside what the paper reports."""
+    share = law.share(reported.NORM_LAYERS, reported.SEQ_LEN, CLAIM_CONFIDENCE)
+    rows = [
+        {"quantity": "share of the first band's slope kept beyond 3R",
+         "predicted": "{:.3f} [{:.3f}, {:.3f}]".format(*share), "paper A": "not reported"},
+        {"quantity": "slope beyond 3R (units of the ramp's)",
+         "predicted": _interval(slope_row.test, ".4f"), "paper A": "not reported"},
+        {"quantity": f"indices beyond 3R flagged at {reported.SAMPLES_PER_INDEX:,} per index",
+         "predicted": _interval(flags_row.test, ".3f"),
+         "paper A": "all of them (Fig. 1a: the whole sequence localized)"},
+    ]  # fmt: skip
+    return table(rows)
+
+
+def law_text(law: Law) -> str:
+    """The fitted law in words, with each coefficient's interval."""
+    if not law.fitted:
+        return "too few models to fit it"
+    parts = [f"log2 share kept = {law.coef[0]:.2f}"]
+    for i, name in ((1, f"log2(N / {law.n0})"), (2, f"log2(l / {law.l0})")):
+        if law.cov[i, i] > 0:
+            lo, hi = law.interval(i, CLAIM_CONFIDENCE)
+            parts.append(f"{law.coef[i]:+.2f} [{lo:.2f}, {hi:.2f}] × {name}")
+    dropped = f"; {law.n_dropped} with a share ≤ 0 left out" if law.n_dropped else ""
+    return (" ".join(parts) + f" ({CLAIM_CONFIDENCE:.0%} intervals; {law.n_models} models"
+            f"{dropped}; {law.dof} residual degrees of freedom)")  # fmt: skip
+
+
+def exponents_text(law: Law) -> str:
+    """The fitted exponents held against the symmetry argument's b1 = 1 and b2 = -1."""
+    if not law.fitted:
+        return "no law was fitted"
+    out = []
+    for i, name, predicted in ((1, "b1", 1.0), (2, "b2", -1.0)):
+        if law.cov[i, i] <= 0:
+            out.append(f"{name} is not measured (its axis has one value)")
+            continue
+        lo, hi = law.interval(i, CLAIM_CONFIDENCE)
+        where = "contains" if lo <= predicted <= hi else "excludes"
+        out.append(f"{name}'s interval [{lo:.2f}, {hi:.2f}] {where} the predicted {predicted:g}")
+    return "; ".join(out)
+
+
+def _interval(test, spec: str) -> str:
+    return f"{test.effect:{spec}} [{test.low:{spec}}, {test.high:{spec}}]"
+
+
+def control_table(controls) -> str:
+    """Every family's positive controls."""
+    return table([{"family": c.family, "control": c.check, "passed": "yes" if c.passed else "no",
+                   "values": c.evidence} for c in controls])  # fmt: skip

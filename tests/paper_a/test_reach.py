@@ -1,0 +1,167 @@
+"""Chapter A5: kernel-1 blocks, the study's families, the reach measures, the fitted law and
+the verdict rules, each able to come out either way."""
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from normbook.core.claims import mapped_estimate, mean_test
+from normbook.core.params import ParameterError
+from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED
+from normbook.paper_a import bands, localization, reach
+from normbook.paper_a import reach_verdicts as rv
+from normbook.paper_a.cnn import CNNConfig, StackedCNN
+from normbook.paper_a.specs import A5
+
+from .conftest import synthetic_run
+
+L, R = 75, 8
+
+
+def test_kernel_1_blocks_add_norm_layers_but_no_reach():
+    cfg = CNNConfig(depth=2, width=4, kernel=5, norm="none", mix=2)
+    assert (cfg.n_layers, cfg.receptive_radius, cfg.kernels) == (6, 4, [5, 1, 1, 5, 1, 1])
+    assert replace(cfg, norm="instance").norm_layers == 6 and cfg.norm_layers == 0
+    net = StackedCNN(cfg, [0]).eval()
+    x = torch.randn(1, 1, 30)
+    y = x.clone()
+    y[..., 20 + cfg.receptive_radius + 1 :] += 1.0  # beyond R of index 20
+    with torch.no_grad():
+        a, b = net(x), net(y)
+    assert torch.equal(a[..., 20], b[..., 20])
+    assert not torch.equal(a[..., 26], b[..., 26])  # within R of the change
+    assert len(StackedCNN(replace(cfg, mix=0), [0]).norms) == 2  # mix 0: chapter A1's net
+
+
+def test_probes_and_interventions_refuse_kernel_1_blocks(tiny_setup):
+    s = tiny_setup()
+    with pytest.raises(ValueError, match="mix = 0"):
+        localization.run(s, replace(s.cnn("instance"), mix=1), with_probes=True)
+
+
+def test_families_share_the_base_networks_and_list_each_once():
+    P = A5.resolve("cpu")
+    fams = reach.families(localization.configs(P), P)
+    base = [f for f in fams if f.a1]
+    assert len(base) == 1 and base[0].axes == ("norm layers", "length")
+    assert base[0].setup == localization.configs(P)  # A1's seeds, budget and evaluation
+    assert len(fams) == len(set(P.reach_mix)) + len(set(P.reach_lens)) - 1
+    assert {f.norm_layers for f in fams} == {P.depth * (1 + m) for m in P.reach_mix}
+    assert all(f.cnn.receptive_radius == base[0].cnn.receptive_radius for f in fams)
+    long = next(f for f in fams if f.seq_len == max(P.reach_lens))
+    assert long.setup.train.steps == P.reach_len_steps[P.reach_lens.index(long.seq_len)]
+    assert long.setup.seeds == tuple(P.reach_seeds)
+
+
+def test_spec_refuses_lengths_without_a_second_band_and_unpaired_budgets():
+    with pytest.raises(ParameterError, match="second hop band"):
+        A5.resolve("cpu", reach_lens=[40, 75], reach_len_steps=[10, 10])
+    with pytest.raises(ParameterError, match="one budget per length"):
+        A5.resolve("cpu", reach_len_steps=[10])
+
+
+def _profile(kept: float):
+    """Slope 1 (the ramp's) within 3R of each end, ``kept`` beyond, 0.5 in the middle."""
+
+    def rise(d):
+        return np.where(d < 3 * R, d, 3 * R + kept * (d - 3 * R)) / (L - 1)
+
+    def f(i):
+        below = rise((L - 1) // 2) - rise(np.minimum(i, L - 1 - i))
+        return np.where(i < L / 2, 0.5 - below, 0.5 + below)
+
+    return f
+
+
+def _family(norm_layers: int, seq_len: int = L, axes=("norm layers",), a1=False):
+    return SimpleNamespace(norm_layers=norm_layers, seq_len=seq_len, axes=axes, a1=a1,
+                           label=f"{norm_layers} norm layers, l = {seq_len}")  # fmt: skip
+
+
+def _flat_curve(run):
+    return SimpleNamespace(fractions=np.array([0.25, 0.5, 1.0]),
+                           values=lambda m: np.array([np.asarray(m(run), float)] * 3))  # fmt: skip
+
+
+def _study(kept_by_family: dict, jitter=0.0005, learned=True):
+    fams, runs = [], []
+    for i, (n, kept) in enumerate(kept_by_family.items()):
+        prof = _profile(kept) if learned else (lambda x: np.full(np.shape(x), 0.5))
+        runs.append(synthetic_run(prof, seeds=4, jitter=jitter, seed=i))
+        fams.append(_family(n, a1=i == 0, axes=("norm layers", "length") if i == 0 else
+                            ("norm layers",)))  # fmt: skip
+    reaches = [reach.Reach(f, bands.hop_bands(r), 40_000) for f, r in zip(fams, runs)]
+    return reach.Study(fams, runs, [_flat_curve(r) for r in runs], reaches)
+
+
+def test_reaches_read_the_bands():
+    s = _study({4: 0.01, 8: 1.0})
+    short, full = s.reaches
+    assert short.effect_reach(0.05) == 3.0  # the second band (from 3R) is below 0.05
+    assert full.effect_reach(0.05) == full.half  # no band below: the half-sequence
+    assert short.significance_reach(0.05) == full.half  # 0.01 is far above its SE
+    assert short.significance_reach(0.05, 10) == 3.0  # with 10 predictions it is not
+    assert np.allclose(short.kept, 0.01, atol=0.02) and np.allclose(full.kept, 1.0, atol=0.05)
+
+
+def test_norm_layer_rule_goes_every_way():
+    grows = _study({4: 0.01, 8: 0.05, 16: 0.2})
+    assert rv.grows_with_norm_layers(grows).verdict == REPRODUCED
+    flat = _study({4: 0.02, 8: 0.02, 16: 0.02}, jitter=0.002)
+    assert rv.grows_with_norm_layers(flat).verdict in (REFUTED, NOT_SHOWN)
+    falls = _study({4: 0.2, 8: 0.05, 16: 0.01})
+    assert rv.grows_with_norm_layers(falls).verdict == REFUTED  # flat curves, wrong sign
+    never = _study({4: 0.2, 8: 0.05, 16: 0.01}, learned=False)
+    v = rv.grows_with_norm_layers(never)
+    assert v.verdict == NOT_SHOWN and "positive control" in v.grade.why
+
+
+def test_undiminished_rule_goes_both_ways():
+    assert rv.undiminished(_study({4: 1.0, 8: 1.0})).verdict == REPRODUCED
+    assert rv.undiminished(_study({4: 0.01, 8: 0.01})).verdict == REFUTED
+
+
+def test_the_law_recovers_a_power_law_and_its_prediction():
+    rng = np.random.default_rng(0)
+    fams, reaches = [], []
+    for n, length in [(4, 75), (8, 75), (16, 75), (4, 150), (4, 300)]:
+        f = _family(n, length)
+        share = 0.02 * (n / 4) ** 1.0 * (length / 75) ** -1.0
+        kept = share * 2 ** rng.normal(0, 0.1, 6)
+        reaches.append(SimpleNamespace(family=f, kept=kept))
+        fams.append(f)
+    law = reach.fit_law(reaches, 4, 75)
+    for i, truth in ((1, 1.0), (2, -1.0)):
+        lo, hi = law.interval(i, 0.99)
+        assert lo < truth < hi and hi - lo < 0.5
+    est, lo, hi = law.share(32, 600, 0.99)
+    assert lo < 0.02 < hi  # (32/4) * (600/75)^-1 = 1
+    assert law.n_models == 30 and law.dof == 27
+
+
+def test_law_without_variation_on_an_axis_fixes_its_term_at_zero():
+    reaches = [SimpleNamespace(family=_family(n), kept=np.array([0.01 * n, 0.011 * n]))
+               for n in (4, 8)]  # fmt: skip
+    law = reach.fit_law(reaches, 4, 75)
+    assert law.coef[2] == 0 and law.cov[2, 2] == 0 and law.fitted
+    assert reach.fit_law(reaches[:1], 4, 75).dof == 1
+
+
+def test_mapped_estimate_is_the_t_test_through_a_monotone_map():
+    d = np.array([0.3, 0.5, 0.4, 0.6, 0.45])
+    t = mean_test(d, 0.2, "x")
+    m = mapped_estimate(d.mean(), d.std(ddof=1) / np.sqrt(5), 4, lambda x: x, 0.2, 5, "x", "y")
+    assert np.isclose(m.p, t.p) and np.isclose(m.low, t.low) and np.isclose(m.high, t.high)
+    twice = mapped_estimate(d.mean(), d.std(ddof=1) / np.sqrt(5), 4, lambda x: 2 * x, 0.4, 5,
+                            "x", "y")  # fmt: skip
+    assert np.isclose(twice.p, t.p) and np.isclose(twice.effect, 2 * d.mean())
+    assert np.isnan(mapped_estimate(0.4, 0.0, 4, lambda x: x, 0.2, 5, "x", "y").p)
+
+
+def test_flag_rate_is_alpha_without_a_slope_and_rises_with_it():
+    assert np.isclose(reach.flag_rate(0.0, 600, 0.1, 3_200_000, 0.1), 0.1)
+    rates = reach.flag_rate(np.array([0.001, 0.01, 0.1, 1.0]), 600, 0.1, 3_200_000, 0.1)
+    assert np.all(np.diff(rates) > 0) and rates[-1] > 0.99
