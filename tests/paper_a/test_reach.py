@@ -10,8 +10,8 @@ import torch
 
 from normbook.core.claims import mapped_estimate, mean_test
 from normbook.core.params import ParameterError
-from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED
-from normbook.paper_a import bands, localization, reach
+from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, REFUTED, REPRODUCED
+from normbook.paper_a import localization, reach
 from normbook.paper_a import reach_verdicts as rv
 from normbook.paper_a.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.specs import A5
@@ -48,6 +48,7 @@ def test_families_share_the_base_networks_and_list_each_once():
     base = [f for f in fams if f.a1]
     assert len(base) == 1 and base[0].axes == ("norm layers", "length")
     assert base[0].setup == localization.configs(P)  # A1's seeds, budget and evaluation
+    assert base[0].cnn == localization.configs(P).chapter_cnn  # the very networks of A1
     assert len(fams) == len(set(P.reach_mix)) + len(set(P.reach_lens)) - 1
     assert {f.norm_layers for f in fams} == {P.depth * (1 + m) for m in P.reach_mix}
     assert all(f.cnn.receptive_radius == base[0].cnn.receptive_radius for f in fams)
@@ -56,11 +57,13 @@ def test_families_share_the_base_networks_and_list_each_once():
     assert long.setup.seeds == tuple(P.reach_seeds)
 
 
-def test_spec_refuses_lengths_without_a_second_band_and_unpaired_budgets():
+def test_spec_refuses_lengths_without_a_second_band_unpaired_budgets_and_no_base():
     with pytest.raises(ParameterError, match="second hop band"):
         A5.resolve("cpu", reach_lens=[40, 75], reach_len_steps=[10, 10])
     with pytest.raises(ParameterError, match="one budget per length"):
         A5.resolve("cpu", reach_len_steps=[10])
+    with pytest.raises(ParameterError, match="base family"):
+        A5.resolve("cpu", reach_mix=[1, 3], reach_lens=[150], reach_len_steps=[10])
 
 
 def _profile(kept: float):
@@ -78,6 +81,7 @@ def _profile(kept: float):
 
 def _family(norm_layers: int, seq_len: int = L, axes=("norm layers",), a1=False):
     return SimpleNamespace(norm_layers=norm_layers, seq_len=seq_len, axes=axes, a1=a1,
+                           cnn=SimpleNamespace(receptive_radius=R),
                            label=f"{norm_layers} norm layers, l = {seq_len}")  # fmt: skip
 
 
@@ -86,21 +90,34 @@ def _flat_curve(run):
                            values=lambda m: np.array([np.asarray(m(run), float)] * 3))  # fmt: skip
 
 
-def _study(kept_by_family: dict, jitter=0.0005, learned=True):
+def _rising_curve(run):
+    """A curve whose tested quantities were 0 at half the budget: every one may still move."""
+    return SimpleNamespace(fractions=np.array([0.25, 0.5, 1.0]),
+                           values=lambda m: np.array([0 * np.asarray(m(run), float)] * 2
+                                                     + [np.asarray(m(run), float)]))  # fmt: skip
+
+
+def _study(kept_by_family: dict, jitter=0.0005, learned=True, axis="norm layers", curve=None):
+    """Families keyed by N (axis "norm layers") or by l (axis "length"), each with a mean
+    prediction of slope 1 within 3R and ``kept`` beyond."""
     fams, runs = [], []
-    for i, (n, kept) in enumerate(kept_by_family.items()):
-        prof = _profile(kept) if learned else (lambda x: np.full(np.shape(x), 0.5))
-        runs.append(synthetic_run(prof, seeds=4, jitter=jitter, seed=i))
-        fams.append(_family(n, a1=i == 0, axes=("norm layers", "length") if i == 0 else
-                            ("norm layers",)))  # fmt: skip
-    reaches = [reach.Reach(f, bands.hop_bands(r), 40_000) for f, r in zip(fams, runs)]
-    return reach.Study(fams, runs, [_flat_curve(r) for r in runs], reaches)
+    for i, (x, kept) in enumerate(kept_by_family.items()):
+        prof = _profile(kept) if learned else (lambda v: np.full(np.shape(v), 0.5))
+        run = synthetic_run(prof, seeds=4, jitter=jitter, seed=i)
+        run.n_per_index = 40_000
+        n, length = (x, L) if axis == "norm layers" else (4, x)
+        fams.append(_family(n, length, axes=("norm layers", "length") if i == 0 else (axis,),
+                            a1=i == 0))  # fmt: skip
+        runs.append(run)
+    curves = [(curve or _flat_curve)(r) for r in runs]
+    return reach.assemble(fams, runs, curves, [1.0] * len(fams))
 
 
 def test_reaches_read_the_bands():
     s = _study({4: 0.01, 8: 1.0})
     short, full = s.reaches
-    assert short.effect_reach(0.05) == 3.0  # the second band (from 3R) is below 0.05
+    assert short.effect_reach(0.05) == 3.0  # the band from 3R is below 0.05
+    assert short.beyond_to == (L - 1) // 2 / R  # the common band ends at the half-sequence
     assert full.effect_reach(0.05) == full.half  # no band below: the half-sequence
     assert short.significance_reach(0.05) == full.half  # 0.01 is far above its SE
     assert short.significance_reach(0.05, 10) == 3.0  # with 10 predictions it is not
@@ -110,13 +127,45 @@ def test_reaches_read_the_bands():
 def test_norm_layer_rule_goes_every_way():
     grows = _study({4: 0.01, 8: 0.05, 16: 0.2})
     assert rv.grows_with_norm_layers(grows).verdict == REPRODUCED
-    flat = _study({4: 0.02, 8: 0.02, 16: 0.02}, jitter=0.002)
-    assert rv.grows_with_norm_layers(flat).verdict in (REFUTED, NOT_SHOWN)
     falls = _study({4: 0.2, 8: 0.05, 16: 0.01})
     assert rv.grows_with_norm_layers(falls).verdict == REFUTED  # flat curves, wrong sign
+    moving = _study({4: 0.2, 8: 0.05, 16: 0.01}, curve=_rising_curve)
+    v = rv.grows_with_norm_layers(moving)
+    assert v.verdict == NOT_SHOWN and "rising" in v.grade.why  # still moving: never refuted
     never = _study({4: 0.2, 8: 0.05, 16: 0.01}, learned=False)
     v = rv.grows_with_norm_layers(never)
     assert v.verdict == NOT_SHOWN and "positive control" in v.grade.why
+
+
+def test_length_rule_goes_every_way():
+    falls = _study({75: 0.2, 150: 0.05, 300: 0.01}, axis="length")
+    assert rv.falls_with_length(falls).verdict == REPRODUCED
+    grows = _study({75: 0.01, 150: 0.05, 300: 0.2}, axis="length")
+    assert rv.falls_with_length(grows).verdict == REFUTED
+    never = _study({75: 0.2, 150: 0.05}, axis="length", learned=False)
+    assert rv.falls_with_length(never).verdict == NOT_SHOWN
+
+
+def _fake_law(est: float, se: float, terms=(True, True)):
+    cov = np.diag([se**2, se**2 if terms[0] else 0.0, se**2 if terms[1] else 0.0])
+    law = reach.Law(np.array([est, 0.0, 0.0]), cov, 20, 4, L, 23)
+    law.predict = lambda n, length: (est, se)  # the prediction at the paper's network
+    return law
+
+
+def test_prediction_rows_go_every_way():
+    s = _study({4: 1.0, 8: 1.0})
+    high, low = _fake_law(np.log2(0.5), 0.1), _fake_law(np.log2(0.001), 0.1)
+    assert [r.verdict for r in rv.paper_prediction(s, high)] == [REPRODUCED, REPRODUCED]
+    assert [r.verdict for r in rv.paper_prediction(s, low)] == [REFUTED, REFUTED]
+    wide = _fake_law(np.log2(0.05), 3.0)
+    assert {r.verdict for r in rv.paper_prediction(s, wide)} == {NOT_SHOWN}
+    one_axis = _fake_law(np.log2(0.5), 0.1, terms=(True, False))
+    rows = rv.paper_prediction(s, one_axis)
+    assert {r.verdict for r in rows} == {NOT_TESTABLE} and "sequence length" in rows[0].grade.why
+    dropped = _fake_law(np.log2(0.5), 0.1)
+    dropped.n_dropped = 2
+    assert "power law" in rv.paper_prediction(s, dropped)[0].grade.why
 
 
 def test_undiminished_rule_goes_both_ways():
@@ -147,7 +196,11 @@ def test_law_without_variation_on_an_axis_fixes_its_term_at_zero():
                for n in (4, 8)]  # fmt: skip
     law = reach.fit_law(reaches, 4, 75)
     assert law.coef[2] == 0 and law.cov[2, 2] == 0 and law.fitted
+    assert law.has_term(1) and not law.has_term(2)
     assert reach.fit_law(reaches[:1], 4, 75).dof == 1
+    nothing = [SimpleNamespace(family=_family(4), kept=np.array([-0.1, 0.0]))]
+    empty = reach.fit_law(nothing, 4, 75)
+    assert not empty.fitted and empty.n_dropped == 2 and empty.n_models == 0
 
 
 def test_mapped_estimate_is_the_t_test_through_a_monotone_map():
@@ -159,6 +212,12 @@ def test_mapped_estimate_is_the_t_test_through_a_monotone_map():
                             "x", "y")  # fmt: skip
     assert np.isclose(twice.p, t.p) and np.isclose(twice.effect, 2 * d.mean())
     assert np.isnan(mapped_estimate(0.4, 0.0, 4, lambda x: x, 0.2, 5, "x", "y").p)
+    log = mapped_estimate(np.log2(0.1), 0.2, 10, np.exp2, 0.05, 11, "x", "y")  # nonlinear
+    direct = mapped_estimate(np.log2(0.1), 0.2, 10, lambda x: x, np.log2(0.05), 11, "x", "y")
+    assert np.isclose(log.p, direct.p) and np.isclose(log.high, np.exp2(direct.high))
+    huge = mapped_estimate(0.0, 40.0, 10, lambda x: np.exp2(np.clip(x, -60, 60)), 0.05, 11,
+                           "x", "y")  # fmt: skip
+    assert 0 < huge.p < 1  # an error too large for 2**x stays finite
 
 
 def test_flag_rate_is_alpha_without_a_slope_and_rises_with_it():

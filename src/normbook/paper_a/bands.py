@@ -114,30 +114,39 @@ class HopBands:
         return self.slope[:, 1] / self.slope[:, 0]
 
 
-def hop_bands(run) -> HopBands:
-    """Band slopes from the pooled mean prediction at the band edges (the mean of the local
-    slopes over a band telescopes to its end points, so only they carry error). A band is kept
-    when at least half of it lies inside the half-sequence."""
-    mom, L, R = run.out, run.seq_len, run.radius
+def band_slope(run, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the mean slope of the pooled mean prediction over distances [lo, hi) from the
+    nearer end (both ends averaged), and its standard error: the mean of the local slopes over
+    a band telescopes to its end points, so only they carry error. ``lo``, ``hi`` may be arrays
+    of band edges (then (M, H) arrays)."""
+    mom, L = run.out, run.seq_len
     n = mom.count.sum()
     mean = mom.pooled_mean
     var = (mom.std**2 * mom.count[:, None, None]).sum(axis=0) / n
+    a, b = np.asarray(lo), np.asarray(hi)
+    width = (b - a) / (L - 1)
+    left = (mean[:, b] - mean[:, a]) / width
+    right = (mean[:, L - 1 - a] - mean[:, L - 1 - b]) / width
+    var_end = (var[:, a] + var[:, b] + var[:, L - 1 - a] + var[:, L - 1 - b]) / n
+    return (left + right) / 2, np.sqrt(var_end) / width / 2
+
+
+def hop_bands(run) -> HopBands:
+    """Band slopes (:func:`band_slope`) over every hop band; a band is kept when at least half
+    of it lies inside the half-sequence (the last one is clipped at the middle)."""
+    L, R = run.seq_len, run.radius
     half = (L - 1) // 2
     edges = [R]
     while edges[-1] + R <= half:  # at least half of the next band (2R wide) fits
         edges.append(min(edges[-1] + 2 * R, half))
     edges = np.array(edges)
-    a, b = edges[:-1], edges[1:]
-    width = (b - a) / (L - 1)
-    left = (mean[:, b] - mean[:, a]) / width
-    right = (mean[:, L - 1 - a] - mean[:, L - 1 - b]) / width
-    var_end = (var[:, a] + var[:, b] + var[:, L - 1 - a] + var[:, L - 1 - b]) / n
+    slope, se = band_slope(run, edges[:-1], edges[1:])
     return HopBands(
         name=f"{run.name}, l = {L}, R = {R}",
         seq_len=L,
         radius=R,
         edges=edges,
-        slope=(left + right) / 2,
-        se=np.sqrt(var_end) / width / 2,
+        slope=slope,
+        se=se,
         boundary=boundary_slope(run),
     )

@@ -61,7 +61,7 @@ def _family(setup: Setup, norm: str, seeds, n_eval: int, *, mix=0, seq_len=None,
         train = replace(setup.train, seq_len=seq_len, steps=steps or setup.train.steps)
         s = replace(setup, seq_len=seq_len, seeds=tuple(seeds), train=train,
                     eval=replace(setup.eval, n_samples=n_eval))  # fmt: skip
-    return Family(s, replace(s.cnn(norm), mix=mix), base)
+    return Family(s, replace(s.chapter_cnn or s.cnn(norm), mix=mix), base)
 
 
 def families(setup: Setup, P) -> list[Family]:
@@ -80,6 +80,17 @@ def families(setup: Setup, P) -> list[Family]:
         key = (f.setup, f.cnn)
         out[key] = replace(out.get(key, f), axes=(*out.get(key, f).axes, axis))
     return list(out.values())
+
+
+def base_note(P) -> str:
+    """Whether the base family is chapter A1's InstanceNorm networks, for prose."""
+    from .specs import A1, shares_a1_models
+
+    if shares_a1_models(P):
+        return "chapter A1's networks at this profile, loaded from the cache when A1 has run"
+    a1 = A1.resolve(P.profile)
+    return (f"its own networks: chapter A1 uses l = {a1.seq_len}, d = {a1.depth} and "
+            f"{a1.steps:,} steps at this profile")  # fmt: skip
 
 
 def networks(fams: list[Family]) -> list:
@@ -108,7 +119,10 @@ class Reach:
     family: Family
     bands: bands.HopBands
     n_per_index: int  # predictions per index of the evaluation
-    train_seconds: float = float("nan")  # per model: its share of its stack's training time
+    beyond: np.ndarray  # (M,) slope over [3R, beyond_to R): one band for every family
+    beyond_se: np.ndarray  # (M,)
+    beyond_to: float  # the band's far edge, in units of R (the same for the whole study)
+    train_seconds: float  # per model: its share of its stack's training wall-clock
 
     @property
     def lower(self) -> np.ndarray:
@@ -131,9 +145,15 @@ class Reach:
         return np.sqrt((self.bands.se**2).sum(axis=0)) / len(self.bands.se)
 
     @property
+    def first(self) -> np.ndarray:
+        """(M,) per seed, the first hop band's slope ([R, 3R))."""
+        return self.bands.slope[:, 0]
+
+    @property
     def kept(self) -> np.ndarray:
-        """(M,) per seed, the share of the first band's slope the second keeps."""
-        return self.bands.attenuation
+        """(M,) per seed, the share of the first band's slope that the band beyond it
+        ([3R, beyond_to R), the same width for every family) keeps."""
+        return self.beyond / self.first
 
     @property
     def ratios(self) -> np.ndarray:
@@ -189,16 +209,42 @@ def base_geometry(s: Study) -> tuple[int, int]:
     return f.norm_layers, f.seq_len
 
 
+def beyond_band(fams: list[Family]) -> tuple[int, int]:
+    """The band beyond one hop that every family has whole: [3R, min(5R, shortest half)),
+    in indices (the families share R)."""
+    radius = fams[0].cnn.receptive_radius
+    half = min((f.seq_len - 1) // 2 for f in fams)
+    return 3 * radius, min(5 * radius, half)
+
+
 def study(fams: list[Family]) -> Study:
-    """Evaluate every family (cached): outputs, kept states, band slopes."""
+    """Evaluate every family (cached): outputs, kept states, band slopes, the common band
+    beyond one hop, and each model's training time."""
     runs = [evaluate(f) for f in fams]
     curves = [localization.curve(f.setup, f.cnn) for f in fams]
-    return Study(
-        fams,
-        runs,
-        curves,
-        [Reach(f, bands.hop_bands(r), r.n_per_index) for f, r in zip(fams, runs)],
-    )
+    seconds = [
+        float(np.mean(localization.training_seconds(f.cnn, f.setup.train, f.setup.seeds)))
+        for f in fams
+    ]
+    return assemble(fams, runs, curves, seconds)
+
+
+def assemble(fams: list[Family], runs, curves, seconds) -> Study:
+    """The study from evaluated runs: each family's bands and its slope over the common band
+    beyond one hop (:func:`beyond_band`)."""
+    lo, hi = beyond_band(fams)
+    reaches = []
+    for f, r, secs in zip(fams, runs, seconds):
+        beyond, se = bands.band_slope(r, lo, hi)
+        reaches.append(Reach(f, bands.hop_bands(r), r.n_per_index, beyond, se, hi / r.radius,
+                             secs))  # fmt: skip
+    return Study(fams, runs, curves, reaches)
+
+
+def kept_at(run, fams: list[Family]) -> np.ndarray:
+    """Per seed, the share kept of one evaluated run (a curve's point) on the study's band."""
+    lo, hi = beyond_band(fams)
+    return bands.band_slope(run, lo, hi)[0] / bands.first_hop_slope(run)
 
 
 # ----------------------------------------------------------------------------- the law
@@ -206,10 +252,10 @@ def study(fams: list[Family]) -> Study:
 
 @dataclass
 class Law:
-    """log2(share kept) = b0 + b1 log2(N / N0) + b2 log2(l / l0), fitted by ordinary least
-    squares over every model of the study (N: normalization layers; N0, l0: the base family's).
-    A power law: b1 is how many times the share doubles when N doubles, b2 the same for l
-    (:ref:`methods-symmetry` predicts b2 near -1)."""
+    """log2(y) = b0 + b1 log2(N / N0) + b2 log2(l / l0), fitted by ordinary least squares over
+    every model of the study (y: the share kept, or the slope beyond one hop; N: normalization
+    layers; N0, l0: the base family's). A power law: b1 is the exponent of N, b2 that of l
+    (the Methods page's symmetry argument predicts b1 near 1 and b2 near -1 for the share)."""
 
     coef: np.ndarray  # (3,)
     cov: np.ndarray  # (3, 3)
@@ -243,14 +289,18 @@ class Law:
     def fitted(self) -> bool:
         return bool(np.isfinite(self.coef).all())
 
+    def has_term(self, i: int) -> bool:
+        """Whether the fit measured term i (its axis had more than one value)."""
+        return self.fitted and self.cov[i, i] > 0
 
-def fit_law(reaches: list[Reach], n0: int, l0: int) -> Law:
-    """OLS of every model's log2 share kept on log2 N and log2 l. Seeds whose share is
-    undefined (no second band) or not positive drop out (counted); an axis with one value
+
+def fit_law(reaches: list[Reach], n0: int, l0: int, measure=lambda r: r.kept) -> Law:
+    """OLS of every model's log2 ``measure`` (default: the share kept) on log2 N and log2 l.
+    Seeds whose value is undefined or not positive drop out (counted); an axis with one value
     gets no term."""
     n, s, y, dropped = [], [], [], 0
     for r in reaches:
-        for v in r.kept:
+        for v in measure(r):
             if np.isfinite(v) and v > 0:
                 n.append(r.family.norm_layers)
                 s.append(r.family.seq_len)
@@ -258,6 +308,8 @@ def fit_law(reaches: list[Reach], n0: int, l0: int) -> Law:
             elif np.isfinite(v):
                 dropped += 1
     X, y = Law(None, None, 0, n0, l0, 0).design(n, s), np.asarray(y)
+    if not len(y):
+        return Law(np.full(3, np.nan), np.full((3, 3), np.nan), 0, n0, l0, 0, dropped)
     keep = [0] + [j for j in (1, 2) if np.ptp(X[:, j]) > 0]
     coef, cov = np.full(3, np.nan), np.full((3, 3), np.nan)
     dof = len(y) - len(keep)

@@ -4,11 +4,12 @@ markdown table out)."""
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats as sps
 
 from ..core.claims import CLAIM_CONFIDENCE
 from ..core.figures import canvas
 from ..core.fmt import mean_sd, table
-from . import reported
+from . import reach, reported
 from .reach import AXES, Law, Reach
 from .sesoi import SLOPE
 
@@ -16,16 +17,18 @@ AXIS_TITLES = {"norm layers": "more norm layers (fixed l and R)",
                "length": "longer sequences (fixed R and depth)"}  # fmt: skip
 
 
-def band_slopes(reaches: list[Reach]):
+def band_slopes(reaches: list[Reach], alpha: float):
     """Seed-mean band slope against the band's distance from the end (band centres, units of
-    R), log scale, one panel per axis of the study; hollow: not above 0 at 2 standard errors
-    of the seed mean (drawn at 2 SE); dotted: the SESOI of a slope."""
+    R), log scale, one panel per axis of the study; hollow: not above 0 at one-sided level
+    ``alpha`` (drawn at that bound, as the significance reach reads them); dotted: the SESOI of
+    a slope."""
     fig, axes = canvas(ncols=2, width=4.8, height=3.4, sharey=True)
+    z = sps.norm.ppf(1 - alpha)
     for ax, axis in zip(axes[0], AXES):
         for i, r in enumerate(x for x in reaches if axis in x.family.axes):
             mean, se, c = r.mean, r.se, f"C{i}"
-            solid = mean > 2 * se
-            shown = np.where(solid, mean, 2 * se)
+            solid = mean > z * se
+            shown = np.where(solid, mean, z * se)
             ax.plot(r.centres, shown, "-", color=c, lw=1, label=r.family.label)
             ax.plot(r.centres[solid], mean[solid], "o", color=c, ms=5)
             ax.plot(r.centres[~solid], shown[~solid], "o", mfc="none", color=c, ms=5)
@@ -67,7 +70,8 @@ def law_fit(reaches: list[Reach], law: Law):
             x = np.full(keep.sum(), x_of(r), dtype=float)
             ax.plot(x, r.kept[keep], "o", color="C0", ms=4, alpha=0.8)
         if law.fitted:
-            xs = np.geomspace(min([x0, *[x_of(r) for r in on]]), x_paper, 40)
+            ends = [x0, x_paper, *[x_of(r) for r in on]]
+            xs = np.geomspace(min(ends), max(ends), 40)
             _law_line(ax, law, [(x, args(x)) for x in xs], "C1")
         ax.axvline(x_paper, color="0.4", ls="--", lw=0.8, label="paper A's value")
         ax.set_xscale("log", base=2)
@@ -102,14 +106,14 @@ def reach_table(reaches: list[Reach], sesoi: float, alpha: float, paper_n: int) 
     return table(rows)
 
 
-def prediction_table(law: Law, slope_row, flags_row) -> str:
-    """The law's predictions for paper A's network beside what the paper reports."""
-    share = law.share(reported.NORM_LAYERS, reported.SEQ_LEN, CLAIM_CONFIDENCE)
+def prediction_table(share_law: Law, slope_row, flags_row) -> str:
+    """The laws' predictions for paper A's network beside what the paper reports."""
+    share = share_law.share(reported.NORM_LAYERS, reported.SEQ_LEN, CLAIM_CONFIDENCE)
     rows = [
         {"quantity": "share of the first band's slope kept beyond 3R",
          "predicted": "{:.3f} [{:.3f}, {:.3f}]".format(*share), "paper A": "not reported"},
         {"quantity": "slope beyond 3R (units of the ramp's)",
-         "predicted": _interval(slope_row.test, ".4f"), "paper A": "not reported"},
+         "predicted": _interval(slope_row.test, ".3g"), "paper A": "not reported"},
         {"quantity": f"indices beyond 3R flagged at {reported.SAMPLES_PER_INDEX:,} per index",
          "predicted": _interval(flags_row.test, ".3f"),
          "paper A": "all of them (Fig. 1a: the whole sequence localized)"},
@@ -148,6 +152,12 @@ def exponents_text(law: Law) -> str:
 
 def _interval(test, spec: str) -> str:
     return f"{test.effect:{spec}} [{test.low:{spec}}, {test.high:{spec}}]"
+
+
+def band_text(study) -> str:
+    """The band beyond one hop, for prose."""
+    lo, hi = (x / study.reaches[0].bands.radius for x in reach.beyond_band(study.families))
+    return f"distances {lo:.3g}R to {hi:.3g}R from the nearer end"
 
 
 def control_table(controls) -> str:

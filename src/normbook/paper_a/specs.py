@@ -675,6 +675,13 @@ def _reach_lengths(P) -> str | None:
 def _reach_axes(P) -> str | None:
     if len(set(P.reach_mix)) < 2 and len(set(P.reach_lens)) < 2:
         return "parameters 'reach_mix'/'reach_lens': at least one axis needs two values"
+    base_len = (P.seq_len, P.steps) in zip(P.reach_lens, P.reach_len_steps)
+    if 0 not in P.reach_mix and not base_len:
+        return (
+            "parameters 'reach_mix'/'reach_lens': the study needs its base family (chapter A1's "
+            f"network): put 0 in reach_mix, or l = {P.seq_len} with {P.steps} steps in "
+            "reach_lens/reach_len_steps"
+        )
     return None
 
 
