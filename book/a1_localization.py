@@ -345,8 +345,8 @@ report.show_checks("a1", checks)
 # the inward spread faster than the receptive field is {glue:text}`a1_verdict_2`;
 # {glue:text}`a1_checks` checks hold. This network has {glue:text}`a1_n_norms` normalization
 # layers, our reconstruction of the paper's (the `paper` profile) {glue:text}`a1_paper_depth`:
-# how far the side channel carries may
-# depend on how many there are, so a verdict on the whole sequence here is a verdict on this
+# how far the side channel carries may depend on how many there are (chapter {ref}`a5` measures
+# it at a fixed receptive field), so a verdict on the whole sequence here is a verdict on this
 # geometry. The `cpu` profile trains for a small fraction of the paper's budget on a shorter
 # sequence, so the *size* of the effect (slope, $R^2$) is the number to watch when re-running
 # at larger `steps` or at the `paper` profile.

@@ -235,9 +235,9 @@ def a1_decision(layers_row: Verdict, study) -> str:
             "reach grows with the number of normalization layers, so chapter A1's networks, "
             f"with {base} of the paper's {reported.NORM_LAYERS}, show only part of the "
             f"mechanism the paper describes; {cost}, and chapters A1, A3 and A4 train every "
-            "network at that geometry, so this profile keeps A1's geometry within its budget "
-            "and this chapter shows the mechanism at more layers; the paper profile runs the "
-            f"paper's {reported.NORM_LAYERS}"
+            "network at that geometry, which this profile's budget cannot afford: it keeps "
+            "A1's geometry, this chapter shows the mechanism at more layers, and the paper "
+            f"profile runs the paper's {reported.NORM_LAYERS}"
         )
     if layers_row.verdict == REFUTED:
         return (
