@@ -23,6 +23,11 @@ def _pid_and_data(shared, i):
     return os.getpid(), shared["tag"], i
 
 
+def _pid_after_a_nap(shared, i):
+    time.sleep(0.3)
+    return os.getpid(), shared["tag"], i
+
+
 def _env(shared, i):
     return os.environ.get("NORMBOOK_CACHE")
 
@@ -80,11 +85,11 @@ def test_a_changed_environment_starts_new_workers(monkeypatch, tmp_path):
 def test_an_idle_worker_ignores_the_interrupt_jupyter_sends_at_kernel_shutdown():
     workers.close_pool()
     # signal only workers that have started (a worker still booting has not yet set its
-    # handler, and a real kernel shutdown finds none in that state): run jobs until both have
-    # answered (one may take all four jobs while the other boots, on a loaded machine)
+    # handler, and a real kernel shutdown finds none in that state): jobs that take a while
+    # reach both workers once both are up (instant ones may all go to the first)
     seen: set = set()
-    for _ in range(50):
-        seen |= {p for p, _, _ in _run(_pid_and_data, 4, {"tag": "a"}).values()}
+    for _ in range(20):
+        seen |= {p for p, _, _ in _run(_pid_after_a_nap, 4, {"tag": "a"}).values()}
         if len(seen) == 2:
             break
     pids = {p.pid for p in multiprocessing.active_children()}
