@@ -15,14 +15,14 @@
 # (a5)=
 # # A5. The reach of the side channel
 #
-# Paper A's network has {glue:text}`a5_paper_layers` normalization layers and, the paper
-# reports, localizes the whole sequence; it explains this by multi-hop message passing, each
-# normalization layer relaying the position one hop farther. Chapter {ref}`a1`'s networks at
-# this profile have {glue:text}`a5_base_layers` (at the paper's ratio $\ell/R$), and chapter
-# {ref}`a1-verdict` grades whether their position signal carries beyond $3R$, one hop. This
-# chapter asks how far the signal carries as the number of normalization layers grows at a
-# fixed receptive field, and as the sequence grows at a fixed depth; it fits a law to both
-# and states what the law predicts for the paper's network.
+# Paper A's network has {glue:text}`a5_paper_layers` normalization layers and, the paper reports,
+# localizes the whole sequence; it explains this by multi-hop message passing, each normalization
+# layer relaying the position one hop farther. {ref}`Chapter A1 <a1>`'s networks at this profile
+# have {glue:text}`a5_base_layers` (at the paper's ratio $\ell/R$), and chapter
+# {ref}`A1's verdict <a1-verdict>` grades whether their position signal carries beyond $3R$, one
+# hop. This chapter asks how far the signal carries as the number of normalization layers grows at
+# a fixed receptive field, and as the sequence grows at a fixed depth; it fits a law to both and
+# states what the law predicts for the paper's network.
 #
 # :::{admonition} Paper facts and our reconstruction
 # :class: important
@@ -33,11 +33,11 @@
 # to $3R$.
 #
 # **Our reconstruction** (every item is a parameter): more normalization layers at the same
-# receptive field come from `reach_mix` kernel-1 conv → norm → ReLU blocks after each of the
-# $d$ blocks (a kernel-1 convolution widens no receptive field); the length axis keeps $k$ and
-# $d$ and trains each length for its own budget (`reach_len_steps`); the reach is read from
-# hop bands (distances $[R, 3R)$, $[3R, 5R)$, … from the nearer end, {ref}`methods-symmetry`);
-# the law is linear in $\log_2$ of both axes; its prediction assumes one prediction's standard
+# receptive field come from `reach_mix` kernel-1 conv → norm → ReLU blocks after each of the $d$
+# blocks (a kernel-1 convolution widens no receptive field); the length axis keeps $k$ and $d$ and
+# trains each length for its own budget (`reach_len_steps`); the reach is read from hop bands
+# (distances $[R, 3R)$, $[3R, 5R)$, … from the nearer end, {ref}`Methods <methods-symmetry>`); the
+# law is linear in $\log_2$ of both axes; its prediction assumes one prediction's standard
 # deviation at the paper's network equal to ours.
 # :::
 
@@ -97,7 +97,7 @@ report.glue("a5_reuse", reach.base_note(P))
 report.glue("a5_R", setup.radius)
 
 # %% [markdown]
-# The study's families are listed in {ref}`a5-bands`, all with $R$ = {glue:text}`a5_R`; the
+# The study's families are listed under {ref}`a5-bands`, all with $R$ = {glue:text}`a5_R`; the
 # base family ({glue:text}`a5_reuse`) lies on both axes.
 
 # %%
@@ -160,14 +160,14 @@ report.md(reach_figures.reach_table(study.reaches, sesoi.SLOPE.value, reach_verd
 #
 # If each normalization layer relays one hop, a network with more of them carries the signal
 # farther. We measure it by the *share kept*: the slope of the mean prediction over the band
-# beyond one hop ({glue:text}`a5_band`, the same band for every family, so that no length
-# averages over a farther stretch than another) over the first hop band's. The first row
-# grades the rank correlation of the number of normalization layers with the share kept, over
-# every model on this axis. The second asks what paper A's Fig. 1a shows, that the signal
-# carries on *undiminished*: the base networks keep at least {glue:text}`a5_share_sesoi` of
-# the first band's slope (chapter {ref}`a1-verdict` asks the weaker question, whether any
-# slope worth the name is left beyond $3R$). No row can be refuted while some family's slope
-# beyond one hop may still move by half the SESOI of a slope over the last half of its budget.
+# beyond one hop ({glue:text}`a5_band`, the same band for every family, so that no length averages
+# over a farther stretch than another) over the first hop band's. The first row grades the rank
+# correlation of the number of normalization layers with the share kept, over every model on this
+# axis. The second asks what paper A's Fig. 1a shows, that the signal carries on *undiminished*:
+# the base networks keep at least {glue:text}`a5_share_sesoi` of the first band's slope
+# ({ref}`chapter A1's verdict <a1-verdict>` asks the weaker question, whether any slope worth the
+# name is left beyond $3R$). No row can be refuted while some family's slope beyond one hop may
+# still move by half the SESOI of a slope over the last half of its budget.
 
 # %%
 layers = study.on("norm layers")
@@ -181,11 +181,11 @@ report.show_verdicts("a5_layers", rows, section="a5-layers")
 # (a5-length)=
 # ## Longer sequences, the same depth
 #
-# Every statistic averages over all $\ell$ positions. The critics' reading: each hop beyond
-# the first keeps less of the signal for longer sequences, because what one sample's
-# statistics carry about any one position shrinks with $\ell$ ({ref}`methods-symmetry` makes
-# the order explicit). Each length trains for its own budget, and every length's networks must
-# pass both controls before their fading counts.
+# Every statistic averages over all $\ell$ positions. The critics' reading: each hop beyond the
+# first keeps less of the signal for longer sequences, because what one sample's statistics carry
+# about any one position shrinks with $\ell$ (the {ref}`Methods page <methods-symmetry>` makes the
+# order explicit). Each length trains for its own budget, and every length's networks must pass
+# both controls before their fading counts.
 
 # %%
 rows = [reach_verdicts.falls_with_length(study.on("length"))]
@@ -197,8 +197,8 @@ report.show_verdicts("a5_length", rows, section="a5-length")
 #
 # We fit the share kept, model by model, as a power law: $\log_2$ of the share linear in
 # $\log_2 N$ (normalization layers) and $\log_2 \ell$, by ordinary least squares
-# ({numref}`fig-a5-law`; {ref}`methods-symmetry` predicts its exponents). The predictions for
-# paper A's network ({glue:text}`a5_paper_layers` normalization layers, $\ell$ =
+# ({numref}`fig-a5-law`; the {ref}`Methods page <methods-symmetry>` predicts its exponents).
+# The predictions for paper A's network ({glue:text}`a5_paper_layers` normalization layers, $\ell$ =
 # {glue:text}`a5_paper_len`) come from the same fit of the slope beyond one hop itself (the
 # first band's slope grows with $N$ too, so a product of the share with a measured first band
 # would understate it): the slope, and the fraction of the indices beyond $3R$ that the span
@@ -206,7 +206,7 @@ report.show_verdicts("a5_length", rows, section="a5-length")
 # would flag at that slope, with one prediction's standard deviation as in the base family.
 # Both extrapolate far beyond the data, and their intervals are those of the fitted mean
 # (the typical network, not one network); they are predictions, graded as such, and chapter
-# {ref}`a1` at the `paper` profile measures the paper's network itself.
+# {ref}`A1 <a1>` at the `paper` profile measures the paper's network itself.
 
 # %%
 share_law = reach.fit_law(study.reaches, *reach.base_geometry(study))
@@ -230,8 +230,8 @@ report.show_verdicts("a5_law", rows, section="a5-law")
 # `paper_a.reach_figures.law_fit`.
 # ```
 #
-# The fit: {glue:text}`a5_law`. Against the symmetry argument of {ref}`methods-symmetry`:
-# {glue:text}`a5_exponents`.
+# The fit: {glue:text}`a5_law`. Against the symmetry argument of the
+# {ref}`Methods page <methods-symmetry>`: {glue:text}`a5_exponents`.
 
 # %% [markdown]
 # (a5-decision)=
@@ -262,9 +262,10 @@ report.show_verdicts("a5_law", rows, section="a5-law")
 #
 # :::{exercise} A longer sequence
 # :label: a5-ex-len
-# Add $\ell$ = 300 with twice the budget of $\ell$ = 150: `make chapter
-# CHAPTER=book/a5_reach.py PARAMS='-p reach_lens 75,150,300 -p reach_len_steps
-# 5000,12000,24000`. What does {ref}`methods-symmetry` predict for its share kept?
+# Add $\ell$ = 300 with twice the budget of $\ell$ = 150:
+# `make chapter CHAPTER=book/a5_reach.py PARAMS='-p reach_lens 75,150,300`
+# `-p reach_len_steps 5000,12000,24000'`. What does the {ref}`Methods page <methods-symmetry>`
+# predict for its share kept?
 # :::
 #
 # :::{solution} a5-ex-len
