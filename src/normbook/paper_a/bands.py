@@ -105,14 +105,6 @@ class HopBands:
     se: np.ndarray  # (M, H)
     boundary: np.ndarray  # (M,) band 0's slope (within R of each end)
 
-    @property
-    def attenuation(self) -> np.ndarray:
-        """(M,) the second band's slope over the first's (1: no fading; NaN without a
-        second band)."""
-        if self.slope.shape[1] < 2:
-            return np.full(self.slope.shape[0], np.nan)
-        return self.slope[:, 1] / self.slope[:, 0]
-
 
 def band_slope(run, lo, hi) -> tuple[np.ndarray, np.ndarray]:
     """Per seed, the mean slope of the pooled mean prediction over distances [lo, hi) from the

@@ -155,12 +155,6 @@ class Reach:
         ([3R, beyond_to R), the same width for every family) keeps."""
         return self.beyond / self.first
 
-    @property
-    def ratios(self) -> np.ndarray:
-        """(H - 1,) consecutive band ratios of the seed-mean slopes."""
-        m = self.mean
-        return m[1:] / m[:-1]
-
     def effect_reach(self, sesoi: float) -> float:
         """The nearer edge (units of R) of the first band whose seed-mean slope is below
         ``sesoi``; the half-sequence's end when none is."""

@@ -86,51 +86,36 @@ def undiminished(study) -> Verdict:
     )
 
 
+def _trend(study, x, name, claim: str, null: str, lost: bool = False) -> Verdict:
+    """Spearman over every model of ``x`` (per family) against the share kept (or, ``lost``,
+    the share lost), against ``TREND``; every family's controls, the two-sided moving rule."""
+    n, kept = _per_model(study.reaches, x)
+    test = rank_trend(n, 1 - kept if lost else kept, TREND.value, null=null)
+    ctrl = controls(study)
+    return Verdict("A", claim, decide(test, ctrl, rising=beyond_may_move(study)), test, TREND,
+                   _kept_detail(study.reaches, name), unit=".2f", controls=ctrl)  # fmt: skip
+
+
 def grows_with_norm_layers(study) -> Verdict:
     """Paper A's multi-hop reading: each normalization layer relays one hop, so at a fixed
-    receptive field more normalization layers carry the signal farther. Test: Spearman over
-    every model of the number of normalization layers against the share kept, against
-    ``TREND``."""
-    n, kept = _per_model(study.reaches, lambda r: r.family.norm_layers)
-    null = f"rank correlation of the share kept with the number of norm layers, ρ = {TREND.value:g}"
-    test = rank_trend(n, kept, TREND.value, null=null)
-    ctrl = controls(study)
-    return Verdict(
-        "A",
+    receptive field more normalization layers carry the signal farther."""
+    return _trend(
+        study, lambda r: r.family.norm_layers, lambda r: f"{r.family.norm_layers} norm layers",
         "At a fixed receptive field, more normalization layers carry the position signal "
         "farther (the band beyond one hop keeps more of the first band's slope)",
-        decide(test, ctrl, rising=beyond_may_move(study)),
-        test,
-        TREND,
-        _kept_detail(study.reaches, lambda r: f"{r.family.norm_layers} norm layers"),
-        unit=".2f",
-        controls=ctrl,
-    )
+        f"rank correlation of the share kept with the number of norm layers, ρ = {TREND.value:g}",
+    )  # fmt: skip
 
 
 def falls_with_length(study) -> Verdict:
     """The critics' reading: every statistic averages over l positions, so each hop keeps less
-    of the signal for longer sequences. Test: Spearman of l against the share lost (1 - kept),
-    against ``TREND``."""
-    n, kept = _per_model(study.reaches, lambda r: r.family.seq_len)
-    test = rank_trend(
-        n,
-        1 - kept,
-        TREND.value,
-        null=f"rank correlation of the share lost with l, ρ = {TREND.value:g}",
-    )
-    ctrl = controls(study)
-    return Verdict(
-        "A",
+    of the signal for longer sequences (the share lost rises with l)."""
+    return _trend(
+        study, lambda r: r.family.seq_len, lambda r: f"l = {r.family.seq_len}",
         "At a fixed receptive field and depth, each hop keeps less of the signal for longer "
         "sequences",
-        decide(test, ctrl, rising=beyond_may_move(study)),
-        test,
-        TREND,
-        _kept_detail(study.reaches, lambda r: f"l = {r.family.seq_len}"),
-        unit=".2f",
-        controls=ctrl,
-    )
+        f"rank correlation of the share lost with l, ρ = {TREND.value:g}", lost=True,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- the prediction
