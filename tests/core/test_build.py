@@ -158,3 +158,17 @@ def test_an_inner_loop_leaves_the_summary_to_the_enclosing_loop(capsys):
             pass
     out, err = capsys.readouterr()
     assert out.splitlines() == ["train models: 2 in 00:00"] and "one model" in err
+
+
+def test_a_warm_rebuild_keeps_each_chapters_last_measured_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "_build"))
+    build.record_timing("cpu", "a1_localization", 352.04)
+    build.record_timing("cpu", "b1_setup_accuracy", 725.0)
+    build.record_timing("cpu", "a1_localization", None)  # up to date: nothing measured
+    kept = build.load_timings("cpu")
+    assert kept["a1_localization"]["seconds"] == 352.0
+    assert kept["b1_setup_accuracy"]["seconds"] == 725.0
+    build.record_timing("cpu", "a1_localization", 12.5)  # executed again: the new time
+    table = build.timings_table("cpu", ["a1_localization", "b1_setup_accuracy", "ledger"])
+    assert "12.5 s" in table and "725.0 s" in table and "ledger" in table
+    assert "never measured" in table and "737.5 s" in table

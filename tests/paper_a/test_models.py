@@ -107,3 +107,29 @@ def test_batch_norm_evaluation_modes():
 def test_unknown_norm_is_rejected():
     with pytest.raises(ValueError, match="norm must be one of"):
         make_norm("weight", 1, 4)
+
+
+@pytest.mark.parametrize("norm", ["instance", "batch", "layer", "none"])
+def test_the_in_place_relu_changes_no_number_of_training(norm):
+    """StackedCNN applies ReLU in place (a speed-up); a few Adam steps give bitwise the weights
+    of the out-of-place forward pass."""
+
+    def out_of_place(net, x):
+        h = x
+        for conv, nrm in zip(net.convs, net.norms):
+            h = torch.relu(nrm(conv(h)))
+        return net.head(h)
+
+    cfg = CNNConfig(depth=2, width=4, kernel=3, norm=norm, mix=1)
+    trained = []
+    for forward in (lambda net, x: net(x), out_of_place):
+        net = StackedCNN(cfg, [0, 1])
+        opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+        g = torch.Generator().manual_seed(0)
+        for _ in range(5):
+            loss = forward(net, torch.randn(4, 2, 16, generator=g)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        trained.append([p.detach() for p in net.parameters()])
+    assert all(torch.equal(a, b) for a, b in zip(*trained))
