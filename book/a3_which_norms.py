@@ -54,29 +54,42 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
-seq_len = None  # sequence length l
-kernel = None  # convolution kernel size k
-depth = None  # number of conv blocks d
-width = None  # channels C per block
-steps = None  # Adam steps per model
-batch_size = None  # training batch size
-lr = None  # Adam learning rate (the peak, under a schedule)
+seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
+kernel = None  # convolution kernel size k [every profile: 5]
+depth = None  # number of conv blocks d [smoke 4 · cpu 4 · paper 32]
+width = None  # channels C per block [smoke 8 · cpu 32 · paper 32]
+steps = None  # Adam steps per model [smoke 40 · cpu 5,000 · paper 20,000]
+batch_size = None  # training batch size [every profile: 32]
+lr = None  # Adam learning rate (the peak, under a schedule) [smoke 0.001 · cpu 0.01 · paper 0.001]
 schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
+#   [every profile: constant]
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+#   [every profile: [0.125, 0.25, 0.5]]
 curve_eval = None  # predictions per index at each compute-to-effect curve point
+#   [smoke 1,024 · cpu 12,800 · paper 800,000]
 device = None  # where networks train and run: 'auto' is cuda when available
+#   [smoke cpu · cpu cpu · paper auto]
 workers = None  # stacks of networks trained side by side (processes; results do not depend on it)
-seeds = None  # training seeds (one model each)
+#   [smoke 2 · cpu 2 · paper 1]
+seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 n_eval = None  # predictions per index for the Welch tests
+#   [smoke 2,048 · cpu 51,200 · paper 3,200,000]
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
-alpha = None  # Welch test level (paper: 0.1)
+#   [every profile: 32]
+alpha = None  # Welch test level (paper: 0.1) [every profile: 0.1]
 detector = None  # localization test: span (calibrated), neighbour (before) or definition (paper's)
+#   [every profile: span]
 distance_window = None  # half-width of the window used for the localization distance
-distance_threshold = None  # fraction of the window that must be localized
+#   [every profile: 4]
+distance_threshold = None  # fraction of the window that must be localized [every profile: 0.5]
 probe_batches = None  # batches of fresh noise to fit each depth's linear probe
+#   [smoke 4 · cpu 64 · paper 256]
 group_counts = None  # GroupNorm group counts G compared (G = width is InstanceNorm)
+#   [smoke [1, 2, 8] · cpu [1, 2, 4, 8, 16, 32] · paper [1, 2, 4, 8, 16, 32]]
 group_seeds = None  # seeds of the GroupNorm sweep (one model per seed and G)
+#   [smoke [0, 1] · cpu [0, 1] · paper 0-3]
 bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatch statistics
+#   [smoke [8, 64] · cpu [8, 32, 128] · paper [8, 32, 128, 512]]
 
 # %%
 from normbook.core import fmt, report

@@ -39,61 +39,83 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
-seq_len = None  # sequence length l
-kernel = None  # convolution kernel size k
-depth = None  # number of conv blocks d
-width = None  # channels C per block
-norm = None  # normalization compared against 'none'
-groups = None  # GroupNorm groups G (norm='group')
-batch_eval = None  # BatchNorm statistics at evaluation
-steps = None  # Adam steps per model
-batch_size = None  # training batch size
-lr = None  # Adam learning rate (the peak, under a schedule)
+seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
+kernel = None  # convolution kernel size k [every profile: 5]
+depth = None  # number of conv blocks d [smoke 4 · cpu 4 · paper 32]
+width = None  # channels C per block [smoke 8 · cpu 32 · paper 32]
+norm = None  # normalization compared against 'none' [every profile: instance]
+groups = None  # GroupNorm groups G (norm='group') [every profile: 1]
+batch_eval = None  # BatchNorm statistics at evaluation [every profile: minibatch]
+steps = None  # Adam steps per model [smoke 40 · cpu 5,000 · paper 20,000]
+batch_size = None  # training batch size [every profile: 32]
+lr = None  # Adam learning rate (the peak, under a schedule) [smoke 0.001 · cpu 0.01 · paper 0.001]
 schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
+#   [every profile: constant]
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+#   [every profile: [0.125, 0.25, 0.5]]
 curve_eval = None  # predictions per index at each compute-to-effect curve point
+#   [smoke 1,024 · cpu 12,800 · paper 800,000]
 device = None  # where networks train and run: 'auto' is cuda when available
+#   [smoke cpu · cpu cpu · paper auto]
 workers = None  # stacks of networks trained side by side (processes; results do not depend on it)
-seeds = None  # training seeds (one model each)
+#   [smoke 2 · cpu 2 · paper 1]
+seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 n_eval = None  # predictions per index for the Welch tests
+#   [smoke 2,048 · cpu 51,200 · paper 3,200,000]
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
-alpha = None  # Welch test level (paper: 0.1)
+#   [every profile: 32]
+alpha = None  # Welch test level (paper: 0.1) [every profile: 0.1]
 detector = None  # localization test: span (calibrated), neighbour (before) or definition (paper's)
+#   [every profile: span]
 distance_window = None  # half-width of the window used for the localization distance
-distance_threshold = None  # fraction of the window that must be localized
+#   [every profile: 4]
+distance_threshold = None  # fraction of the window that must be localized [every profile: 0.5]
 probe_batches = None  # batches of fresh noise to fit each depth's linear probe
-hop_factor = None  # single-hop reach in units of R(d) (paper: 3, i.e. R + 2R)
-pack_kernel = None  # PackNorm net: kernel size
-pack_depth = None  # PackNorm net: conv blocks
-pack_width = None  # PackNorm net: channels
-pack_len = None  # path length l' (0 = 2R+1, our choice)
-pack_head = None  # head on path A: mean over positions (pool) or centre index
+#   [smoke 4 · cpu 64 · paper 256]
+hop_factor = None  # single-hop reach in units of R(d) (paper: 3, i.e. R + 2R) [every profile: 3]
+pack_kernel = None  # PackNorm net: kernel size [smoke 3 · cpu 3 · paper 5]
+pack_depth = None  # PackNorm net: conv blocks [smoke 2 · cpu 8 · paper 32]
+pack_width = None  # PackNorm net: channels [smoke 4 · cpu 16 · paper 32]
+pack_len = None  # path length l' (0 = 2R+1, our choice) [every profile: 0]
+pack_head = None  # head on path A: mean over positions (pool) or centre index [every profile: pool]
 overlap_fracs = None  # overlaps swept, as fractions of l' (rounded to integers)
+#   smoke [0, 0.5, 1]
+#   cpu [0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1]
+#   paper [0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1]
 control_fracs = None  # overlaps at which per-path InstanceNorm (no channel) is trained
-pack_steps = None  # PackNorm: Adam steps per model
-pack_batch_size = None  # PackNorm: training batch size
-pack_lr = None  # PackNorm: Adam learning rate
+#   [smoke [1] · cpu [1] · paper [0.5, 1]]
+pack_steps = None  # PackNorm: Adam steps per model [smoke 30 · cpu 1,500 · paper 10,000]
+pack_batch_size = None  # PackNorm: training batch size [smoke 16 · cpu 32 · paper 32]
+pack_lr = None  # PackNorm: Adam learning rate [every profile: 0.001]
 pack_seeds = None  # PackNorm: seeds (one model per seed and overlap)
-n_test = None  # PackNorm: fresh test pairs per model
-transition_level = None  # accuracy that defines the transition overlap
+#   [smoke [0] · cpu [0, 1] · paper 0-3]
+n_test = None  # PackNorm: fresh test pairs per model [smoke 512 · cpu 8,192 · paper 100,000]
+transition_level = None  # accuracy that defines the transition overlap [every profile: 0.75]
 constant_values = None  # constant inputs fed to the trained networks
+#   [smoke [0, 1] · cpu [0, -1, 1, 2] · paper [0, -1, 1, 2]]
 circular_steps = None  # Adam steps of the networks trained with circular padding
+#   [smoke 40 · cpu 1,250 · paper 20,000]
 intervention_eval = None  # predictions per index under each intervention
+#   [smoke 1,024 · cpu 6,400 · paper 100,000]
 intervention_ref = None  # fresh samples that estimate the population statistics
-rf_pack_kernel = None  # PackNorm kernel of the receptive-field test (1: R = 0)
+#   [smoke 64 · cpu 4,096 · paper 65,536]
+rf_pack_kernel = None  # PackNorm kernel of the receptive-field test (1: R = 0) [every profile: 1]
 rf_pack_heads = None  # heads of the receptive-field test (pool, centre)
+#   [smoke [pool] · cpu [pool, centre] · paper [pool, centre]]
 unet_len = None  # U-Net: sequence length (a multiple of 2**unet_levels)
-unet_levels = None  # U-Net: down-sampling levels
+#   [smoke 64 · cpu 64 · paper 256]
+unet_levels = None  # U-Net: down-sampling levels [smoke 2 · cpu 2 · paper 3]
 unet_width = None  # U-Net: channels at the top level (doubling per level)
-unet_groups = None  # U-Net: GroupNorm groups per level
-unet_steps = None  # U-Net: Adam steps (one-cycle schedule)
-unet_eval = None  # U-Net: predictions per index
-grid_size = None  # 2-D CNN: image height and width
-grid_depth = None  # 2-D CNN: conv blocks
-grid_channels = None  # 2-D CNN: channels
-grid_steps = None  # 2-D CNN: Adam steps (one-cycle schedule)
-grid_eval = None  # 2-D CNN: predictions per index
-arch_seeds = None  # U-Net and 2-D CNN seeds
+#   [smoke 4 · cpu 8 · paper 32]
+unet_groups = None  # U-Net: GroupNorm groups per level [smoke 4 · cpu 8 · paper 8]
+unet_steps = None  # U-Net: Adam steps (one-cycle schedule) [smoke 30 · cpu 1,500 · paper 20,000]
+unet_eval = None  # U-Net: predictions per index [smoke 1,024 · cpu 16,384 · paper 400,000]
+grid_size = None  # 2-D CNN: image height and width [smoke 12 · cpu 16 · paper 32]
+grid_depth = None  # 2-D CNN: conv blocks [smoke 2 · cpu 3 · paper 4]
+grid_channels = None  # 2-D CNN: channels [smoke 4 · cpu 16 · paper 32]
+grid_steps = None  # 2-D CNN: Adam steps (one-cycle schedule) [smoke 30 · cpu 1,500 · paper 20,000]
+grid_eval = None  # 2-D CNN: predictions per index [smoke 512 · cpu 4,096 · paper 100,000]
+arch_seeds = None  # U-Net and 2-D CNN seeds [smoke [0, 1] · cpu 0-4 · paper 0-4]
 
 # %%
 from normbook.core import fmt, report

@@ -43,34 +43,49 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
-seq_len = None  # sequence length l
-kernel = None  # convolution kernel size k
-depth = None  # number of conv blocks d
-width = None  # channels C per block
-norm = None  # normalization compared against 'none'
-groups = None  # GroupNorm groups G (norm='group')
-batch_eval = None  # BatchNorm statistics at evaluation
-steps = None  # Adam steps per model
-batch_size = None  # training batch size
-lr = None  # Adam learning rate (the peak, under a schedule)
+seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
+kernel = None  # convolution kernel size k [every profile: 5]
+depth = None  # number of conv blocks d [smoke 2 · cpu 4 · paper 32]
+width = None  # channels C per block [smoke 8 · cpu 32 · paper 32]
+norm = None  # normalization compared against 'none' [every profile: instance]
+groups = None  # GroupNorm groups G (norm='group') [every profile: 1]
+batch_eval = None  # BatchNorm statistics at evaluation [every profile: minibatch]
+steps = None  # Adam steps per model [smoke 40 · cpu 5,000 · paper 20,000]
+batch_size = None  # training batch size [every profile: 32]
+lr = None  # Adam learning rate (the peak, under a schedule) [smoke 0.001 · cpu 0.01 · paper 0.001]
 schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
+#   [every profile: constant]
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+#   [every profile: [0.125, 0.25, 0.5]]
 curve_eval = None  # predictions per index at each compute-to-effect curve point
+#   [smoke 1,024 · cpu 6,400 · paper 800,000]
 device = None  # where networks train and run: 'auto' is cuda when available
+#   [smoke cpu · cpu cpu · paper auto]
 workers = None  # stacks of networks trained side by side (processes; results do not depend on it)
-seeds = None  # training seeds (one model each)
+#   [smoke 2 · cpu 2 · paper 1]
+seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 n_eval = None  # predictions per index for the Welch tests
+#   [smoke 2,048 · cpu 51,200 · paper 3,200,000]
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
-alpha = None  # Welch test level (paper: 0.1)
+#   [every profile: 32]
+alpha = None  # Welch test level (paper: 0.1) [every profile: 0.1]
 detector = None  # localization test: span (calibrated), neighbour (before) or definition (paper's)
+#   [every profile: span]
 distance_window = None  # half-width of the window used for the localization distance
-distance_threshold = None  # fraction of the window that must be localized
+#   [every profile: 4]
+distance_threshold = None  # fraction of the window that must be localized [every profile: 0.5]
 probe_batches = None  # batches of fresh noise to fit each depth's linear probe
+#   [smoke 4 · cpu 64 · paper 256]
 reach_mix = None  # kernel-1 conv-norm-ReLU blocks after each block (one family each)
+#   [smoke [0, 1] · cpu [0, 1, 3] · paper [0, 1]]
 reach_lens = None  # sequence lengths of the length axis (at the base depth)
+#   [smoke [48, 96] · cpu [75, 150] · paper [600, 1,200]]
 reach_len_steps = None  # Adam steps per model at each of reach_lens
+#   [smoke [40, 40] · cpu [5,000, 12,000] · paper [20,000, 40,000]]
 reach_seeds = None  # seeds of the study's networks beyond the base family
+#   [smoke [0, 1] · cpu [0, 1, 2] · paper 0-4]
 reach_eval = None  # predictions per index for the study's networks
+#   [smoke 2,048 · cpu 25,600 · paper 800,000]
 
 # %%
 from normbook.core import report

@@ -51,29 +51,43 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
-seeds = None  # training seeds (one model per seed and variant)
-mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k)
+seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
+mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
 vgg_width = None  # VGG-16 channel multiplier (1 = 64 ... 512 channels)
-mnist_lr = None  # MNIST SGD learning rate, BN and no BN (paper: 0.01)
-mnist_momentum = None  # MNIST SGD momentum
-cifar_lr_bn = None  # CIFAR-10 Adam learning rate with BN (paper: 1e-3)
-cifar_lr_nobn = None  # CIFAR-10 Adam learning rate without BN (paper: 1e-4)
-batch_size = None  # training minibatch size
+#   [smoke 0.0625 · cpu 0.125 · paper 1]
+mnist_lr = None  # MNIST SGD learning rate, BN and no BN (paper: 0.01) [every profile: 0.01]
+mnist_momentum = None  # MNIST SGD momentum [smoke 0.9 · cpu 0.9 · paper 0]
+cifar_lr_bn = None  # CIFAR-10 Adam learning rate with BN (paper: 1e-3) [every profile: 0.001]
+cifar_lr_nobn = None  # CIFAR-10 Adam learning rate without BN (paper: 1e-4) [every profile: 0.0001]
+batch_size = None  # training minibatch size [smoke 32 · cpu 32 · paper 128]
 init = None  # weight initialisation: He normal as torchvision's VGG, or PyTorch's layer defaults
+#   [every profile: kaiming]
 mnist_epochs = None  # MNIST: maximum epochs (early stopping may end sooner)
+#   [smoke 1 · cpu 3 · paper 100]
 cifar_epochs = None  # CIFAR-10: maximum epochs (early stopping may end sooner)
+#   [smoke 1 · cpu 6 · paper 100]
 patience = None  # early stopping: evaluations without a lower validation loss
-evals_per_epoch = None  # validation evaluations per epoch
+#   [smoke 2 · cpu 3 · paper 5]
+evals_per_epoch = None  # validation evaluations per epoch [smoke 2 · cpu 2 · paper 1]
 mnist_train = None  # MNIST training images (from the 60,000)
+#   [smoke 600 · cpu 10,000 · paper 55,000]
 cifar_train = None  # CIFAR-10 training images (from the 50,000)
+#   [smoke 600 · cpu 10,000 · paper 45,000]
 n_val = None  # validation images held out of the training split
+#   [smoke 200 · cpu 2,000 · paper 5,000]
 n_test = None  # test images for the test accuracy (of 10,000)
-split_seed = None  # seed of the train / validation / test subsets
+#   [smoke 500 · cpu 10,000 · paper 10,000]
+split_seed = None  # seed of the train / validation / test subsets [every profile: 0]
 allow_unverified = None  # accept a data copy failing its checksum (env: NORMBOOK_ALLOW_UNVERIFIED)
+#   [every profile: env]
 curve_fractions = None  # epoch-budget fractions whose weights are kept (compute-to-effect)
+#   [smoke [0.5] · cpu [0.25, 0.5] · paper [0.25, 0.5]]
 curve_images = None  # class-balanced images the compute-to-effect curves are measured on
+#   [smoke 50 · cpu 1,000 · paper 2,000]
 workers = None  # parallel worker processes (results do not depend on it)
+#   [smoke 1 · cpu 2 · paper 2]
 device = None  # where models train: 'auto' is cuda when available, else cpu
+#   [smoke cpu · cpu cpu · paper auto]
 
 # %%
 from normbook.core import fmt, report

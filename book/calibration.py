@@ -27,24 +27,37 @@
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
-seq_len = None  # sequence length l
-kernel = None  # convolution kernel size k
-depth = None  # number of conv blocks d
-width = None  # channels C per block
-steps = None  # Adam steps per model
-batch_size = None  # training batch size
+seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
+kernel = None  # convolution kernel size k [every profile: 5]
+depth = None  # number of conv blocks d [smoke 4 · cpu 4 · paper 32]
+width = None  # channels C per block [smoke 8 · cpu 32 · paper 32]
+steps = None  # Adam steps per model [smoke 40 · cpu 5,000 · paper 20,000]
+batch_size = None  # training batch size [every profile: 32]
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
+#   smoke [0.25, 0.5, 0.75]
+#   cpu [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875]
+#   paper [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875]
 curve_eval = None  # predictions per index at each compute-to-effect curve point
+#   [smoke 1,024 · cpu 8,192 · paper 102,400]
 device = None  # where networks train and run: 'auto' is cuda when available
-seeds = None  # training seeds (one model each)
+#   [smoke cpu · cpu cpu · paper auto]
+seeds = None  # training seeds (one model each) [smoke [100] · cpu [100] · paper [100, 101]]
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
-alpha = None  # Welch test level (paper: 0.1)
+#   [every profile: 32]
+alpha = None  # Welch test level (paper: 0.1) [every profile: 0.1]
 detector = None  # localization test: span (calibrated), neighbour (before) or definition (paper's)
+#   [every profile: span]
 distance_window = None  # half-width of the window used for the localization distance
-distance_threshold = None  # fraction of the window that must be localized
+#   [every profile: 4]
+distance_threshold = None  # fraction of the window that must be localized [every profile: 0.5]
 cal_schedules = None  # candidate i's lr schedule
+#   smoke [constant, onecycle]
+#   cpu [constant, constant, onecycle]
+#   paper [constant, constant, onecycle, constant]
 cal_lrs = None  # candidate i's (peak) learning rate
+#   [smoke [0.003, 0.01] · cpu [0.003, 0.01, 0.01] · paper [0.003, 0.01, 0.01, 0.01]]
 cal_batch_sizes = None  # candidate i's batch size (same samples: steps scale)
+#   [smoke [16, 16] · cpu [32, 32, 32] · paper [32, 32, 32, 16]]
 
 # %%
 from normbook.core import fmt, report

@@ -26,7 +26,9 @@
 # %% tags=["parameters"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 oc_models = None  # simulated models per step and noise correlation length (detector calibration)
+#   [smoke 20 · cpu 200 · paper 1,000]
 power_draws = None  # simulated designs per point of the power figure
+#   [smoke 20 · cpu 400 · paper 2,000]
 
 # %%
 from normbook import claims_ledger, methods

@@ -2,7 +2,7 @@ import pytest
 
 from normbook.chapters import SPECS
 from normbook.core import build
-from normbook.core.params import Param, ParameterError
+from normbook.core.params import Param, ParameterError, Spec
 from normbook.paper_a.specs import A1
 
 
@@ -74,3 +74,27 @@ def test_make_chapter_rejects_bad_parameters_before_executing(capsys, monkeypatc
     assert code == 2 and "receptive-field radius" in capsys.readouterr().err
     code = build.main(["chapter", "book/a1_localization.py", "-p", "colour", "red"])
     assert code == 2 and "unknown parameter 'colour'" in capsys.readouterr().err
+
+
+def test_the_parameters_cell_shows_every_profiles_value_within_the_line_limit():
+    spec = Spec(
+        chapter="demo",
+        params=[
+            Param("steps", int, "Adam steps per model"),
+            Param("kernel", int, "kernel size"),
+            Param("fracs", list, "overlaps swept, as fractions of the window", list_of=float),
+        ],
+        profiles={
+            "smoke": dict(steps=40, kernel=5, fracs=[0.0, 1.0]),
+            "cpu": dict(steps=5000, kernel=5, fracs=[i / 8 for i in range(9)]),
+            "paper": dict(steps=20_000, kernel=5, fracs=[i / 16 for i in range(17)]),
+        },
+    )
+    cell = spec.parameters_cell()
+    assert "steps = None  # Adam steps per model [smoke 40 · cpu 5,000 · paper 20,000]" in cell
+    assert "kernel = None  # kernel size [every profile: 5]" in cell
+    assert all(len(line) <= 100 for line in cell.splitlines())
+    wrapped = " ".join(line.lstrip("# ") for line in cell.splitlines())
+    for prof in ("cpu", "paper"):  # nothing cut: every profile's whole list is shown
+        shown = ", ".join(f"{v:g}" for v in spec.profiles[prof]["fracs"])
+        assert f"{prof} [{shown}]" in wrapped

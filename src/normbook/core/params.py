@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,8 +191,48 @@ class Spec:
         it, and a test fails when the two drift).
         """
         lines = [f'profile = "cpu"  # {PROFILE_DOC}']
-        lines += [f"{p.name} = None  # {p.doc}" for p in self.params]
+        for p in self.params:
+            line = f"{p.name} = None  # {p.doc}"
+            values = self.profile_values(p.name)
+            together = " · ".join(values)
+            if len(f"{line} [{together}]") <= CELL_WIDTH:
+                lines.append(f"{line} [{together}]")
+            elif len(f"#   [{together}]") <= CELL_WIDTH:  # the values on the next line
+                lines += [line, f"#   [{together}]"]
+            else:  # one line per profile, a long list continued on the next lines
+                lines.append(line)
+                for v in values:
+                    chunks = textwrap.wrap(v, CELL_WIDTH - 6, break_long_words=False)
+                    lines += [f"#   {chunks[0]}", *(f"#     {c}" for c in chunks[1:])]
         return "\n".join(lines)
+
+    def profile_values(self, name: str) -> list[str]:
+        """What each profile gives ``name``, for a reader of the parameters cell:
+        ``["smoke 40", "cpu 5,000", "paper 20,000"]`` (``["every profile: 5"]`` when they
+        agree)."""
+        shown = {prof: _shown(values[name]) for prof, values in self.profiles.items()}
+        if len(set(shown.values())) == 1:
+            return [f"every profile: {next(iter(shown.values()))}"]
+        return [f"{prof} {v}" for prof, v in shown.items()]
+
+
+CELL_WIDTH = 100  # the book's line limit (ruff)
+
+
+def _shown(value: Any) -> str:
+    """A profile value as a reader would write it: 5,000; 0.01; 0-4 for a run of integers."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,}" if value.is_integer() and abs(value) >= 1000 else f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        ints = all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        if ints and len(value) > 3 and list(value) == list(range(value[0], value[-1] + 1)):
+            return f"{value[0]}-{value[-1]}"
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return str(value)
 
 
 def curve_fractions_error(P) -> str | None:
