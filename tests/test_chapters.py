@@ -7,9 +7,9 @@ import re
 import jupytext
 import pytest
 
-from normbook.core import build
+from normbook.core import project
 
-CHAPTERS = build.chapters()
+CHAPTERS = project.chapters()
 MAX_CELL_LINES = 32  # the parameters cell of the largest chapter is generated: exempt
 
 

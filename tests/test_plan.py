@@ -4,7 +4,7 @@ import pytest
 
 from normbook import plan
 from normbook.chapters import SPECS
-from normbook.core import build
+from normbook.core import build, project
 from normbook.paper_b import stress
 
 
@@ -38,7 +38,7 @@ def test_dry_run_prints_every_chapter_and_computes_nothing(capsys, tmp_path, mon
     assert build.main(["book", "--profile", "paper", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert plan.DEVICE in out and "total:" in out
-    for ch in build.chapters():
+    for ch in project.chapters():
         assert f"{ch.stem}:" in out
     assert not (tmp_path / "cache").exists()
 

@@ -3,27 +3,27 @@ import io
 import pytest
 import yaml
 
-from normbook.core import build, progress
+from normbook.core import build, execution, param_cells, progress, project, site, timings
 
 
 @pytest.fixture
 def chapter(tmp_path, monkeypatch):
     """A copy of chapter A1 inside a throw-away project root."""
     (tmp_path / "book").mkdir()
-    src = build.ROOT / "book" / "a1_localization.py"
+    src = project.ROOT / "book" / "a1_localization.py"
     path = tmp_path / "book" / "a1_localization.py"
     path.write_text(src.read_text())
-    monkeypatch.setattr(build, "ROOT", tmp_path)
+    monkeypatch.setattr(project, "ROOT", tmp_path)
     monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "_build"))
     return path
 
 
 def test_stamp_changes_with_source_and_parameters(chapter):
-    base = build.stamp(chapter, {"seq_len": 150})
-    assert build.stamp(chapter, {"seq_len": 150}) == base
-    assert build.stamp(chapter, {"seq_len": 200}) != base
+    base = project.stamp(chapter, {"seq_len": 150})
+    assert project.stamp(chapter, {"seq_len": 150}) == base
+    assert project.stamp(chapter, {"seq_len": 200}) != base
     chapter.write_text(chapter.read_text() + "\n# edited\n")
-    assert build.stamp(chapter, {"seq_len": 150}) != base
+    assert project.stamp(chapter, {"seq_len": 150}) != base
 
 
 def test_up_to_date_chapter_is_not_reexecuted(chapter, monkeypatch):
@@ -35,11 +35,11 @@ def test_up_to_date_chapter_is_not_reexecuted(chapter, monkeypatch):
         "execute_notebook",
         lambda src, out, **kw: calls.append(kw["parameters"]) or open(out, "w").write("{}"),
     )
-    _, secs = build.execute(chapter, "smoke", {})
+    _, secs = execution.execute(chapter, "smoke", {})
     assert secs is not None and calls == [{"profile": "smoke"}]
-    _, secs = build.execute(chapter, "smoke", {})
+    _, secs = execution.execute(chapter, "smoke", {})
     assert secs is None and len(calls) == 1  # stamp current: skipped
-    build.execute(chapter, "smoke", {"seq_len": 64})
+    execution.execute(chapter, "smoke", {"seq_len": 64})
     assert calls[-1] == {"profile": "smoke", "seq_len": 64}  # new parameters: executed
 
 
@@ -58,14 +58,14 @@ def test_failed_execution_names_the_cell_and_leaves_no_stamp(chapter, monkeypatc
         )
 
     monkeypatch.setattr(papermill, "execute_notebook", fail)
-    with pytest.raises(build.BuildError, match="failed in cell 7: ZeroDivisionError") as err:
-        build.execute(chapter, "smoke", {})
+    with pytest.raises(project.BuildError, match="failed in cell 7: ZeroDivisionError") as err:
+        execution.execute(chapter, "smoke", {})
     assert "x = 1 / 0" in str(err.value) and "\x1b" not in str(err.value)
     assert not list(chapter.parent.parent.rglob("*.stamp"))
 
 
 def test_partial_toc_drops_unexecuted_chapters():
-    toc = yaml.safe_load(build._toc_without({"book/a1_localization"}))
+    toc = yaml.safe_load(site.toc_without({"book/a1_localization"}))
     files = [c["file"] for p in toc.get("parts", []) for c in p["chapters"]]
     assert "book/a1_localization" not in files and toc["root"] == "book/intro"
 
@@ -98,45 +98,49 @@ def _package(tmp_path):
 
 def test_a_chapter_depends_on_core_and_its_own_paper_only(tmp_path, monkeypatch):
     pkg = _package(tmp_path)
-    monkeypatch.setattr(build, "PACKAGE", pkg)
-    a, b = build.library_hash(("paper_a",)), build.library_hash(("paper_b",))
-    m = build.library_hash(("paper_a", "paper_b", "methods"))
+    monkeypatch.setattr(project, "PACKAGE", pkg)
+    a, b = project.library_hash(("paper_a",)), project.library_hash(("paper_b",))
+    m = project.library_hash(("paper_a", "paper_b", "methods"))
     (pkg / "methods.py").write_text("# edited the Methods page's tables\n")
     (pkg / "chapters.py").write_text("# edited the registry\n")
-    assert build.library_hash(("paper_a",)) == a and build.library_hash(("paper_b",)) == b
-    assert build.library_hash(("paper_a", "paper_b", "methods")) != m
+    assert project.library_hash(("paper_a",)) == a and project.library_hash(("paper_b",)) == b
+    assert project.library_hash(("paper_a", "paper_b", "methods")) != m
     (pkg / "paper_b" / "convnets.py").write_text("# edited paper B\n")
-    assert build.library_hash(("paper_a",)) == a  # paper A is not re-executed
-    assert build.library_hash(("paper_b",)) != b
-    b = build.library_hash(("paper_b",))
+    assert project.library_hash(("paper_a",)) == a  # paper A is not re-executed
+    assert project.library_hash(("paper_b",)) != b
+    b = project.library_hash(("paper_b",))
     (pkg / "core" / "cache.py").write_text("# edited core\n")
-    assert build.library_hash(("paper_a",)) != a and build.library_hash(("paper_b",)) != b
-    with pytest.raises(build.BuildError, match="unknown library package"):
-        build.library_hash(("paper_c",))
+    assert project.library_hash(("paper_a",)) != a and project.library_hash(("paper_b",)) != b
+    with pytest.raises(project.BuildError, match="unknown library package"):
+        project.library_hash(("paper_c",))
 
 
 def test_every_chapter_names_its_papers_package():
-    for chapter in build.chapters():
-        packages = build.spec_for(chapter).packages
-        assert packages and build.library_files(packages), chapter  # every name resolves
+    for chapter in project.chapters():
+        packages = project.spec_for(chapter).packages
+        assert packages and project.library_files(packages), chapter  # every name resolves
         if chapter.stem[0] in "ab":
             assert packages == (f"paper_{chapter.stem[0]}",), chapter
 
 
 def test_parameters_cells_match_their_specs():
-    assert [build.parameter_drift(c) for c in build.chapters()] == [None] * len(build.chapters())
+    assert [param_cells.parameter_drift(c) for c in project.chapters()] == [None] * len(
+        project.chapters()
+    )
 
 
 def test_a_drifted_parameters_cell_is_reported_and_rewritten(chapter, monkeypatch):
     text = chapter.read_text().replace("seq_len = None", "seq_length = None")
     chapter.write_text(text)
     monkeypatch.setattr(build, "chapters", lambda: [chapter])
-    problem = build.parameter_drift(chapter)
+    problem = param_cells.parameter_drift(chapter)
     assert "seq_length" in problem and "'seq_len'" in problem
-    with pytest.raises(build.BuildError, match="params --write"):
+    with pytest.raises(project.BuildError, match="params --write"):
         build.cmd_params(type("Args", (), {"write": False})())
     build.cmd_params(type("Args", (), {"write": True})())
-    assert build.parameter_drift(chapter) is None and "seq_len = None  #" in chapter.read_text()
+    assert (
+        param_cells.parameter_drift(chapter) is None and "seq_len = None  #" in chapter.read_text()
+    )
 
 
 def test_progress_outside_a_terminal_logs_to_stderr_and_summarizes_once(capsys):
@@ -162,13 +166,13 @@ def test_an_inner_loop_leaves_the_summary_to_the_enclosing_loop(capsys):
 
 def test_a_warm_rebuild_keeps_each_chapters_last_measured_time(tmp_path, monkeypatch):
     monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "_build"))
-    build.record_timing("cpu", "a1_localization", 352.04)
-    build.record_timing("cpu", "b1_setup_accuracy", 725.0)
-    build.record_timing("cpu", "a1_localization", None)  # up to date: nothing measured
-    kept = build.load_timings("cpu")
+    timings.record_timing("cpu", "a1_localization", 352.04)
+    timings.record_timing("cpu", "b1_setup_accuracy", 725.0)
+    timings.record_timing("cpu", "a1_localization", None)  # up to date: nothing measured
+    kept = timings.load_timings("cpu")
     assert kept["a1_localization"]["seconds"] == 352.0
     assert kept["b1_setup_accuracy"]["seconds"] == 725.0
-    build.record_timing("cpu", "a1_localization", 12.5)  # executed again: the new time
-    table = build.timings_table("cpu", ["a1_localization", "b1_setup_accuracy", "ledger"])
+    timings.record_timing("cpu", "a1_localization", 12.5)  # executed again: the new time
+    table = timings.timings_table("cpu", ["a1_localization", "b1_setup_accuracy", "ledger"])
     assert "12.5 s" in table and "725.0 s" in table and "ledger" in table
     assert "never measured" in table and "737.5 s" in table

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from normbook.core import build
+from normbook.core import execution, project
 
 CHAPTERS = ["--chapters", "a1_localization,a2_mechanism"]
 BOOK = [sys.executable, "-m", "normbook.core.build", "book", "--profile", "smoke", *CHAPTERS]
@@ -32,7 +32,7 @@ def _outputs(nb_path) -> str:
 
 def test_a_killed_build_resumes_where_it_stopped(tmp_path):
     first = subprocess.Popen(
-        BOOK, cwd=build.ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
+        BOOK, cwd=project.ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     seen, in_a2 = [], False
@@ -50,7 +50,7 @@ def test_a_killed_build_resumes_where_it_stopped(tmp_path):
     assert not (executed / "a2_mechanism.stamp").exists()
 
     second = subprocess.run(
-        BOOK, cwd=build.ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=900
+        BOOK, cwd=project.ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=900
     )
     log = second.stdout + second.stderr
     assert second.returncode == 0, log[-4000:]
@@ -65,9 +65,9 @@ def test_a_killed_build_resumes_where_it_stopped(tmp_path):
 def test_a_second_build_waits_for_the_first(tmp_path, monkeypatch):
     monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "build"))
     log = tmp_path / "second.log"
-    with build.build_lock("smoke"), log.open("w") as f:
+    with project.build_lock("smoke"), log.open("w") as f:
         second = subprocess.Popen(
-            BOOK, cwd=build.ROOT, env=_env(tmp_path), stdout=f, stderr=subprocess.STDOUT,
+            BOOK, cwd=project.ROOT, env=_env(tmp_path), stdout=f, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
         try:
@@ -85,14 +85,16 @@ def test_a_second_build_waits_for_the_first(tmp_path, monkeypatch):
 
 def test_same_parameters_same_glued_numbers(tmp_path, monkeypatch):
     """Re-executing a chapter with its cache cleared gives bit-identical glued numbers."""
-    chapter = build.ROOT / "book" / "a1_localization.py"
+    chapter = project.ROOT / "book" / "a1_localization.py"
     runs = []
     for i in range(2):
         monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / f"build{i}"))
         monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / f"cache{i}"))
-        nb, secs = build.execute(chapter, "smoke", {}, force=True)
+        nb, secs = execution.execute(chapter, "smoke", {}, force=True)
         assert secs is not None
         wall_clock = re.compile(r"_wall_s$")  # how long the run took: the one value that varies
-        runs.append({k: v for k, v in build.glued_values(nb).items() if not wall_clock.search(k)})
+        runs.append(
+            {k: v for k, v in execution.glued_values(nb).items() if not wall_clock.search(k)}
+        )
     numbers = [v for v in runs[0].values() if any(ch.isdigit() for ch in v)]
     assert len(numbers) > 20 and runs[0] == runs[1]

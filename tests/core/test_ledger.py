@@ -6,7 +6,7 @@ import json
 import pytest
 
 from normbook import claims_ledger
-from normbook.core import build, ledger, report
+from normbook.core import ledger, project, report
 from normbook.core.claims import ClaimTest
 from normbook.core.params import Param, Spec
 from normbook.core.verdicts import REFUTED, REPRODUCED, Check, Grade, Verdict
@@ -55,17 +55,17 @@ def test_changing_a_chapter_result_changes_the_ledger(ledger_root):
 
 
 def test_ledger_page_stamp_follows_the_records(ledger_root):
-    page = build.ROOT / "book" / "ledger.py"
+    page = project.ROOT / "book" / "ledger.py"
     resolved = claims_ledger.LEDGER.resolve("smoke")
     _execute_chapter(0.5, REPRODUCED)
-    k1 = build.chapter_key(page, "smoke", resolved)
-    assert build.chapter_key(page, "smoke", resolved) == k1
+    k1 = project.chapter_key(page, "smoke", resolved)
+    assert project.chapter_key(page, "smoke", resolved) == k1
     _execute_chapter(0.05, REFUTED)
-    assert build.chapter_key(page, "smoke", resolved) != k1
+    assert project.chapter_key(page, "smoke", resolved) != k1
     # a chapter that does not read the ledger keeps its stamp
-    a2 = build.ROOT / "book" / "a2_mechanism.py"
-    p2 = build.spec_for(a2).resolve("smoke")
-    assert build.chapter_key(a2, "smoke", p2) == build.stamp(a2, dict(p2), ("paper_a",))
+    a2 = project.ROOT / "book" / "a2_mechanism.py"
+    p2 = project.spec_for(a2).resolve("smoke")
+    assert project.chapter_key(a2, "smoke", p2) == project.stamp(a2, dict(p2), ("paper_a",))
 
 
 def test_changed_parameters_are_shown(ledger_root):

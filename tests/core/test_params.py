@@ -1,7 +1,7 @@
 import pytest
 
 from normbook.chapters import SPECS
-from normbook.core import build
+from normbook.core import build, project
 from normbook.core.params import Param, ParameterError, Spec
 from normbook.paper_a.specs import A1
 
@@ -60,7 +60,7 @@ def test_command_line_values_are_coerced_by_type():
 
 
 def test_every_chapter_in_the_toc_has_a_spec():
-    for chapter in build.chapters():
+    for chapter in project.chapters():
         assert chapter.stem in SPECS
 
 

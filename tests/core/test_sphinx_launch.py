@@ -4,7 +4,7 @@ import json
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from normbook.core import build, sphinx_launch
+from normbook.core import project, site, sphinx_launch
 
 
 def test_binder_opens_the_jupytext_source():
@@ -37,10 +37,10 @@ def _config(root, url):
 def test_site_notebook_gets_the_install_cell_only_with_a_repository(tmp_path, monkeypatch):
     nb = tmp_path / "a.ipynb"
     nb.write_text(json.dumps({"cells": [{"cell_type": "markdown", "source": "x"}]}))
-    monkeypatch.setattr(build, "ROOT", tmp_path)
+    monkeypatch.setattr(project, "ROOT", tmp_path)
     _config(tmp_path, "")
-    assert build.repository() is None and build.site_notebook(nb) is None
+    assert site.repository() is None and site.site_notebook(nb) is None
     _config(tmp_path, "https://github.com/o/r")
-    assert build.repository() == ("https://github.com/o/r", "dev")
-    cells = json.loads(build.site_notebook(nb))["cells"]
+    assert site.repository() == ("https://github.com/o/r", "dev")
+    cells = json.loads(site.site_notebook(nb))["cells"]
     assert cells[0]["id"] == "normbook-colab-install" and cells[1]["source"] == "x"

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from normbook.core import build, sweep
+from normbook.core import site, sweep
 from normbook.core.params import ParameterError
 
 A1 = "book/a1_localization.py"
@@ -80,9 +80,9 @@ def test_a_two_by_two_smoke_sweep_on_two_dask_workers(tmp_path, monkeypatch):
     assert "{download}`notebook <points/000/a1_localization.ipynb>`" in page
     assert "CUDA is not available" in page and "```{figure} fig-00.png" in page
     assert (sweep.sweep_dir(grid) / "fig-00.png").exists()
-    site = build.assemble_site("smoke", partial=True)
-    assert (site / "sweeps" / grid.name / "points" / "002" / "a1_localization.ipynb").exists()
-    assert f"sweeps/{grid.name}/page" in (site / "_toc.yml").read_text()
+    tree = site.assemble_site("smoke", partial=True)
+    assert (tree / "sweeps" / grid.name / "points" / "002" / "a1_localization.ipynb").exists()
+    assert f"sweeps/{grid.name}/page" in (tree / "_toc.yml").read_text()
     # a rerun re-executes only the failed points
     again = sweep.run(grid, workers=2)
     assert [p.status for p in again] == ["up to date", "failed", "up to date", "failed"]

@@ -40,7 +40,7 @@ from typing import Any
 
 import yaml
 
-from . import build, cache
+from . import cache, execution, project, site
 from .params import PROFILES, ParameterError
 
 
@@ -91,7 +91,7 @@ def _cli_value(spec, name: str, raw: str) -> list[Any]:
 
 def grid_from_cli(chapter: str, profile: str, pairs: list[list[str]]) -> Grid:
     path = _chapter(chapter)
-    spec = build.spec_for(path)
+    spec = project.spec_for(path)
     fixed, axes = {}, {}
     for name, raw in pairs:
         values = _cli_value(spec, name, raw)
@@ -121,11 +121,11 @@ def grid_from_file(path: Path) -> Grid:
 
 
 def _chapter(chapter: str) -> Path:
-    path = (build.ROOT / chapter).resolve() if not Path(chapter).is_absolute() else Path(chapter)
-    if path not in build.chapters():
+    path = (project.ROOT / chapter).resolve() if not Path(chapter).is_absolute() else Path(chapter)
+    if path not in project.chapters():
         raise SweepError(
             f"{chapter} is not an executable chapter; chapters: "
-            + ", ".join(str(c.relative_to(build.ROOT)) for c in build.chapters())
+            + ", ".join(str(c.relative_to(project.ROOT)) for c in project.chapters())
         )
     return path
 
@@ -135,7 +135,7 @@ def _checked(grid: Grid) -> Grid:
         raise SweepError(f"profile must be one of {', '.join(PROFILES)}, got {grid.profile!r}")
     if not grid.axes:
         raise SweepError("no axis: give at least one parameter several values (-p NAME a,b)")
-    spec = build.spec_for(grid.chapter)
+    spec = project.spec_for(grid.chapter)
     for name in [*grid.fixed, *grid.axes]:
         spec.param(name)  # unknown names fail the whole sweep, before any compute
     return grid
@@ -145,7 +145,7 @@ def _checked(grid: Grid) -> Grid:
 
 
 def sweep_dir(grid: Grid) -> Path:
-    return build.build_dir(grid.profile) / "sweeps" / grid.name
+    return project.build_dir(grid.profile) / "sweeps" / grid.name
 
 
 def point_dir(grid: Grid, index: int) -> Path:
@@ -158,8 +158,8 @@ def run_point(chapter: str, profile: str, overrides: dict, folder: str, cache_di
     os.environ["NORMBOOK_BUILD_DIR"] = folder  # read when the point runs; kernels inherit it
     os.environ["NORMBOOK_CACHE"] = cache_dir
     try:
-        _, seconds = build.execute(Path(chapter), profile, overrides)
-    except (build.BuildError, ParameterError, cache.CacheError) as exc:
+        _, seconds = execution.execute(Path(chapter), profile, overrides)
+    except (project.BuildError, ParameterError, cache.CacheError) as exc:
         return {"status": "failed", "error": str(exc).split("\n--- cell source")[0]}
     return {"status": "done" if seconds is not None else "up to date", "seconds": seconds}
 
@@ -184,7 +184,7 @@ def _client(workers: int, scheduler: str | None) -> Iterator:
 def plan(grid: Grid) -> tuple[list[Point], list[tuple[Point, dict]]]:
     """Every point, validated before any compute: invalid ones are marked so (with their
     one-line error); the others come with their checked parameter values, to run."""
-    spec = build.spec_for(grid.chapter)
+    spec = project.spec_for(grid.chapter)
     points = [Point(i, values) for i, values in enumerate(grid.points())]
     todo = []
     for p in points:
@@ -235,13 +235,13 @@ def run(grid: Grid, workers: int = 1, scheduler: str | None = None) -> list[Poin
 
 
 def _notebook(grid: Grid, index: int) -> Path:
-    rel = grid.chapter.relative_to(build.ROOT).with_suffix(".ipynb")
+    rel = grid.chapter.relative_to(project.ROOT).with_suffix(".ipynb")
     return point_dir(grid, index) / grid.profile / "executed" / rel
 
 
 def _results(grid: Grid, index: int) -> tuple[dict[str, str], dict[str, str]]:
     """A point's glued values (their text) and its claims' verdicts."""
-    glued = build.glued_values(_notebook(grid, index))
+    glued = execution.glued_values(_notebook(grid, index))
     record = point_dir(grid, index) / grid.profile / "ledger" / f"{grid.chapter.stem}.json"
     verdicts = {}
     if record.exists():
@@ -314,7 +314,7 @@ def write_page(grid: Grid, points: list[Point]) -> Path:
                if all(number(p.glued.get(n, "")) is not None for p in points if p.ok)]  # fmt: skip
     changed = varying(points, "glued")
     verdicts = varying(points, "verdicts")
-    chapter = grid.chapter.relative_to(build.ROOT)
+    chapter = grid.chapter.relative_to(project.ROOT)
     lines = [
         f"({_anchor(grid)})=",
         f"# Sweep: {grid.chapter.stem} over {', '.join(grid.axes)}",
@@ -406,8 +406,8 @@ def main(argv: list[str] | None = None) -> int:
             if not p.ok:
                 print(f"[sweep] point {p.index} {p.values}: {p.status}: {p.error}", file=sys.stderr)
         if not args.no_render:
-            build.render(grid.profile, partial=True)
-    except (SweepError, ParameterError, build.BuildError) as exc:
+            site.render(grid.profile, partial=True)
+    except (SweepError, ParameterError, project.BuildError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0 if all(p.ok for p in points) else 1
