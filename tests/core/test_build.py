@@ -176,3 +176,13 @@ def test_a_warm_rebuild_keeps_each_chapters_last_measured_time(tmp_path, monkeyp
     table = timings.timings_table("cpu", ["a1_localization", "b1_setup_accuracy", "ledger"])
     assert "12.5 s" in table and "725.0 s" in table and "ledger" in table
     assert "never measured" in table and "737.5 s" in table
+
+
+def test_the_command_line_runs_as_a_module():
+    """``python -m normbook.core.build`` (what the Makefile calls) parses its arguments."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "normbook.core.build", "params"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 0 and "[params]" in out.stdout, out.stderr
