@@ -108,19 +108,19 @@ from normbook.paper_a.specs import A1
 
 P, run = report.start(A1, globals())
 setup = localization.configs(P)
-report.glue("a1_R", setup.radius)
-report.glue("a1_seq_len", P.seq_len)
-report.glue("a1_half", setup.half)
-report.glue("a1_paper_len", reported.SEQ_LEN)
-report.glue("a1_paper_R", reported.RADIUS)
-report.glue("a1_paper_alpha", reported.WELCH_ALPHA)
-report.glue("a1_paper_ratio", f"{reported.SEQ_LEN / reported.RADIUS:.1f}")
-report.glue("a1_ratio", f"{P.seq_len / setup.radius:.1f}")
-report.glue("a1_steps", f"{P.steps:,}")
-report.glue("a1_lr", f"{P.lr:g}")
-report.glue("a1_schedule", P.schedule)
-report.glue("a1_budget", f"{A1.profiles['cpu']['steps'] / A1.profiles['paper']['steps']:.0%}")
-report.glue("a1_detector", P.detector)
+run.glue("a1_R", setup.radius)
+run.glue("a1_seq_len", P.seq_len)
+run.glue("a1_half", setup.half)
+run.glue("a1_paper_len", reported.SEQ_LEN)
+run.glue("a1_paper_R", reported.RADIUS)
+run.glue("a1_paper_alpha", reported.WELCH_ALPHA)
+run.glue("a1_paper_ratio", f"{reported.SEQ_LEN / reported.RADIUS:.1f}")
+run.glue("a1_ratio", f"{P.seq_len / setup.radius:.1f}")
+run.glue("a1_steps", f"{P.steps:,}")
+run.glue("a1_lr", f"{P.lr:g}")
+run.glue("a1_schedule", P.schedule)
+run.glue("a1_budget", f"{A1.profiles['cpu']['steps'] / A1.profiles['paper']['steps']:.0%}")
+run.glue("a1_detector", P.detector)
 
 # %% [markdown]
 # (a1-task)=
@@ -171,7 +171,7 @@ normed = localization.run(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("trained models loaded from cache:", {r.name: r.train_cache_hits for r in (none, normed)})
 report.figure("fig-a1-loss", figures.loss_curves([none, normed]))
-report.glue("a1_n_eval", f"{none.n_per_index:,}")
+run.glue("a1_n_eval", f"{none.n_per_index:,}")
 
 # %% [markdown]
 # ```{glue:figure} fig-a1-loss
@@ -185,11 +185,11 @@ report.glue("a1_n_eval", f"{none.n_per_index:,}")
 # %%
 shifts = [equivariance.check(r) for r in (none, normed)]
 report.md(tables.equivariance(shifts))
-report.glue("a1_reach_none", int(max(shifts[0].reach)))
-report.glue("a1_shift_none", f"{max(shifts[0].max_change):.2g}")
-report.glue("a1_shift_tol", f"{equivariance.SHIFT_TOLERANCE:g}")
-report.glue("a1_c1", "holds" if all(shifts[0].exact) else "FAILS (a bug)")
-report.glue("a1_dead_none", fmt.count_of([r < 0 for r in shifts[0].reach]))
+run.glue("a1_reach_none", int(max(shifts[0].reach)))
+run.glue("a1_shift_none", f"{max(shifts[0].max_change):.2g}")
+run.glue("a1_shift_tol", f"{equivariance.SHIFT_TOLERANCE:g}")
+run.glue("a1_c1", "holds" if all(shifts[0].exact) else "FAILS (a bug)")
+run.glue("a1_dead_none", fmt.count_of([r < 0 for r in shifts[0].reach]))
 
 # %% [markdown]
 # The no-norm network's gradient reaches {glue:text}`a1_reach_none` indices from the centre
@@ -236,11 +236,11 @@ report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed, circular])
 # %%
 report.md(tables.localization([none, normed, circular]))
 for key, r in (("none", none), ("norm", normed), ("circ", circular)):
-    report.glue(f"a1_{key}_frac", fmt.mean_sd(r.frac_interior, ".1%"))
-    report.glue(f"a1_{key}_slope", fmt.mean_sd(r.slope_interior, ".3f"))
-    report.glue(f"a1_{key}_r2", fmt.mean_sd(r.r2_interior, ".2f"))
-    report.glue(f"a1_{key}_dist", fmt.join(r.distances))
-report.glue("a1_norm", normed.name)
+    run.glue(f"a1_{key}_frac", fmt.mean_sd(r.frac_interior, ".1%"))
+    run.glue(f"a1_{key}_slope", fmt.mean_sd(r.slope_interior, ".3f"))
+    run.glue(f"a1_{key}_r2", fmt.mean_sd(r.r2_interior, ".2f"))
+    run.glue(f"a1_{key}_dist", fmt.join(r.distances))
+run.glue("a1_norm", normed.name)
 
 # %% [markdown]
 # With {glue:text}`a1_norm`, {glue:text}`a1_norm_frac` of the interior indices are localized
@@ -275,7 +275,7 @@ curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
 report.figure("fig-a1-curve", figures.compute_to_effect(curves, P.alpha))
 gain = verdicts.late_gain(curves[1])
 rising = verdicts.rising(curves[1], bands.interior_slope)
-report.glue_all("a1", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"),
+run.glue_all("a1", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"),
                      "flat_margin": f"{flat_margin(SLOPE):g}",
                      "late_gain": fmt.interval(gain),
                      "rising": "may still be rising" if rising else "has flattened"})  # fmt: skip
@@ -343,11 +343,12 @@ report.md(tables.probe_distances([none, normed, circular]))
 # %%
 cyc = equivariance.cyclic_change(circular.net, P.seq_len, shift=setup.radius)
 ledger, checks = verdicts.a1_ledger(none, normed, circular, shifts[0], cyc, curves[1])
-report.glue("a1_sesoi", SLOPE.show())
-report.glue("a1_learned", f"{sesoi.LEARNED_R2:g}")
-report.glue_all("a1", {"n_norms": P.depth, "paper_depth": A1.profiles["paper"]["depth"]})
+run.glue("a1_sesoi", SLOPE.show())
+run.glue("a1_learned", f"{sesoi.LEARNED_R2:g}")
+run.glue_all("a1", {"n_norms": P.depth, "paper_depth": A1.profiles["paper"]["depth"]})
 report.show_verdicts("a1", ledger)
 report.show_checks("a1", checks)
+run.record("a1-verdict", claims=ledger, checks=checks)
 
 # %% [markdown]
 # In plain words, at this profile: that normalization localizes beyond the receptive field is

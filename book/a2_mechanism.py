@@ -126,12 +126,12 @@ from normbook.paper_a.specs import A2
 P, run = report.start(A2, globals())
 setup = localization.configs(P)
 pack_setup = packnorm.configs(P)
-report.glue("a2_paper_len", reported.PACK_PATH_LEN)
-report.glue("a2_paper_band", "–".join(map(str, reported.PACK_TRANSITION)))
-report.glue("a2_conf", f"{stats.CONFIDENCE:.0%}")
-report.glue("a2_check_level", f"{verdicts.CHECK_LEVEL:g}")
-report.glue("a2_hop", f"{P.hop_factor:g}")
-report.glue("a2_hop_step", f"{P.hop_factor - 1:g}")
+run.glue("a2_paper_len", reported.PACK_PATH_LEN)
+run.glue("a2_paper_band", "–".join(map(str, reported.PACK_TRANSITION)))
+run.glue("a2_conf", f"{stats.CONFIDENCE:.0%}")
+run.glue("a2_check_level", f"{verdicts.CHECK_LEVEL:g}")
+run.glue("a2_hop", f"{P.hop_factor:g}")
+run.glue("a2_hop_step", f"{P.hop_factor - 1:g}")
 
 # %% [markdown]
 # (a2-fig2)=
@@ -150,9 +150,9 @@ report.glue("a2_hop_step", f"{P.hop_factor - 1:g}")
 # %%
 fig = diagrams.mechanism(P.kernel, P.depth, P.seq_len, P.hop_factor)
 report.figure("fig-a2-mechanism", fig)
-report.glue("a2_R_loc", setup.radius)
-report.glue("a2_single_final", f"{P.hop_factor * setup.radius:g}")
-report.glue("a2_half", setup.half)
+run.glue("a2_R_loc", setup.radius)
+run.glue("a2_single_final", f"{P.hop_factor * setup.radius:g}")
+run.glue("a2_half", setup.half)
 
 # %% [markdown]
 # ```{glue:figure} fig-a2-mechanism
@@ -182,9 +182,9 @@ report.glue("a2_half", setup.half)
 report.figure(
     "fig-a2-pair", figures.packnorm_example(pack_setup.path_len, pack_setup.path_len // 2)
 )
-report.glue("a2_R_pack", pack_setup.radius)
-report.glue("a2_path_len", pack_setup.path_len)
-report.glue("a2_overlaps", fmt.join(pack_setup.overlaps))
+run.glue("a2_R_pack", pack_setup.radius)
+run.glue("a2_path_len", pack_setup.path_len)
+run.glue("a2_overlaps", fmt.join(pack_setup.overlaps))
 
 # %% [markdown]
 # ```{glue:figure} fig-a2-pair
@@ -237,19 +237,19 @@ report.md(tables.packnorm(pack))
 # %%
 lo, hi = reported.pack_transition_fraction()
 rho, rho_p = pack.spearman
-report.glue("a2_acc0", fmt.join(pack.pack.acc[0], ".3f") if pack.p_zero else "n/a")
-report.glue("a2_p0", fmt.join(pack.p_zero, ".2f") or "n/a")
-report.glue("a2_acc_full", fmt.join(pack.pack.acc[-1], ".3f"))
-report.glue("a2_o_full", pack.pack.overlaps[-1])
-report.glue("a2_acc_ctrl", fmt.join(pack.control.acc.ravel(), ".3f"))
-report.glue("a2_p_ctrl", fmt.join(pack.control.chance_pvalues(), ".2f"))
-report.glue("a2_rho", f"{rho:.2f} (p = {rho_p:.2g})")
-report.glue("a2_trans", f"{pack.transition:.1f}" if pack.transition == pack.transition else "none")
+run.glue("a2_acc0", fmt.join(pack.pack.acc[0], ".3f") if pack.p_zero else "n/a")
+run.glue("a2_p0", fmt.join(pack.p_zero, ".2f") or "n/a")
+run.glue("a2_acc_full", fmt.join(pack.pack.acc[-1], ".3f"))
+run.glue("a2_o_full", pack.pack.overlaps[-1])
+run.glue("a2_acc_ctrl", fmt.join(pack.control.acc.ravel(), ".3f"))
+run.glue("a2_p_ctrl", fmt.join(pack.control.chance_pvalues(), ".2f"))
+run.glue("a2_rho", f"{rho:.2f} (p = {rho_p:.2g})")
+run.glue("a2_trans", f"{pack.transition:.1f}" if pack.transition == pack.transition else "none")
 frac = pack.transition_fraction
-report.glue("a2_trans_frac", f"{frac:.2f}" if frac == frac else "n/a")
-report.glue("a2_trans_seeds", fmt.join(pack.transition_per_seed, ".1f"))
-report.glue("a2_paper_scaled", f"{lo * pack_setup.path_len:.1f}–{hi * pack_setup.path_len:.1f}")
-report.glue("a2_level", f"{pack_setup.transition_level:g}")
+run.glue("a2_trans_frac", f"{frac:.2f}" if frac == frac else "n/a")
+run.glue("a2_trans_seeds", fmt.join(pack.transition_per_seed, ".1f"))
+run.glue("a2_paper_scaled", f"{lo * pack_setup.path_len:.1f}–{hi * pack_setup.path_len:.1f}")
+run.glue("a2_level", f"{pack_setup.transition_level:g}")
 
 # %% [markdown]
 # At $o = 0$ the accuracies are {glue:text}`a2_acc0` (per seed; exact binomial p-values against
@@ -305,7 +305,7 @@ report.md(tables.hops(hops, normed, none, P.hop_factor))
 curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
 report.figure("fig-a2-curve", figures.compute_to_effect(curves, P.alpha))
 rising = verdicts.rising(curves[1], bands.interior_slope)
-report.glue("a2_rising", "may still be rising" if rising else "has flattened")
+run.glue("a2_rising", "may still be rising" if rising else "has flattened")
 
 # %% [markdown]
 # ```{glue:figure} fig-a2-curve
@@ -323,13 +323,13 @@ report.glue("a2_rising", "may still be rising" if rising else "has flattened")
 # this profile.
 
 # %%
-report.glue("a2_norm", normed.name)
-report.glue("a2_first_beyond_R", fmt.depths(hops.first_beyond_radius))
-report.glue("a2_first_beyond_single", fmt.depths(hops.first_beyond_single))
-report.glue("a2_max_hops", fmt.join(hops.max_hops))
-report.glue("a2_beyond_iter", "; ".join(fmt.join(b) or "none" for b in hops.depths_beyond_iterated))
-report.glue("a2_out_dist", fmt.join(normed.distances))
-report.glue("a2_out_dist_none", fmt.join(none.distances))
+run.glue("a2_norm", normed.name)
+run.glue("a2_first_beyond_R", fmt.depths(hops.first_beyond_radius))
+run.glue("a2_first_beyond_single", fmt.depths(hops.first_beyond_single))
+run.glue("a2_max_hops", fmt.join(hops.max_hops))
+run.glue("a2_beyond_iter", "; ".join(fmt.join(b) or "none" for b in hops.depths_beyond_iterated))
+run.glue("a2_out_dist", fmt.join(normed.distances))
+run.glue("a2_out_dist_none", fmt.join(none.distances))
 
 # %% [markdown]
 # With {glue:text}`a2_norm`, the probes first localize beyond the receptive field at depth
@@ -361,10 +361,11 @@ report.glue("a2_out_dist_none", fmt.join(none.distances))
 
 # %%
 claims, checks = verdicts.a2_ledger(pack, normed, none, circular, P.hop_factor)
-report.glue("a2_learned_level", f"{0.5 + sesoi.CHANCE_MARGIN:g}")
-report.glue("a2_reach_sesoi", sesoi.REACH.show())
+run.glue("a2_learned_level", f"{0.5 + sesoi.CHANCE_MARGIN:g}")
+run.glue("a2_reach_sesoi", sesoi.REACH.show())
 report.show_verdicts("a2", claims)
 report.show_checks("a2", checks)
+run.record("a2-verdict", claims=claims, checks=checks)
 
 # %% [markdown]
 # In plain words, at this profile: the transition location is {glue:text}`a2_verdict_0`;

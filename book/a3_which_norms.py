@@ -112,7 +112,7 @@ P, run = report.start(A3, globals())
 setup = localization.configs(P)
 
 # %%
-report.glue_all("a3", {
+run.glue_all("a3", {
     "steps": f"{P.steps:,}", "eval_bs": P.eval_batch_size, "L": P.seq_len, "d": P.depth,
     "R": setup.radius, "half": setup.half, "n_groups": len(P.group_counts),
     "n_group_seeds": len(P.group_seeds), "n_seeds": len(P.seeds), "vs_a1": specs.a1_reuse_note(P),
@@ -169,8 +169,8 @@ proper = [c for c in curves if c.cnn.groups < P.width]  # G = C is InstanceNorm
 groups_rising = any(verdicts.rising(c, bands.interior_slope) for c in proper)
 bn_rising = verdicts.rising(bn_curve, bands.interior_slope)
 maybe = {True: "may still be rising", False: "have flattened"}
-report.glue("a3_curve_fracs", fmt.join(P.curve_fractions, ".3g"))
-report.glue_all("a3", {"groups_rising": maybe[groups_rising], "bn_rising": maybe[bn_rising]})
+run.glue("a3_curve_fracs", fmt.join(P.curve_fractions, ".3g"))
+run.glue_all("a3", {"groups_rising": maybe[groups_rising], "bn_rising": maybe[bn_rising]})
 
 # %% [markdown]
 # ```{glue:figure} fig-a3-curve
@@ -189,9 +189,9 @@ report.glue_all("a3", {"groups_rising": maybe[groups_rising], "bn_rising": maybe
 # %%
 null = which_norms.NullLevel.of(bn.none, instance_circular)
 real = groups.beyond_null(null)
-report.glue("a3_null_frac", f"{null.frac:.2f}")
-report.glue("a3_null_dist", fmt.join(null.distances))
-report.glue("a3_inst_slope", fmt.join(instance.slope_interior, ".3f"))
+run.glue("a3_null_frac", f"{null.frac:.2f}")
+run.glue("a3_null_dist", fmt.join(null.distances))
+run.glue("a3_inst_slope", fmt.join(instance.slope_interior, ".3f"))
 
 # %% [markdown]
 # (a3-null)=
@@ -219,17 +219,17 @@ report.md(tables.groups(groups, null))
 rho_d, p_d = groups.spearman(which_norms.METRICS["localization distance"])
 rho_s, p_s = groups.spearman(which_norms.METRICS["interior slope (effect size)"])
 gs = groups.group_counts
-report.glue("a3_real_by_G", "; ".join(f"G = {g}: {sum(real[g])}" for g in gs))
-report.glue(
+run.glue("a3_real_by_G", "; ".join(f"G = {g}: {sum(real[g])}" for g in gs))
+run.glue(
     "a3_dist_by_G",
     "; ".join(f"G = {g}: {fmt.mean_sd(groups.distance[i], '.1f')}" for i, g in enumerate(gs)),
 )
-report.glue(
+run.glue(
     "a3_slope_by_G", "; ".join(f"G = {g}: {groups.slope[i].mean():.3f}" for i, g in enumerate(gs))
 )
-report.glue("a3_rho_d", f"{rho_d:.2f} (p = {p_d:.2g})")
-report.glue("a3_rho_s", f"{rho_s:.2f} (p = {p_s:.2g})")
-report.glue("a3_none_dist", fmt.join(bn.none.distances))
+run.glue("a3_rho_d", f"{rho_d:.2f} (p = {p_d:.2g})")
+run.glue("a3_rho_s", f"{rho_s:.2f} (p = {p_s:.2g})")
+run.glue("a3_none_dist", fmt.join(bn.none.distances))
 
 # %% [markdown]
 # ```{glue:figure} fig-a3-fig4
@@ -296,10 +296,10 @@ report.figure(
     ),
 )
 shifts = {r.name: equivariance.check(r) for r in (bn.none, bn.population, bn.minibatch)}
-report.glue(
+run.glue(
     "a3_shift", "; ".join(f"{n}: {fmt.join(c.max_change, '.2g')}" for n, c in shifts.items())
 )
-report.glue("a3_shift_tol", f"{equivariance.SHIFT_TOLERANCE:g}")
+run.glue("a3_shift_tol", f"{equivariance.SHIFT_TOLERANCE:g}")
 eq_pop = shifts[bn.population.name]
 
 # %% [markdown]
@@ -314,9 +314,9 @@ eq_pop = shifts[bn.population.name]
 # %%
 report.md(tables.boundary(bn, groups.instance))
 for key, r in (("none", bn.none), ("mb", bn.minibatch), ("pop", bn.population)):
-    report.glue(f"a3_bnd_{key}", fmt.join(batchstats.boundary_fractions(r), ".2f"))
-    report.glue(f"a3_dist_{key}", fmt.join(r.distances))
-    report.glue(f"a3_frac_{key}", fmt.join(r.frac_interior, ".2f"))
+    run.glue(f"a3_bnd_{key}", fmt.join(batchstats.boundary_fractions(r), ".2f"))
+    run.glue(f"a3_dist_{key}", fmt.join(r.distances))
+    run.glue(f"a3_frac_{key}", fmt.join(r.frac_interior, ".2f"))
 
 # %% [markdown]
 # Largest change of the interior outputs when the input is shifted (computed in float64; a change of
@@ -352,14 +352,14 @@ tested = which_norms.batch_mean_runs(setup, sizes.reference)  # what the verdict
 report.figure("fig-a3-batch-size", figures.eval_batch_size(sizes))
 report.md(tables.eval_batch(sizes, list(P.seeds)))
 ref, big = sizes.runs[sizes.reference], sizes.runs[sizes.largest]
-report.glue("a3_ref_b", sizes.reference)
-report.glue("a3_big_b", sizes.largest)
-report.glue("a3_frac_ref", fmt.join([s.frac_interior for s in ref.batch_mean], ".2f"))
-report.glue("a3_frac_big", fmt.join([s.frac_interior for s in big.batch_mean], ".2f"))
-report.glue(
+run.glue("a3_ref_b", sizes.reference)
+run.glue("a3_big_b", sizes.largest)
+run.glue("a3_frac_ref", fmt.join([s.frac_interior for s in ref.batch_mean], ".2f"))
+run.glue("a3_frac_big", fmt.join([s.frac_interior for s in big.batch_mean], ".2f"))
+run.glue(
     "a3_deff", "; ".join(f"b = {b}: {sizes.runs[b].design_effect.mean():.2f}" for b in sizes.sizes)
 )
-report.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
+run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 
 # %% [markdown]
 # ```{glue:figure} fig-a3-batch-size
@@ -398,9 +398,10 @@ report.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # %%
 cyc = equivariance.cyclic_change(tested.circular.net, P.seq_len, shift=setup.radius)
 claims, checks = verdicts.a3_ledger(groups, tested, eq_pop, cyc, sizes, proper, bn_curve)
-report.glue("a3_trend_sesoi", f"{sesoi.TREND.value:g}")
+run.glue("a3_trend_sesoi", f"{sesoi.TREND.value:g}")
 report.show_verdicts("a3", claims)
 report.show_checks("a3", checks)
+run.record("a3-verdict", claims=claims, checks=checks)
 
 # %% [markdown]
 # In plain words, at this profile: growth of localization with the number of groups is

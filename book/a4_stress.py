@@ -116,6 +116,17 @@ grid_channels = None  # 2-D CNN: channels [smoke 4 · cpu 16 · paper 32]
 grid_steps = None  # 2-D CNN: Adam steps (one-cycle schedule) [smoke 30 · cpu 1,500 · paper 20,000]
 grid_eval = None  # 2-D CNN: predictions per index [smoke 512 · cpu 4,096 · paper 100,000]
 arch_seeds = None  # U-Net and 2-D CNN seeds [smoke [0, 1] · cpu 0-4 · paper 0-4]
+unet_growth = None  # U-Net: channel multiplier per level (Janner: 2) [every profile: 2]
+unet_blocks = None  # U-Net: conv blocks per level and in the bottleneck [every profile: 1]
+unet_kernel = None  # U-Net: convolution kernel (odd) [every profile: 3]
+unet_activation = None  # U-Net: activation (Janner: mish) [every profile: mish]
+unet_down = None  # U-Net: down-sampling, strided conv (Janner) or avgpool [every profile: avgpool]
+unet_up = None  # U-Net: up-sampling, transposed conv (Janner) or nearest [every profile: nearest]
+grid_kernel = None  # 2-D CNN: convolution kernel (odd) [every profile: 3]
+arch_batch_size = None  # U-Net and 2-D CNN: training batch size [every profile: 16]
+arch_lr = None  # U-Net and 2-D CNN: peak Adam learning rate [every profile: 0.01]
+arch_schedule = None  # U-Net and 2-D CNN: learning-rate schedule [every profile: onecycle]
+arch_eval_batch = None  # U-Net and 2-D CNN: samples per evaluation stream batch [every profile: 32]
 
 # %%
 from normbook.core import fmt, report
@@ -127,14 +138,14 @@ from normbook.paper_a import (
     sesoi,
     stress,
     stress_figures,
+    stress_verdicts,
 )
-from normbook.paper_a import stress_verdicts as sv
 from normbook.paper_a.specs import A4, a1_reuse_note
 
 P, run = report.start(A4, globals())
 setup = localization.configs(P)
-report.glue("a4_reuse", a1_reuse_note(P))
-report.glue("a4_R", setup.radius)
+run.glue("a4_reuse", a1_reuse_note(P))
+run.glue("a4_R", setup.radius)
 
 # %% [markdown]
 # The networks of this chapter: {glue:text}`a4_reuse`. Their receptive radius is
@@ -160,8 +171,9 @@ print("A1's networks from the cache:", {r.name: r.train_cache_hits for r in (non
 # %%
 const = [stress.constant_input(r, P.constant_values) for r in (none, normed)]
 report.figure("fig-a4-constant", stress_figures.constant_input(const, [none, normed]))
-checks = sv.constant_checks(const)
-report.show_checks("a4c", checks, section="a4-constant")
+checks = stress_verdicts.constant_checks(const)
+report.show_checks("a4_constant", checks)
+run.record("a4-constant", checks=checks)
 
 # %% [markdown]
 # ```{glue:figure} fig-a4-constant
@@ -191,10 +203,12 @@ report.show_checks("a4c", checks, section="a4-constant")
 # %%
 circ = stress.trained_circular(setup, P.norm, P.circular_steps)
 cyc = equivariance.cyclic_change(circ.net, P.seq_len, shift=setup.radius)
-report.glue("a4_circ_steps", f"{P.circular_steps:,}")
-report.glue("a4_circ_frac", fmt.join(circ.frac_interior, ".2f"))
-report.glue("a4_alpha", P.alpha)
-report.show_checks("a4b", sv.circular_trained_checks(circ, cyc), section="a4-circular")
+run.glue("a4_circ_steps", f"{P.circular_steps:,}")
+run.glue("a4_circ_frac", fmt.join(circ.frac_interior, ".2f"))
+run.glue("a4_alpha", P.alpha)
+checks = stress_verdicts.circular_trained_checks(circ, cyc)
+report.show_checks("a4_circular", checks)
+run.record("a4-circular", checks=checks)
 
 # %% [markdown]
 # Trained without a boundary, the networks' interior fractions are
@@ -222,10 +236,14 @@ report.show_checks("a4b", sv.circular_trained_checks(circ, cyc), section="a4-cir
 # %%
 sweep = stress.interventions(setup, setup.chapter_cnn, P.intervention_eval, P.intervention_ref)
 report.figure("fig-a4-interventions", stress_figures.interventions(sweep, none))
-report.glue("a4_int_n", f"{P.intervention_eval:,}")
-report.glue("a4_removed_sesoi", f"{sesoi.REMOVED.value:.0%}")
-report.show_checks("a4i", sv.symmetric_intervention_checks(sweep), section="a4-interventions")
-report.show_verdicts("a4i", [sv.interior_statistics(sweep, normed)], section="a4-interventions")
+run.glue("a4_int_n", f"{P.intervention_eval:,}")
+run.glue("a4_removed_sesoi", f"{sesoi.REMOVED.value:.0%}")
+checks = stress_verdicts.symmetric_intervention_checks(sweep)
+report.show_checks("a4_interventions", checks)
+run.record("a4-interventions", checks=checks)
+claims = [stress_verdicts.interior_statistics(sweep, normed)]
+report.show_verdicts("a4_interventions", claims)
+run.record("a4-interventions", claims=claims)
 
 # %% [markdown]
 # ```{glue:figure} fig-a4-interventions
@@ -257,13 +275,14 @@ report.show_verdicts("a4i", [sv.interior_statistics(sweep, normed)], section="a4
 pack_setup = packnorm.configs(P)
 a2 = packnorm.run(pack_setup)
 heads = stress.receptive_field_sweeps(pack_setup, P.rf_pack_kernel, P.rf_pack_heads)
-report.glue("a4_rf_k", P.rf_pack_kernel)
+run.glue("a4_rf_k", P.rf_pack_kernel)
 report.figure("fig-a4-packnorm", stress_figures.receptive_field_test(heads, a2, P.rf_pack_kernel))
-rows = sv.receptive_field_rows(heads)
-report.glue("a4_chance_sesoi", f"{sesoi.CHANCE.value:g}")
-report.glue("a4_rf_full", fmt.join([a.pooled_acc[-1] for a in heads.values()], ".3f"))
-report.glue("a4_rf_reading", sv.rf_reading(rows))
-report.show_verdicts("a4p", rows, section="a4-packnorm")
+rows = stress_verdicts.receptive_field_rows(heads)
+run.glue("a4_chance_sesoi", f"{sesoi.CHANCE.value:g}")
+run.glue("a4_rf_full", fmt.join([a.pooled_acc[-1] for a in heads.values()], ".3f"))
+run.glue("a4_rf_reading", stress_verdicts.rf_reading(rows))
+report.show_verdicts("a4_packnorm", rows)
+run.record("a4-packnorm", claims=rows)
 
 # %% [markdown]
 # ```{glue:figure} fig-a4-packnorm
@@ -284,16 +303,19 @@ report.show_verdicts("a4p", rows, section="a4-packnorm")
 # Paper A expects the side channel in real architectures such as the 1-D U-Net of diffusion
 # planners {cite:p}`janner2022planning`. Ours is a small one in that style (the U-Net of
 # {cite:t}`ronneberger2015unet` in one dimension: down- and up-sampling, skip connections,
-# GroupNorm; `paper_a.architectures` states every choice), trained on the same task, with the
-# same two nulls. A network that down-samples repeats itself under shifts of
-# $2^{\text{levels}}$, so the detector compares indices $2^{\text{levels}}$ apart.
+# GroupNorm; every choice is a parameter, `unet_*` and `arch_*`, and `paper_a.architectures`
+# says why), trained on the same task, with the same two nulls. A network that down-samples
+# repeats itself under shifts of $2^{\text{levels}}$, so the detector compares indices
+# $2^{\text{levels}}$ apart.
 
 # %%
-unet_cfg, grid_cfg = stress.architecture_configs(P)
+unet_cfg = architectures.UNetConfig.from_params(P)
 unet = architectures.unet_runs(unet_cfg)
 report.figure("fig-a4-unet", stress_figures.unet_predictions(unet.all))
-report.glue("a4_unet_R", unet.norm.radius)
-report.show_verdicts("a4u", [sv.architecture_localizes(unet, "a 1-D U-Net")], section="a4-unet")
+run.glue("a4_unet_R", unet.norm.radius)
+claims = [stress_verdicts.architecture_localizes(unet, "a 1-D U-Net")]
+report.show_verdicts("a4_unet", claims)
+run.record("a4-unet", claims=claims)
 
 # %% [markdown]
 # ```{glue:figure} fig-a4-unet
@@ -314,11 +336,14 @@ report.show_verdicts("a4u", [sv.architecture_localizes(unet, "a 1-D U-Net")], se
 # average over the other axis.
 
 # %%
+grid_cfg = architectures.Grid2dConfig.from_params(P)
 grid = architectures.grid_runs(grid_cfg)
 report.figure("fig-a4-2d", stress_figures.grid_predictions(grid.all))
-report.glue("a4_grid_R", grid.norm.radius)
-report.glue("a4_grid_steps", f"{grid_cfg.steps:,}")
-report.show_verdicts("a4g", [sv.architecture_localizes(grid, "a 2-D CNN")], section="a4-2d")
+run.glue("a4_grid_R", grid.norm.radius)
+run.glue("a4_grid_steps", f"{grid_cfg.steps:,}")
+claims = [stress_verdicts.architecture_localizes(grid, "a 2-D CNN")]
+report.show_verdicts("a4_2d", claims)
+run.record("a4-2d", claims=claims)
 
 # %% [markdown]
 # ```{glue:figure} fig-a4-2d

@@ -102,14 +102,14 @@ from normbook.paper_a.specs import A5
 P, run = report.start(A5, globals())
 setup = localization.configs(P)
 fams = reach.families(setup, P)
-report.glue("a5_paper_n", f"{reported.SAMPLES_PER_INDEX:,}")
-report.glue("a5_paper_len", reported.SEQ_LEN)
-report.glue("a5_paper_R", reported.RADIUS)
-report.glue("a5_paper_layers", reported.NORM_LAYERS)
-report.glue("a5_paper_alpha", reported.WELCH_ALPHA)
-report.glue("a5_base_layers", next(f.norm_layers for f in fams if f.a1))
-report.glue("a5_reuse", reach.base_note(P))
-report.glue("a5_R", setup.radius)
+run.glue("a5_paper_n", f"{reported.SAMPLES_PER_INDEX:,}")
+run.glue("a5_paper_len", reported.SEQ_LEN)
+run.glue("a5_paper_R", reported.RADIUS)
+run.glue("a5_paper_layers", reported.NORM_LAYERS)
+run.glue("a5_paper_alpha", reported.WELCH_ALPHA)
+run.glue("a5_base_layers", next(f.norm_layers for f in fams if f.a1))
+run.glue("a5_reuse", reach.base_note(P))
+run.glue("a5_R", setup.radius)
 
 # %% [markdown]
 # The study's families are listed under {ref}`a5-bands`, all with $R$ = {glue:text}`a5_R`; the
@@ -132,7 +132,7 @@ study = reach.study(fams)
 
 # %%
 report.md(reach_figures.control_table(reach_verdicts.controls(study)))
-report.glue("a5_learned_r2", reach_verdicts.learned_r2())
+run.glue("a5_learned_r2", reach_verdicts.learned_r2())
 
 # %% [markdown]
 # (a5-bands)=
@@ -149,8 +149,8 @@ report.glue("a5_learned_r2", reach_verdicts.learned_r2())
 
 # %%
 report.figure("fig-a5-bands", reach_figures.band_slopes(study.reaches, reach_verdicts.REACH_ALPHA))
-report.glue("a5_slope_sesoi", f"{sesoi.SLOPE.value:g}")
-report.glue("a5_alpha", reach_verdicts.REACH_ALPHA)
+run.glue("a5_slope_sesoi", f"{sesoi.SLOPE.value:g}")
+run.glue("a5_alpha", reach_verdicts.REACH_ALPHA)
 report.md(reach_figures.reach_table(study.reaches, sesoi.SLOPE.value, reach_verdicts.REACH_ALPHA,
                            reported.SAMPLES_PER_INDEX))  # fmt: skip
 
@@ -187,10 +187,11 @@ report.md(reach_figures.reach_table(study.reaches, sesoi.SLOPE.value, reach_verd
 # %%
 layers = study.on("norm layers")
 rows = [reach_verdicts.grows_with_norm_layers(layers), reach_verdicts.undiminished(study)]
-report.glue("a5_share_sesoi", f"{sesoi.SHARE.value:.0%}")
-report.glue("a5_band", reach_figures.band_text(study))
-report.glue("a5_decision", reach_verdicts.a1_decision(rows[0], study))
-report.show_verdicts("a5_layers", rows, section="a5-layers")
+run.glue("a5_share_sesoi", f"{sesoi.SHARE.value:.0%}")
+run.glue("a5_band", reach_figures.band_text(study))
+run.glue("a5_decision", reach_verdicts.a1_decision(rows[0], study))
+report.show_verdicts("a5_layers", rows)
+run.record("a5-layers", claims=rows)
 
 # %% [markdown]
 # (a5-length)=
@@ -204,7 +205,8 @@ report.show_verdicts("a5_layers", rows, section="a5-layers")
 
 # %%
 rows = [reach_verdicts.falls_with_length(study.on("length"))]
-report.show_verdicts("a5_length", rows, section="a5-length")
+report.show_verdicts("a5_length", rows)
+run.record("a5-length", claims=rows)
 
 # %% [markdown]
 # (a5-law)=
@@ -226,13 +228,14 @@ report.show_verdicts("a5_length", rows, section="a5-length")
 # %%
 share_law = reach.fit_law(study.reaches, *reach.base_geometry(study))
 report.figure("fig-a5-law", reach_figures.law_fit(study.reaches, share_law))
-report.glue("a5_law", reach_figures.law_text(share_law))
-report.glue("a5_exponents", reach_figures.exponents_text(share_law))
+run.glue("a5_law", reach_figures.law_text(share_law))
+run.glue("a5_exponents", reach_figures.exponents_text(share_law))
 
 # %%
 rows = reach_verdicts.paper_prediction(study, reach_verdicts.beyond_law(study))
 report.md(reach_figures.prediction_table(share_law, *rows))
-report.show_verdicts("a5_law", rows, section="a5-law")
+report.show_verdicts("a5_law", rows)
+run.record("a5-law", claims=rows)
 
 # %% [markdown]
 # ```{glue:figure} fig-a5-law

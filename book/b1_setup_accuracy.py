@@ -95,18 +95,18 @@ from normbook.paper_b import classify, figures, provenance, reported, sesoi, tab
 from normbook.paper_b.specs import B1
 
 P, run = report.start(B1, globals())
-report.glue("b1_paper_bn", reported.percent(reported.TABLE1_ACCURACY["cifar10", True]))
-report.glue("b1_paper_nobn", reported.percent(reported.TABLE1_ACCURACY["cifar10", False]))
-report.glue("b1_paper_gap", f"{100 * reported.table1_gap():+.3f}")
-report.glue("b1_tolerance", f"{100 * reported.TABLE1_TOLERANCE:g}")
-report.glue("b1_paper_seeds", reported.N_SEEDS)
-report.glue("b1_paper_width", reported.WIDTH["mnist"])
-report.glue("b1_paper_lr_mnist", reported.LR["mnist", True])
-report.glue("b1_paper_lr_bn", fmt.sci(reported.LR["cifar10", True]))
-report.glue("b1_paper_lr_nobn", fmt.sci(reported.LR["cifar10", False]))
-report.glue("b1_run_train", f"{P.mnist_train:,} / {P.cifar_train:,}")
-report.glue("b1_run_seeds", len(P.seeds))
-report.glue("b1_lr_ratio", f"{P.cifar_lr_bn / P.cifar_lr_nobn:g}")
+run.glue("b1_paper_bn", reported.percent(reported.TABLE1_ACCURACY["cifar10", True]))
+run.glue("b1_paper_nobn", reported.percent(reported.TABLE1_ACCURACY["cifar10", False]))
+run.glue("b1_paper_gap", f"{100 * reported.table1_gap():+.3f}")
+run.glue("b1_tolerance", f"{100 * reported.TABLE1_TOLERANCE:g}")
+run.glue("b1_paper_seeds", reported.N_SEEDS)
+run.glue("b1_paper_width", reported.WIDTH["mnist"])
+run.glue("b1_paper_lr_mnist", reported.LR["mnist", True])
+run.glue("b1_paper_lr_bn", fmt.sci(reported.LR["cifar10", True]))
+run.glue("b1_paper_lr_nobn", fmt.sci(reported.LR["cifar10", False]))
+run.glue("b1_run_train", f"{P.mnist_train:,} / {P.cifar_train:,}")
+run.glue("b1_run_seeds", len(P.seeds))
+run.glue("b1_lr_ratio", f"{P.cifar_lr_bn / P.cifar_lr_nobn:g}")
 
 # %% [markdown]
 # (b1-data)=
@@ -121,7 +121,7 @@ report.glue("b1_lr_ratio", f"{P.cifar_lr_bn / P.cifar_lr_nobn:g}")
 setup = classify.configs(P)
 data = classify.load_data(setup)
 report.md(provenance.provenance_notes(data))
-report.glue("b1_data_note", provenance.data_note(data))
+run.glue("b1_data_note", provenance.data_note(data))
 report.figure("fig-b1-samples", figures.sample_images(data))
 
 # %% [markdown]
@@ -170,7 +170,7 @@ print(
 )
 report.figure("fig-b1-curves", figures.training_curves(models))
 for v, ts in models.trained.items():  # runs that ended at the epoch cap, not early-stopped
-    report.glue(f"b1_cap_{v.dataset}_{'bn' if v.batchnorm else 'nobn'}",
+    run.glue(f"b1_cap_{v.dataset}_{'bn' if v.batchnorm else 'nobn'}",
                 fmt.count_of([not t.early_stopped for t in ts]))  # fmt: skip
 
 # %% [markdown]
@@ -202,9 +202,9 @@ report.md(tables.training_runs(models))
 report.md(tables.table1(models))
 acc = models.accuracy
 for ds in classify.DATASETS:
-    report.glue(f"b1_acc_{ds}_bn", fmt.mean_sd(acc[ds, True], ".2%"))
-    report.glue(f"b1_acc_{ds}_nobn", fmt.mean_sd(acc[ds, False], ".2%"))
-    report.glue(f"b1_gap_{ds}", f"{100 * (acc[ds, True].mean() - acc[ds, False].mean()):+.2f}")
+    run.glue(f"b1_acc_{ds}_bn", fmt.mean_sd(acc[ds, True], ".2%"))
+    run.glue(f"b1_acc_{ds}_nobn", fmt.mean_sd(acc[ds, False], ".2%"))
+    run.glue(f"b1_gap_{ds}", f"{100 * (acc[ds, True].mean() - acc[ds, False].mean()):+.2f}")
 
 # %% [markdown]
 # On CIFAR-10 our BN models reach {glue:text}`b1_acc_cifar10_bn` test accuracy and the no-BN
@@ -236,10 +236,11 @@ for ds in classify.DATASETS:
 # smaller networks trained on fewer images cannot test the paper's absolute numbers.
 
 # %%
-report.glue("b1_sesoi", f"{sesoi.ACCURACY.value:.1%} of test accuracy")
-report.glue("b1_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
+run.glue("b1_sesoi", f"{sesoi.ACCURACY.value:.1%} of test accuracy")
+run.glue("b1_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
 ledger = verdicts.b1_ledger(models, P.profile)
 report.show_verdicts("b1", ledger)
+run.record("b1-verdict", claims=ledger)
 
 # %% [markdown]
 # In plain words, at this profile: BN's accuracy advantage on CIFAR-10 is
@@ -252,7 +253,9 @@ report.show_verdicts("b1", ledger)
 # hold): the pairing the tests rely on.
 
 # %%
-report.show_checks("b1", verdicts.seed_pairing(models))
+checks = verdicts.seed_pairing(models)
+report.show_checks("b1", checks)
+run.record("b1-verdict", checks=checks)
 
 # %% [markdown]
 # (b1-exercises)=

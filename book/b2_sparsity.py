@@ -103,10 +103,10 @@ from normbook.paper_b import (
 from normbook.paper_b.specs import B2
 
 P, run = report.start(B2, globals())
-report.glue("b2_paper_images", f"{reported.N_IMAGES:,}")
-report.glue("b2_paper_seeds", reported.N_SEEDS)
-report.glue("b2_run_seeds", len(P.seeds))
-report.glue("b2_lrs", f"{fmt.sci(P.cifar_lr_bn)} vs {fmt.sci(P.cifar_lr_nobn)}")
+run.glue("b2_paper_images", f"{reported.N_IMAGES:,}")
+run.glue("b2_paper_seeds", reported.N_SEEDS)
+run.glue("b2_run_seeds", len(P.seeds))
+run.glue("b2_lrs", f"{fmt.sci(P.cifar_lr_bn)} vs {fmt.sci(P.cifar_lr_nobn)}")
 
 # %% [markdown]
 # (b2-models)=
@@ -161,11 +161,11 @@ report.md(tables.layer_differences(
     sparsity.layer_names,
 ))  # fmt: skip
 for ds, c in verdicts.Contrast.per_dataset(sparsity.layer).items():
-    report.glue(f"b2_diff_{ds}", f"{c.diff:+.3f}")
-    report.glue(f"b2_lower_{ds}", fmt.count_of(c.lower))
-    report.glue(f"b2_mean_bn_{ds}", f"{c.mean_bn:.3f}")
-    report.glue(f"b2_mean_nobn_{ds}", f"{c.mean_nobn:.3f}")
-report.glue("b2_n_images", f"{P.sparsity_images:,}")
+    run.glue(f"b2_diff_{ds}", f"{c.diff:+.3f}")
+    run.glue(f"b2_lower_{ds}", fmt.count_of(c.lower))
+    run.glue(f"b2_mean_bn_{ds}", f"{c.mean_bn:.3f}")
+    run.glue(f"b2_mean_nobn_{ds}", f"{c.mean_nobn:.3f}")
+run.glue("b2_n_images", f"{P.sparsity_images:,}")
 
 # %% [markdown]
 # Averaged over layers and seeds, BN changes layer sparsity by {glue:text}`b2_diff_mnist` on
@@ -193,7 +193,7 @@ curves = analysis.through_training(models, sparsity.config, P.curve_images, P.wo
 report.figure("fig-b2-curve", figures.difference_through_training(
     curves, {"mnist": "lower", "cifar10": "higher"}, verdicts.layer_mean, sesoi.SPARSITY,
     "layer sparsity effect (the paper's way)"))  # fmt: skip
-report.glue_all(
+run.glue_all(
     "b2",
     {
         "curve_fracs": fmt.join(P.curve_fractions, ".3g"),
@@ -235,10 +235,11 @@ report.glue_all(
 # below rather than graded as a row of its own, which would count the same tests twice.
 
 # %%
-report.glue("b2_sesoi", sesoi.SPARSITY.show())
+run.glue("b2_sesoi", sesoi.SPARSITY.show())
 ledger = verdicts.b2_ledger(sparsity, models, curves)
 report.show_verdicts("b2", ledger)
-report.glue(
+run.record("b2-verdict", claims=ledger)
+run.glue(
     "b2_signature", verdicts.signature_reading(ledger, verdicts.b1_ledger(models, P.profile))
 )
 
@@ -253,7 +254,9 @@ report.glue(
 # ({glue:text}`b2_checks` hold):
 
 # %%
-report.show_checks("b2", verdicts.seed_pairing(models))
+checks = verdicts.seed_pairing(models)
+report.show_checks("b2", checks)
+run.record("b2-verdict", checks=checks)
 
 # %% [markdown]
 # (b2-exercises)=

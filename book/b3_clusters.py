@@ -116,7 +116,7 @@ from normbook.paper_b.specs import B3
 P, run = report.start(B3, globals())
 
 # %%
-report.glue_all("b3", {
+run.glue_all("b3", {
     "paper_images": f"{reported.N_IMAGES:,}", "paper_seeds": reported.N_SEEDS,
     "paper_k_range": "{}..{}".format(*reported.K_RANGE), "n_classes": reported.N_CLASSES,
     "k_tol": reported.K_STAR_TOLERANCE, "k_range": f"{P.k_min}..{P.k_max}", "k_max": P.k_max,
@@ -148,9 +148,9 @@ print(
 # %%
 report.figure("fig-b3-class-dbi", figures.class_dbi(clusters))
 for ds, c in verdicts.Contrast.per_dataset(clusters.class_dbi).items():
-    report.glue(f"b3_cls_lower_{ds}", fmt.count_of(c.lower))
-    report.glue(f"b3_cls_deep_{ds}", fmt.count_of(c.deeper_lower))
-    report.glue(f"b3_cls_last_{ds}", "{:.2f} vs {:.2f}".format(*c.last))
+    run.glue(f"b3_cls_lower_{ds}", fmt.count_of(c.lower))
+    run.glue(f"b3_cls_deep_{ds}", fmt.count_of(c.deeper_lower))
+    run.glue(f"b3_cls_last_{ds}", "{:.2f} vs {:.2f}".format(*c.last))
 
 # %% [markdown]
 # ```{glue:figure} fig-b3-class-dbi
@@ -180,7 +180,7 @@ curves = analysis.through_training(models, clusters.config, P.curve_images, P.wo
 report.figure("fig-b3-curve", figures.difference_through_training(
     curves, {"mnist": "lower", "cifar10": "lower"}, verdicts.deeper_half, sesoi.DBI,
     "relative class-DBI reduction with BN"))  # fmt: skip
-report.glue_all(
+run.glue_all(
     "b3", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"), "curve_images": f"{P.curve_images:,}"}
 )
 
@@ -239,10 +239,10 @@ dbi_k_star, dbi_fixed_k = (
 )
 for ds in classify.DATASETS:
     bn, nobn = (verdicts.settling_layers(clusters.k_star[ds, b]).mean() for b in (True, False))
-    report.glue(f"b3_settle_{ds}", f"{bn:.1f} with BN and {nobn:.1f} without")
-    report.glue(f"b3_kstar_lower_{ds}", fmt.count_of(dbi_k_star[ds].lower))
-    report.glue(f"b3_fixed_lower_{ds}", fmt.count_of(dbi_fixed_k[ds].lower))
-    report.glue(f"b3_edge_{ds}", fmt.count_of(clusters.k_star_at_range_end(ds)))
+    run.glue(f"b3_settle_{ds}", f"{bn:.1f} with BN and {nobn:.1f} without")
+    run.glue(f"b3_kstar_lower_{ds}", fmt.count_of(dbi_k_star[ds].lower))
+    run.glue(f"b3_fixed_lower_{ds}", fmt.count_of(dbi_fixed_k[ds].lower))
+    run.glue(f"b3_edge_{ds}", fmt.count_of(clusters.k_star_at_range_end(ds)))
 
 # %% [markdown]
 # The paired differences BN − no BN per layer (same seed), mean over seeds with a 95% t
@@ -265,7 +265,7 @@ report.md(tables.layer_differences(
 noise = null_clusters.isotropic_k_star(
     P.cluster_images, P.pca_components or 50, clusters.ks, draws=5, n_init=P.kmeans_n_init
 )
-report.glue_all("b3_noise", {
+run.glue_all("b3_noise", {
     "n": f"{noise.n:,}", "dim": noise.dim, "draws": len(noise.k_star),
     "k_star": fmt.join(noise.k_star), "top": noise.at_top,
     "dbi_first": f"{noise.dbi[:, 0].mean():.2f}", "dbi_last": f"{noise.dbi[:, -1].mean():.2f}",
@@ -314,10 +314,11 @@ report.glue_all("b3_noise", {
 # profile.
 
 # %%
-report.glue_all("b3", {"run_seeds": len(models.seeds), "dbi_sesoi": sesoi.DBI.show(".0%"),
+run.glue_all("b3", {"run_seeds": len(models.seeds), "dbi_sesoi": sesoi.DBI.show(".0%"),
                        "settle_sesoi": sesoi.SETTLE.show()})  # fmt: skip
 ledger = verdicts.b3_ledger(clusters, models, curves)
 report.show_verdicts("b3", ledger)
+run.record("b3-verdict", claims=ledger)
 
 # %% [markdown]
 # In plain words, at this profile: purer class clusters with BN are
@@ -332,7 +333,9 @@ report.show_verdicts("b3", ledger)
 # ({glue:text}`b3_checks` hold):
 
 # %%
-report.show_checks("b3", verdicts.seed_pairing(models))
+checks = verdicts.seed_pairing(models)
+report.show_checks("b3", checks)
+run.record("b3-verdict", checks=checks)
 
 # %% [markdown]
 # (b3-exercises)=

@@ -131,11 +131,15 @@ from normbook.core import report
 from normbook.paper_b import (
     analysis,
     classify,
+    factorial,
     figures,
+    matching,
     null_clusters,
     provenance,
     sesoi,
-    stress,
+    stress_analyses,
+    stress_text,
+    stress_verdicts,
     tables,
     verdicts,
 )
@@ -144,7 +148,7 @@ from normbook.paper_b.specs import B4
 P, run = report.start(B4, globals())
 
 # %%
-report.glue_all("b4", stress.setup_glue(P))
+run.glue_all("b4", stress_text.setup_glue(P))
 
 # %% [markdown]
 # (b4-models)=
@@ -175,12 +179,12 @@ print(f"{models.n_models} trained models, {models.cache_hits} from the cache; fr
 # the learning-rate main effect (checked in {ref}`b4-verdict`).
 
 # %%
-fact = stress.run_factorial(P, models.splits)
+fact = factorial.run_factorial(P, models.splits)
 print(
     f"2 × 2: {fact.trained_here(paper=False)} swapped-cell models trained by this run, "
     f"{fact.trained_here(paper=True)} of the paper's cells (B1's models)"
 )
-effects = stress.all_effects(fact)
+effects = factorial.all_effects(fact)
 report.figure("fig-b4-factorial", figures.factorial_cells(fact))
 
 # %% [markdown]
@@ -206,15 +210,16 @@ report.figure("fig-b4-factorial", figures.factorial_cells(fact))
 # interval.
 
 # %%
-report.md(tables.factorial_effects(effects, stress.METRICS))
-bn_rows, conf_rows = stress.factorial_ledger(effects, fact), stress.confound_ledger(effects, fact)
+report.md(tables.factorial_effects(effects, factorial.METRICS))
+bn_rows = stress_verdicts.factorial_ledger(effects, fact)
+conf_rows = stress_verdicts.confound_ledger(effects, fact)
 lr_rows = list(bn_rows.values()) + list(conf_rows.values())
-report.glue_all("b4", stress.factorial_grades(bn_rows, conf_rows))
-report.glue_all("b4_split", stress.cifar_split(effects))
-report.glue_all("b4_attr", stress.attribution(bn_rows, conf_rows))
-report.glue("b4_lr_summary", stress.grade_summary(lr_rows))
-report.glue("b4_lr_flips", stress.sign_flips(effects))
-report.glue("b4_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
+run.glue_all("b4", stress_text.factorial_grades(bn_rows, conf_rows))
+run.glue_all("b4_split", stress_text.cifar_split(effects))
+run.glue_all("b4_attr", stress_text.attribution(bn_rows, conf_rows))
+run.glue("b4_lr_summary", stress_text.grade_summary(lr_rows))
+run.glue("b4_lr_flips", stress_text.sign_flips(effects))
+run.glue("b4_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
 
 # %% [markdown]
 # Of the claims this 2 × 2 grades ({numref}`fig-b4-factorial`): {glue:text}`b4_lr_summary`.
@@ -263,7 +268,9 @@ report.glue("b4_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
 # range, against isotropic Gaussian noise of the same shape, searched over the same k.
 
 # %%
-sil = stress.silhouettes(models, clusters, stress.SilhouetteConfig.of(P), P.workers)
+sil = stress_analyses.silhouettes(
+    models, clusters, stress_analyses.SilhouetteConfig.of(P), P.workers
+)
 noise = null_clusters.isotropic_k_star(
     P.cluster_images,
     P.pca_components or P.null_dim,
@@ -271,12 +278,12 @@ noise = null_clusters.isotropic_k_star(
     draws=P.null_draws,
     n_init=P.kmeans_n_init,
 )
-noise_share = stress.noise_edge_share(noise, (P.k_min, P.k_max))
+noise_share = stress_analyses.noise_edge_share(noise, (P.k_min, P.k_max))
 
 # %%
 report.figure("fig-b4-clusters", figures.cluster_count(sil, clusters))
-k_rows = stress.cluster_count_ledger(sil, models)
-report.glue_all("b4_k", stress.cluster_count_glue(k_rows, clusters, noise, noise_share))
+k_rows = stress_verdicts.cluster_count_ledger(sil, models)
+run.glue_all("b4_k", stress_text.cluster_count_glue(k_rows, clusters, noise, noise_share))
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-clusters
@@ -313,10 +320,11 @@ report.glue_all("b4_k", stress.cluster_count_glue(k_rows, clusters, noise, noise
 # less sparse; CIFAR-10: BN more sparse) survives every t.
 
 # %%
-thr = stress.thresholds(models, stress.ThresholdConfig.of(P), P.workers)
+thr = stress_analyses.thresholds(models, stress_analyses.ThresholdConfig.of(P), P.workers)
 report.figure("fig-b4-threshold", figures.threshold_sweep(thr))
-t_rows = stress.threshold_ledger(thr, models)
-report.glue_all("b4_t", stress.grades(t_rows) | {"summary": stress.grade_summary(t_rows)})
+t_rows = stress_verdicts.threshold_ledger(thr, models)
+run.glue_all("b4_t", stress_text.grades(t_rows)
+             | {"summary": stress_text.grade_summary(t_rows)})  # fmt: skip
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-threshold
@@ -343,12 +351,17 @@ report.glue_all("b4_t", stress.grades(t_rows) | {"summary": stress.grade_summary
 # same analyses on test images:
 
 # %%
-sparsity_test = analysis.sparsity(models, stress.on_test_images(sparsity.config), P.workers)
-clusters_test = analysis.clusters(models, stress.on_test_images(clusters.config), P.workers)
+sparsity_test = analysis.sparsity(
+    models, stress_analyses.on_test_images(sparsity.config), P.workers
+)
+clusters_test = analysis.clusters(
+    models, stress_analyses.on_test_images(clusters.config), P.workers
+)
 report.figure("fig-b4-heldout", figures.train_vs_test(sparsity, sparsity_test, clusters,
                                                       clusters_test))  # fmt: skip
-h_rows = stress.direction_ledger(sparsity_test, clusters_test, "test images", models)
-report.glue_all("b4_h", stress.grades(h_rows) | {"summary": stress.grade_summary(h_rows)})
+h_rows = stress_verdicts.direction_ledger(sparsity_test, clusters_test, "test images", models)
+run.glue_all("b4_h", stress_text.grades(h_rows)
+             | {"summary": stress_text.grade_summary(h_rows)})  # fmt: skip
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-heldout
@@ -385,12 +398,12 @@ report.glue_all("b4_h", stress.grades(h_rows) | {"summary": stress.grade_summary
 # apart in accuracy, and the `paper` profile both datasets).
 
 # %%
-matched = stress.run_matched(P, models)
+matched = matching.run_matched(P, models)
 report.figure("fig-b4-matched", figures.accuracy_matched(matched, sparsity, clusters))
-m_rows = stress.direction_ledger(
+m_rows = stress_verdicts.direction_ledger(
     matched.sparsity, matched.clusters, "equal validation accuracy", matched.models
 )
-report.glue_all("b4_m", stress.matched_glue(matched, m_rows))
+run.glue_all("b4_m", stress_text.matched_glue(matched, m_rows))
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-matched
@@ -419,9 +432,9 @@ report.glue_all("b4_m", stress.matched_glue(matched, m_rows))
 # (b4-verdict)=
 # ## Verdict at this profile
 #
-# Rules (`paper_b.verdicts`, `paper_b.stress`, each stated in its docstring), fixed up front.
-# The unit is the seed; every claim is one $t$ test over the {glue:text}`b4_n_seeds` seeds of
-# a per-seed effect, signed so that a positive value goes the claim's way, against its
+# Rules (`paper_b.verdicts`, `paper_b.stress_verdicts`, each stated in its docstring), fixed up
+# front. The unit is the seed; every claim is one $t$ test over the {glue:text}`b4_n_seeds`
+# seeds of a per-seed effect, signed so that a positive value goes the claim's way, against its
 # smallest effect of interest ({ref}`methods-sesoi`), with its {glue:text}`b4_claim_conf`
 # interval; claims with several parts (learning rates, thresholds) grade each part and are
 # *reproduced* when all are, *partly* (naming which) when some are. No network here has kept
@@ -431,16 +444,19 @@ report.glue_all("b4_m", stress.matched_glue(matched, m_rows))
 # run.
 
 # %%
-report.show_verdicts("b4", lr_rows + [*k_rows.values(), *t_rows.values(), *h_rows.values(),
-                             *m_rows.values()])  # fmt: skip
+claims = lr_rows + [*k_rows.values(), *t_rows.values(), *h_rows.values(), *m_rows.values()]
+report.show_verdicts("b4", claims)
+run.record("b4-verdict", claims=claims)
 
 # %% [markdown]
 # What the analysis relies on, checked on this run ({glue:text}`b4_checks` hold):
 
 # %%
-report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity)
-                   + stress.matched_checks(matched, P.match_tolerance)
-                   + verdicts.seed_pairing(models))  # fmt: skip
+checks = (stress_verdicts.checks(P, fact, effects, thr, sparsity)
+          + stress_verdicts.matched_checks(matched, P.match_tolerance)
+          + verdicts.seed_pairing(models))  # fmt: skip
+report.show_checks("b4", checks)
+run.record("b4-verdict", checks=checks)
 
 # %% [markdown]
 # (b4-exercises)=
@@ -481,8 +497,8 @@ report.show_checks("b4", stress.checks(P, fact, effects, thr, sparsity)
 # :::{exercise} Implement another index
 # :label: b4-ex-implement
 # Add the Calinski–Harabasz index (`sklearn.metrics.calinski_harabasz_score`) beside the
-# silhouette in `paper_b.stress.silhouette_stats`, with a unit test like the silhouette's. Which
-# direction would the paper's claim predict?
+# silhouette in `paper_b.stress_analyses.silhouette_stats`, with a unit test like the
+# silhouette's. Which direction would the paper's claim predict?
 # :::
 #
 # :::{solution} b4-ex-implement

@@ -68,7 +68,7 @@ P, run = report.start(BUDGET, globals())
 setup = localization.configs(P)
 cands = budget.candidates(P.cal_schedules, P.cal_lrs, P.cal_batch_sizes)
 samples = f"{P.steps * P.batch_size:,}"
-report.glue_all("cal", {"L": P.seq_len, "R": setup.radius, "d": P.depth, "n": len(cands),
+run.glue_all("cal", {"L": P.seq_len, "R": setup.radius, "d": P.depth, "n": len(cands),
                       "samples": samples, "seeds": fmt.join(P.seeds)})  # fmt: skip
 
 # %% [markdown]
@@ -106,14 +106,14 @@ report.md(tables.budget(results))
 top = budget.best(results)
 a1 = A1.resolve(P.profile)
 chosen = budget.Candidate(a1.schedule, a1.lr, a1.batch_size)
-report.glue_all("cal", {"best": top.name, "best_rate": f"{top.slope_per_minute:.3f}",
+run.glue_all("cal", {"best": top.name, "best_rate": f"{top.slope_per_minute:.3f}",
                       "best_slope": f"{top.final_slope:.3f}",
                       "a1_choice": chosen.label,
                       "agrees": "is" if chosen == top.candidate else "is **not**"})  # fmt: skip
 batch, spread = budget.timing_spread(results)
-report.glue_all("cal", {"batch": batch, "spread": spread})
+run.glue_all("cal", {"batch": batch, "spread": spread})
 gain = verdicts.late_gain(top.curve)
-report.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
+run.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
                       "best_rising": "may still be rising"
                       if verdicts.rising(top.curve, bands.interior_slope)
                       else "has flattened"})  # fmt: skip

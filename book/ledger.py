@@ -40,7 +40,7 @@ from normbook.core import claims, report
 P, run = report.start(claims_ledger.LEDGER, globals())
 recs = claims_ledger.records(P.profile)
 n_claims = sum(len(r["claims"]) for r in recs)
-report.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_claims})
+run.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_claims})
 
 # %% [markdown]
 # (ledger-summary)=
@@ -92,7 +92,7 @@ report.md(
 # the grade it leaves.
 
 # %%
-report.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")
+run.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")
 report.md(claims_ledger.claims_table(recs))
 
 # %% [markdown]

@@ -38,13 +38,13 @@ from normbook.paper_a import calibration, figures, localization, sesoi, stress_v
 from normbook.paper_a import reported as reported_a
 from normbook.paper_a import verdicts as verdicts_a
 from normbook.paper_b import sesoi as sesoi_b
-from normbook.paper_b import stress as stress_b
+from normbook.paper_b import stress_verdicts as stress_verdicts_b
 from normbook.paper_b import verdicts as verdicts_b
 
 P, run = report.start(SPECS["methods"], globals())
 specs = [s for name, s in SPECS.items() if name != "methods"]
 a1, b3 = SPECS["a1_localization"].profiles["paper"], SPECS["b3_clusters"].profiles["paper"]
-report.glue_all("m", {
+run.glue_all("m", {
     "alpha": reported_a.WELCH_ALPHA, "len": reported_a.SEQ_LEN, "radius": reported_a.RADIUS,
     "kernel": a1["kernel"], "width": a1["width"], "depth": a1["depth"],
     "seeds": len(a1["seeds"]), "k_range": f"{b3['k_min']} to {b3['k_max']}",
@@ -135,11 +135,11 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # %%
 oc = calibration.measured(alpha=reported_a.WELCH_ALPHA, n_models=P.oc_models)
 report.figure("fig-methods-oc", figures.operating_characteristic(oc, reported_a.WELCH_ALPHA))
-report.glue_all("m", {"oc_models": P.oc_models, "oc_len": calibration.SIM_LEN,
+run.glue_all("m", {"oc_models": P.oc_models, "oc_len": calibration.SIM_LEN,
                      "oc_corr": ", ".join(map(str, calibration.CORR_LENS))})  # fmt: skip
 for test in calibration.TESTS:
-    report.glue(f"m_fpr_{test}", f"{calibration.false_positive_rate(oc, test):.3f}")
-    report.glue(f"m_dip_{test}", f"{calibration.largest_dip(oc, test):.3f}")
+    run.glue(f"m_fpr_{test}", f"{calibration.false_positive_rate(oc, test):.3f}")
+    run.glue(f"m_dip_{test}", f"{calibration.largest_dip(oc, test):.3f}")
 
 # %% [markdown]
 # ```{glue:figure} fig-methods-oc
@@ -220,7 +220,7 @@ marks = {"frac_interior": circ.frac_interior,
 report.figure("fig-methods-nulls", methods.null_figure(nulls, marks))
 quantiles = calibration.null_quantiles(nulls)
 report.md(methods.null_quantile_table(quantiles))
-report.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
+run.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
                      "q_half": f"{quantiles.loc[0.5].frac_interior.max():.2f}"})  # fmt: skip
 
 # %% [markdown]
@@ -388,7 +388,7 @@ recs = claims_ledger.records(P.profile)
 report.figure("fig-methods-power", methods.power_figure(power, methods.claim_ratios(recs),
                                                         seeds=len(a1.seeds)))  # fmt: skip
 at_one = power[power.ratio == 1.0].set_index("n").analytic
-report.glue_all("m", {"draws": P.power_draws, "power5": f"{at_one[5]:.2f}",
+run.glue_all("m", {"draws": P.power_draws, "power5": f"{at_one[5]:.2f}",
                      "power6": f"{at_one[6]:.2f}"})  # fmt: skip
 
 # %% [markdown]
@@ -489,7 +489,7 @@ report.md(methods.worked_examples())
 
 # %%
 report.md(methods.sesoi_table(recs))
-report.glue_all("m", {"learned": f"{sesoi.LEARNED_R2:g}",
+run.glue_all("m", {"learned": f"{sesoi.LEARNED_R2:g}",
                      "b_learned": f"{sesoi_b.LEARNED_ACCURACY:.0%}",
                      "pack_learned": f"{0.5 + sesoi.CHANCE_MARGIN:g}"})  # fmt: skip
 
@@ -498,7 +498,7 @@ report.glue_all("m", {"learned": f"{sesoi.LEARNED_R2:g}",
 
 # %%
 report.md(methods.rules_table(verdicts_a, stress_verdicts, verdicts_b))
-report.md(methods.rules_table(stress_b, only=methods.B4_RULES))
+report.md(methods.rules_table(stress_verdicts_b, only=methods.B4_RULES))
 
 # %% [markdown]
 # (methods-tests)=

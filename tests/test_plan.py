@@ -5,7 +5,7 @@ import pytest
 from normbook import plan
 from normbook.chapters import SPECS
 from normbook.core import build, project
-from normbook.paper_b import stress
+from normbook.paper_b import factorial
 
 
 def test_a1_plan_counts_training_and_evaluation_of_both_networks():
@@ -49,6 +49,6 @@ def test_b4_plans_the_swapped_cells_and_the_accuracy_matched_reruns():
     swapped = [i for i in items if "swapped" in i.what]
     assert len(swapped) == 2 and all("cifar10" in i.what for i in swapped)
     matched = [i for i in items if "accuracy-matched" in i.what]
-    assert len(matched) == len(stress.factorial_datasets(P.matched_datasets))  # one per dataset
+    assert len(matched) == len(factorial.factorial_datasets(P.matched_datasets))  # one per dataset
     both = SPECS["b4_stress"].resolve("cpu", matched_datasets="both")
     assert len(plan.chapter_plan("b4_stress", both)) == 4

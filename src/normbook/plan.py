@@ -112,7 +112,7 @@ def _stress_a(P) -> list[Item]:
     """Chapter A4: what it trains and evaluates beyond chapter A1's cached networks."""
     from dataclasses import replace
 
-    from .paper_a import architectures, packnorm, stress
+    from .paper_a import architectures, packnorm
 
     train, fwd = localization_flops(P.seq_len, P.depth, P.width, P.kernel)
     n, evals = len(P.seeds), 3 * (P.depth + 1) + 1
@@ -126,7 +126,8 @@ def _stress_a(P) -> list[Item]:
     for head in P.rf_pack_heads:
         net = replace(s.net, kernel=P.rf_pack_kernel, head=head)
         items += _pack(f"PackNorm k = {P.rf_pack_kernel}, {head} head", s, net, len(s.overlaps))
-    unet, grid = stress.architecture_configs(P)
+    unet = architectures.UNetConfig.from_params(P)
+    grid = architectures.Grid2dConfig.from_params(P)
     for label, cfg, net, x in (
         ("U-Net", unet, architectures.StackedUNet(unet, [0]), torch.randn(1, 1, unet.seq_len)),
         ("2-D CNN", grid, architectures.StackedCNN2d(grid, [0]),
@@ -187,14 +188,14 @@ def chapter_plan(name: str, P) -> list[Item]:
 
         return _classifiers(classify.configs(P).configs.values(), P.seeds)
     if name == "b4_stress":
-        from .paper_b import classify, stress
+        from .paper_b import classify, factorial
 
-        swapped = [c for cell, c in stress.factorial_configs(P).items()
-                   if not stress.is_paper_cell(cell)]  # fmt: skip
+        swapped = [c for cell, c in factorial.factorial_configs(P).items()
+                   if not factorial.is_paper_cell(cell)]  # fmt: skip
         # accuracy-matched: one network per seed runs again up to the matched step; at most
         # a full run (the more accurate variant is known only after chapter B1)
         b1 = classify.configs(P).configs
-        matched = [b1[ds, True] for ds in stress.factorial_datasets(P.matched_datasets)]
+        matched = [b1[ds, True] for ds in factorial.factorial_datasets(P.matched_datasets)]
         return [*_classifiers(swapped, P.seeds, "swapped cell"),
                 *_classifiers(matched, P.seeds, "accuracy-matched rerun, at most")]  # fmt: skip
     return []  # B2, B3, Methods: chapter B1's models, CPU-bound analysis

@@ -13,14 +13,14 @@ from normbook.core import cache
 LIBRARIES = [
     "normbook.paper_a.localization", "normbook.paper_a.batchstats", "normbook.paper_a.stress",
     "normbook.paper_a.packnorm", "normbook.paper_a.calibration", "normbook.paper_a.architectures",
-    "normbook.paper_b.classify", "normbook.paper_b.analysis", "normbook.paper_b.stress",
+    "normbook.paper_b.classify", "normbook.paper_b.analysis", "normbook.paper_b.stress_analyses",
     "normbook.methods",
 ]  # fmt: skip
 PRESENTATION = [
     "normbook.paper_a.figures", "normbook.paper_a.stress_figures", "normbook.paper_a.tables",
     "normbook.paper_a.diagrams", "normbook.paper_b.figures", "normbook.paper_b.tables",
-    "normbook.paper_b.provenance", "normbook.core.fmt", "normbook.core.report",
-    "normbook.claims_ledger", "normbook.methods",
+    "normbook.paper_b.provenance", "normbook.paper_b.stress_text", "normbook.core.fmt",
+    "normbook.core.report", "normbook.claims_ledger", "normbook.methods",
 ]  # fmt: skip
 
 
@@ -67,7 +67,7 @@ def test_editing_presentation_changes_no_key(steps, monkeypatch, name):
     "function",
     ["normbook.paper_a.stress_figures:unet_predictions", "normbook.paper_b.figures:class_dbi",
      "normbook.paper_b.provenance:provenance_admonition", "normbook.paper_a.specs:a1_reuse_note",
-     "normbook.paper_b.stress:setup_glue", "normbook.paper_b.stress:factorial_ledger",
+     "normbook.paper_b.stress_text:setup_glue", "normbook.paper_b.stress_verdicts:factorial_ledger",
      "normbook.paper_b.verdicts:b1_ledger", "normbook.paper_a.verdicts:a1_ledger"],
 )  # fmt: skip
 def test_editing_a_figure_prose_or_verdict_function_changes_no_key(steps, monkeypatch, function):

@@ -23,18 +23,21 @@ def ledger_root(tmp_path, monkeypatch):
     monkeypatch.setattr(ledger, "ledger_dir", lambda profile: tmp_path / profile / "ledger")
     monkeypatch.setattr(report, "md", lambda text: None)
     monkeypatch.setattr(report, "glue", lambda name, value: None)
-    yield tmp_path
-    monkeypatch.setattr(report, "_CURRENT", None)
+    return tmp_path
 
 
 def _execute_chapter(effect: float, verdict: str, seeds=None):
-    """What a chapter does: start, grade one claim and one check."""
+    """What a chapter does: start, grade one claim and one check, show and record them."""
     ns = {"profile": "smoke", "seeds": seeds}
-    report.start(SPEC, ns)
+    _, run = report.start(SPEC, ns)
     test = ClaimTest(effect, effect - 0.1, effect + 0.1, 0.01, 0.99, 5, "paired t test", "none",
                      0.05)  # fmt: skip
-    report.show_verdicts("a1", [Verdict("A", "it localizes", Grade(verdict, "why", 0.01), test)])
-    report.show_checks("a1", [Check("A", "equivariant", True, "max change 0")])
+    claims = [Verdict("A", "it localizes", Grade(verdict, "why", 0.01), test)]
+    checks = [Check("A", "equivariant", True, "max change 0")]
+    report.show_verdicts("a1", claims)
+    report.show_checks("a1", checks)
+    run.record("a1-verdict", claims=claims, checks=checks)
+    return run
 
 
 def test_changing_a_chapter_result_changes_the_ledger(ledger_root):
@@ -104,3 +107,17 @@ def test_adjusted_counts_turn_a_chance_verdict_into_not_shown():
     assert raw["A"][REPRODUCED] == 3 and after["A"][REPRODUCED] == 1
     untested = {"paper": "A", "verdict": REFUTED, "p_grade": None}  # no p: never decisive
     assert claims_ledger.adjusted_verdict(untested, None) != REFUTED
+
+
+def test_showing_records_nothing_and_glued_numbers_are_recorded_raw(ledger_root, monkeypatch):
+    monkeypatch.setattr(report, "_git_commit", lambda: "test")
+    _, run = report.start(SPEC, {"profile": "smoke"})
+    test = ClaimTest(0.5, 0.4, 0.6, 0.01, 0.99, 5, "paired t test", "none", 0.05)
+    report.show_verdicts("a1", [Verdict("A", "it localizes", Grade(REPRODUCED, "why", 0.01), test)])
+    assert "a1_localization" in claims_ledger.missing(claims_ledger.records("smoke"))
+    run.glue("a1_slope", 0.0058)
+    run.glue_all("a1", {"n": 5, "flag": True, "text": "0.3 [0.1, 0.5]", "nan": float("nan")})
+    run.finish()
+    rec = claims_ledger.records("smoke")[0]
+    assert rec["numbers"] == {"a1_slope": 0.0058, "a1_n": 5.0}  # no text, bool or nan
+    assert rec["claims"] == []

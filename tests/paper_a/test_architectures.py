@@ -9,11 +9,24 @@ from normbook.paper_a import architectures as A
 from normbook.paper_a import detector, stress_figures
 from normbook.paper_a.task import sample_inputs
 
+_COMMON = dict(seeds=(0, 1), steps=3, batch_size=16, lr=1e-2, schedule="onecycle", n_eval=128,
+               eval_batch=32, device="cpu", detector=detector.DetectorConfig())  # fmt: skip
 TINY_UNET = A.UNetConfig(
-    seq_len=64, levels=2, width=4, kernel=3, groups=2, seeds=(0, 1), steps=3, n_eval=128
+    seq_len=64,
+    levels=2,
+    width=4,
+    growth=2,
+    blocks=1,
+    kernel=3,
+    norm="group",
+    groups=2,
+    activation="mish",
+    down="avgpool",
+    up="nearest",
+    **_COMMON,
 )
 TINY_GRID = A.Grid2dConfig(
-    height=10, width=8, depth=2, channels=4, seeds=(0, 1), steps=3, n_eval=128
+    height=10, width=8, depth=2, channels=4, kernel=3, norm="instance", groups=1, **_COMMON
 )
 UNET_VARIANTS = [
     dict(down="conv", up="transpose"),
@@ -222,3 +235,14 @@ def test_runs_quack_like_localization_runs():
     assert grid.norm.cache_hit is False and A.grid_run(TINY_GRID).cache_hit is True
     stress_figures.unet_predictions(unet.all)
     stress_figures.grid_predictions(grid.all)
+
+
+def test_chapter_a4s_configs_come_from_its_parameters_alone():
+    """Every field of the U-Net and the 2-D CNN is a chapter parameter (no hidden defaults)."""
+    from normbook.paper_a.specs import A4
+
+    P = A4.resolve("cpu", unet_activation="relu", arch_lr=3e-3, grid_kernel=5)
+    unet, grid = A.UNetConfig.from_params(P), A.Grid2dConfig.from_params(P)
+    assert (unet.activation, unet.lr, grid.kernel, grid.lr) == ("relu", 3e-3, 5, 3e-3)
+    with pytest.raises(TypeError):
+        A.UNetConfig(seq_len=64)  # no field has a default

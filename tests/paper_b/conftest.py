@@ -24,6 +24,17 @@ def _synthetic_full(n_train=400, n_test=120, seed=0, dataset="mnist") -> Splits:
     return Splits(dataset, x_tr, y_tr, x_tr[:0], y_tr[:0], x_te, y_te, "synthetic-" + str(seed))
 
 
+def _patch_images(n=60, seed=0):
+    """Normalized MNIST-shaped images with a class-dependent bright patch, and labels."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(10), n // 10)
+    x = rng.normal(0, 0.3, (n, 1, 32, 32)).astype(np.float32)
+    for i, c in enumerate(y):
+        r, q = divmod(int(c), 5)
+        x[i, 0, 2 + 14 * r : 12 + 14 * r, 5 * q : 8 + 5 * q] += 2.0
+    return x, y
+
+
 def _tiny_cfg(**kw) -> ClassifierConfig:
     base = dict(
         dataset="mnist",
@@ -46,6 +57,13 @@ def _tiny_cfg(**kw) -> ClassifierConfig:
 def synthetic_full():
     """A factory of full synthetic MNIST-shaped datasets (a learnable 10-class task)."""
     return _synthetic_full
+
+
+@pytest.fixture(scope="session")
+def patch_images():
+    """A factory of normalized 32 x 32 images whose class is a bright patch's position (``n``
+    images, ``seed``), with their labels."""
+    return _patch_images
 
 
 @pytest.fixture

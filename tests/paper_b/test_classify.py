@@ -1,5 +1,5 @@
-"""Paper B training: determinism, the early-stopping rule, the cache, workers, and the
-typed result of a chapter's training run."""
+"""Paper B training: determinism, the early-stopping rule, the cache, workers, the typed
+result of a chapter's training run, and the weights kept at checkpoints."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from normbook.paper_b import classify, training
+from normbook.paper_b import analysis, classify, training
 from normbook.paper_b.classify import Models, Variant
 from normbook.paper_b.specs import B1
 
@@ -186,3 +186,32 @@ def test_models_typed_result(synthetic_full, tiny_cfg):
     assert (
         Models({v: [t for t in again if t.cfg == c] for v, c in cfgs.items()}, full).cache_hits == 4
     )
+
+
+def test_training_keeps_the_weights_at_the_checkpoints_apart_from_the_kept_ones(
+    synthetic_full, tiny_cfg
+):
+    full = synthetic_full()
+    cfg = tiny_cfg(max_epochs=2, patience=100, checkpoints=(0.25, 0.5))
+    (t,) = classify.train_all([(cfg, 0)], {"mnist": full})
+    names = set(cfg.build(0).state_dict())
+    assert set(t.state) == names  # the kept weights only, no checkpoint among them
+    assert not any(k.startswith("checkpoint") for k in t.state)
+    first, half = t.checkpoint(0), t.checkpoint(1)
+    assert set(first) == names and set(half) == names and t.checkpoint(2) is None
+    w = "features.conv1.conv.weight"
+    assert not torch.equal(first[w], half[w]) and not torch.equal(half[w], t.state[w])
+    # the weights at half the 2-epoch budget are the weights after the first epoch: those a
+    # 1-epoch run of the same seed keeps (its only evaluation is at the end of that epoch)
+    one_cfg = dataclasses.replace(cfg, max_epochs=1, evals_per_epoch=1, checkpoints=())
+    one = classify.train_one(one_cfg, 0, full.of(cfg), show_progress=False)
+    assert one.best_epoch == 1.0
+    for k in names:
+        np.testing.assert_array_equal(half[k].numpy(), one.state[k])
+    # the cache gives them back; the analyses read them as states of the run
+    (again,) = classify.train_all([(cfg, 0)], {"mnist": full})
+    assert again.hit and torch.equal(again.checkpoint(1)[w], half[w])
+    models = classify.Models({("mnist", True): [again]}, {"mnist": full})
+    states = analysis.states(models)
+    assert [s.stage for s in states] == [{"checkpoint": 0.25}, {"checkpoint": 0.5}, {}]
+    assert torch.equal(states[1].state[w], half[w]) and states[2] is again

@@ -6,7 +6,7 @@ import pytest
 
 from normbook.core.claims import ALPHA
 from normbook.core.params import ParameterError
-from normbook.paper_b.specs import B1, B2, B3
+from normbook.paper_b.specs import B1, B2, B3, B4
 
 
 def test_training_parameters_shared_by_all_part_b_chapters():
@@ -59,3 +59,27 @@ def test_spec_overrides_and_command_line_strings():
     P = B3.resolve("smoke", seeds="3,4,5", pca_components="0", k_max="15")
     assert P.seeds == [3, 4, 5] and P.pca_components == 0 and P.k_max == 15
     assert B2.resolve("smoke", channel_spatial_mean="false").channel_spatial_mean is False
+
+
+def test_b4_shares_b1s_training_and_b3s_cluster_knobs():
+    for prof in ("smoke", "cpu", "paper"):
+        p1, p4 = B1.resolve(prof), B4.resolve(prof)
+        assert {k: p4[k] for k in B1.names} == {k: p1[k] for k in B1.names}
+        assert len(p4.seeds) < 5 or 2.0 ** -len(p4.seeds) < 0.05  # one-sided tests can pass
+
+
+@pytest.mark.parametrize(
+    "overrides, match",
+    [
+        ({"mnist_lr_alt": 0.01, "factorial_datasets": "both"}, "'mnist_lr_alt': must differ"),
+        ({"cifar_lr_nobn": 1e-3}, "parameter 'cifar_lr_nobn'"),
+        ({"silhouette_images": 5_000}, "parameter 'silhouette_images'"),
+        ({"rel_thresholds": "0.1,-1"}, "parameter 'rel_thresholds'"),
+        ({"factorial_datasets": "svhn"}, "parameter 'factorial_datasets'"),
+        ({"n_test": 3_000}, "parameter 'n_test'"),
+    ],
+)
+def test_b4_spec_errors_are_one_line(overrides, match):
+    with pytest.raises(ParameterError, match=match) as err:
+        B4.resolve("cpu", **overrides)
+    assert "\n" not in str(err.value)

@@ -18,7 +18,7 @@ from pathlib import Path
 from . import cache
 from .verdicts import Check, Verdict
 
-FORMAT = 2  # bump when the record's fields change
+FORMAT = 3  # bump when the record's fields change
 
 
 def ledger_dir(profile: str) -> Path:
@@ -56,8 +56,10 @@ def check_record(c: Check, section: str) -> dict:
     return {"paper": c.paper, "check": c.check, "holds": c.holds, "section": section}
 
 
-def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: list[dict]):
-    """Replace ``chapter``'s record at ``profile`` atomically (a killed run leaves the old one)."""
+def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: list[dict],
+          numbers: dict[str, float] | None = None):  # fmt: skip
+    """Replace ``chapter``'s record at ``profile`` atomically (a killed run leaves the old one):
+    its parameters, graded claims and checks, and the raw values of its glued numbers."""
     folder = ledger_dir(profile)
     folder.mkdir(parents=True, exist_ok=True)
     record = {
@@ -68,6 +70,7 @@ def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: 
         "written": time.strftime("%Y-%m-%d %H:%M:%S"),
         "claims": claims,
         "checks": checks,
+        "numbers": dict(numbers or {}),
     }
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{chapter}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:

@@ -43,41 +43,33 @@ def figure(name: str, fig) -> None:
     plt.close(fig)
 
 
-def show_verdicts(prefix: str, claims: list, section: str | None = None) -> None:
+def show_verdicts(prefix: str, claims: list) -> None:
     """Glue each verdict as ``{prefix}_verdict_{i}`` and the intervals' level as
-    ``{prefix}_claim_conf`` for the prose, show the claims table, and record the claims for the
-    claims ledger under ``section`` (a label; default ``{prefix}-verdict``)."""
+    ``{prefix}_claim_conf`` for the prose, and show the claims table (display only: the chapter
+    records the claims with :meth:`Run.record`)."""
     from .claims import CLAIM_CONFIDENCE
 
     glue(f"{prefix}_claim_conf", f"{CLAIM_CONFIDENCE:.0%}")
     for i, v in enumerate(claims):
         glue(f"{prefix}_verdict_{i}", v.verdict)
     md(table([v.row() for v in claims]))
-    _record(section or f"{prefix}-verdict", claims=claims)
 
 
-def show_checks(prefix: str, checks: list, section: str | None = None) -> None:
-    """Glue how many checks hold as ``{prefix}_checks``, show the checks table, and record them
-    for the claims ledger."""
+def show_checks(prefix: str, checks: list) -> None:
+    """Glue how many checks hold as ``{prefix}_checks`` and show the checks table (display
+    only, as :func:`show_verdicts`)."""
     glue(f"{prefix}_checks", f"{sum(c.holds for c in checks)} of {len(checks)}")
     md(table([c.row() for c in checks]))
-    _record(section or f"{prefix}-verdict", checks=checks)
 
 
-def _record(section: str, claims=(), checks=()) -> None:
-    """Add to the executing chapter's ledger record (rewritten whole at every call, so the
-    record holds exactly what this execution graded)."""
-    if _CURRENT is None:
-        return  # not inside a chapter (a test, a console): nothing to record
-    _CURRENT.claims += [ledger.claim_record(v, section) for v in claims]
-    _CURRENT.checks += [ledger.check_record(c, section) for c in checks]
-    ledger.write(
-        _CURRENT.spec.chapter,
-        _CURRENT.params.profile,
-        dict(_CURRENT.params),
-        _CURRENT.claims,
-        _CURRENT.checks,
-    )
+def _raw_number(value) -> float | None:
+    """``value`` as a float when it is one finite real number (not a bool, not text)."""
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return None
+    v = float(value)
+    return v if np.isfinite(v) else None
 
 
 def _git_commit() -> str:
@@ -111,6 +103,32 @@ class Run:
     provenance: list[str] = field(default_factory=list)
     claims: list[dict] = field(default_factory=list)  # recorded for the claims ledger
     checks: list[dict] = field(default_factory=list)
+    numbers: dict[str, float] = field(default_factory=dict)  # raw values of the glued numbers
+
+    def record(self, section: str, claims=(), checks=()) -> None:
+        """Record graded claims and checks under ``section`` (a label) in this execution's
+        result record, which the claims ledger and sweeps read (rewritten whole at every call,
+        so it holds exactly what this execution graded)."""
+        self.claims += [ledger.claim_record(v, section) for v in claims]
+        self.checks += [ledger.check_record(c, section) for c in checks]
+        self._write()
+
+    def glue(self, name: str, value) -> None:
+        """Glue ``value`` for the prose (:func:`glue`) and, when it is a number, record its raw
+        value (what a sweep over this chapter compares between points)."""
+        glue(name, value)
+        raw = _raw_number(value)
+        if raw is not None:
+            self.numbers[name] = raw
+
+    def glue_all(self, prefix: str, values: dict) -> None:
+        """:meth:`glue` every value as ``{prefix}_{name}``."""
+        for name, value in values.items():
+            self.glue(f"{prefix}_{name}", value)
+
+    def _write(self) -> None:
+        ledger.write(self.spec.chapter, self.params.profile, dict(self.params), self.claims,
+                     self.checks, self.numbers)  # fmt: skip
 
     def show_parameters(self) -> None:
         rows = [
@@ -143,6 +161,8 @@ class Run:
         """The run's footer: profile, versions, data provenance and wall time."""
         wall = time.perf_counter() - self.t0
         glue(f"{self.spec.chapter}_wall_s", wall)
+        if not self.spec.reads_ledger:  # a page built from the records writes none itself
+            self._write()  # the numbers glued after the last claims
         lines = [
             f"- chapter `{self.spec.chapter}`, profile `{self.params.profile}`",
             f"- normbook {__version__} (commit {_git_commit()}), torch {torch.__version__}, "
@@ -165,17 +185,13 @@ class Run:
 
 def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
     """Validate the parameters cell (and papermill's injection) before any compute."""
-    global _CURRENT
     params = spec.from_namespace(namespace)
     cache.check_writable()  # a read-only or missing cache directory fails now, not after training
     _sharp_figures()
-    run = _CURRENT = Run(spec, params)
+    run = Run(spec, params)
     ledger.forget(spec.chapter, params.profile)  # a failed run must not leave old verdicts
     run.show_parameters()
     return params, run
-
-
-_CURRENT: Run | None = None  # the chapter executing in this kernel
 
 
 def _sharp_figures() -> None:

@@ -72,7 +72,7 @@ class Point:
     status: str = "pending"  # done, up to date, failed, invalid
     error: str = ""
     seconds: float | None = None
-    glued: dict[str, str] = field(default_factory=dict)
+    numbers: dict[str, float] = field(default_factory=dict)  # the point's recorded numbers
     verdicts: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -230,7 +230,7 @@ def run(grid: Grid, workers: int = 1, scheduler: str | None = None) -> list[Poin
         bar.close()
     for p in points:
         if p.ok:
-            p.glued, p.verdicts = _results(grid, p.index)
+            p.numbers, p.verdicts = _results(grid, p.index)
     return points
 
 
@@ -239,28 +239,26 @@ def _notebook(grid: Grid, index: int) -> Path:
     return point_dir(grid, index) / grid.profile / "executed" / rel
 
 
-def _results(grid: Grid, index: int) -> tuple[dict[str, str], dict[str, str]]:
-    """A point's glued values (their text) and its claims' verdicts."""
-    glued = execution.glued_values(_notebook(grid, index))
+def _results(grid: Grid, index: int) -> tuple[dict[str, float], dict[str, str]]:
+    """A point's recorded numbers (the raw values of its glued numbers, :meth:`.report.Run.glue`,
+    and each graded claim's effect size) and its claims' verdicts, from its result record."""
     record = point_dir(grid, index) / grid.profile / "ledger" / f"{grid.chapter.stem}.json"
-    verdicts = {}
-    if record.exists():
-        for c in json.loads(record.read_text()).get("claims", []):
-            verdicts[c["claim"]] = c["verdict"]
-    return glued, verdicts
+    if not record.exists():
+        return {}, {}
+    rec = json.loads(record.read_text())
+    numbers, per_section = dict(rec.get("numbers", {})), {}
+    for c in rec.get("claims", []):  # every graded effect is a number too
+        j = per_section[c["section"]] = per_section.get(c["section"], -1) + 1
+        if isinstance(c.get("effect"), (int, float)) and math.isfinite(c["effect"]):
+            numbers[f"{c['section']} effect {j}"] = float(c["effect"])
+    return numbers, {c["claim"]: c["verdict"] for c in rec.get("claims", [])}
 
 
 # ----------------------------------------------------------------------------- the page
 
 
-def number(text: str) -> float | None:
-    """The value of a glued text that is one number (``0.13``, ``1,024``, ``12.5 %``)."""
-    t = re.sub(r"[,\s%]", "", text)
-    try:
-        v = float(t)
-    except ValueError:
-        return None
-    return v if math.isfinite(v) else None
+def _number_cell(v: float | None) -> str:
+    return "" if v is None else f"{v:.4g}"
 
 
 def _label(v: Any) -> str:
@@ -268,7 +266,7 @@ def _label(v: Any) -> str:
 
 
 def varying(points: list[Point], table: str) -> list[str]:
-    """Names whose value differs between the finished points (glued values or verdicts)."""
+    """Names whose value differs between the finished points (numbers or verdicts)."""
     done = [getattr(p, table) for p in points if p.ok]
     names = sorted({n for d in done for n in d})
     return [n for n in names if len({d.get(n) for d in done}) > 1]
@@ -291,7 +289,7 @@ def figure(grid: Grid, points: list[Point], name: str):
         for v in grid.axes[first]:
             p = next(q for q in points if q.values[first] == v and
                      all(q.values[o] == sel[o] for o in others))  # fmt: skip
-            ys.append(number(p.glued.get(name, "")) if p.ok else None)
+            ys.append(p.numbers.get(name) if p.ok else None)
         y = [math.nan if v is None else v for v in ys]
         label = ", ".join(f"{o} = {_label(sel[o])}" for o in others) or None
         ax.plot(range(len(xs)), y, marker="o", label=label)
@@ -310,9 +308,7 @@ def write_page(grid: Grid, points: list[Point]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("fig-*.png"):
         old.unlink()
-    numeric = [n for n in varying(points, "glued")
-               if all(number(p.glued.get(n, "")) is not None for p in points if p.ok)]  # fmt: skip
-    changed = varying(points, "glued")
+    changed = varying(points, "numbers")
     verdicts = varying(points, "verdicts")
     chapter = grid.chapter.relative_to(project.ROOT)
     lines = [
@@ -323,7 +319,7 @@ def write_page(grid: Grid, points: list[Point]) -> Path:
         f"({len(points)} points; {sum(p.ok for p in points)} finished, "
         f"{sum(not p.ok for p in points)} failed or invalid), by `normbook.core.sweep`. "
         + (f"Fixed for every point: {_pairs(grid.fixed)}. " if grid.fixed else "")
-        + "The table shows each point's glued numbers that differ between points and its "
+        + "The table shows each point's recorded numbers that differ between points and its "
         "claims' verdicts that differ; each point's executed notebook is linked.",
         "",
     ]
@@ -334,10 +330,10 @@ def write_page(grid: Grid, points: list[Point]) -> Path:
         link = (f"{{download}}`notebook <points/{p.index:03d}/{nb.name}>`"
                 if p.ok else _cell(p.error))  # fmt: skip
         row = [str(p.index), *(_label(p.values[a]) for a in grid.axes), p.status,
-               *(_cell(p.glued.get(n, "")) for n in changed),
+               *(_number_cell(p.numbers.get(n)) for n in changed),
                *(_cell(p.verdicts.get(v, "")) for v in verdicts), link]  # fmt: skip
         lines.append("| " + " | ".join(row) + " |")
-    for i, name in enumerate(numeric):
+    for i, name in enumerate(changed):
         fig = figure(grid, points, name)
         fig.savefig(folder / f"fig-{i:02d}.png", dpi=100)
         lines += ["", f"```{{figure}} fig-{i:02d}.png", f":name: {_anchor(grid)}-fig-{i:02d}",

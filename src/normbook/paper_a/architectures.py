@@ -7,7 +7,7 @@ two independent streams, so :func:`detector.summarize` and
 :func:`verdicts.localizes_verdict` apply unchanged. Each has its two nulls: the no-norm network
 of the same seeds, and the same trained normalized network evaluated with circular padding.
 
-    unet, grid = stress.architecture_configs(P)         # the chapter's configs
+    unet, grid = UNetConfig.from_params(P), Grid2dConfig.from_params(P)
     unet = architectures.unet_runs(unet)                # .norm .none .circular
     grid = architectures.grid_runs(grid)                # idem, per axis too
 
@@ -45,13 +45,14 @@ Janner et al. (2022), smaller. The choices are ours where the brief left them op
   as localization (it does: a circular-padding U-Net "localizes" every index). The span test
   here asks whether i - 2**levels and i + 2**levels differ.
 
-Defaults (the ``cpu`` profile, piloted): 2 levels, width 8 doubling per level, one block per
-level, k = 3, GroupNorm with G = 8 per model at every level (Janner's count: instance-like at
-level 0, 2 and 4 channels per group below), Mish, avgpool down, nearest up, one-cycle Adam at
-peak 1e-2. Janner's strided/transposed convs are the ``down="conv"``/``up="transpose"``
-options; they were piloted only with G = 4 and a constant lr (600-1500 steps), where no
-U-Net left its constant interior prediction; G = 8 with a constant lr 3e-3 did for one seed of
-three in 3000 steps, the one-cycle schedule for every seed (piloted with avgpool/nearest only).
+Chapter A4's ``cpu`` choices (its ``unet_*`` and ``arch_*`` parameters, piloted): 2 levels,
+width 8 doubling per level, one block per level, k = 3, GroupNorm with G = 8 per model at every
+level (Janner's count: instance-like at level 0, 2 and 4 channels per group below), Mish,
+avgpool down, nearest up, one-cycle Adam at peak 1e-2. Janner's strided/transposed convs are the
+``down="conv"``/``up="transpose"`` options; they were piloted only with G = 4 and a constant lr
+(600-1500 steps), where no U-Net left its constant interior prediction; G = 8 with a constant lr
+3e-3 did for one seed of three in 3000 steps, the one-cycle schedule for every seed (piloted
+with avgpool/nearest only).
 
 **2-D CNN** (:class:`StackedCNN2d`): conv(k) -> norm -> ReLU blocks with zero padding, a 1x1
 head to two channels regressing the row coordinate i/(H-1) and the column coordinate j/(W-1)
@@ -73,6 +74,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import sys
 from dataclasses import asdict, dataclass, field, replace
 
@@ -82,10 +84,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..core import cache, seeding, stats
+from ..core.devices import resolve_device
 from ..core.progress import progress
 from ..core.seeding import generators
 from ..core.stats import effect_size
-from . import detector, norms, stacking, task
+from . import detector, localization, norms, stacking, task
 from .detector import DetectorConfig, Localization, Moments
 from .localization import EVAL_PASS_SAMPLES, SummarizedRun
 from .norms import make_norm
@@ -128,6 +131,26 @@ def _check_common(cfg) -> None:
     _one_of("schedule", cfg.schedule, stacking.SCHEDULES)
 
 
+_ARCH_PARAMS = dict(seeds="arch_seeds", batch_size="arch_batch_size", lr="arch_lr",
+                    schedule="arch_schedule", eval_batch="arch_eval_batch")  # fmt: skip
+
+
+def _from_params(cls, P, **fixed):
+    """``cls`` from chapter A4's parameters (``cls.PARAMS`` and the shared ``_ARCH_PARAMS``);
+    an invalid config's error names the parameters, not the fields."""
+    names = {**cls.PARAMS, **_ARCH_PARAMS}
+    values = {f: P[p] for f, p in names.items()}
+    values["seeds"] = tuple(values["seeds"])
+    try:
+        return cls(**values, **fixed, device=resolve_device(P.device),
+                   detector=localization.configs(P).detector)  # fmt: skip
+    except ValueError as exc:
+        msg = str(exc)
+        for f, p in sorted(names.items(), key=lambda fp: -len(fp[0])):
+            msg = re.sub(rf"\b{f}\b", p, msg)
+        raise ValueError(msg) from None
+
+
 class _RunConfig:
     """What the U-Net and the 2-D CNN configs share: the label and paper A's training config
     (its validation applies) over ``train_length`` positions (the U-Net's sequence length, the
@@ -154,29 +177,40 @@ class _RunConfig:
 
 @dataclass(frozen=True)
 class UNetConfig(_RunConfig):
-    """Every size of a U-Net localization run (architecture, training, evaluation); the
-    defaults are the ``cpu`` profile."""
+    """Every size and choice of a U-Net localization run (architecture, training, evaluation),
+    all required: chapter A4's come from its parameters (:meth:`from_params`)."""
 
-    seq_len: int = 64
-    levels: int = 2
-    width: int = 8  # channels at level 0; level l has width * growth**l
-    growth: int = 2
-    blocks: int = 1  # conv -> norm -> activation blocks per level (and in the bottleneck)
-    kernel: int = 3
-    norm: str = "group"
-    groups: int = 8  # per model at every level (Janner's 8), used by norm="group"
-    activation: str = "mish"
-    down: str = "avgpool"
-    up: str = "nearest"
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # five, as every other family of the book
-    steps: int = 1500
-    batch_size: int = 16
-    lr: float = 1e-2  # the peak of the one-cycle schedule
-    schedule: str = "onecycle"
-    n_eval: int = 16_384  # predictions per index, both streams together
-    eval_batch: int = 32  # samples per stream batch (streams alternate batch by batch)
-    device: str = "cpu"
-    detector: DetectorConfig = DetectorConfig()
+    seq_len: int
+    levels: int
+    width: int  # channels at level 0; level l has width * growth**l
+    growth: int
+    blocks: int  # conv -> norm -> activation blocks per level (and in the bottleneck)
+    kernel: int
+    norm: str
+    groups: int  # per model at every level (Janner's 8), used by norm="group"
+    activation: str
+    down: str
+    up: str
+    seeds: tuple[int, ...]
+    steps: int
+    batch_size: int
+    lr: float  # the peak of the one-cycle schedule
+    schedule: str
+    n_eval: int  # predictions per index, both streams together
+    eval_batch: int  # samples per stream batch (streams alternate batch by batch)
+    device: str
+    detector: DetectorConfig
+
+    # each field's chapter A4 parameter (besides the shared ones, _ARCH_PARAMS)
+    PARAMS = dict(seq_len="unet_len", levels="unet_levels", width="unet_width",
+                  growth="unet_growth", blocks="unet_blocks", kernel="unet_kernel",
+                  groups="unet_groups", activation="unet_activation", down="unet_down",
+                  up="unet_up", steps="unet_steps", n_eval="unet_eval")  # fmt: skip
+
+    @classmethod
+    def from_params(cls, P, norm: str = "group") -> UNetConfig:
+        """Chapter A4's U-Net from its ``unet_*`` and ``arch_*`` parameters."""
+        return _from_params(cls, P, norm=norm)
 
     def __post_init__(self):
         object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
@@ -222,25 +256,35 @@ class UNetConfig(_RunConfig):
 
 @dataclass(frozen=True)
 class Grid2dConfig(_RunConfig):
-    """Every size of a 2-D localization run; ``channels`` is the conv width (``height`` and
-    ``width`` are the image's). The defaults are the ``cpu`` profile."""
+    """Every size and choice of a 2-D localization run, all required (chapter A4's:
+    :meth:`from_params`); ``channels`` is the conv width (``height`` and ``width`` are the
+    image's)."""
 
-    height: int = 16
-    width: int = 16
-    depth: int = 3
-    channels: int = 16
-    kernel: int = 3
-    norm: str = "instance"
-    groups: int = 1  # per model, used by norm="group"
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
-    steps: int = 1500
-    batch_size: int = 16
-    lr: float = 1e-2  # the peak of the one-cycle schedule
-    schedule: str = "onecycle"
-    n_eval: int = 4096
-    eval_batch: int = 32
-    device: str = "cpu"
-    detector: DetectorConfig = DetectorConfig()
+    height: int
+    width: int
+    depth: int
+    channels: int
+    kernel: int
+    norm: str
+    groups: int  # per model, used by norm="group"
+    seeds: tuple[int, ...]
+    steps: int
+    batch_size: int
+    lr: float  # the peak of the one-cycle schedule
+    schedule: str
+    n_eval: int
+    eval_batch: int
+    device: str
+    detector: DetectorConfig
+
+    PARAMS = dict(height="grid_size", width="grid_size", depth="grid_depth",
+                  channels="grid_channels", kernel="grid_kernel", steps="grid_steps",
+                  n_eval="grid_eval")  # fmt: skip
+
+    @classmethod
+    def from_params(cls, P, norm: str = "instance") -> Grid2dConfig:
+        """Chapter A4's 2-D CNN from its ``grid_*`` and ``arch_*`` parameters."""
+        return _from_params(cls, P, norm=norm, groups=1)
 
     def __post_init__(self):
         object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
@@ -466,18 +510,11 @@ def unet_radius(levels: int, kernel: int, blocks: int, down: str, up: str) -> in
     n = 8
     while True:
         cfg = UNetConfig(
-            seq_len=block * n,
-            levels=levels,
-            width=1,
-            growth=1,
-            blocks=blocks,
-            kernel=kernel,
-            norm="none",
-            down=down,
-            up=up,
-            seeds=(0,),
-            n_eval=64,
-        )
+            seq_len=block * n, levels=levels, width=1, growth=1, blocks=blocks, kernel=kernel,
+            norm="none", groups=1, activation="relu", down=down, up=up, seeds=(0,), steps=1,
+            batch_size=1, lr=1.0, schedule="constant", n_eval=64, eval_batch=32, device="cpu",
+            detector=DetectorConfig(),
+        )  # fmt: skip
         net = StackedUNet(cfg, [0]).double()
         lo, hi, centre = _path_field(net, cfg.seq_len)
         if lo.min() > block and hi.max() < cfg.seq_len - 1 - block:  # far from the padding

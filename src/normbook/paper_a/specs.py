@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..core.devices import DEVICES
 from ..core.params import Param, Spec, curve_fractions_error, profiles
 from . import reported
+from .architectures import ACTIVATIONS, DOWNS, UPS
 from .detector import TESTS
 from .norms import BATCH_EVAL_MODES, NORM_KINDS
 from .stacking import SCHEDULES
@@ -590,6 +591,28 @@ STRESS_PARAMS = [
           max=10_000_000, reconstruction=True),
     Param("grid_eval", int, "2-D CNN: predictions per index", min=64, max=10**9),
     Param("arch_seeds", list, "U-Net and 2-D CNN seeds", list_of=int, min=0, max=1e9),
+    Param("unet_growth", int, "U-Net: channel multiplier per level (Janner: 2)", min=1, max=8,
+          reconstruction=True),
+    Param("unet_blocks", int, "U-Net: conv blocks per level and in the bottleneck", min=1,
+          max=16, reconstruction=True),
+    Param("unet_kernel", int, "U-Net: convolution kernel (odd)", min=1, max=99,
+          reconstruction=True),
+    Param("unet_activation", str, "U-Net: activation (Janner: mish)", choices=ACTIVATIONS,
+          reconstruction=True),
+    Param("unet_down", str, "U-Net: down-sampling, strided conv (Janner) or avgpool",
+          choices=DOWNS, reconstruction=True),
+    Param("unet_up", str, "U-Net: up-sampling, transposed conv (Janner) or nearest",
+          choices=UPS, reconstruction=True),
+    Param("grid_kernel", int, "2-D CNN: convolution kernel (odd)", min=1, max=99,
+          reconstruction=True),
+    Param("arch_batch_size", int, "U-Net and 2-D CNN: training batch size", min=1,
+          max=1_000_000, reconstruction=True),
+    Param("arch_lr", float, "U-Net and 2-D CNN: peak Adam learning rate", min=1e-8, max=10.0,
+          reconstruction=True),
+    Param("arch_schedule", str, "U-Net and 2-D CNN: learning-rate schedule", choices=SCHEDULES,
+          reconstruction=True),
+    Param("arch_eval_batch", int, "U-Net and 2-D CNN: samples per evaluation stream batch",
+          min=1, max=1_000_000),
 ]  # fmt: skip
 
 
@@ -598,14 +621,15 @@ def _rf_heads(P) -> str | None:
     return f"parameter 'rf_pack_heads': pool or centre, got {bad[0]!r}" if bad else None
 
 
-def _unet_geometry(P) -> str | None:
-    if P.unet_len % 2**P.unet_levels:
-        return (
-            f"parameter 'unet_len': must be a multiple of 2**unet_levels = {2**P.unet_levels}, "
-            f"got {P.unet_len}"
-        )
-    if P.unet_width % P.unet_groups:
-        return f"parameter 'unet_groups': must divide unet_width={P.unet_width}"
+def _architectures(P) -> str | None:
+    """The U-Net and 2-D CNN configs check themselves (one place for their rules)."""
+    from .architectures import Grid2dConfig, UNetConfig
+
+    for name, cls in (("U-Net", UNetConfig), ("2-D CNN", Grid2dConfig)):
+        try:
+            cls.from_params(P)
+        except ValueError as exc:
+            return f"{name}: {exc}"
     return None
 
 
@@ -630,10 +654,17 @@ _STRESS = {
                   grid_steps=20_000, grid_eval=100_000, arch_seeds=list(range(5))),
 }  # fmt: skip
 
+# The U-Net's and 2-D CNN's choices, the same at every profile (piloted at cpu; see
+# paper_a.architectures): Janner's growth and activation, avgpool/nearest re-sampling, one-cycle
+# Adam at peak 1e-2 (a constant rate left the U-Nets' interior prediction flat).
+_ARCH = dict(unet_growth=2, unet_blocks=1, unet_kernel=3, unet_activation="mish",
+             unet_down="avgpool", unet_up="nearest", grid_kernel=3, arch_batch_size=16,
+             arch_lr=1e-2, arch_schedule="onecycle", arch_eval_batch=32)  # fmt: skip
+
 A4 = Spec(
     chapter="a4_stress",
     params=LOCALIZATION_PARAMS + PACK_PARAMS + STRESS_PARAMS,
-    profiles={p: {**A2_PROFILES[p], **_STRESS[p]} for p in ("smoke", "cpu", "paper")},
+    profiles={p: {**A2_PROFILES[p], **_STRESS[p], **_ARCH} for p in ("smoke", "cpu", "paper")},
     checks=[
         _odd_kernel,
         _needs_interior,
@@ -644,7 +675,7 @@ A4 = Spec(
         _pack_overlaps,
         _stress_norm,
         _rf_heads,
-        _unet_geometry,
+        _architectures,
     ],
     packages=PACKAGES,
 )

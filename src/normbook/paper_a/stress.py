@@ -265,24 +265,3 @@ def receptive_field_sweeps(pack_setup, kernel: int, heads) -> dict:
                              s.seeds, s.n_test)
         for h in heads
     }  # fmt: skip
-
-
-def architecture_configs(P):
-    """Chapter A4's U-Net and 2-D CNN configs from its ``unet_*``/``grid_*`` parameters (every
-    other choice: :mod:`.architectures`' defaults, stated there)."""
-    from . import architectures
-
-    common = dict(
-        seeds=tuple(P.arch_seeds),
-        device=localization.resolve_device(P.device),
-        detector=localization.configs(P).detector,
-    )
-    unet = architectures.UNetConfig(
-        seq_len=P.unet_len, levels=P.unet_levels, width=P.unet_width, groups=P.unet_groups,
-        steps=P.unet_steps, n_eval=P.unet_eval, **common,
-    )  # fmt: skip
-    grid = architectures.Grid2dConfig(
-        height=P.grid_size, width=P.grid_size, depth=P.grid_depth, channels=P.grid_channels,
-        steps=P.grid_steps, n_eval=P.grid_eval, **common,
-    )  # fmt: skip
-    return unet, grid

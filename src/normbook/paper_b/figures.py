@@ -14,6 +14,7 @@ from . import reported
 from .analysis import Clusters, Sparsity
 from .classify import DATASETS, Models, Splits, bn_label
 from .datasets import CIFAR10_CLASSES
+from .factorial import METRICS, is_paper_cell, metric_values
 from .verdicts import signed
 
 COLORS = {"BN": NORM_COLORS["batch"], "no BN": NORM_COLORS["none"]}
@@ -197,8 +198,6 @@ def factorial_cells(factorial):
     """The BN x learning-rate 2 x 2: per dataset (row) and metric (column), each cell's
     per-seed value (dots) and mean (line) against the learning rate, BN and no BN; the cells
     the paper trains ringed."""
-    from .stress import METRICS, is_paper_cell, metric_values
-
     dsets = factorial.datasets
     fig, axes = canvas(ncols=len(METRICS), nrows=len(dsets), width=2.7, height=2.6)
     for row, ds in enumerate(dsets):
