@@ -34,7 +34,7 @@
 # are computed at layer $j$ over the positions whose layer-$j$ input misses the padding
 # ($[j\lfloor k/2\rfloor, \ell-1-j\lfloor k/2\rfloor]$); the receptive-field test of
 # PackNorm uses kernel `rf_pack_kernel` at chapter A2's path length; the U-Net and the 2-D
-# CNN are our own small designs (`paper_a.architectures` states every choice).
+# CNN are our own small designs (`paper_a.unet` and `paper_a.grid2d` state every choice).
 # :::
 
 # %% tags=["parameters"]
@@ -131,14 +131,15 @@ arch_eval_batch = None  # U-Net and 2-D CNN: samples per evaluation stream batch
 # %%
 from normbook.core import fmt, report
 from normbook.paper_a import (
-    architectures,
     equivariance,
+    grid2d,
     localization,
     packnorm,
     sesoi,
     stress,
     stress_figures,
     stress_verdicts,
+    unet,
 )
 from normbook.paper_a.specs import A4, a1_reuse_note
 
@@ -303,17 +304,17 @@ run.record("a4-packnorm", claims=rows)
 # Paper A expects the side channel in real architectures such as the 1-D U-Net of diffusion
 # planners {cite:p}`janner2022planning`. Ours is a small one in that style (the U-Net of
 # {cite:t}`ronneberger2015unet` in one dimension: down- and up-sampling, skip connections,
-# GroupNorm; every choice is a parameter, `unet_*` and `arch_*`, and `paper_a.architectures`
+# GroupNorm; every choice is a parameter, `unet_*` and `arch_*`, and `paper_a.unet`
 # says why), trained on the same task, with the same two nulls. A network that down-samples
 # repeats itself under shifts of $2^{\text{levels}}$, so the detector compares indices
 # $2^{\text{levels}}$ apart.
 
 # %%
-unet_cfg = architectures.UNetConfig.from_params(P)
-unet = architectures.unet_runs(unet_cfg)
-report.figure("fig-a4-unet", stress_figures.unet_predictions(unet.all))
-run.glue("a4_unet_R", unet.norm.radius)
-claims = [stress_verdicts.architecture_localizes(unet, "a 1-D U-Net")]
+unet_cfg = unet.UNetConfig.from_params(P)
+unets = unet.unet_runs(unet_cfg)
+report.figure("fig-a4-unet", stress_figures.unet_predictions(unets.all))
+run.glue("a4_unet_R", unets.norm.radius)
+claims = [stress_verdicts.architecture_localizes(unets, "a 1-D U-Net")]
 report.show_verdicts("a4_unet", claims)
 run.record("a4-unet", claims=claims)
 
@@ -336,12 +337,12 @@ run.record("a4-unet", claims=claims)
 # average over the other axis.
 
 # %%
-grid_cfg = architectures.Grid2dConfig.from_params(P)
-grid = architectures.grid_runs(grid_cfg)
-report.figure("fig-a4-2d", stress_figures.grid_predictions(grid.all))
-run.glue("a4_grid_R", grid.norm.radius)
+grid_cfg = grid2d.Grid2dConfig.from_params(P)
+grids = grid2d.grid_runs(grid_cfg)
+report.figure("fig-a4-2d", stress_figures.grid_predictions(grids.all))
+run.glue("a4_grid_R", grids.norm.radius)
 run.glue("a4_grid_steps", f"{grid_cfg.steps:,}")
-claims = [stress_verdicts.architecture_localizes(grid, "a 2-D CNN")]
+claims = [stress_verdicts.architecture_localizes(grids, "a 2-D CNN")]
 report.show_verdicts("a4_2d", claims)
 run.record("a4-2d", claims=claims)
 

@@ -112,7 +112,7 @@ def _stress_a(P) -> list[Item]:
     """Chapter A4: what it trains and evaluates beyond chapter A1's cached networks."""
     from dataclasses import replace
 
-    from .paper_a import architectures, packnorm
+    from .paper_a import grid2d, packnorm, unet
 
     train, fwd = localization_flops(P.seq_len, P.depth, P.width, P.kernel)
     n, evals = len(P.seeds), 3 * (P.depth + 1) + 1
@@ -126,11 +126,10 @@ def _stress_a(P) -> list[Item]:
     for head in P.rf_pack_heads:
         net = replace(s.net, kernel=P.rf_pack_kernel, head=head)
         items += _pack(f"PackNorm k = {P.rf_pack_kernel}, {head} head", s, net, len(s.overlaps))
-    unet = architectures.UNetConfig.from_params(P)
-    grid = architectures.Grid2dConfig.from_params(P)
+    u_cfg, grid = unet.UNetConfig.from_params(P), grid2d.Grid2dConfig.from_params(P)
     for label, cfg, net, x in (
-        ("U-Net", unet, architectures.StackedUNet(unet, [0]), torch.randn(1, 1, unet.seq_len)),
-        ("2-D CNN", grid, architectures.StackedCNN2d(grid, [0]),
+        ("U-Net", u_cfg, unet.StackedUNet(u_cfg, [0]), torch.randn(1, 1, u_cfg.seq_len)),
+        ("2-D CNN", grid, grid2d.StackedCNN2d(grid, [0]),
          torch.randn(1, 1, grid.height, grid.width)),
     ):  # fmt: skip
         step = _train_flops(net, x)

@@ -12,7 +12,8 @@ from normbook.core import cache
 # Importing every chapter's library declares every cached step.
 LIBRARIES = [
     "normbook.paper_a.localization", "normbook.paper_a.batchstats", "normbook.paper_a.stress",
-    "normbook.paper_a.packnorm", "normbook.paper_a.calibration", "normbook.paper_a.architectures",
+    "normbook.paper_a.packnorm", "normbook.paper_a.calibration", "normbook.paper_a.unet",
+    "normbook.paper_a.grid2d",
     "normbook.paper_b.classify", "normbook.paper_b.analysis", "normbook.paper_b.stress_analyses",
     "normbook.methods",
 ]  # fmt: skip
@@ -85,7 +86,9 @@ def test_editing_a_figure_prose_or_verdict_function_changes_no_key(steps, monkey
     [
         ("normbook.paper_a.training", {"a_train", "a_eval", "a_batchstats", "a_intervene"}),
         ("normbook.paper_b.training", {"b_train", "b_sparsity", "b_clusters", "b_threshold"}),
-        ("normbook.paper_a.architectures", {"a_unet_train", "a_grid2d_eval"}),
+        ("normbook.paper_a.arch_common", {"a_unet_train", "a_grid2d_eval"}),
+        ("normbook.paper_a.unet", {"a_unet_train", "a_unet_eval"}),
+        ("normbook.paper_a.grid2d", {"a_grid2d_train", "a_grid2d_eval"}),
     ],
 )
 def test_editing_training_changes_its_keys(steps, monkeypatch, module, kinds):

@@ -5,13 +5,12 @@ import pytest
 import torch
 
 from normbook.core.seeding import generators
-from normbook.paper_a import architectures as A
-from normbook.paper_a import detector, stress_figures
+from normbook.paper_a import arch_common, detector, grid2d, stress_figures, unet
 from normbook.paper_a.task import sample_inputs
 
 _COMMON = dict(seeds=(0, 1), steps=3, batch_size=16, lr=1e-2, schedule="onecycle", n_eval=128,
                eval_batch=32, device="cpu", detector=detector.DetectorConfig())  # fmt: skip
-TINY_UNET = A.UNetConfig(
+TINY_UNET = unet.UNetConfig(
     seq_len=64,
     levels=2,
     width=4,
@@ -25,7 +24,7 @@ TINY_UNET = A.UNetConfig(
     up="nearest",
     **_COMMON,
 )
-TINY_GRID = A.Grid2dConfig(
+TINY_GRID = grid2d.Grid2dConfig(
     height=10, width=8, depth=2, channels=4, kernel=3, norm="instance", groups=1, **_COMMON
 )
 UNET_VARIANTS = [
@@ -44,22 +43,22 @@ def _one_thread():
 @pytest.mark.parametrize("kw", UNET_VARIANTS)
 def test_stacked_unet_equals_models_built_alone(kw):
     cfg = replace(TINY_UNET, **kw)
-    stacked = A.StackedUNet(cfg, [3, 7])
+    stacked = unet.StackedUNet(cfg, [3, 7])
     x = sample_inputs(4, 2, cfg.seq_len, generators([3, 7], "eval"))
     out = stacked(x)
     for i, seed in enumerate([3, 7]):
-        alone = A.StackedUNet(cfg, [seed])
+        alone = unet.StackedUNet(cfg, [seed])
         for name, t in alone.model_state(0).items():
             assert torch.equal(t, stacked.model_state(i)[name]), name
         torch.testing.assert_close(alone(x[:, i : i + 1]), out[:, i : i + 1], rtol=1e-5, atol=1e-5)
 
 
 def test_stacked_grid_equals_models_built_alone():
-    stacked = A.StackedCNN2d(TINY_GRID, [3, 7])
-    x = A.sample_images(4, 2, 10, 8, generators([3, 7], "eval"))
+    stacked = grid2d.StackedCNN2d(TINY_GRID, [3, 7])
+    x = grid2d.sample_images(4, 2, 10, 8, generators([3, 7], "eval"))
     out = stacked(x)
     for i, seed in enumerate([3, 7]):
-        alone = A.StackedCNN2d(TINY_GRID, [seed])
+        alone = grid2d.StackedCNN2d(TINY_GRID, [seed])
         torch.testing.assert_close(alone(x[:, i : i + 1]), out[:, i : i + 1], rtol=1e-5, atol=1e-5)
 
 
@@ -71,8 +70,8 @@ def test_unet_radius_is_exact(kw):
     radius, block = cfg.receptive_radius, 2**cfg.levels
     seq_len = block * (2 * radius // block + 4)
     centre = (seq_len // 2 // block) * block
-    net = A.StackedUNet(replace(cfg, seq_len=seq_len), [0, 1])
-    reach = A.gradient_reach(net, seq_len, range(centre, centre + block))
+    net = unet.StackedUNet(replace(cfg, seq_len=seq_len), [0, 1])
+    reach = unet.gradient_reach(net, seq_len, range(centre, centre + block))
     assert reach.max(axis=1).tolist() == [radius, radius]
 
 
@@ -80,18 +79,18 @@ def test_unet_radius_matches_a_count_by_hand():
     """levels 1, k = 3, avgpool, nearest. Encoder conv: [p-1, p+1]; pool q: [2q-1, 2q+2];
     bottleneck conv: [2q-3, 2q+4]; nearest up, p even: [p-3, p+4], p odd: [p-4, p+3];
     decoder conv over p-1..p+1: p even [p-5, p+4], p odd [p-4, p+5]. So R = 5."""
-    assert A.unet_radius(1, 3, 1, "avgpool", "nearest") == 5
+    assert unet.unet_radius(1, 3, 1, "avgpool", "nearest") == 5
 
 
 def test_group_norm_unet_reaches_the_whole_sequence():
-    net = A.StackedUNet(TINY_UNET, [0])
-    assert A.gradient_reach(net, 64, [32])[0, 0] == 32
+    net = unet.StackedUNet(TINY_UNET, [0])
+    assert unet.gradient_reach(net, 64, [32])[0, 0] == 32
 
 
 def test_grid_radius_is_exact():
     cfg = replace(TINY_GRID, norm="none", height=16, width=16)
-    net = A.StackedCNN2d(cfg, [0])
-    x = A.sample_images(4, 1, 16, 16, generators([0], "check")).requires_grad_(True)
+    net = grid2d.StackedCNN2d(cfg, [0])
+    x = grid2d.sample_images(4, 1, 16, 16, generators([0], "check")).requires_grad_(True)
     net(x)[:, 0, :, 8, 8].sum().backward()
     rows, cols = np.nonzero((x.grad[:, 0] != 0).any(dim=0).numpy())
     r = cfg.receptive_radius
@@ -99,11 +98,11 @@ def test_grid_radius_is_exact():
 
 
 def test_shapes():
-    net = A.StackedUNet(TINY_UNET, [0, 1, 2])
+    net = unet.StackedUNet(TINY_UNET, [0, 1, 2])
     assert net(torch.zeros(5, 3, 64)).shape == (5, 3, 64)
-    grid = A.StackedCNN2d(TINY_GRID, [0, 1, 2])
+    grid = grid2d.StackedCNN2d(TINY_GRID, [0, 1, 2])
     assert grid(torch.zeros(5, 3, 10, 8)).shape == (5, 3, 2, 10, 8)
-    target = A.grid_target(10, 8)
+    target = grid2d.grid_target(10, 8)
     assert target.shape == (2, 10, 8)
     assert target[0, :, 3].tolist() == pytest.approx(np.linspace(0, 1, 10).tolist())
     assert target[1, 4].tolist() == pytest.approx(np.linspace(0, 1, 8).tolist())
@@ -149,28 +148,28 @@ def test_grid_config_validation(kw, match):
 
 def test_padding_validation():
     with pytest.raises(ValueError, match="padding must be one of"):
-        A.StackedUNet(TINY_UNET, [0], padding="reflect")
+        unet.StackedUNet(TINY_UNET, [0], padding="reflect")
 
 
 @pytest.mark.parametrize("kw", UNET_VARIANTS)
 def test_circular_unet_is_equivariant_to_cyclic_shifts(kw):
     cfg = replace(TINY_UNET, **kw)
-    net = A.StackedUNet(cfg, [0, 1], padding="circular").eval()
+    net = unet.StackedUNet(cfg, [0, 1], padding="circular").eval()
     x = sample_inputs(3, 2, cfg.seq_len, generators([0, 1], "check"))
     shift = 2**cfg.levels
     with torch.no_grad():
         y, y_roll = net(x), net(torch.roll(x, shift, dims=-1))
     torch.testing.assert_close(y_roll, torch.roll(y, shift, dims=-1), rtol=0, atol=1e-5)
     # with zero padding the same weights are not equivariant
-    A.set_padding(net, "zeros")
+    arch_common.set_padding(net, "zeros")
     with torch.no_grad():
         y, y_roll = net(x), net(torch.roll(x, shift, dims=-1))
     assert (y_roll - torch.roll(y, shift, dims=-1)).abs().max() > 1e-3
 
 
 def test_circular_grid_is_equivariant_to_cyclic_shifts():
-    net = A.StackedCNN2d(TINY_GRID, [0, 1], padding="circular").eval()
-    x = A.sample_images(3, 2, 10, 8, generators([0, 1], "check"))
+    net = grid2d.StackedCNN2d(TINY_GRID, [0, 1], padding="circular").eval()
+    x = grid2d.sample_images(3, 2, 10, 8, generators([0, 1], "check"))
     with torch.no_grad():
         y, y_roll = net(x), net(torch.roll(x, (3, 5), dims=(-2, -1)))
     torch.testing.assert_close(y_roll, torch.roll(y, (3, 5), dims=(-2, -1)), rtol=0, atol=1e-5)
@@ -182,7 +181,7 @@ def test_periodic_summary_with_period_one_is_the_detector_summary():
         rng.normal(size=(2, 3, 40)), rng.uniform(1, 2, size=(2, 3, 40)), np.array([50, 50])
     )
     det = detector.DetectorConfig()
-    for a, b in zip(A.summarize_periodic(mom, 5, det, 1), detector.summarize(mom, 5, det)):
+    for a, b in zip(unet.summarize_periodic(mom, 5, det, 1), detector.summarize(mom, 5, det)):
         assert np.array_equal(a.localized, b.localized)
         assert (a.frac_interior, a.distance, a.effect_interior) == (
             b.frac_interior,
@@ -199,41 +198,42 @@ def test_periodic_summary_ignores_a_pattern_of_the_period():
     mom = detector.Moments(mean, np.full((2, 1, 64), 0.1), np.array([1000, 1000]))
     det = detector.DetectorConfig()
     assert detector.summarize(mom, 8, det)[0].frac_interior == 1.0
-    assert A.summarize_periodic(mom, 8, det, 4)[0].frac_interior == 0.0
+    assert unet.summarize_periodic(mom, 8, det, 4)[0].frac_interior == 0.0
 
 
 def test_training_is_deterministic_and_cached():
-    net_a, rec_a = A.train_stack(TINY_UNET, [0, 1])
-    net_b, rec_b = A.train_stack(TINY_UNET, [0, 1])
+    net_a, rec_a = arch_common.train_stack(TINY_UNET, [0, 1])
+    net_b, rec_b = arch_common.train_stack(TINY_UNET, [0, 1])
     assert np.array_equal(rec_a.losses, rec_b.losses)
     for k, v in net_a.state_dict().items():
         assert torch.equal(v, net_b.state_dict()[k]), k
-    grid_a, grid_b = A.train_stack(TINY_GRID, [0])[1], A.train_stack(TINY_GRID, [0])[1]
+    grid_a = arch_common.train_stack(TINY_GRID, [0])[1]
+    grid_b = arch_common.train_stack(TINY_GRID, [0])[1]
     assert np.array_equal(grid_a.losses, grid_b.losses)
-    _, loss, hits = A.trained(TINY_UNET)
+    _, loss, hits = arch_common.trained(TINY_UNET)
     assert hits == [False, False]
-    _, again, hits = A.trained(TINY_UNET)
+    _, again, hits = arch_common.trained(TINY_UNET)
     assert hits == [True, True]
     assert np.array_equal(loss, again)
     np.testing.assert_allclose(loss, rec_a.losses, rtol=1e-6)
 
 
 def test_runs_quack_like_localization_runs():
-    unet = A.unet_runs(TINY_UNET)
-    assert [r.name for r in unet.all] == ["group (G=2)", "none", "group (G=2), circular padding"]
-    for run in unet.all:
+    unets = unet.unet_runs(TINY_UNET)
+    assert [r.name for r in unets.all] == ["group (G=2)", "none", "group (G=2), circular padding"]
+    for run in unets.all:
         assert run.radius == TINY_UNET.receptive_radius
         assert len(run.per_seed) == len(run.slope_interior) == len(run.frac_interior) == 2
         assert run.mean.shape == (2, 64)
         assert run.loss.shape == (TINY_UNET.steps, 2)
-    grid = A.grid_runs(TINY_GRID)
+    grid = grid2d.grid_runs(TINY_GRID)
     for run in grid.all:
         assert run.maps.shape == (2, 2, 10, 8)
         assert run.rows.mean.shape == (2, 10) and run.cols.mean.shape == (2, 8)
         assert len(run.per_seed) == 2
         assert run.per_seed[0].localized.shape == (18,)
-    assert grid.norm.cache_hit is False and A.grid_run(TINY_GRID).cache_hit is True
-    stress_figures.unet_predictions(unet.all)
+    assert grid.norm.cache_hit is False and grid2d.grid_run(TINY_GRID).cache_hit is True
+    stress_figures.unet_predictions(unets.all)
     stress_figures.grid_predictions(grid.all)
 
 
@@ -242,7 +242,7 @@ def test_chapter_a4s_configs_come_from_its_parameters_alone():
     from normbook.paper_a.specs import A4
 
     P = A4.resolve("cpu", unet_activation="relu", arch_lr=3e-3, grid_kernel=5)
-    unet, grid = A.UNetConfig.from_params(P), A.Grid2dConfig.from_params(P)
-    assert (unet.activation, unet.lr, grid.kernel, grid.lr) == ("relu", 3e-3, 5, 3e-3)
+    u, g = unet.UNetConfig.from_params(P), grid2d.Grid2dConfig.from_params(P)
+    assert (u.activation, u.lr, g.kernel, g.lr) == ("relu", 3e-3, 5, 3e-3)
     with pytest.raises(TypeError):
-        A.UNetConfig(seq_len=64)  # no field has a default
+        unet.UNetConfig(seq_len=64)  # no field has a default

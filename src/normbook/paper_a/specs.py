@@ -9,10 +9,10 @@ from __future__ import annotations
 from ..core.devices import DEVICES
 from ..core.params import Param, Spec, curve_fractions_error, profiles
 from . import reported
-from .architectures import ACTIVATIONS, DOWNS, UPS
 from .detector import TESTS
 from .norms import BATCH_EVAL_MODES, NORM_KINDS
 from .stacking import SCHEDULES
+from .unet import ACTIVATIONS, DOWNS, UPS
 
 PACKAGES = ("paper_a",)
 
@@ -623,7 +623,8 @@ def _rf_heads(P) -> str | None:
 
 def _architectures(P) -> str | None:
     """The U-Net and 2-D CNN configs check themselves (one place for their rules)."""
-    from .architectures import Grid2dConfig, UNetConfig
+    from .grid2d import Grid2dConfig
+    from .unet import UNetConfig
 
     for name, cls in (("U-Net", UNetConfig), ("2-D CNN", Grid2dConfig)):
         try:
@@ -655,7 +656,7 @@ _STRESS = {
 }  # fmt: skip
 
 # The U-Net's and 2-D CNN's choices, the same at every profile (piloted at cpu; see
-# paper_a.architectures): Janner's growth and activation, avgpool/nearest re-sampling, one-cycle
+# paper_a.unet and grid2d): Janner's growth and activation, avgpool/nearest re-sampling, one-cycle
 # Adam at peak 1e-2 (a constant rate left the U-Nets' interior prediction flat).
 _ARCH = dict(unet_growth=2, unet_blocks=1, unet_kernel=3, unet_activation="mish",
              unet_down="avgpool", unet_up="nearest", grid_kernel=3, arch_batch_size=16,

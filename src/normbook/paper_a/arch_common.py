@@ -1,0 +1,319 @@
+"""Two architectures beyond the plain 1-D CNN, put through paper A's localization test.
+
+Both take i.i.d. N(0, 1) noise and regress position; both are stacked, M independent models
+(one per seed) in one pass with grouped convolutions, trained with :func:`stacking.train`
+(Adam on the summed per-model MSE), cached per seed, and evaluated with per-index moments in
+two independent streams, so :func:`detector.summarize` and
+:func:`verdicts.localizes_verdict` apply unchanged. Each has its two nulls: the no-norm network
+of the same seeds, and the same trained normalized network evaluated with circular padding.
+
+    runs = unet.unet_runs(unet.UNetConfig.from_params(P))     # .norm .none .circular
+    runs = grid2d.grid_runs(grid2d.Grid2dConfig.from_params(P))  # idem, per axis too
+
+This module holds what both share: the configs' common fields and validation
+(:class:`ArchConfig`, whose subclasses say how to build, feed and read their network),
+training, the cache, the streamed evaluation and the run classes; :mod:`.unet` and
+:mod:`.grid2d` hold one architecture each.
+
+Training follows paper A's :class:`training.TrainConfig` fields (steps, batch_size, lr,
+schedule, device); inputs come from each seed's ``train`` stream, evaluation from its
+``eval`` stream, initial weights from a generator seeded with the seed itself (as
+:class:`cnn.StackedCNN`), so a stacked model is the model trained alone.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from dataclasses import asdict, dataclass
+from typing import ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..core import cache, seeding, stats
+from ..core.devices import resolve_device
+from ..core.progress import progress
+from ..core.seeding import generators
+from . import detector, localization, norms, stacking, task
+from .localization import EVAL_PASS_SAMPLES, SummarizedRun
+from .stacking import device_of
+from .training import TrainConfig
+
+PADDINGS = ("zeros", "circular")
+
+
+def _positive(name: str, value: int) -> None:
+    if not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def _check_common(cfg) -> None:
+    """Training and evaluation fields both configs share."""
+    for name in ("steps", "batch_size", "n_eval", "eval_batch"):
+        _positive(name, getattr(cfg, name))
+    if not cfg.seeds:
+        raise ValueError("seeds must name at least one seed")
+    if len(set(cfg.seeds)) != len(cfg.seeds):
+        raise ValueError(f"seeds must be distinct, got {cfg.seeds}")
+    if not cfg.lr > 0:
+        raise ValueError(f"lr must be positive, got {cfg.lr}")
+    if cfg.n_eval < 2 * cfg.eval_batch:
+        raise ValueError(
+            f"n_eval ({cfg.n_eval}) must give both streams a batch of eval_batch ({cfg.eval_batch})"
+        )
+    _one_of("schedule", cfg.schedule, stacking.SCHEDULES)
+
+
+_ARCH_PARAMS = dict(seeds="arch_seeds", batch_size="arch_batch_size", lr="arch_lr",
+                    schedule="arch_schedule", eval_batch="arch_eval_batch")  # fmt: skip
+
+
+def _from_params(cls, P, **fixed):
+    """``cls`` from chapter A4's parameters (``cls.PARAMS`` and the shared ``_ARCH_PARAMS``);
+    an invalid config's error names the parameters, not the fields."""
+    names = {**cls.PARAMS, **_ARCH_PARAMS}
+    values = {f: P[p] for f, p in names.items()}
+    values["seeds"] = tuple(values["seeds"])
+    try:
+        return cls(**values, **fixed, device=resolve_device(P.device),
+                   detector=localization.configs(P).detector)  # fmt: skip
+    except ValueError as exc:
+        msg = str(exc)
+        for f, p in sorted(names.items(), key=lambda fp: -len(fp[0])):
+            msg = re.sub(rf"\b{f}\b", p, msg)
+        raise ValueError(msg) from None
+
+
+class ArchConfig:
+    """What the U-Net and the 2-D CNN configs share: the label and paper A's training config
+    (its validation applies) over ``train_length`` positions (the U-Net's sequence length, the
+    image height for the 2-D CNN: the cache key has the width). A subclass says how its network
+    is built, fed and read: ``kind``, ``cache_kind``, ``loss_dims``, ``mean_map`` and
+    :meth:`network`, :meth:`draw`, :meth:`target`, :meth:`outputs`, :meth:`views`."""
+
+    kind: ClassVar[str]  # for progress bars and messages
+    cache_kind: ClassVar[str]  # the cached steps' prefix
+    loss_dims: ClassVar[tuple[int, ...]]  # the MSE's mean over all but the model axis
+    mean_map: ClassVar[bool] = False  # also keep the mean prediction map (2-D)
+
+    def network(self) -> type:
+        """The stacked network class."""
+        raise NotImplementedError
+
+    def draw(self, batch: int, gens) -> torch.Tensor:
+        """``batch`` fresh noise inputs per model, one generator per model."""
+        raise NotImplementedError
+
+    def target(self) -> torch.Tensor:
+        raise NotImplementedError
+
+    def outputs(self, m: int) -> dict[str, tuple[int, ...]]:
+        """The evaluation's per-index outputs: name -> shape of one stream's moments."""
+        raise NotImplementedError
+
+    def views(self, y: torch.Tensor) -> dict[str, np.ndarray]:
+        """A batch of predictions as the outputs of :meth:`outputs`."""
+        raise NotImplementedError
+
+    @property
+    def label(self) -> str:
+        return f"group (G={self.groups})" if self.norm == "group" else self.norm
+
+    @property
+    def train(self) -> TrainConfig:
+        return TrainConfig(
+            seq_len=self.train_length,
+            steps=self.steps,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            schedule=self.schedule,
+            device=self.device,
+        )
+
+
+def _uniform_(t: torch.Tensor, bound: float, g: torch.Generator) -> None:
+    with torch.no_grad():
+        t.copy_(torch.rand(t.shape, generator=g) * 2 * bound - bound)
+
+
+def _init_per_model(convs: list[nn.Module], seeds: list[int]) -> None:
+    """PyTorch's default conv init U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = a model's input
+    channels x kernel size, drawn for model m from ``Generator(seed_m)`` layer by layer, so
+    model m's slice of a stack equals the model built alone. Every weight and bias has the
+    models along its first axis (transposed convs too: weight (M*C_in, C_out, k))."""
+    m = len(seeds)
+    for i, seed in enumerate(seeds):
+        g = torch.Generator().manual_seed(seed)
+        for conv in convs:
+            per_w, per_b = conv.weight.shape[0] // m, conv.bias.shape[0] // m
+            c_in = conv.in_channels // m
+            bound = 1.0 / math.sqrt(c_in * math.prod(conv.kernel_size))
+            _uniform_(conv.weight[i * per_w : (i + 1) * per_w], bound, g)
+            _uniform_(conv.bias[i * per_b : (i + 1) * per_b], bound, g)
+
+
+def set_padding(net: nn.Module, mode: str) -> None:
+    """Zero or circular padding on every conv with kernel > 1 or stride > 1 (U-Net's strided
+    down-sampling included) and on the transposed up-sampling. Circular padding removes the
+    boundary: the net becomes exactly equivariant to cyclic shifts (by 2**levels for the
+    U-Net), whatever its norms."""
+    _one_of("padding", mode, PADDINGS)
+    for mod in net.modules():
+        if hasattr(mod, "wrap"):  # the U-Net's transposed up-sampling wraps its own input
+            mod.wrap = mode == "circular"
+        elif isinstance(mod, (nn.Conv1d, nn.Conv2d)):
+            if max(mod.kernel_size) > 1 or max(mod.stride) > 1:
+                mod.padding_mode = mode
+
+
+# ============================================================================ training
+
+
+CODE = (task, norms, stacking, seeding, stats, detector)  # plus this module and the architecture's
+
+
+def declare_steps(config: type, module) -> None:
+    """Declare the cached steps of an architecture ("train" and "eval"), keyed by the shared
+    code, this module and the architecture's own ``module`` (each calls it once, on import)."""
+    for what in ("train", "eval"):
+        cache.step(f"{config.cache_kind}_{what}", *CODE, sys.modules[__name__], module)
+
+
+def _step(cfg, what: str) -> cache.Step:
+    return cache.STEPS[f"{cfg.cache_kind}_{what}"]
+
+
+def train_stack(cfg, seeds: list[int], desc: str = "train"):
+    """Train one model per seed in one stacked pass (U-Net or 2-D CNN, by the config's type).
+    Returns the net and its :class:`stacking.Trained` record."""
+    net = cfg.network()(cfg, seeds).to(cfg.device)
+    gens = generators(seeds, "train")
+    target = cfg.target().to(cfg.device)
+
+    def mse():
+        x = cfg.draw(cfg.batch_size, gens).to(cfg.device)  # drawn on the CPU
+        return ((net(x) - target) ** 2).mean(dim=cfg.loss_dims)
+
+    tc = cfg.train
+    record = stacking.train(
+        net,
+        len(seeds),
+        tc.steps,
+        tc.lr,
+        mse,
+        f"{desc} ({cfg.kind}, {cfg.label}, {len(seeds)} models)",
+        tc.schedule,
+    )
+    return net, record
+
+
+def _train_key(cfg, seed: int) -> dict:
+    return {"arch": cfg.architecture(), "train": asdict(cfg.train), "seed": int(seed)}
+
+
+def trained(cfg, padding: str = "zeros"):
+    """The trained stack for ``cfg.seeds`` (cached per seed; missing seeds trained together).
+    Returns (net with ``padding``, loss history (steps, M), hit per seed)."""
+    seeds = list(cfg.seeds)
+    keys = [_train_key(cfg, s) for s in seeds]
+
+    def train_missing(idx: list[int]):
+        net, record = train_stack(cfg, [seeds[i] for i in idx])
+        for j, i in enumerate(idx):
+            seconds = np.array([record.seconds / len(idx)])
+            arrays = {"loss": record.losses[:, j], "seconds": seconds}
+            yield i, cache.Entry(arrays, net.model_state(j))
+
+    entries = _step(cfg, "train").cached_each(keys, train_missing)
+    net = cfg.network().from_model_states(cfg, seeds, [e.tensors for e in entries], padding)
+    return net, np.stack([e["loss"] for e in entries], axis=1), [e.hit for e in entries]
+
+
+# ============================================================================ evaluation
+
+
+@torch.no_grad()
+def evaluate(net: nn.Module, cfg) -> dict[str, np.ndarray]:
+    """Streaming per-index moments of the predictions on fresh noise, batches of
+    ``cfg.eval_batch`` alternating between two streams (as :func:`localization.evaluate`).
+
+    U-Net: ``out_*`` (2, M, L). 2-D CNN: ``rows_*`` (2, M, H), the row channel averaged over
+    columns, ``cols_*`` (2, M, W), the column channel averaged over rows, and ``map`` (M, 2, H, W),
+    the mean prediction maps over all samples."""
+    net.eval()
+    dev, m, bs = device_of(net), net.n_models, cfg.eval_batch
+    gens = generators(net.seeds, "eval")
+    n_batches = max(2, -(-cfg.n_eval // bs))
+    per_pass = max(1, EVAL_PASS_SAMPLES // bs)
+    shapes = cfg.outputs(m)
+    names = tuple(shapes)
+    moms = {n: [stats.RunningMoments(s) for _ in range(2)] for n, s in shapes.items()}
+    total = np.zeros((m, 2, cfg.height, cfg.width)) if cfg.mean_map else None
+    for first in progress(range(0, n_batches, per_pass), desc="evaluate"):
+        k = min(per_pass, n_batches - first)
+        y = net(cfg.draw(bs * k, gens).to(dev)).double().cpu()
+        if total is not None:
+            total += y.sum(dim=0).numpy()
+        views = cfg.views(y)
+        for j in range(k):
+            rows, stream = slice(j * bs, (j + 1) * bs), (first + j) % 2
+            for n in names:
+                moms[n][stream].update(views[n][rows])
+    arrays = {}
+    for n in names:
+        arrays.update(stats.stack_moments(n, moms[n]))
+    if total is not None:
+        arrays["map"] = total / (n_batches * bs)
+    return arrays
+
+
+def _evaluated(cfg, padding: str):
+    net, losses, hits = trained(cfg, padding)
+    net.to(cfg.device)
+    config = {
+        "train": [_train_key(cfg, s) for s in cfg.seeds],
+        "n_eval": cfg.n_eval,
+        "eval_batch": cfg.eval_batch,
+        "padding": padding,
+    }
+    entry = _step(cfg, "eval").cached(config, lambda: cache.Entry(evaluate(net, cfg)))
+    return net, losses, hits, entry
+
+
+class _ArchRun(SummarizedRun):
+    """What both architectures' runs add to :class:`localization.SummarizedRun`."""
+
+    @property
+    def seq_len(self) -> int:
+        return self.out.mean.shape[-1]
+
+    @property
+    def mean(self) -> np.ndarray:
+        """The pooled mean prediction per seed and index (M, L)."""
+        return self.out.pooled_mean
+
+    @property
+    def n_per_index(self) -> int:
+        return int(self.out.count.sum())
+
+
+@dataclass
+class Runs:
+    """A normalized config's runs with its two nulls, ready for
+    ``verdicts.localizes_verdict(claim, runs.norm, runs.none, runs.circular)``."""
+
+    norm: _ArchRun  # a unet.UNetRun or a grid2d.GridRun
+    none: _ArchRun
+    circular: _ArchRun
+
+    @property
+    def all(self) -> list:
+        return [self.norm, self.none, self.circular]
