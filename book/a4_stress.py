@@ -141,7 +141,8 @@ from normbook.paper_a import (
     stress_verdicts,
     unet,
 )
-from normbook.paper_a.specs import A4, a1_reuse_note
+from normbook.paper_a.specs import a1_reuse_note
+from normbook.paper_a.specs_stress import A4
 
 P, run = report.start(A4, globals())
 setup = localization.configs(P)

@@ -97,7 +97,7 @@ from normbook.paper_a import (
     reported,
     sesoi,
 )
-from normbook.paper_a.specs import A5
+from normbook.paper_a.specs_stress import A5
 
 P, run = report.start(A5, globals())
 setup = localization.configs(P)

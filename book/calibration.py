@@ -62,7 +62,8 @@ cal_batch_sizes = None  # candidate i's batch size (same samples: steps scale)
 # %%
 from normbook.core import fmt, report
 from normbook.paper_a import bands, budget, figures, localization, tables, verdicts
-from normbook.paper_a.specs import A1, BUDGET
+from normbook.paper_a.specs import A1
+from normbook.paper_a.specs_stress import BUDGET
 
 P, run = report.start(BUDGET, globals())
 setup = localization.configs(P)

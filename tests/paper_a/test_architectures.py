@@ -239,7 +239,7 @@ def test_runs_quack_like_localization_runs():
 
 def test_chapter_a4s_configs_come_from_its_parameters_alone():
     """Every field of the U-Net and the 2-D CNN is a chapter parameter (no hidden defaults)."""
-    from normbook.paper_a.specs import A4
+    from normbook.paper_a.specs_stress import A4
 
     P = A4.resolve("cpu", unet_activation="relu", arch_lr=3e-3, grid_kernel=5)
     u, g = unet.UNetConfig.from_params(P), grid2d.Grid2dConfig.from_params(P)

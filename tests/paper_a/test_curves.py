@@ -8,7 +8,7 @@ import torch
 
 from normbook.core.params import ParameterError
 from normbook.paper_a import budget, localization
-from normbook.paper_a.specs import BUDGET
+from normbook.paper_a.specs_stress import BUDGET
 
 
 def test_curve_evaluates_kept_states_and_ends_at_the_trained_model(tiny_setup):

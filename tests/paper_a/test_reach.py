@@ -14,7 +14,7 @@ from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, REFUTED, REPRODUCED
 from normbook.paper_a import localization, reach
 from normbook.paper_a import reach_verdicts as rv
 from normbook.paper_a.cnn import CNNConfig, StackedCNN
-from normbook.paper_a.specs import A5
+from normbook.paper_a.specs_stress import A5
 
 from .conftest import synthetic_run
 

@@ -13,7 +13,7 @@ from normbook.paper_a import stress_verdicts as sv
 from normbook.paper_a.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.detector import Moments
 from normbook.paper_a.packnorm import Accuracy
-from normbook.paper_a.specs import A4
+from normbook.paper_a.specs_stress import A4
 
 
 def _net(norm="instance", kernel=3, depth=3, seeds=(0, 1)):
