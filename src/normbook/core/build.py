@@ -34,13 +34,19 @@ def dry_run(resolved: dict) -> None:
     print(plan.report(resolved), flush=True)
 
 
+def execution_order(chs: list[Path]) -> list[Path]:
+    """The chapters in TOC order, pages built from every chapter's record (the claims ledger,
+    Methods) last: a record written after them would leave them stale for the next build."""
+    return sorted(chs, key=lambda ch: spec_for(ch).reads_ledger)
+
+
 def cmd_book(args) -> None:
     chs = selected(args.chapters)
     resolved = {ch.stem: spec_for(ch).resolve(args.profile) for ch in chs}  # before any compute
     if args.dry_run:
         return dry_run(resolved)
     with build_lock(args.profile):
-        for ch in chs:
+        for ch in execution_order(chs):
             _, secs = execute(ch, args.profile, {}, force=args.force)
             record_timing(args.profile, ch.stem, secs)
         render(args.profile, strict=args.strict, partial=bool(args.chapters))
