@@ -296,9 +296,7 @@ report.figure(
     ),
 )
 shifts = {r.name: equivariance.check(r) for r in (bn.none, bn.population, bn.minibatch)}
-run.glue(
-    "a3_shift", "; ".join(f"{n}: {fmt.join(c.max_change, '.2g')}" for n, c in shifts.items())
-)
+run.glue("a3_shift", "; ".join(f"{n}: {fmt.join(c.max_change, '.2g')}" for n, c in shifts.items()))
 run.glue("a3_shift_tol", f"{equivariance.SHIFT_TOLERANCE:g}")
 eq_pop = shifts[bn.population.name]
 

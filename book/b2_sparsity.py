@@ -239,9 +239,7 @@ run.glue("b2_sesoi", sesoi.SPARSITY.show())
 ledger = verdicts.b2_ledger(sparsity, models, curves)
 report.show_verdicts("b2", ledger)
 run.record("b2-verdict", claims=ledger)
-run.glue(
-    "b2_signature", verdicts.signature_reading(ledger, verdicts.b1_ledger(models, P.profile))
-)
+run.glue("b2_signature", verdicts.signature_reading(ledger, verdicts.b1_ledger(models, P.profile)))
 
 # %% [markdown]
 # In plain words, at this profile: BN being less sparse on MNIST is

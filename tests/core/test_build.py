@@ -191,5 +191,5 @@ def test_the_command_line_runs_as_a_module():
 def test_pages_that_read_every_record_execute_last():
     order = [c.stem for c in build.execution_order(project.chapters())]
     readers = [c.stem for c in project.chapters() if project.spec_for(c).reads_ledger]
-    assert readers and order[-len(readers):] == readers
+    assert readers and order[-len(readers) :] == readers
     assert order.index("calibration") < order.index("ledger")  # it writes a record too
