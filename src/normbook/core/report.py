@@ -7,6 +7,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from IPython.display import Markdown, display
 
@@ -26,12 +27,6 @@ def glue(name: str, value) -> None:
     from myst_nb import glue as _glue
 
     _glue(name, value, display=False)
-
-
-def glue_all(prefix: str, values: dict) -> None:
-    """Glue every value as ``{prefix}_{name}``."""
-    for name, value in values.items():
-        glue(f"{prefix}_{name}", value)
 
 
 def figure(name: str, fig) -> None:
@@ -64,8 +59,6 @@ def show_checks(prefix: str, checks: list) -> None:
 
 def _raw_number(value) -> float | None:
     """``value`` as a float when it is one finite real number (not a bool, not text)."""
-    import numpy as np
-
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         return None
     v = float(value)

@@ -235,7 +235,7 @@ def pretrain(runs: list[tuple[Setup, CNNConfig]], workers: int = 1) -> int:
             jobs.append((ident, tc, tuple(todo)))
     if not jobs:
         return 0
-    jobs.sort(key=lambda j: -_stack_cost(*j))  # longest first: the workers finish together
+    jobs.sort(key=lambda j: -_stack_cost(*j))  # longest first, so no long stack starts last
     n = sum(len(j[2]) for j in jobs)
     desc = f"train {n} network{'s' * (n > 1)} in {len(jobs)} stack{'s' * (len(jobs) > 1)}"
     for _, paths in run_jobs(_train_job, jobs, None, workers, desc=desc):
