@@ -12,6 +12,7 @@ GRID ?=
 GRID_FILE ?=
 WORKERS ?=
 SCHEDULER ?=
+JOBS ?=
 
 .PHONY: book test unit lint format params smoke chapter sweep clean clean-cache venv benchmark plan
 
@@ -24,9 +25,10 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 ## Execute every chapter at the cpu profile (stale ones only) and build the HTML
-## (`make book CHAPTERS=a1_localization,a2_mechanism`: only those).
+## (`make book CHAPTERS=a1_localization,a2_mechanism`: only those; independent chapters run
+## two at a time on two cores or more, `JOBS=1` one at a time).
 book: venv
-	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS))
+	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(JOBS),--jobs $(JOBS))
 	$(PY) -m normbook.core.sitecheck _build/$(PROFILE)/site/_build/html
 
 ## Lint and format gate, parameters cells vs specs, unit tests, every chapter executed at
@@ -52,7 +54,7 @@ unit: venv
 
 smoke: venv
 	rm -rf _build/smoke/cache
-	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force
+	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force $(if $(JOBS),--jobs $(JOBS))
 	$(PY) -m normbook.core.sitecheck _build/smoke/site/_build/html
 	$(PY) -m normbook.core.browser _build/smoke/site/_build/html
 

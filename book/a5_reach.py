@@ -61,8 +61,8 @@ curve_eval = None  # predictions per index at each compute-to-effect curve point
 #   [smoke 1,024 · cpu 6,400 · paper 800,000]
 device = None  # where networks train and run: 'auto' is cuda when available
 #   [smoke cpu · cpu cpu · paper auto]
-workers = None  # stacks of networks trained side by side (processes; results do not depend on it)
-#   [smoke 2 · cpu 2 · paper 1]
+workers = None  # processes that train stacks side by side (0: one per core; results don't change)
+#   [smoke 2 · cpu 0 · paper 1]
 seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 n_eval = None  # predictions per index for the Welch tests
 #   [smoke 2,048 · cpu 51,200 · paper 3,200,000]

@@ -193,3 +193,48 @@ def test_pages_that_read_every_record_execute_last():
     readers = [c.stem for c in project.chapters() if project.spec_for(c).reads_ledger]
     assert readers and order[-len(readers) :] == readers
     assert order.index("calibration") < order.index("ledger")  # it writes a record too
+
+
+def test_chapters_of_different_papers_alternate_in_the_side_by_side_queue():
+    from normbook.core import chapter_jobs
+
+    chs = [c for c in project.chapters() if not project.spec_for(c).reads_ledger]
+    order = chapter_jobs.interleaved(chs)
+    assert sorted(order) == sorted(chs)
+    papers = [project.spec_for(c).packages for c in order]
+    assert papers[0] != papers[1]  # the first two to start share no networks
+    for paper in set(papers):  # each paper's chapters keep their TOC order
+        assert [c for c in order if project.spec_for(c).packages == paper] == [
+            c for c in chs if project.spec_for(c).packages == paper
+        ]
+
+
+def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatch, capsys):
+    """Children run at once, their lines prefixed; a failed child fails the build after the
+    running ones finish, with its last lines in the error."""
+    import sys
+
+    import pytest as _pytest
+
+    from normbook.core import chapter_jobs
+
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import sys, time\n"
+        "name = sys.argv[1]\n"
+        "print('working on', name, flush=True)\n"
+        "time.sleep(0.5)\n"
+        "if name == 'bad': print('Boom', flush=True); sys.exit(2)\n"
+        f"print({chapter_jobs.RESULT!r}, 'none' if name == 'cached' else '1.5')\n"
+    )
+    child = lambda ch, profile, force: [sys.executable, str(script), ch.stem]  # noqa: E731
+    monkeypatch.setattr(chapter_jobs, "_child_command", child)
+    monkeypatch.setattr(chapter_jobs, "interleaved", lambda chs: chs)
+    monkeypatch.setattr(project, "ROOT", tmp_path)
+    good = [tmp_path / "a.py", tmp_path / "cached.py"]
+    done = dict(chapter_jobs.run_side_by_side(good, "smoke", False, jobs=2))
+    assert done == {good[0]: 1.5, good[1]: None}
+    out = capsys.readouterr().out
+    assert "[a] working on a" in out and "[cached] working on cached" in out
+    with _pytest.raises(project.BuildError, match="(?s)bad.py failed:.*Boom"):
+        list(chapter_jobs.run_side_by_side([tmp_path / "bad.py", good[0]], "smoke", False, 2))

@@ -151,3 +151,13 @@ def test_single_thread_keeps_freed_memory():
     with workers.single_thread():
         assert torch.get_num_threads() == 1
     assert workers._SHARED["heap_kept"] == sys.platform.startswith("linux")
+
+
+def test_zero_workers_means_one_per_core_or_the_share_a_sweep_gives(monkeypatch):
+    monkeypatch.delenv("NORMBOOK_CORES", raising=False)
+    assert workers.worker_count(3) == 3
+    assert workers.worker_count(0) == (os.cpu_count() or 1)
+    monkeypatch.setenv("NORMBOOK_CORES", "1")
+    assert workers.worker_count(0) == 1 and workers.worker_count(2) == 2
+    monkeypatch.setenv("NORMBOOK_CORES", "junk")
+    assert workers.worker_count(0) == (os.cpu_count() or 1)

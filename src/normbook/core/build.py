@@ -15,10 +15,13 @@ edit to one paper's code never re-executes the other paper's chapters. The steps
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 from . import project
+from .chapter_jobs import RESULT, default_jobs, run_side_by_side
 from .execution import execute, parse_overrides, show_papermill_log
 from .param_cells import parameter_drift, rewrite_parameters_cell
 from .params import PROFILES, ParameterError
@@ -45,12 +48,31 @@ def cmd_book(args) -> None:
     resolved = {ch.stem: spec_for(ch).resolve(args.profile) for ch in chs}  # before any compute
     if args.dry_run:
         return dry_run(resolved)
+    jobs = args.jobs or default_jobs()
+    t0 = time.perf_counter()
     with build_lock(args.profile):
-        for ch in execution_order(chs):
+        independent = [ch for ch in chs if not spec_for(ch).reads_ledger]
+        if jobs > 1 and len(independent) > 1:
+            for ch, secs in run_side_by_side(independent, args.profile, args.force, jobs):
+                record_timing(args.profile, ch.stem, secs)
+        else:
+            for ch in independent:
+                _, secs = execute(ch, args.profile, {}, force=args.force)
+                record_timing(args.profile, ch.stem, secs)
+        for ch in execution_order(chs)[len(independent) :]:  # they read the others' records
             _, secs = execute(ch, args.profile, {}, force=args.force)
             record_timing(args.profile, ch.stem, secs)
         render(args.profile, strict=args.strict, partial=bool(args.chapters))
         print(timings_table(args.profile, [c.stem for c in chs]), flush=True)
+        wall = time.perf_counter() - t0
+        print(f"[timings] this build: {wall:.0f} s wall ({wall / 60:.1f} min), {jobs} "
+              f"chapter(s) at a time on {os.cpu_count()} cores", flush=True)  # fmt: skip
+
+
+def cmd_execute(args) -> None:
+    """One chapter, as a child of ``book`` (:mod:`.chapter_jobs`): its seconds last."""
+    _, secs = execute(Path(args.path).resolve(), args.profile, {}, force=args.force)
+    print(f"{RESULT} {'none' if secs is None else f'{secs:.3f}'}", flush=True)
 
 
 def cmd_chapter(args) -> None:
@@ -101,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--chapters", help="only these chapters (comma-separated, e.g. a1_localization)")
     dry = "print each chapter's planned FLOPs and estimated GPU time; run nothing"
     b.add_argument("--dry-run", action="store_true", help=dry)
+    jobs_help = "chapters executed side by side (default: 2 on a machine with 2 cores or more)"
+    b.add_argument("--jobs", type=int, default=0, help=jobs_help)
+    e = sub.add_parser("execute", help="(internal) execute one chapter for `book --jobs`")
+    e.add_argument("path")
+    e.add_argument("--profile", default="cpu", choices=PROFILES)
+    e.add_argument("--force", action="store_true")
     c = sub.add_parser("chapter", help="re-execute one chapter with new parameters")
     c.add_argument("path")
     c.add_argument("--profile", default="cpu", choices=PROFILES)
@@ -111,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     show_papermill_log()
     try:
-        {"book": cmd_book, "chapter": cmd_chapter, "params": cmd_params}[args.cmd](args)
+        commands = {"book": cmd_book, "chapter": cmd_chapter, "params": cmd_params,
+                    "execute": cmd_execute}  # fmt: skip
+        commands[args.cmd](args)
     except (ParameterError, BuildError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -21,13 +21,21 @@ def resolve_device(value: str) -> str:
 
 
 def cpu_model() -> str:
-    """This machine's CPU model name (from /proc/cpuinfo; the platform's word elsewhere)."""
+    """This machine's CPU model name with its family and model numbers (from /proc/cpuinfo:
+    virtual machines often name only the vendor, 'AMD EPYC'; family 23 model 49 is Zen 2);
+    the platform's word elsewhere."""
     import platform
 
     try:
+        fields: dict[str, str] = {}
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            key, _, value = line.partition(":")
+            if not key.strip():
+                break  # the first processor's block is enough
+            fields.setdefault(key.strip(), value.strip())
+        if "model name" in fields:
+            numbers = ", ".join(f"{k} {fields[k]}" for k in ("cpu family", "model") if k in fields)
+            return fields["model name"] + (f" ({numbers})" if numbers else "")
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown CPU"

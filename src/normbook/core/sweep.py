@@ -152,11 +152,14 @@ def point_dir(grid: Grid, index: int) -> Path:
     return sweep_dir(grid) / "points" / f"{index:03d}"
 
 
-def run_point(chapter: str, profile: str, overrides: dict, folder: str, cache_dir: str) -> dict:
+def run_point(
+    chapter: str, profile: str, overrides: dict, folder: str, cache_dir: str, cores: int = 1
+) -> dict:
     """(On a Dask worker.) Execute the chapter for one grid point into ``folder``, sharing the
     experiment cache ``cache_dir``. Returns its status, error and seconds."""
     os.environ["NORMBOOK_BUILD_DIR"] = folder  # read when the point runs; kernels inherit it
     os.environ["NORMBOOK_CACHE"] = cache_dir
+    os.environ["NORMBOOK_CORES"] = str(cores)  # a chapter's workers=0: its share of the cores
     try:
         _, seconds = execution.execute(Path(chapter), profile, overrides)
     except (project.BuildError, ParameterError, cache.CacheError) as exc:
@@ -209,10 +212,12 @@ def run(grid: Grid, workers: int = 1, scheduler: str | None = None) -> list[Poin
     cache_dir = str(cache.cache_root().resolve())
     if not todo:
         return points
+    cores = 1 if scheduler else max(1, (os.cpu_count() or 1) // workers)  # per point
     with _client(workers, scheduler) as client:
         futures = {
             client.submit(run_point, str(grid.chapter), grid.profile, overrides,
-                          str(point_dir(grid, p.index).resolve()), cache_dir, pure=False): p
+                          str(point_dir(grid, p.index).resolve()), cache_dir, cores,
+                          pure=False): p
             for p, overrides in todo
         }  # fmt: skip
         failed = len(points) - len(todo)  # the invalid ones

@@ -121,6 +121,16 @@ def close_pool() -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def worker_count(workers: int) -> int:
+    """``workers`` processes, or, when it is 0 (the ``cpu`` profile's default: results do not
+    depend on it), one per core this chapter may use: ``NORMBOOK_CORES`` where a sweep runs
+    several chapters at once and shares the cores out, else every core of the machine."""
+    if workers > 0:
+        return workers
+    cores = os.environ.get("NORMBOOK_CORES", "")
+    return max(1, int(cores)) if cores.isdigit() else (os.cpu_count() or 1)
+
+
 def run_jobs(
     fn: Callable, jobs: list[tuple], shared: Any, workers: int = 1, desc: str = "jobs"
 ) -> Iterator[tuple[int, Any]]:
@@ -129,7 +139,9 @@ def run_jobs(
     ``workers > 1`` with more than one job: the jobs run in the process's worker pool
     (:func:`_pool`), ``shared`` read once by each worker. Otherwise they run here, in order.
     A failed job (or a caller that stops early) stops the pool: no stale job keeps a worker.
+    ``workers=0``: one per core (:func:`worker_count`).
     """
+    workers = worker_count(workers)
     if len(jobs) > 1 and workers > 1:
         with tempfile.TemporaryDirectory(prefix="normbook-jobs-") as tmp:  # private: 0700
             path = None

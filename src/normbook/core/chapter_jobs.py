@@ -1,0 +1,111 @@
+"""Chapters executed side by side: ``make book`` on a machine with cores to spare runs
+``jobs`` chapters at once, each in its own process (its kernel and its workers), so that one
+chapter's serial phases (evaluation, analyses, figures) overlap another's training.
+
+Results do not change: every cached experiment is computed once whichever chapter asks first
+(the cache's entry locks make a second asker wait for it, :mod:`.cache`), and a chapter's
+numbers do not depend on how many processes it has. Chapters of different papers alternate in
+the queue, since chapters of one paper share networks and would wait on each other. The
+console shows each chapter's lines prefixed with its name.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from . import project
+from .project import BuildError, spec_for
+
+RESULT = "[chapter-seconds]"  # the last line a child prints: its seconds, or "none"
+
+
+def default_jobs() -> int:
+    """Two chapters at once wherever there are two cores or more (each uses every core for
+    its workers; two keep them busy through each other's serial phases), else one."""
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+def interleaved(chs: list[Path]) -> list[Path]:
+    """The chapters with the papers alternating (TOC order within each paper): A1, B1, A2, ..."""
+    lanes: dict[tuple, list[Path]] = {}
+    for ch in chs:
+        lanes.setdefault(spec_for(ch).packages, []).append(ch)
+    queues = list(lanes.values())
+    out = []
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
+
+
+def _child_command(ch: Path, profile: str, force: bool) -> list[str]:
+    cmd = [sys.executable, "-m", "normbook.core.build", "execute", str(ch), "--profile", profile]
+    return cmd + (["--force"] if force else [])
+
+
+def _run_child(ch: Path, profile: str, force: bool, say) -> float | None:
+    """Execute one chapter in a child process, relaying its output line by line."""
+    proc = subprocess.Popen(
+        _child_command(ch, profile, force),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+        cwd=project.ROOT,
+    )
+    seconds: float | None = None
+    tail: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        if line.startswith(RESULT):
+            value = line[len(RESULT) :].strip()
+            seconds = None if value == "none" else float(value)
+            continue
+        tail = (tail + [line])[-40:]
+        say(f"[{ch.stem}] {line}")
+    if proc.wait() != 0:
+        raise BuildError(f"{ch.relative_to(project.ROOT)} failed:\n" + "\n".join(tail))
+    return seconds
+
+
+def run_side_by_side(
+    chs: list[Path], profile: str, force: bool, jobs: int
+) -> Iterator[tuple[Path, float | None]]:
+    """Yield ``(chapter, seconds or None if up to date)`` as chapters finish, ``jobs`` at a
+    time. After a failure no new chapter starts; the running ones finish, then the first
+    failure is raised."""
+    lock = threading.Lock()
+
+    def say(text: str) -> None:
+        with lock:
+            print(text, flush=True)
+
+    failures: list[BuildError] = []
+    stop = threading.Event()
+
+    def job(ch: Path) -> float | None:
+        if stop.is_set():
+            return None
+        try:
+            return _run_child(ch, profile, force, say)
+        except BuildError:
+            stop.set()
+            raise
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(job, ch): ch for ch in interleaved(chs)}
+        for fut in as_completed(futures):
+            try:
+                yield futures[fut], fut.result()
+            except BuildError as exc:
+                failures.append(exc)
+    if failures:
+        raise failures[0]
