@@ -14,7 +14,7 @@ WORKERS ?=
 SCHEDULER ?=
 JOBS ?=
 
-.PHONY: book test unit lint format params smoke chapter sweep clean clean-cache venv benchmark plan
+.PHONY: book test unit lint format params smoke chapter sweep clean clean-cache venv benchmark plan paper-shape paper-gpu-check lab
 
 venv: $(VENV)/.installed
 
@@ -30,6 +30,15 @@ $(VENV)/.installed: pyproject.toml
 book: venv
 	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(JOBS),--jobs $(JOBS))
 	$(PY) -m normbook.core.sitecheck _build/$(PROFILE)/site/_build/html
+
+## Open the chapters in JupyterLab as notebooks (jupytext; installs the pinned `lab` extra
+## once): right-click a chapter's .py, Open With > Jupytext Notebook, and run it.
+lab: $(VENV)/.lab-installed
+	$(VENV)/bin/jupyter lab --notebook-dir=$(CURDIR)/book $(LAB_ARGS)
+
+$(VENV)/.lab-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[lab]'
+	touch $@
 
 ## Lint and format gate, parameters cells vs specs, unit tests, every chapter executed at
 ## smoke with an empty cache, book built with -W, the built pages checked to work offline and
@@ -74,6 +83,16 @@ sweep: venv
 ## Training throughput of chapter A1's networks against this machine's matmul peak.
 benchmark: venv
 	$(PY) -m normbook.benchmark --profile $(PROFILE)
+
+## Every chapter at the `paper` profile's full shape on this CPU, its counts cut to a handful:
+## each chapter's time and peak memory, seconds per step at each paper geometry, and the
+## estimated full `paper` time on this CPU and on a stated GPU (_build/paper-shape/report.md).
+paper-shape: venv
+	$(PY) -m normbook.paper_shape $(if $(CHAPTERS),--chapters $(CHAPTERS))
+
+## Chapter A1 at `paper` on one GPU (about 10 minutes) and its agreement with the CPU at smoke.
+paper-gpu-check: venv
+	$(PY) -m normbook.gpu_check
 
 ## Planned FLOPs per chapter and the estimated GPU time, without running anything:
 ##   make plan PROFILE=paper

@@ -55,7 +55,7 @@
 # (this run: $\ell$ = {glue:text}`a1_seq_len`, $R$ = {glue:text}`a1_R`).
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
 kernel = None  # convolution kernel size k [every profile: 5]
@@ -91,7 +91,7 @@ distance_threshold = None  # fraction of the window that must be localized [ever
 probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 #   [smoke 4 · cpu 64 · paper 256]
 
-# %%
+# %% tags=["hide-input"]
 from normbook.core import fmt, report
 from normbook.paper_a import (
     bands,

@@ -52,7 +52,7 @@
 # the paper's.
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
 kernel = None  # convolution kernel size k [every profile: 5]
@@ -107,7 +107,7 @@ pack_seeds = None  # PackNorm: seeds (one model per seed and overlap)
 n_test = None  # PackNorm: fresh test pairs per model [smoke 512 · cpu 8,192 · paper 100,000]
 transition_level = None  # accuracy that defines the transition overlap [every profile: 0.75]
 
-# %%
+# %% tags=["hide-input"]
 from normbook.core import fmt, report, stats
 from normbook.paper_a import (
     bands,
@@ -322,7 +322,7 @@ run.glue("a2_rising", "may still be rising" if rising else "has flattened")
 # the multi-hop claim below has no curve of its own: it can be reproduced, never refuted, at
 # this profile.
 
-# %%
+# %% tags=["hide-input"]
 run.glue("a2_norm", normed.name)
 run.glue("a2_first_beyond_R", fmt.depths(hops.first_beyond_radius))
 run.glue("a2_first_beyond_single", fmt.depths(hops.first_beyond_single))

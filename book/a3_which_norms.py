@@ -52,7 +52,7 @@
 # (`group_seeds`) than the BatchNorm study ({ref}`a3-training`).
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
 kernel = None  # convolution kernel size k [every profile: 5]
@@ -91,7 +91,7 @@ group_seeds = None  # seeds of the GroupNorm sweep (one model per seed and G)
 bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatch statistics
 #   [smoke [8, 64] · cpu [8, 32, 128] · paper [8, 32, 128, 512]]
 
-# %%
+# %% tags=["hide-input"]
 from normbook.core import fmt, report
 from normbook.paper_a import (
     bands,
@@ -111,7 +111,7 @@ from normbook.paper_a.specs import A3
 P, run = report.start(A3, globals())
 setup = localization.configs(P)
 
-# %%
+# %% tags=["hide-input"]
 run.glue_all("a3", {
     "steps": f"{P.steps:,}", "eval_bs": P.eval_batch_size, "L": P.seq_len, "d": P.depth,
     "R": setup.radius, "half": setup.half, "n_groups": len(P.group_counts),

@@ -37,7 +37,7 @@
 # CNN are our own small designs (`paper_a.unet` and `paper_a.grid2d` state every choice).
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
 kernel = None  # convolution kernel size k [every profile: 5]
@@ -128,7 +128,7 @@ arch_lr = None  # U-Net and 2-D CNN: peak Adam learning rate [every profile: 0.0
 arch_schedule = None  # U-Net and 2-D CNN: learning-rate schedule [every profile: onecycle]
 arch_eval_batch = None  # U-Net and 2-D CNN: samples per evaluation stream batch [every profile: 32]
 
-# %%
+# %% tags=["hide-input"]
 from normbook.core import fmt, report
 from normbook.paper_a import (
     equivariance,

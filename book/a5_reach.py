@@ -41,7 +41,7 @@
 # deviation at the paper's network equal to ours.
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
 kernel = None  # convolution kernel size k [every profile: 5]

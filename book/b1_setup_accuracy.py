@@ -49,7 +49,7 @@
 # profile can test is the *comparison* between BN and no BN, not the paper's absolute numbers.
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
@@ -89,7 +89,7 @@ workers = None  # parallel worker processes (0: one per core; results do not dep
 device = None  # where models train: 'auto' is cuda when available, else cpu
 #   [smoke cpu · cpu cpu · paper auto]
 
-# %%
+# %% tags=["hide-input"]
 from normbook.core import fmt, report
 from normbook.paper_b import classify, figures, provenance, reported, sesoi, tables, verdicts
 from normbook.paper_b.specs import B1

@@ -42,7 +42,7 @@
 # deviation rests on that many values.
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
@@ -88,7 +88,7 @@ channel_spatial_mean = None  # channel sparsity per image: average each map over
 #   [every profile: True]
 zero_threshold = None  # |a| <= threshold counts as zero (paper: exact zeros) [every profile: 0]
 
-# %%
+# %% tags=["hide-input"]
 from normbook.core import fmt, report
 from normbook.paper_b import (
     analysis,

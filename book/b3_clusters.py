@@ -46,7 +46,7 @@
 # choosing k by DBI and then reporting that DBI flatters the selected k.
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
@@ -98,7 +98,7 @@ kmeans_n_init = None  # k-means restarts per k [smoke 1 · cpu 1 · paper 3]
 fixed_k = None  # k for the DBI at a fixed number of clusters (the number of classes)
 #   [every profile: 10]
 
-# %%
+# %% tags=["hide-input"]
 from normbook.core import fmt, report
 from normbook.paper_b import (
     analysis,
@@ -115,7 +115,7 @@ from normbook.paper_b.specs import B3
 
 P, run = report.start(B3, globals())
 
-# %%
+# %% tags=["hide-input"]
 run.glue_all("b3", {
     "paper_images": f"{reported.N_IMAGES:,}", "paper_seeds": reported.N_SEEDS,
     "paper_k_range": "{}..{}".format(*reported.K_RANGE), "n_classes": reported.N_CLASSES,

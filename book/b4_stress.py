@@ -49,7 +49,7 @@
 # {glue:text}`b4_m_datasets` (`matched_datasets`).
 # :::
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
@@ -126,7 +126,7 @@ match_check_every = None  # accuracy-matched: check every this many steps near t
 match_tolerance = None  # accuracy-matched: largest validation-accuracy gap a pair may keep
 #   [smoke 0.05 · cpu 0.01 · paper 0.005]
 
-# %%
+# %% tags=["hide-input"]
 from normbook.core import report
 from normbook.paper_b import (
     analysis,
@@ -147,7 +147,7 @@ from normbook.paper_b.specs import B4
 
 P, run = report.start(B4, globals())
 
-# %%
+# %% tags=["hide-input"]
 run.glue_all("b4", stress_text.setup_glue(P))
 
 # %% [markdown]

@@ -25,7 +25,7 @@
 # training on this machine. The figure of merit is the slope reached per minute of training.
 # The verdicts play no part in the choice.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seq_len = None  # sequence length l [smoke 48 · cpu 75 · paper 600]
 kernel = None  # convolution kernel size k [every profile: 5]

@@ -29,7 +29,7 @@
 # power, a failed control, a curve still rising); *not testable at this profile* marks what
 # only the papers' scale can test.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 
 # %%

@@ -23,7 +23,7 @@
 # are generated from the same specifications and rule functions the chapters run, so they
 # cannot disagree with them.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 oc_models = None  # simulated models per step and noise correlation length (detector calibration)
 #   [smoke 20 · cpu 200 · paper 1,000]

@@ -4,6 +4,7 @@ from the records the chapters wrote (:mod:`normbook.core.ledger`), never typed."
 from __future__ import annotations
 
 import math
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -105,6 +106,7 @@ def claim_rows(recs: list[dict]) -> list[dict]:
             rows.append(
                 {
                     "paper": c["paper"],
+                    "chapter": chapter_label(r["chapter"]),
                     "from": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
                     "claim": c["claim"],
                     "verdict": f"**{c['verdict']}** ({c['why']})",
@@ -120,8 +122,17 @@ def claim_rows(recs: list[dict]) -> list[dict]:
     return rows
 
 
+def chapter_label(stem: str) -> str:
+    """A chapter's short name for the table: ``a1_localization`` -> ``A1``."""
+    head = stem.split("_", 1)[0]
+    return head.upper() if re.fullmatch(r"[ab]\d", head) else stem
+
+
 def claims_table(recs: list[dict]) -> str:
-    return table(claim_rows(recs))
+    """The claims as a table; in the built page it sorts and filters (``book/_static/
+    ledger.js``: by paper, chapter and verdict, and a text search), without JavaScript it is
+    the plain table."""
+    return f":::{{container}} ledger-table\n\n{table(claim_rows(recs))}\n:::"
 
 
 def counts(recs: list[dict], adjust: bool = False) -> dict[str, dict[str, int]]:

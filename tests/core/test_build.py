@@ -18,6 +18,12 @@ def chapter(tmp_path, monkeypatch):
     return path
 
 
+def _empty_notebook(path) -> None:
+    import nbformat
+
+    nbformat.write(nbformat.v4.new_notebook(), path)
+
+
 def test_stamp_changes_with_source_and_parameters(chapter):
     base = project.stamp(chapter, {"seq_len": 150})
     assert project.stamp(chapter, {"seq_len": 150}) == base
@@ -33,7 +39,7 @@ def test_up_to_date_chapter_is_not_reexecuted(chapter, monkeypatch):
     monkeypatch.setattr(
         papermill,
         "execute_notebook",
-        lambda src, out, **kw: calls.append(kw["parameters"]) or open(out, "w").write("{}"),
+        lambda src, out, **kw: calls.append(kw["parameters"]) or _empty_notebook(out),
     )
     _, secs = execution.execute(chapter, "smoke", {})
     assert secs is not None and calls == [{"profile": "smoke"}]
@@ -238,3 +244,18 @@ def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatc
     assert "[a] working on a" in out and "[cached] working on cached" in out
     with _pytest.raises(project.BuildError, match="(?s)bad.py failed:.*Boom"):
         list(chapter_jobs.run_side_by_side([tmp_path / "bad.py", good[0]], "smoke", False, 2))
+
+
+def test_the_injected_parameters_cell_is_folded_like_the_parameters_cell(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["injected-parameters"]}),
+                nbformat.v4.new_code_cell("plot()")]  # fmt: skip
+    nbformat.write(nb, tmp_path / "n.ipynb")
+    execution.fold_injected_parameters(tmp_path / "n.ipynb")
+    cells = nbformat.read(tmp_path / "n.ipynb", as_version=4).cells
+    assert cells[0].metadata.tags == ["injected-parameters", "hide-input"]
+    assert "hide-input" not in cells[1].metadata.get("tags", [])
+    for path in project.chapters():  # every chapter folds its parameters cell too
+        assert 'tags=["parameters", "hide-input"]' in path.read_text(), path.name

@@ -29,3 +29,9 @@ def test_environment_yml_mirrors_pyproject():
 def test_installed_versions_match_the_pins():
     for name, pinned in _pyproject_pins().items():
         assert version(name).split("+")[0] == pinned, name
+
+
+def test_the_lab_extra_is_pinned_too():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert extras["lab"] and all("==" in d for d in extras["lab"]), extras

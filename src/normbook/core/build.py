@@ -71,7 +71,9 @@ def cmd_book(args) -> None:
 
 def cmd_execute(args) -> None:
     """One chapter, as a child of ``book`` (:mod:`.chapter_jobs`): its seconds last."""
-    _, secs = execute(Path(args.path).resolve(), args.profile, {}, force=args.force)
+    path = Path(args.path).resolve()
+    overrides = parse_overrides(path, args.p or [])
+    _, secs = execute(path, args.profile, overrides, force=args.force)
     print(f"{RESULT} {'none' if secs is None else f'{secs:.3f}'}", flush=True)
 
 
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("path")
     e.add_argument("--profile", default="cpu", choices=PROFILES)
     e.add_argument("--force", action="store_true")
+    e.add_argument("-p", nargs=2, action="append", metavar=("NAME", "VALUE"))
     c = sub.add_parser("chapter", help="re-execute one chapter with new parameters")
     c.add_argument("path")
     c.add_argument("--profile", default="cpu", choices=PROFILES)

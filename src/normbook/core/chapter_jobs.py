@@ -65,6 +65,8 @@ def _run_child(ch: Path, profile: str, force: bool, say) -> float | None:
     assert proc.stdout is not None
     for line in proc.stdout:
         line = line.rstrip("\n")
+        if not line.strip():  # papermill's blank separators, unreadable when interleaved
+            continue
         if line.startswith(RESULT):
             value = line[len(RESULT) :].strip()
             seconds = None if value == "none" else float(value)

@@ -85,10 +85,25 @@ def execute(
     finally:
         src.unlink(missing_ok=True)
     seconds = time.perf_counter() - t0
+    fold_injected_parameters(running)
     os.replace(running, out)
     write_atomic(stamp_file, key)
     print(f"[done] {path.relative_to(project.ROOT)} in {seconds:.1f} s", flush=True)
     return out, seconds
+
+
+def fold_injected_parameters(notebook: Path) -> None:
+    """Fold the source of the cell papermill injects (the run's parameters) in the built page,
+    as the chapters fold their parameters cell: a reader meets prose and figures first, the
+    code one click away (myst-nb's ``hide-input``)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if "injected-parameters" in tags and "hide-input" not in tags:
+            tags.append("hide-input")
+    nbformat.write(nb, notebook)
 
 
 def glued_values(notebook: Path) -> dict[str, str]:

@@ -1,0 +1,216 @@
+"""The ``paper`` profile at full shape on this CPU: every chapter executed with the papers'
+geometry (sequence length, depth, width, batch size, seeds, full-width VGG-16) and only its
+counts cut to a handful (optimizer steps, epochs, evaluated samples, images analysed), so that
+every code path runs at the shape a GPU run will meet: networks built, a few optimizer steps,
+the streamed evaluation, the probes, the analyses, the figures and the ledger.
+
+    python -m normbook.paper_shape [--chapters a1_localization,b1_setup_accuracy]
+
+It reports each chapter's wall time and peak memory, the seconds per training step at each
+paper geometry (one thread, as training runs), and, from the FLOPs that ``make plan`` counts,
+the estimated full ``paper`` time on this CPU and on the GPU that plan states. Its executed
+notebooks and cache live in ``_build/paper-shape`` (emptied first), apart from every profile's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import torch
+
+from . import plan
+from .core import project
+from .core.cache import build_root
+from .core.devices import cpu_model
+from .core.workers import single_thread
+
+# The counts a shape run cuts (every chapter takes the ones its spec has); everything else
+# keeps its `paper` value. Evaluations keep two eval batches (two independent streams).
+COUNTS = dict(
+    steps=3, curve_eval=64, n_eval=64, probe_batches=1, pack_steps=3, n_test=256,
+    circular_steps=3, intervention_eval=64, intervention_ref=64, unet_steps=3, unet_eval=64,
+    grid_steps=3, grid_eval=64, reach_len_steps=[3, 6], reach_eval=64,
+    mnist_epochs=1, cifar_epochs=1, mnist_train=512, cifar_train=512, n_val=256,
+    curve_images=128, sparsity_images=128, cluster_images=128, silhouette_images=128,
+    null_draws=1, oc_models=20, power_draws=20, device="cpu", workers=1,
+)  # fmt: skip
+
+
+def shape_overrides(chapter: Path) -> dict:
+    """The counts of COUNTS that ``chapter``'s spec has (its shape run's ``-p`` overrides)."""
+    names = set(project.spec_for(chapter).names)
+    return {k: v for k, v in COUNTS.items() if k in names}
+
+
+# ----------------------------------------------------------------------------- executing
+
+
+@dataclass
+class ChapterRun:
+    chapter: str
+    seconds: float
+    peak_rss_gb: float  # the chapter's process tree, largest process (its kernel or a worker)
+    error: str | None = None
+
+
+def _command(ch: Path, overrides: dict) -> list[str]:
+    cmd = [sys.executable, "-m", "normbook.core.build", "execute", str(ch), "--profile", "paper"]
+    for k, v in overrides.items():
+        cmd += ["-p", k, ",".join(map(str, v)) if isinstance(v, list) else str(v)]
+    return cmd + ["--force"]
+
+
+def run_chapter(ch: Path, env: dict) -> ChapterRun:
+    """Execute ``ch`` at paper shape in a child process (its lines relayed); its wall time and
+    peak memory (the largest process of its tree: ``wait4``'s maximum resident set)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        _command(ch, shape_overrides(ch)),
+        cwd=project.ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    tail: list[str] = []
+    for line in proc.stdout:
+        if line.strip():
+            tail = (tail + [line.rstrip()])[-25:]
+            print(f"[{ch.stem}] {line.rstrip()}", flush=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    error = "\n".join(tail) if proc.returncode else None
+    return ChapterRun(ch.stem, time.perf_counter() - t0, usage.ru_maxrss / 2**20, error)
+
+
+# ----------------------------------------------------------------------------- rates
+
+
+def _seconds_per_step(model: torch.nn.Module, x: torch.Tensor, loss, reps: int = 2) -> float:
+    opt = torch.optim.Adam(model.parameters())
+    best = float("inf")
+    for _ in range(reps + 1):  # the first is a warm-up
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss(model(x)).backward()
+        opt.step()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@dataclass(frozen=True)
+class Rate:
+    geometry: str
+    seconds_per_step: float
+    flops_per_step: float
+
+    @property
+    def flops_per_second(self) -> float:
+        return self.flops_per_step / self.seconds_per_step
+
+
+def paper_rates() -> dict[str, Rate]:
+    """Seconds per training step at each paper geometry, on one thread (as training runs):
+    paper A's network (l = 600, d = 32, C = 32, batch 32, one model), paper B's MNIST CNN and
+    full-width VGG-16 (batch 128)."""
+    from .chapters import SPECS
+    from .paper_a import localization
+    from .paper_a.cnn import StackedCNN
+    from .paper_a.task import ramp
+    from .paper_b import classify
+
+    rates = {}
+    with single_thread():
+        setup = localization.configs(SPECS["a1_localization"].resolve("paper"))
+        cnn, tc = setup.cnn("instance"), setup.train
+        x = torch.randn(tc.batch_size, 1, tc.seq_len)
+        net = StackedCNN(cnn, [0])
+        target = ramp(tc.seq_len)
+        step, _ = plan.localization_flops(tc.seq_len, cnn.depth, cnn.width, cnn.kernel)
+        secs = _seconds_per_step(net, x, lambda y: ((y - target) ** 2).mean())
+        rates["paper_a"] = Rate(f"paper A: l={tc.seq_len}, d={cnn.depth}, C={cnn.width}, "
+                                f"batch {tc.batch_size}", secs, step * tc.batch_size)  # fmt: skip
+        P = SPECS["b1_setup_accuracy"].resolve("paper")
+        for (ds, bn), cfg in classify.configs(P).configs.items():
+            if not bn:
+                continue
+            model = cfg.build(0)
+            x = torch.randn(P.batch_size, cfg.in_channels, 32, 32)
+            labels = torch.randint(0, 10, (P.batch_size,))
+            flops = plan._train_flops(model, x[:1]) * P.batch_size
+            loss = partial(torch.nn.functional.cross_entropy, target=labels)
+            secs = _seconds_per_step(model, x, loss)
+            rates[ds] = Rate(f"paper B: {ds} {cfg.label}, batch {P.batch_size}", secs, flops)
+    return rates
+
+
+def _rate_for(item: plan.Item, chapter: str, rates: dict[str, Rate]) -> Rate:
+    if chapter.startswith("b"):
+        return rates["cifar10"] if "cifar" in item.what.lower() else rates["mnist"]
+    return rates["paper_a"]
+
+
+def estimates(chapter: str, rates: dict[str, Rate]) -> tuple[float, float]:
+    """(hours on one core of this CPU, hours on plan's stated GPU) for the full ``paper`` run
+    of ``chapter``'s training and evaluation passes (plan's FLOPs; analyses not counted)."""
+    from .chapters import SPECS
+
+    items = plan.chapter_plan(chapter, SPECS[chapter].resolve("paper"))
+    cpu = sum(i.flops / _rate_for(i, chapter, rates).flops_per_second for i in items)
+    return cpu / 3600, sum(i.seconds() for i in items) / 3600
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def report(runs: list[ChapterRun], rates: dict[str, Rate]) -> str:
+    lines = [f"paper profile at full shape on {cpu_model()}, {os.cpu_count()} cores "
+             f"(counts cut: {', '.join(f'{k}={v}' for k, v in COUNTS.items())})", "",
+             "| geometry | s per training step (one thread) | GFLOP/s |",
+             "|---|---|---|"]  # fmt: skip
+    for r in rates.values():
+        lines.append(f"| {r.geometry} | {r.seconds_per_step:.3f} | "
+                     f"{r.flops_per_second / 1e9:.1f} |")  # fmt: skip
+    lines += ["", f"| chapter | shape run | peak RSS | full `paper`, one core of this CPU "
+              f"| full `paper`, {plan.DEVICE} at {plan.UTILIZATION:.0%} of peak |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for run in runs:
+        cpu_h, gpu_h = estimates(run.chapter, rates)
+        state = f"{run.seconds:.0f} s" if run.error is None else "**failed**"
+        lines.append(f"| {run.chapter} | {state} | {run.peak_rss_gb:.2f} GB | {cpu_h:,.1f} h "
+                     f"| {gpu_h * 60:,.1f} min |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m normbook.paper_shape")
+    ap.add_argument("--chapters", help="only these (comma-separated stems)")
+    args = ap.parse_args(argv)
+    chs = project.selected(args.chapters)
+    folder = build_root() / "paper-shape"
+    shutil.rmtree(folder, ignore_errors=True)
+    env = {**os.environ, "NORMBOOK_BUILD_DIR": str(folder), "NORMBOOK_CACHE": str(folder / "cache")}
+    runs = []
+    for ch in chs:  # one at a time: each one's memory is its own
+        print(f"[paper-shape] {ch.stem} ...", flush=True)
+        runs.append(run_chapter(ch, env))
+        r = runs[-1]
+        print(f"[paper-shape] {ch.stem}: {r.seconds:.0f} s, peak {r.peak_rss_gb:.2f} GB"
+              + (f"\n{r.error}" if r.error else ""), flush=True)  # fmt: skip
+    text = report(runs, paper_rates())
+    (folder / "report.md").write_text(text + "\n")
+    print(text, flush=True)
+    return 1 if any(r.error for r in runs) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
