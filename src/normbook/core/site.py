@@ -16,7 +16,7 @@ from . import project, sphinx_launch
 from .project import BuildError, build_dir, chapters, html_dir, is_executed
 
 # .py: each chapter's jupytext source, offered for download beside its page
-STATIC_SUFFIXES = {".md", ".bib", ".png", ".svg", ".jpg", ".css", ".py"}
+STATIC_SUFFIXES = {".md", ".bib", ".png", ".svg", ".jpg", ".css", ".js", ".py"}  # .js: ledger.js
 
 
 def _copy_if_changed(src: Path, dst: Path, content: bytes | None = None) -> None:
