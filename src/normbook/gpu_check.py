@@ -28,17 +28,16 @@ from pathlib import Path
 
 from .core import ledger, project
 from .core.cache import build_root
+from .core.chapter_jobs import execute_command
 
 A1 = project.ROOT / "book" / "a1_localization.py"
 
 
 def _execute(folder: Path, profile: str, overrides: dict) -> float:
     env = {**os.environ, "NORMBOOK_BUILD_DIR": str(folder), "NORMBOOK_CACHE": str(folder / "cache")}
-    cmd = [sys.executable, "-m", "normbook.core.build", "execute", str(A1), "--profile", profile]
-    for k, v in overrides.items():
-        cmd += ["-p", k, str(v)]
     t0 = time.perf_counter()
-    subprocess.run(cmd + ["--force"], cwd=project.ROOT, env=env, check=True)
+    cmd = execute_command(A1, profile, overrides, force=True)
+    subprocess.run(cmd, cwd=project.ROOT, env=env, check=True)
     return time.perf_counter() - t0
 
 

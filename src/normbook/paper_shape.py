@@ -17,10 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
-import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -29,13 +27,15 @@ import torch
 from . import plan
 from .core import project
 from .core.cache import build_root
+from .core.chapter_jobs import execute_command, run_child
 from .core.devices import cpu_model
 from .core.workers import single_thread
 
 # The counts a shape run cuts (every chapter takes the ones its spec has); everything else
-# keeps its `paper` value. Evaluations keep two eval batches (two independent streams).
+# keeps its `paper` value. Evaluations keep two eval batches (two independent streams); n_eval
+# four of A3's largest BatchNorm evaluation batch (512).
 COUNTS = dict(
-    steps=3, curve_eval=64, n_eval=64, probe_batches=1, pack_steps=3, n_test=256,
+    steps=3, curve_eval=64, n_eval=2048, probe_batches=1, pack_steps=3, n_test=256,
     circular_steps=3, intervention_eval=64, intervention_ref=64, unet_steps=3, unet_eval=64,
     grid_steps=3, grid_eval=64, reach_len_steps=[3, 6], reach_eval=64,
     mnist_epochs=1, cifar_epochs=1, mnist_train=512, cifar_train=512, n_val=256,
@@ -61,41 +61,22 @@ class ChapterRun:
     error: str | None = None
 
 
-def _command(ch: Path, overrides: dict) -> list[str]:
-    cmd = [sys.executable, "-m", "normbook.core.build", "execute", str(ch), "--profile", "paper"]
-    for k, v in overrides.items():
-        cmd += ["-p", k, ",".join(map(str, v)) if isinstance(v, list) else str(v)]
-    return cmd + ["--force"]
-
-
 def run_chapter(ch: Path, env: dict) -> ChapterRun:
     """Execute ``ch`` at paper shape in a child process (its lines relayed); its wall time and
-    peak memory (the largest process of its tree: ``wait4``'s maximum resident set)."""
+    peak memory."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        _command(ch, shape_overrides(ch)),
-        cwd=project.ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert proc.stdout is not None
-    tail: list[str] = []
-    for line in proc.stdout:
-        if line.strip():
-            tail = (tail + [line.rstrip()])[-25:]
-            print(f"[{ch.stem}] {line.rstrip()}", flush=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    error = "\n".join(tail) if proc.returncode else None
-    return ChapterRun(ch.stem, time.perf_counter() - t0, usage.ru_maxrss / 2**20, error)
+    cmd = execute_command(ch, "paper", shape_overrides(ch), force=True)
+    run = run_child(cmd, ch.stem, env=env)
+    error = "\n".join(run.tail[-25:]) if run.returncode else None
+    return ChapterRun(ch.stem, time.perf_counter() - t0, run.peak_rss_gb, error)
 
 
 # ----------------------------------------------------------------------------- rates
 
 
 def _seconds_per_step(model: torch.nn.Module, x: torch.Tensor, loss, reps: int = 2) -> float:
+    """Best of ``reps`` Adam steps (after a warm-up) of a classifier; paper A's networks are
+    timed by :func:`.benchmark.steps_per_second` instead."""
     opt = torch.optim.Adam(model.parameters())
     best = float("inf")
     for _ in range(reps + 1):  # the first is a warm-up
@@ -122,23 +103,19 @@ def paper_rates() -> dict[str, Rate]:
     """Seconds per training step at each paper geometry, on one thread (as training runs):
     paper A's network (l = 600, d = 32, C = 32, batch 32, one model), paper B's MNIST CNN and
     full-width VGG-16 (batch 128)."""
+    from . import benchmark
     from .chapters import SPECS
     from .paper_a import localization
-    from .paper_a.cnn import StackedCNN
-    from .paper_a.task import ramp
     from .paper_b import classify
 
     rates = {}
     with single_thread():
         setup = localization.configs(SPECS["a1_localization"].resolve("paper"))
-        cnn, tc = setup.cnn("instance"), setup.train
-        x = torch.randn(tc.batch_size, 1, tc.seq_len)
-        net = StackedCNN(cnn, [0])
-        target = ramp(tc.seq_len)
-        step, _ = plan.localization_flops(tc.seq_len, cnn.depth, cnn.width, cnn.kernel)
-        secs = _seconds_per_step(net, x, lambda y: ((y - target) ** 2).mean())
+        cnn, tc = setup.cnn("instance"), replace(setup.train, steps=3)
+        secs = 1 / benchmark.steps_per_second(cnn, tc, [0])
         rates["paper_a"] = Rate(f"paper A: l={tc.seq_len}, d={cnn.depth}, C={cnn.width}, "
-                                f"batch {tc.batch_size}", secs, step * tc.batch_size)  # fmt: skip
+                                f"batch {tc.batch_size}", secs,
+                                benchmark.flops_per_step(cnn, tc, 1))  # fmt: skip
         P = SPECS["b1_setup_accuracy"].resolve("paper")
         for (ds, bn), cfg in classify.configs(P).configs.items():
             if not bn:

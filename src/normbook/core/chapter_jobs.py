@@ -17,6 +17,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import project
@@ -45,21 +46,30 @@ def interleaved(chs: list[Path]) -> list[Path]:
     return out
 
 
-def _child_command(ch: Path, profile: str, force: bool) -> list[str]:
+def execute_command(ch: Path, profile: str, overrides: dict | None = None, force: bool = False):
+    """The command line that executes one chapter in a child process (``build execute``)."""
     cmd = [sys.executable, "-m", "normbook.core.build", "execute", str(ch), "--profile", profile]
+    for k, v in (overrides or {}).items():
+        cmd += ["-p", k, ",".join(map(str, v)) if isinstance(v, list) else str(v)]
     return cmd + (["--force"] if force else [])
 
 
-def _run_child(ch: Path, profile: str, force: bool, say) -> float | None:
-    """Execute one chapter in a child process, relaying its output line by line."""
-    proc = subprocess.Popen(
-        _child_command(ch, profile, force),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        bufsize=1,
-        cwd=project.ROOT,
-    )
+def _child_command(ch: Path, profile: str, force: bool) -> list[str]:
+    return execute_command(ch, profile, force=force)
+
+
+@dataclass
+class ChildRun:
+    returncode: int
+    seconds: float | None  # what the chapter reported (None: it was up to date)
+    tail: list[str]  # its last lines, for an error message
+    peak_rss_gb: float  # the largest process of its tree (wait4's maximum resident set)
+
+
+def run_child(cmd: list[str], name: str, say=print, env: dict | None = None) -> ChildRun:
+    """Run one chapter's child process, relaying its lines prefixed ``[name]``."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            bufsize=1, cwd=project.ROOT, env=env)  # fmt: skip
     seconds: float | None = None
     tail: list[str] = []
     assert proc.stdout is not None
@@ -72,10 +82,17 @@ def _run_child(ch: Path, profile: str, force: bool, say) -> float | None:
             seconds = None if value == "none" else float(value)
             continue
         tail = (tail + [line])[-40:]
-        say(f"[{ch.stem}] {line}")
-    if proc.wait() != 0:
-        raise BuildError(f"{ch.relative_to(project.ROOT)} failed:\n" + "\n".join(tail))
-    return seconds
+        say(f"[{name}] {line}")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return ChildRun(proc.returncode, seconds, tail, usage.ru_maxrss / 2**20)
+
+
+def _run_child(ch: Path, profile: str, force: bool, say) -> float | None:
+    run = run_child(_child_command(ch, profile, force), ch.stem, say)
+    if run.returncode != 0:
+        raise BuildError(f"{ch.relative_to(project.ROOT)} failed:\n" + "\n".join(run.tail))
+    return run.seconds
 
 
 def run_side_by_side(
