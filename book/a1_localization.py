@@ -102,6 +102,7 @@ from normbook.paper_a import (
     sesoi,
     tables,
     verdicts,
+    views,
 )
 from normbook.paper_a.sesoi import SLOPE, flat_margin
 from normbook.paper_a.specs import A1
@@ -291,6 +292,14 @@ run.glue_all("a1", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"),
 # `paper_a.figures.compute_to_effect`.
 # ```
 #
+# The kept states behind {numref}`fig-a1-curve` can be watched directly: the view below
+# (`paper_a.views.training_states`) draws {numref}`fig-a1-fig1a`'s mean predictions at each of
+# them, with a seed selector.
+
+# %%
+report.show_view(views.training_states(curves))
+
+# %% [markdown]
 # Over the last half of the budget the normalized networks' interior slope gained
 # {glue:text}`a1_late_gain` (mean [{glue:text}`a1_claim_conf` interval] over seeds): the curve
 # {glue:text}`a1_rising`.

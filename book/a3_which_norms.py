@@ -104,6 +104,7 @@ from normbook.paper_a import (
     specs,
     tables,
     verdicts,
+    views,
     which_norms,
 )
 from normbook.paper_a.specs import A3
@@ -242,6 +243,14 @@ run.glue("a3_none_dist", fmt.join(bn.none.distances))
 # `paper_a.figures.groups`.
 # ```
 #
+# What each dot of {numref}`fig-a3-fig4` summarizes: the view below
+# (`paper_a.views.group_predictions`) draws the mean predictions of the networks with the
+# group count you choose.
+
+# %%
+report.show_view(views.group_predictions(groups))
+
+# %% [markdown]
 # Localization distance by group count (mean ± sd over seeds): {glue:text}`a3_dist_by_G`; no
 # normalization: {glue:text}`a3_none_dist`. Seeds whose interior fraction and slope both exceed
 # every null network's, per group count (a description, not the test): {glue:text}`a3_real_by_G`.

@@ -140,6 +140,7 @@ from normbook.paper_a import (
     stress_figures,
     stress_verdicts,
     unet,
+    views,
 )
 from normbook.paper_a.specs import a1_reuse_note
 from normbook.paper_a.specs_stress import A4
@@ -294,6 +295,14 @@ run.record("a4-packnorm", claims=rows)
 # PackNorm accuracy against the overlap, pooled over seeds: chapter A2's network and the same
 # sweep with kernel {glue:text}`a4_rf_k`. Drawn by `paper_a.stress_figures.receptive_field_test`.
 # ```
+#
+# Each network's seeds behind the pooled points, with the pooled interval
+# (`paper_a.views.packnorm_kernels`):
+
+# %%
+report.show_view(views.packnorm_kernels(heads, a2, P.rf_pack_kernel))
+
+# %% [markdown]
 #
 # At full overlap the kernel-{glue:text}`a4_rf_k` networks reach accuracy
 # {glue:text}`a4_rf_full` (one value per head): {glue:text}`a4_rf_reading`.

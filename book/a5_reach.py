@@ -96,6 +96,7 @@ from normbook.paper_a import (
     reach_verdicts,
     reported,
     sesoi,
+    views,
 )
 from normbook.paper_a.specs_stress import A5
 
@@ -165,6 +166,13 @@ report.md(reach_figures.reach_table(study.reaches, sesoi.SLOPE.value, reach_verd
 # `paper_a.reach_figures.band_slopes`.
 # ```
 #
+# One family at a time, with every seed's band slope beside the mean
+# (`paper_a.views.band_slopes`):
+
+# %%
+report.show_view(views.band_slopes(study.reaches))
+
+# %% [markdown]
 # The table lists, per family, $k$, $d$ and the kernel-1 blocks, the budget, the band slopes
 # (seed mean ± standard error), the share of the first band's slope the second keeps (mean ±
 # sd over seeds) and the three reaches in units of $R$ (`paper_a.reach_figures.reach_table`).

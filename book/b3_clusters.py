@@ -97,6 +97,8 @@ k_max = None  # largest k for k-means (paper: 20) [smoke 12 · cpu 20 · paper 2
 kmeans_n_init = None  # k-means restarts per k [smoke 1 · cpu 1 · paper 3]
 fixed_k = None  # k for the DBI at a fixed number of clusters (the number of classes)
 #   [every profile: 10]
+view_images = None  # images per network in the explorable layer view (PCA to 2-D)
+#   [smoke 100 · cpu 300 · paper 500]
 
 # %% tags=["hide-input"]
 from normbook.core import fmt, report
@@ -105,11 +107,13 @@ from normbook.paper_b import (
     classify,
     figures,
     null_clusters,
+    projections,
     provenance,
     reported,
     sesoi,
     tables,
     verdicts,
+    views,
 )
 from normbook.paper_b.specs import B3
 
@@ -169,6 +173,26 @@ for ds, c in verdicts.Contrast.per_dataset(clusters.class_dbi).items():
 # ({glue:text}`b3_cls_deep_cifar10` of the deeper half). Last layer, BN vs no BN: MNIST
 # {glue:text}`b3_cls_last_mnist`, CIFAR-10 {glue:text}`b3_cls_last_cifar10`.
 #
+# What a DBI summarizes, layer by layer: the views below (`paper_b.views.layer_projections`)
+# project one seed's representations of {glue:text}`b3_view_images` images per layer onto their
+# first two principal components, BN beside no BN, coloured by class. A projection keeps only
+# a share of the variance (given per panel) and the DBI is computed on the full features, so
+# the picture illustrates, it does not measure.
+
+# %%
+proj_cfg = projections.ProjectionConfig(
+    P.view_images, P.cluster_split, clusters.config.image_seed, P.cluster_features
+)
+projs = projections.projections(models, proj_cfg)
+run.glue("b3_view_images", f"{P.view_images:,}")
+
+# %%
+report.show_view(views.layer_projections(projs, clusters.class_dbi, "mnist"))
+
+# %%
+report.show_view(views.layer_projections(projs, clusters.class_dbi, "cifar10"))
+
+# %% [markdown]
 # (b3-curve)=
 # **Compute to effect.** Is the purer clustering with BN there from early in training, or does
 # it appear, grow or vanish? The same index on {glue:text}`b3_curve_images` images at the

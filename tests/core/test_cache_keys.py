@@ -15,13 +15,14 @@ LIBRARIES = [
     "normbook.paper_a.packnorm", "normbook.paper_a.calibration", "normbook.paper_a.unet",
     "normbook.paper_a.grid2d",
     "normbook.paper_b.classify", "normbook.paper_b.analysis", "normbook.paper_b.stress_analyses",
-    "normbook.methods",
+    "normbook.paper_b.projections", "normbook.methods",
 ]  # fmt: skip
 PRESENTATION = [
     "normbook.paper_a.figures", "normbook.paper_a.stress_figures", "normbook.paper_a.tables",
     "normbook.paper_a.diagrams", "normbook.paper_b.figures", "normbook.paper_b.tables",
     "normbook.paper_b.provenance", "normbook.paper_b.stress_text", "normbook.core.fmt",
     "normbook.core.report", "normbook.claims_ledger", "normbook.methods",
+    "normbook.core.views", "normbook.paper_a.views", "normbook.paper_b.views",
 ]  # fmt: skip
 
 
@@ -53,7 +54,7 @@ def _edited(monkeypatch, target, text: str = "\n# an edit\n"):
 def test_every_chapter_step_is_declared(steps):
     for kind in ("a_train", "a_eval", "a_batchstats", "a_intervene", "a_pack_train",
                  "a_pack_eval", "a_unet_train", "a_grid2d_train", "b_train", "b_sparsity",
-                 "b_clusters", "b_threshold", "b_silhouette"):  # fmt: skip
+                 "b_clusters", "b_threshold", "b_silhouette", "b_projection"):  # fmt: skip
         assert kind in steps, kind
 
 
@@ -102,7 +103,8 @@ def test_editing_training_changes_its_keys(steps, monkeypatch, module, kinds):
 def test_keyed_code_holds_no_presentation(steps):
     """No keyed module draws, formats prose or renders pages (those edits would retrain)."""
     forbidden = re.compile(
-        r"matplotlib|\bplt\.|canvas\(|core\.figures|report\.(md|glue)|admonition|"
+        r"matplotlib|\bplt\.|canvas\(|core\.figures|report\.(md|glue)|admonition|altair|"
+        r"core\.views|"
         r"from \.\.core\.fmt|from \.(figures|tables|provenance) "
     )
     for kind, s in steps.items():

@@ -28,12 +28,20 @@ CHROMIUM, DRIVER = "chromium", "chromedriver"
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$")
 REDIRECT = re.compile(r'http-equiv="refresh"\s+content="\d+;\s*url=([^"]+)"', re.I)
 SETTLE_S = 20.0  # the longest a page may take to finish typesetting its math
+VIEW_S = 20.0  # the longest an explorable view may take to draw (its bundle loaded first)
+# What one page may load (its HTML, scripts, styles and images; the Vega bundle, 0.9 MB, once a
+# view is opened). Measured at smoke: the heaviest page, chapter A3, 5.6 MB with its view open.
+PAGE_BUDGET_BYTES = 8_000_000
 
 
 @dataclass
 class PageReport:
     page: str
     problems: list[str] = field(default_factory=list)
+    weight: int = 0  # bytes the page loaded, views opened
+    load_ms: float = 0.0  # navigation start to the load event
+    views: int = 0  # explorable views driven
+    controls: int = 0  # their controls moved, each shown to change its view
 
 
 def raw_tex(text: str) -> list[str]:
@@ -113,6 +121,151 @@ function widest() {
 """
 
 
+_OPEN_VIEWS = r"""
+const views = Array.from(document.querySelectorAll("details.nb-view"));
+views.forEach(d => { d.open = true; });
+return views.length;
+"""
+_VIEW_STATES = r"""
+return Array.from(document.querySelectorAll("details.nb-view")).map(d => d.dataset.state || "");
+"""
+# Move control ``c`` of view ``v`` to another value; return its name (or null: no such control).
+_MOVE = r"""
+const [v, c] = arguments;
+const d = document.querySelectorAll("details.nb-view")[v];
+const bind = d.querySelectorAll(".vega-bind")[c];
+if (!bind) return null;
+const name = (bind.querySelector(".vega-bind-name") || bind).textContent.trim();
+const range = bind.querySelector("input[type=range]");
+const select = bind.querySelector("select");
+const radios = Array.from(bind.querySelectorAll("input[type=radio]"));
+if (range) {
+  range.value = Number(range.value) === Number(range.min) ? range.max : range.min;
+  range.dispatchEvent(new Event("input", {bubbles: true}));
+} else if (select) {
+  select.selectedIndex = (select.selectedIndex + 1) % select.options.length;
+  select.dispatchEvent(new Event("change", {bubbles: true}));
+} else if (radios.length) {
+  radios.find(r => !r.checked).click();
+}
+d.scrollIntoView();
+return name;
+"""
+_VIEW_SVG = r"""
+const svg = document.querySelectorAll("details.nb-view")[arguments[0]].querySelector("svg");
+return svg ? svg.outerHTML : "";
+"""
+# Chromium keeps no resource timings for file:// pages: what the page loaded is read from its
+# DOM (the page, its scripts, including the Vega bundle added when a view opens, stylesheets
+# and images; fonts named inside stylesheets are not counted).
+_WEIGHT = r"""
+const nav = performance.getEntriesByType("navigation")[0];
+const urls = [location.href,
+  ...Array.from(document.scripts).filter(e => e.src).map(e => e.src),
+  ...Array.from(document.querySelectorAll("link[rel=stylesheet]")).map(e => e.href),
+  ...Array.from(document.images).map(e => e.currentSrc || e.src)];
+return {urls: urls, load_ms: nav ? nav.loadEventEnd - nav.startTime : 0};
+"""
+
+
+def page_weight(urls: list[str]) -> int:
+    """Bytes of every local file among ``urls`` (each counted once)."""
+    files = {Path(unquote(urlparse(u).path)) for u in urls if urlparse(u).scheme == "file"}
+    return sum(f.stat().st_size for f in files if f.is_file())
+
+
+def drive_views(driver, report: PageReport, shots: Path, name: str) -> None:
+    """Open every explorable view of the loaded page, wait for it to draw, then move each of
+    its controls and require the drawing to change; screenshots before and after."""
+    report.views = driver.execute_script(_OPEN_VIEWS)
+    if not report.views:
+        return
+    deadline = time.time() + VIEW_S
+    states = driver.execute_script(_VIEW_STATES)
+    while any(s in ("", "loading") for s in states) and time.time() < deadline:
+        time.sleep(0.1)
+        states = driver.execute_script(_VIEW_STATES)
+    for v, state in enumerate(states):
+        if state != "rendered":
+            report.problems.append(f"explorable view {v + 1} not drawn (state {state or 'none'})")
+            continue
+        for c in range(20):
+            before = driver.execute_script(_VIEW_SVG, v)
+            if c == 0:
+                driver.save_screenshot(str(shots / f"{name}.view{v + 1}.before.png"))
+            control = driver.execute_script(_MOVE, v, c)
+            if control is None:
+                break
+            changed, until = False, time.time() + 3.0
+            while not changed and time.time() < until:
+                time.sleep(0.05)
+                changed = driver.execute_script(_VIEW_SVG, v) != before
+            if not changed:
+                report.problems.append(
+                    f"explorable view {v + 1}: moving its control '{control}' did not change it"
+                )
+            report.controls += 1
+            driver.save_screenshot(str(shots / f"{name}.view{v + 1}.after{c + 1}.png"))
+
+
+_LEDGER = r"""
+const table = document.querySelector(".ledger-table table");
+if (!table) return null;
+const shown = () => Array.from(table.tBodies[0].rows).filter(r => !r.hidden &&
+    r.style.display !== "none").length;
+const all = shown(), out = {all: all, filters: [], sorts: []};
+for (const select of document.querySelectorAll(".ledger-controls select")) {
+  const label = select.closest("label") ? select.closest("label").textContent.trim() : "?";
+  select.selectedIndex = select.options.length - 1;
+  select.dispatchEvent(new Event("change", {bubbles: true}));
+  out.filters.push([label.split("\n")[0], shown()]);
+  select.selectedIndex = 0;
+  select.dispatchEvent(new Event("change", {bubbles: true}));
+}
+const search = document.querySelector(".ledger-controls input");
+if (search) {
+  search.value = "zzzz-no-claim-says-this";
+  search.dispatchEvent(new Event("input", {bubbles: true}));
+  out.filters.push(["search", shown()]);
+  search.value = "";
+  search.dispatchEvent(new Event("input", {bubbles: true}));
+}
+const button = table.querySelector("button.ledger-sort");
+if (button) {
+  const first = () => table.tBodies[0].rows[0].textContent;
+  const before = first();
+  button.click();
+  const once = button.closest("th").getAttribute("aria-sort");
+  const after1 = first();
+  button.click();
+  out.sorts.push([once, button.closest("th").getAttribute("aria-sort"), before !== after1 ||
+                  after1 !== first()]);
+}
+out.restored = shown();
+return out;
+"""
+
+
+def drive_ledger(driver, report: PageReport) -> None:
+    """On the claims ledger: every filter must hide rows, the search must hide every row,
+    sorting must set ``aria-sort`` and reorder, and clearing must bring every row back."""
+    result = driver.execute_script(_LEDGER)
+    if result is None:
+        return
+    for label, n in result["filters"]:
+        report.controls += 1
+        if not n < result["all"]:
+            report.problems.append(f"ledger filter '{label}' hid no row ({n} of {result['all']})")
+    for once, twice, reordered in result["sorts"]:
+        report.controls += 1
+        if once not in ("ascending", "descending") or once == twice or not reordered:
+            report.problems.append(f"ledger sort did not sort (aria-sort {once} then {twice})")
+    if result["restored"] != result["all"]:
+        report.problems.append(
+            f"ledger shows {result['restored']} of {result['all']} rows after clearing filters"
+        )
+
+
 def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     """Load one page, wait for its math, and report what is broken."""
     rel = str(page.relative_to(root))
@@ -134,6 +287,19 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     report.problems += [f"image did not load: {src}" for src in state["images"]]
     shots.mkdir(parents=True, exist_ok=True)
     name = rel.replace("/", "__").removesuffix(".html")
+    drive_views(driver, report, shots, name)
+    drive_ledger(driver, report)
+    for entry in driver.get_log("browser"):  # a view or control that raised
+        if entry.get("level") == "SEVERE":
+            report.problems.append(f"console error: {entry.get('message', '')[:200]}")
+    loaded = driver.execute_script(_WEIGHT)
+    report.weight, report.load_ms = page_weight(loaded["urls"]), float(loaded["load_ms"])
+    if report.weight > PAGE_BUDGET_BYTES:
+        report.problems.append(
+            f"page weight {report.weight / 1e6:.1f} MB over the {PAGE_BUDGET_BYTES / 1e6:.0f} MB "
+            "budget"
+        )
+    driver.execute_script("window.scrollTo(0, 0)")
     for width in (WIDTH, PHONE):
         if width != WIDTH:
             driver.set_window_size(width, HEIGHT)
@@ -182,6 +348,13 @@ def main(argv: list[str] | None = None) -> int:
     for r in bad:
         for p in r.problems:
             print(f"[browser] {r.page}: {p}", file=sys.stderr)
+    heaviest = max(reports, key=lambda r: r.weight)
+    slowest = max(reports, key=lambda r: r.load_ms)
+    print(f"[browser] {sum(r.views for r in reports)} explorable views and ledger controls "
+          f"driven, {sum(r.controls for r in reports)} controls moved; heaviest page "
+          f"{heaviest.page} {heaviest.weight / 1e6:.2f} MB (budget "
+          f"{PAGE_BUDGET_BYTES / 1e6:.0f} MB), slowest load {slowest.page} "
+          f"{slowest.load_ms:.0f} ms", flush=True)  # fmt: skip
     print(f"[browser] {len(reports)} pages opened in Chromium at {WIDTH} and {PHONE} px, "
           f"{len(bad)} with problems; screenshots in "
           f"{Path(args[0]).resolve().parent / 'screenshots'}", flush=True)  # fmt: skip

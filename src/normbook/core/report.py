@@ -38,6 +38,14 @@ def figure(name: str, fig) -> None:
     plt.close(fig)
 
 
+def show_view(view) -> None:
+    """Show an explorable view (:mod:`normbook.core.views`) where the cell is, under the
+    static figure it explores."""
+    from .views import show
+
+    show(view)
+
+
 def show_verdicts(prefix: str, claims: list) -> None:
     """Glue each verdict as ``{prefix}_verdict_{i}`` and the intervals' level as
     ``{prefix}_claim_conf`` for the prose, and show the claims table (display only: the chapter

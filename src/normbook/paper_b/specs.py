@@ -459,6 +459,29 @@ CLUSTER_PROFILES = profiles(
                k_max=reported.K_RANGE[1], kmeans_n_init=3),
 )  # fmt: skip
 
+VIEW_PARAMS = [
+    Param(
+        "view_images",
+        int,
+        "images per network in the explorable layer view (PCA to 2-D)",
+        min=20,
+        max=5_000,
+    ),
+]
+VIEW_PROFILES = profiles(
+    {}, smoke=dict(view_images=100), cpu=dict(view_images=300), paper=dict(view_images=500)
+)
+
+
+def _view_images(P) -> str | None:
+    if P.view_images > P.cluster_images:
+        return (
+            f"parameter 'view_images': must be <= cluster_images = {P.cluster_images} (the "
+            f"view draws from the same class-balanced pool), got {P.view_images}"
+        )
+    return None
+
+
 STRESS_PROFILES = profiles(
     dict(factorial_datasets="both", mnist_lr_alt=reported.LR["mnist", True] / 10,
          threshold_scale="mean_abs", matched_datasets="both"),
@@ -502,9 +525,9 @@ B2 = Spec(
 
 B3 = Spec(
     chapter="b3_clusters",
-    params=TRAIN_PARAMS + CLUSTER_PARAMS,
-    profiles=_merge(TRAIN_PROFILES, CLUSTER_PROFILES),
-    checks=_TRAIN_CHECKS + [_images_available("cluster"), _k_range],
+    params=TRAIN_PARAMS + CLUSTER_PARAMS + VIEW_PARAMS,
+    profiles=_merge(TRAIN_PROFILES, CLUSTER_PROFILES, VIEW_PROFILES),
+    checks=_TRAIN_CHECKS + [_images_available("cluster"), _k_range, _view_images],
     packages=PACKAGES,
 )
 

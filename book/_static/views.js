@@ -1,0 +1,55 @@
+// Explorable figures (normbook.core.views): each <details class="nb-view"> holds a Vega-Lite
+// spec as JSON. The Vega bundle (vega-bundle.js, beside this file) is loaded the first time a
+// reader opens a view, so pages whose views stay closed do not pay for it; the view is then
+// drawn as SVG, with its sliders and selectors. Without JavaScript the static figure above
+// each view is the figure.
+(function () {
+  "use strict";
+  var here = document.currentScript ? document.currentScript.src : "";
+  var bundleUrl = here.replace(/[^/]*$/, "vega-bundle.js");
+  var loading = null;
+
+  function loadBundle() {
+    if (window.vegaEmbed) return Promise.resolve();
+    if (!loading) {
+      loading = new Promise(function (resolve, reject) {
+        var s = document.createElement("script");
+        s.src = bundleUrl;
+        s.onload = resolve;
+        s.onerror = function () { reject(new Error("could not load " + bundleUrl)); };
+        document.head.appendChild(s);
+      });
+    }
+    return loading;
+  }
+
+  function render(details) {
+    if (details.dataset.state) return;
+    details.dataset.state = "loading";
+    var chart = details.querySelector(".nb-view-chart");
+    var spec = JSON.parse(details.querySelector(".nb-view-spec").textContent);
+    loadBundle()
+      .then(function () {
+        return window.vegaEmbed(chart, spec, { mode: "vega-lite", renderer: "svg", actions: false });
+      })
+      .then(function (result) {
+        details.dataset.state = "rendered";
+        details.vegaView = result.view; // for the browser check
+      })
+      .catch(function (err) {
+        details.dataset.state = "failed";
+        chart.textContent = "This view could not be drawn (" + err.message + "); the static " +
+          "figure above shows the same results.";
+        console.error("normbook view " + details.dataset.view + ": " + err.message);
+      });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("details.nb-view").forEach(function (details) {
+      var nojs = details.querySelector(".nb-view-nojs");
+      if (nojs) nojs.hidden = true;
+      details.addEventListener("toggle", function () { if (details.open) render(details); });
+      if (details.open) render(details);
+    });
+  });
+})();
