@@ -1,0 +1,112 @@
+"""The intro's "Findings at a glance": each paper's central questions, answered by the verdicts
+this build's chapters recorded (read from the ledger, never typed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .claims_ledger import PAPER_NAMES, _num, missing, section_title
+from .core.fmt import table
+from .core.params import Spec
+
+INTRO = Spec(
+    chapter="intro",
+    params=[],
+    profiles={"smoke": {}, "cpu": {}, "paper": {}},
+    packages=("claims_ledger", "findings"),
+    reads_ledger=True,
+)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A central question of a paper and the claims that answer it: (section label, the start
+    of the claim's text as the chapter words it)."""
+
+    paper: str
+    text: str
+    claims: tuple[tuple[str, str], ...]
+
+
+CENTRAL = (
+    Question("A", "Do normalization layers let a CNN localize positions beyond its receptive "
+             "field?", (("a1-verdict", "With instance, indices beyond the receptive field"),)),
+    Question("A", "Is the whole sequence localized, as in the paper's Fig. 1a?",
+             (("a1-verdict", "With instance the whole sequence is localized"),)),
+    Question("A", "Does the signal reach farther with more normalization layers (multi-hop "
+             "message passing)?",
+             (("a5-layers", "At a fixed receptive field, more normalization layers"),)),
+    Question("B", "Does BatchNorm change representational sparsity?",
+             (("b2-verdict", "MNIST: BN representations are less sparse"),
+              ("b2-verdict", "CIFAR-10: BN representations are more sparse"))),
+    Question("B", "Are class clusters purer with BatchNorm (lower Davies-Bouldin index)?",
+             (("b3-verdict", "MNIST: class-based clusters are purer with BN"),
+              ("b3-verdict", "CIFAR-10: class-based clusters are purer with BN"))),
+    Question("B", "On CIFAR-10, is it BatchNorm or its ten-times-higher learning rate that "
+             "makes the clusters purer?",
+             (("b4-verdict", "CIFAR-10: BN itself lowers the class-based DBI"),
+              ("b4-verdict", "Critics' confound, CIFAR-10: the paper's higher BN learning rate "
+                             "by itself lowers the class"))),
+)  # fmt: skip
+
+
+def _find(recs: list[dict], section: str, start: str) -> dict | None:
+    for r in recs:
+        for c in r["claims"]:
+            if c["section"] == section and c["claim"].startswith(start):
+                return c
+    return None
+
+
+def answers(recs: list[dict]) -> list[tuple[Question, list[dict | None]]]:
+    """Each central question with its claim records (None where a chapter has no record in
+    this build). With every chapter recorded, a claim not found means its wording changed:
+    that stops the page rather than leave a question unanswered."""
+    out = [(q, [_find(recs, s, start) for s, start in q.claims]) for q in CENTRAL]
+    if not missing(recs):
+        lost = [start for q, cs in out for (_, start), c in zip(q.claims, cs) if c is None]
+        if lost:
+            raise ValueError(f"no recorded claim starts {lost[0]!r}: update findings.CENTRAL")
+    return out
+
+
+def _effect(c: dict) -> str:
+    u = c["unit"]
+    return f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]"
+
+
+def sentence(q: Question, claims: list[dict | None]) -> str:
+    """One sentence answering ``q`` from its claims' verdicts and effects."""
+    parts = []
+    for c in claims:
+        if c is None:
+            parts.append("no record in this build")
+            continue
+        effect = (
+            "no estimate at this budget" if _num(c["effect"], c["unit"]) == "n/a"
+            else f"effect {_effect(c)} against a smallest effect of interest of {c['sesoi_text']}"
+        )  # fmt: skip
+        where = f"{{ref}}`{section_title(c['section'])} <{c['section']}>`"
+        parts.append(f"*{c['claim']}*: **{c['verdict']}** ({effect}; {where})")
+    return f"**{q.text}** " + "; ".join(parts) + "."
+
+
+def findings_md(recs: list[dict], paper: str) -> str:
+    """A paper's central questions, one computed sentence each, as a Markdown list."""
+    lines = [f"**{PAPER_NAMES[paper]}**", ""]
+    lines += [f"- {sentence(q, cs)}" for q, cs in answers(recs) if q.paper == paper]
+    return "\n".join(lines)
+
+
+def verdicts_table(recs: list[dict]) -> str:
+    """The central claims' verdicts in one table."""
+    rows = []
+    for q, cs in answers(recs):
+        for c in cs:
+            rows.append({
+                "paper": q.paper, "question": q.text,
+                "claim": c["claim"] if c else "(no record)",
+                "verdict": f"**{c['verdict']}**" if c else "",
+                "effect [90% CI]": _effect(c) if c else "", "SESOI": c["sesoi_text"] if c else "",
+            })  # fmt: skip
+    return table(rows)
