@@ -161,3 +161,20 @@ def test_zero_workers_means_one_per_core_or_the_share_a_sweep_gives(monkeypatch)
     assert workers.worker_count(0) == 1 and workers.worker_count(2) == 2
     monkeypatch.setenv("NORMBOOK_CORES", "junk")
     assert workers.worker_count(0) == (os.cpu_count() or 1)
+
+
+def test_a_kernel_computes_on_one_thread(monkeypatch):
+    """Chapters run side by side: a multi-threaded kernel beside another process stalls on its
+    own OpenMP threads (measured 3-13x slower per step), so a kernel uses one thread."""
+    import threadpoolctl
+
+    from normbook.core import workers as w
+
+    before = torch.get_num_threads()
+    try:
+        w.single_threaded_kernel()
+        assert torch.get_num_threads() == 1
+        assert all(p["num_threads"] == 1 for p in threadpoolctl.threadpool_info())
+    finally:
+        torch.set_num_threads(before)
+        w._SHARED.pop("blas_limit").restore_original_limits()

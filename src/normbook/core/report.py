@@ -15,6 +15,7 @@ from .. import __version__
 from . import cache, ledger
 from .fmt import table
 from .params import Params, Spec
+from .workers import single_threaded_kernel
 
 
 def md(text: str) -> None:
@@ -187,6 +188,7 @@ class Run:
 def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
     """Validate the parameters cell (and papermill's injection) before any compute."""
     params = spec.from_namespace(namespace)
+    single_threaded_kernel()
     cache.check_writable()  # a read-only or missing cache directory fails now, not after training
     _sharp_figures()
     run = Run(spec, params)

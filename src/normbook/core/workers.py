@@ -70,6 +70,21 @@ def single_thread():
         torch.set_num_threads(before)
 
 
+def single_threaded_kernel() -> None:
+    """A chapter's own process computes on one thread (torch, and the BLAS and OpenMP pools
+    of numpy and scikit-learn); its parallel work runs in worker processes.
+
+    Measured: while another chapter ran beside it, a kernel on its default two threads took
+    0.58 to 2.2 s per PackNorm training step against 0.16-0.18 s on one (OpenMP's threads wait
+    for each other on a core that another process holds); its evaluations ran 20x slower than
+    alone. One thread also makes a kernel's numbers independent of the machine's cores."""
+    from threadpoolctl import threadpool_limits
+
+    keep_freed_memory()
+    torch.set_num_threads(1)
+    _SHARED["blas_limit"] = threadpool_limits(limits=1)  # kept: the limit lasts while it lives
+
+
 def in_worker() -> bool:
     """True inside a worker process (its own progress bars would interleave: stay quiet)."""
     return _SHARED["in_worker"]
