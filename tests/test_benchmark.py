@@ -20,7 +20,7 @@ def test_flops_per_step_counts_forward_and_both_backward_products():
 
 
 def test_report_names_the_share_of_the_peak(capsys):
-    benchmark.main(["--profile", "smoke", "--steps", "3"])
+    benchmark.main(["--profile", "smoke", "--steps", "3", "--no-paper"])
     out = capsys.readouterr().out
     assert "% of the matmul peak" in out and "one model at a time" in out
     assert "page faults" in out
@@ -42,3 +42,12 @@ def test_every_speed_is_its_best_round(monkeypatch):
 def test_rounds_must_be_positive():
     with pytest.raises(ValueError, match="rounds"):
         benchmark.measure(CNNConfig(), TrainConfig(), [0], rounds=0)
+
+
+def test_the_paper_geometries_are_reported_against_the_same_peak(monkeypatch):
+    from normbook import paper_shape
+
+    rate = paper_shape.Rate("paper A: l=600", seconds_per_step=0.5, flops_per_step=2e10)
+    monkeypatch.setattr(paper_shape, "paper_rates", lambda: {"paper_a": rate})
+    text = benchmark.paper_geometries(peak_flops=8e10)
+    assert "0.50 s/step" in text and "40.0 GFLOP/s" in text and "(50% of the matmul peak)" in text

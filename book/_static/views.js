@@ -44,7 +44,41 @@
       });
   }
 
+  // A sweep page: one view per grid point, one shown at a time, a slider over the points.
+  function sweep(container) {
+    var points = Array.prototype.slice.call(container.querySelectorAll(".nb-sweep-point"));
+    if (points.length < 2) return;
+    var label = document.createElement("label");
+    label.className = "nb-sweep-control";
+    var name = document.createElement("span");
+    name.textContent = "sweep point (" + container.dataset.axis + ") ";
+    var slider = document.createElement("input");
+    slider.type = "range";
+    slider.className = "nb-sweep-slider";
+    slider.min = 0;
+    slider.max = points.length - 1;
+    slider.step = 1;
+    slider.value = 0;
+    var shown = document.createElement("output");
+    label.appendChild(name);
+    label.appendChild(slider);
+    label.appendChild(shown);
+    container.insertBefore(label, container.firstChild);
+    function show() {
+      var k = Number(slider.value);
+      points.forEach(function (p, i) {
+        p.hidden = i !== k;
+        var d = p.querySelector("details.nb-view");
+        if (i === k && d) { d.open = true; render(d); }
+      });
+      shown.textContent = " " + points[k].dataset.label;
+    }
+    slider.addEventListener("input", show);
+    show();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll(".nb-sweep-view").forEach(sweep);
     document.querySelectorAll("details.nb-view").forEach(function (details) {
       var nojs = details.querySelector(".nb-view-nojs");
       if (nojs) nojs.hidden = true;

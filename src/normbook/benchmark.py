@@ -107,6 +107,7 @@ def main(argv=None) -> None:
     ap.add_argument("--norm", default="instance")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best of each")
+    ap.add_argument("--no-paper", action="store_true", help="skip the paper geometries")
     a = ap.parse_args(argv)
     setup = localization.configs(A1.resolve(a.profile))
     cnn = setup.cnn(a.norm)
@@ -124,6 +125,21 @@ def main(argv=None) -> None:
         f"(stacked is x{b.speedup:.2f})\n"
         f"  page faults          {b.faults_per_step:7.1f} per stacked step"
     )
+    if not a.no_paper:
+        print(paper_geometries(b.peak_flops))
+
+
+def paper_geometries(peak_flops: float) -> str:
+    """The `paper` profile's geometries, one training step each on one thread (the best of
+    two after a warm-up), against the same matmul peak."""
+    from .paper_shape import paper_rates
+
+    lines = ["paper geometries (one model, one thread):"]
+    for r in paper_rates().values():
+        lines.append(f"  {r.geometry:45s} {r.seconds_per_step:6.2f} s/step, "
+                     f"{r.flops_per_second / 1e9:5.1f} GFLOP/s "
+                     f"({r.flops_per_second / peak_flops:.0%} of the matmul peak)")  # fmt: skip
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

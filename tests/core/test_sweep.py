@@ -75,6 +75,9 @@ def test_a_two_by_two_smoke_sweep_on_two_dask_workers(tmp_path, monkeypatch):
     assert "{download}`notebook <points/000/a1_localization.ipynb>`" in page
     assert "CUDA is not available" in page and "```{figure} fig-00.png" in page
     assert (sweep.sweep_dir(grid) / "fig-00.png").exists()
+    # the chapter's explorable view, one per finished point, behind one slider
+    assert page.count('<div class="nb-sweep-view" data-view="a1-training-states"') == 1
+    assert page.count('class="nb-sweep-point" data-label="seeds = ') == 2
     tree = site.assemble_site("smoke", partial=True)
     assert (tree / "sweeps" / grid.name / "points" / "002" / "a1_localization.ipynb").exists()
     assert f"sweeps/{grid.name}/page" in (tree / "_toc.yml").read_text()

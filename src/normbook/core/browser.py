@@ -208,6 +208,40 @@ def drive_views(driver, report: PageReport, shots: Path, name: str) -> None:
             driver.save_screenshot(str(shots / f"{name}.view{v + 1}.after{c + 1}.png"))
 
 
+# The drawing a sweep view shows now (its visible point's), and moving its point slider.
+_SWEEP_SVG = r"""
+const c = document.querySelectorAll(".nb-sweep-view")[arguments[0]];
+const p = Array.from(c.querySelectorAll(".nb-sweep-point")).find(e => !e.hidden);
+const svg = p && p.querySelector("svg");
+return svg ? svg.outerHTML : "";
+"""
+_SWEEP_MOVE = r"""
+const c = document.querySelectorAll(".nb-sweep-view")[arguments[0]];
+const s = c && c.querySelector("input.nb-sweep-slider");
+if (!s) return false;
+s.value = Number(s.value) === Number(s.max) ? s.min : s.max;
+s.dispatchEvent(new Event("input", {bubbles: true}));
+return true;
+"""
+
+
+def drive_sweeps(driver, report: PageReport) -> None:
+    """On a sweep page: each view's point slider must show another point's drawing."""
+    n = driver.execute_script("return document.querySelectorAll('.nb-sweep-view').length")
+    for v in range(n):
+        before = driver.execute_script(_SWEEP_SVG, v)
+        if not driver.execute_script(_SWEEP_MOVE, v):
+            report.problems.append(f"sweep view {v + 1} has no point slider")
+            continue
+        report.controls += 1
+        after, until = before, time.time() + VIEW_S
+        while (after == before or not after) and time.time() < until:
+            time.sleep(0.1)
+            after = driver.execute_script(_SWEEP_SVG, v)
+        if after == before or not after:
+            report.problems.append(f"sweep view {v + 1}: its point slider did not change it")
+
+
 _LEDGER = r"""
 const table = document.querySelector(".ledger-table table");
 if (!table) return null;
@@ -288,6 +322,7 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     shots.mkdir(parents=True, exist_ok=True)
     name = rel.replace("/", "__").removesuffix(".html")
     drive_views(driver, report, shots, name)
+    drive_sweeps(driver, report)
     drive_ledger(driver, report)
     for entry in driver.get_log("browser"):  # a view or control that raised
         if entry.get("level") == "SEVERE":

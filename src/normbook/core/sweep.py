@@ -25,6 +25,7 @@ failed and stale points (the build's stamps).
 from __future__ import annotations
 
 import argparse
+import html
 import itertools
 import json
 import math
@@ -261,6 +262,44 @@ def _results(grid: Grid, index: int) -> tuple[dict[str, float], dict[str, str]]:
 
 # ----------------------------------------------------------------------------- the page
 
+VIEW = re.compile(r'<details class="nb-view" data-view="([^"]+)">.*?</details>', re.S)
+
+
+def point_views(grid: Grid, index: int) -> dict[str, str]:
+    """A point's explorable views (:mod:`.views`) as its executed notebook shows them:
+    {view name: its HTML}."""
+    nb = _notebook(grid, index)
+    if not nb.exists():
+        return {}
+    found = {}
+    for cell in json.loads(nb.read_text()).get("cells", []):
+        for out in cell.get("outputs", []):
+            html = out.get("data", {}).get("text/html")
+            text = "".join(html) if isinstance(html, list) else (html or "")
+            for m in VIEW.finditer(text):
+                found[m.group(1)] = m.group(0)
+    return found
+
+
+def sweep_views(grid: Grid, points: list[Point]) -> list[str]:
+    """One block per view every finished point has: the points' views, one shown at a time,
+    with a slider over the points (``_static/views.js``); without JavaScript, every point's
+    view is listed."""
+    done = [p for p in points if p.ok]
+    per_point = {p.index: point_views(grid, p.index) for p in done}
+    names = sorted(set.intersection(*(set(v) for v in per_point.values()))) if done else []
+    blocks = []
+    for name in names if len(done) > 1 else []:
+        labels = [", ".join(f"{a} = {_label(p.values[a])}" for a in grid.axes) for p in done]
+        inner = "".join(
+            f'<div class="nb-sweep-point" data-label="{html.escape(lab)}">'
+            f"<p><strong>{html.escape(lab)}</strong></p>{per_point[p.index][name]}</div>"
+            for p, lab in zip(done, labels)
+        )
+        blocks.append(f'<div class="nb-sweep-view" data-view="{html.escape(name)}" '
+                      f'data-axis="{html.escape(", ".join(grid.axes))}">{inner}</div>')  # fmt: skip
+    return blocks
+
 
 def _number_cell(v: float | None) -> str:
     return "" if v is None else f"{v:.4g}"
@@ -345,6 +384,13 @@ def write_page(grid: Grid, points: list[Point]) -> Path:
                   f":alt: {name} against {list(grid.axes)[0]}.", "",
                   f"`{name}` against `{list(grid.axes)[0]}` (drawn by "
                   "`normbook.core.sweep.figure`).", "```"]  # fmt: skip
+    views = sweep_views(grid, points)
+    if views:
+        lines += ["", "## The chapter's explorable views across the sweep", "",
+                  "Each view below is the chapter's own, drawn from one point's results; the "
+                  f"slider moves between the points ({', '.join(grid.axes)}).", ""]  # fmt: skip
+        for block in views:
+            lines += [block, ""]
     page = folder / "page.md"
     page.write_text("\n".join(lines) + "\n")
     record = {"grid": {**asdict(grid), "chapter": str(chapter)},
