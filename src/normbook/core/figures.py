@@ -43,3 +43,22 @@ def running_mean(y: np.ndarray, k: int) -> np.ndarray:
     """Mean over a sliding window of ``k`` points (``valid`` part only)."""
     k = max(1, int(k))
     return np.convolve(y, np.ones(k) / k, mode="valid")
+
+
+# A figure is shown at most this wide in a 1280-px window, and its caption in this font size
+# (both measured in Chromium on the built book); figures are PNG at twice their pixels.
+COLUMN_PX = 660
+CAPTION_PX = 16
+RETINA = 2
+
+
+def smallest_text_px(fig) -> float:
+    """The smallest text of ``fig`` in CSS pixels as the page shows it in a 1280-px window: a
+    figure wider than the column is scaled down to it."""
+    from matplotlib.text import Text
+
+    renderer = fig.canvas.get_renderer()
+    width_in = fig.get_tightbbox(renderer).width  # what savefig(bbox_inches="tight") keeps
+    px_per_inch = min(COLUMN_PX / width_in, RETINA * fig.dpi)
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    return min(sizes, default=float("inf")) / 72 * px_per_inch

@@ -30,12 +30,19 @@ def glue(name: str, value) -> None:
     _glue(name, value, display=False)
 
 
+LEGIBILITY: dict[str, float] = {}  # figure name -> smallest text in page pixels (this kernel)
+
+
 def figure(name: str, fig) -> None:
     """Glue a figure under ``name`` for a ``{glue:figure}`` directive (numbered, captioned)
-    and close it, so it appears once, where the prose places it."""
+    and close it, so it appears once, where the prose places it. Its smallest text, as the page
+    will show it, is measured (:func:`.figures.smallest_text_px`) for the run record."""
     import matplotlib.pyplot as plt
 
+    from .figures import smallest_text_px
+
     glue(name, fig)
+    LEGIBILITY[name] = smallest_text_px(fig)
     plt.close(fig)
 
 
@@ -177,12 +184,26 @@ class Run:
             ],
             *([f"- data: {p}" for p in self.provenance] or ["- data: none (synthetic inputs)"]),
             f"- wall time of this execution: **{wall:.1f} s**",
+            legibility_line(),
             # both files sit beside the page in the built site (normbook.core.build)
             f"- download: {{download}}`the jupytext source <{self.spec.chapter}.py>` (open in "
             f"Jupyter with jupytext, or run with `make chapter`), {{download}}`the executed "
             f"notebook <{self.spec.chapter}.ipynb>` (with these outputs)",
         ]
         md("**Run record**\n\n" + "\n".join(lines))
+
+
+def legibility_line() -> str:
+    """The run record's line on figure text size against the caption's (1280-px window)."""
+    from .figures import CAPTION_PX
+
+    if not LEGIBILITY:
+        return "- figures: none"
+    small = {k: v for k, v in LEGIBILITY.items() if v < CAPTION_PX}
+    worst = min(LEGIBILITY, key=LEGIBILITY.get)
+    return (f"- figure text at a 1280-px window: {len(LEGIBILITY) - len(small)} of "
+            f"{len(LEGIBILITY)} figures at least the caption's {CAPTION_PX} px; smallest "
+            f"`{worst}` {LEGIBILITY[worst]:.1f} px")  # fmt: skip
 
 
 def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
