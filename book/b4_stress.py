@@ -193,11 +193,10 @@ report.figure("fig-b4-factorial", figures.factorial_cells(fact))
 # :alt: For each dataset and metric, the value of each BN and no-BN cell at the two learning
 #   rates of the 2 x 2, per seed and mean.
 #
-# The BN × learning-rate 2 × 2: per dataset (row) and metric (column; the per-seed contrasts
-# of chapters B1–B3: test accuracy, layer sparsity averaged over layers, class-based DBI over
-# the deeper half, DBI(k*) as B3 tests it, the layer where k* settles), each cell's seeds
-# (dots) and mean
-# (line), BN and no BN; the cells the paper trains are ringed. Parallel lines mean no
+# The BN × learning-rate 2 × 2: per dataset and metric (two panels to a row; the per-seed
+# contrasts of chapters B1–B3: test accuracy, layer sparsity averaged over layers, class-based
+# DBI over the deeper half, DBI(k*) as B3 tests it, the layer where k* settles), each cell's
+# seeds (dots) and mean (line), BN and no BN; the cells the paper trains are ringed. Parallel lines mean no
 # interaction; the vertical gap between the lines is BN's effect. Drawn by
 # `paper_b.figures.factorial_cells`.
 # ```

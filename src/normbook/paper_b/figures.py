@@ -195,15 +195,19 @@ def dbi_over_k(clusters: Clusters):
 
 
 def factorial_cells(factorial):
-    """The BN x learning-rate 2 x 2: per dataset (row) and metric (column), each cell's
-    per-seed value (dots) and mean (line) against the learning rate, BN and no BN; the cells
-    the paper trains ringed."""
-    dsets = factorial.datasets
-    fig, axes = canvas(ncols=len(METRICS), nrows=len(dsets), width=2.7, height=2.6)
-    for row, ds in enumerate(dsets):
+    """The BN x learning-rate 2 x 2: per dataset and metric, each cell's per-seed value (dots)
+    and mean (line) against the learning rate, BN and no BN; the cells the paper trains
+    ringed. Panels wrap two to a row (page width), one block of rows per dataset."""
+    dsets, per_row = factorial.datasets, 2
+    rows_per = -(-len(METRICS) // per_row)
+    fig, axes = canvas(ncols=per_row, nrows=rows_per * len(dsets), width=3.2, height=2.6)
+    for d, ds in enumerate(dsets):
         lrs = factorial.lrs[ds]
-        for col, m in enumerate(METRICS):
-            ax, y = axes[row, col], metric_values(factorial, m.key, ds)
+        for i, m in enumerate(METRICS):
+            ax, y = (
+                axes[d * rows_per + i // per_row, i % per_row],
+                metric_values(factorial, m.key, ds),
+            )
             for bn in (True, False):
                 c = COLORS[LABELS[bn]]
                 means = [y[bn, j].mean() for j in (0, 1)]
@@ -216,8 +220,10 @@ def factorial_cells(factorial):
             ax.set_xticks(sorted(lrs), [f"{v:g}" for v in sorted(lrs)])
             ax.minorticks_off()
             ax.set_xlabel("learning rate")
-            ax.set_title(f"{DATASET_TITLES[ds].split(',')[0]}: {m.label}", fontsize=9)
-        axes[row, 0].legend(fontsize=8)
+            ax.set_title(f"{DATASET_TITLES[ds].split(',')[0]}: {m.label}", fontsize=11)
+        axes[d * rows_per, 0].legend(fontsize=11)
+        for i in range(len(METRICS), rows_per * per_row):  # the block's empty slots
+            axes[d * rows_per + i // per_row, i % per_row].set_visible(False)
     return fig
 
 
