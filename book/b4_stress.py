@@ -196,8 +196,8 @@ report.figure("fig-b4-factorial", figures.factorial_cells(fact))
 # The BN × learning-rate 2 × 2: per dataset and metric (two panels to a row; the per-seed
 # contrasts of chapters B1–B3: test accuracy, layer sparsity averaged over layers, class-based
 # DBI over the deeper half, DBI(k*) as B3 tests it, the layer where k* settles), each cell's
-# seeds (dots) and mean (line), BN and no BN; the cells the paper trains are ringed. Parallel lines mean no
-# interaction; the vertical gap between the lines is BN's effect. Drawn by
+# seeds (dots) and mean (line), BN and no BN; the cells the paper trains are ringed. Parallel
+# lines mean no interaction; the vertical gap between the lines is BN's effect. Drawn by
 # `paper_b.figures.factorial_cells`.
 # ```
 #
