@@ -29,3 +29,25 @@ def test_the_gpu_check_reports_a_verdict_that_differs_and_ranks_numbers():
     assert verdicts == [] and numbers[0] == (0.1, "b: cpu 10, gpu 11.0")
     verdicts, numbers = gpu_check.compare(cpu, moved)
     assert len(verdicts) == 1 and numbers[0][0] == float("inf")  # a number gone is the worst
+
+
+# make test's share of `make paper-shape`: one chapter of each paper executed at the papers'
+# geometry (A1: l = 600, d = 32, five seeds; B1: the width-64 MNIST CNN and full-width VGG-16 at
+# batch 128), with the counts cut further than the shape run's so that it takes about a minute.
+TEST_CUTS = {
+    "a1_localization": dict(n_eval=64, curve_eval=64),
+    "b1_setup_accuracy": dict(seeds=[0, 1], mnist_train=128, cifar_train=128, n_val=128,
+                              n_test=256),
+}  # fmt: skip
+
+
+def test_one_chapter_of_each_paper_executes_at_paper_shape(tmp_path):
+    import os
+
+    env = {**os.environ, "NORMBOOK_BUILD_DIR": str(tmp_path), "NORMBOOK_CACHE": str(tmp_path / "c")}
+    for stem, cut in TEST_CUTS.items():
+        ch = project.ROOT / "book" / f"{stem}.py"
+        run = paper_shape.run_chapter(ch, env, cut)
+        assert run.error is None, run.error
+        nb = tmp_path / "paper" / "executed" / "book" / f"{stem}.ipynb"
+        assert nb.exists()

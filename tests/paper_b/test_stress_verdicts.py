@@ -155,6 +155,10 @@ def test_attribution_and_glue_of_the_factorial_rows():
     assert stress_text.sign_flips(_effects(_cells(0.70, 0.60, 0.55, 0.60))) == (
         ", ".join(f"CIFAR-10 {m.label}" for m in factorial.METRICS))  # fmt: skip
     assert stress_text.sign_flips(bn_only) == "none"
+    text = stress_text.cifar_table(bn_only, bn, conf)  # one row per metric, grades as graded
+    assert text.count("\n") == len(factorial.METRICS) + 1 and REPRODUCED in text
+    assert "BatchNorm's at both learning rates" in text
+    assert stress_text.mnist_table(bn).count("not run") == len(factorial.METRICS)
 
 
 def _acc(learned=True):
