@@ -98,7 +98,7 @@ kmeans_n_init = None  # k-means restarts per k [smoke 1 · cpu 1 · paper 3]
 fixed_k = None  # k for the DBI at a fixed number of clusters (the number of classes)
 #   [every profile: 10]
 view_images = None  # images per network in the explorable layer view (PCA to 2-D)
-#   [smoke 100 · cpu 300 · paper 500]
+#   [smoke 100 · cpu 300 · paper 300]
 
 # %% tags=["hide-input"]
 from normbook.core import fmt, report

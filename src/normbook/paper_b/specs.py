@@ -469,7 +469,7 @@ VIEW_PARAMS = [
     ),
 ]
 VIEW_PROFILES = profiles(
-    {}, smoke=dict(view_images=100), cpu=dict(view_images=300), paper=dict(view_images=500)
+    {}, smoke=dict(view_images=100), cpu=dict(view_images=300), paper=dict(view_images=300)
 )
 
 
