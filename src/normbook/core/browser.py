@@ -139,6 +139,8 @@ const name = (bind.querySelector(".vega-bind-name") || bind).textContent.trim();
 const range = bind.querySelector("input[type=range]");
 const select = bind.querySelector("select");
 const radios = Array.from(bind.querySelectorAll("input[type=radio]"));
+if ((range && Number(range.min) === Number(range.max)) || (select && select.options.length < 2) ||
+    (!range && !select && radios.length < 2)) return "";  // one value: nothing to move
 if (range) {
   range.value = Number(range.value) === Number(range.min) ? range.max : range.min;
   range.dispatchEvent(new Event("input", {bubbles: true}));
@@ -196,6 +198,8 @@ def drive_views(driver, report: PageReport, shots: Path, name: str) -> None:
             control = driver.execute_script(_MOVE, v, c)
             if control is None:
                 break
+            if control == "":
+                continue
             changed, until = False, time.time() + 3.0
             while not changed and time.time() < until:
                 time.sleep(0.05)
