@@ -143,7 +143,7 @@ from normbook.paper_b import (
     tables,
     verdicts,
 )
-from normbook.paper_b.specs import B4
+from normbook.paper_b.specs_stress import B4
 
 P, run = report.start(B4, globals())
 

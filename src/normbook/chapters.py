@@ -7,7 +7,7 @@ from .findings import INTRO
 from .methods import METHODS
 from .paper_a.specs import A_SPECS
 from .paper_a.specs_stress import STRESS_SPECS
-from .paper_b.specs import B_SPECS
+from .paper_b.specs_stress import B_SPECS
 
 SPECS = {
     **A_SPECS,

@@ -6,7 +6,8 @@ import pytest
 
 from normbook.core.claims import ALPHA
 from normbook.core.params import ParameterError
-from normbook.paper_b.specs import B1, B2, B3, B4
+from normbook.paper_b.specs import B1, B2, B3
+from normbook.paper_b.specs_stress import B4
 
 
 def test_training_parameters_shared_by_all_part_b_chapters():

@@ -231,88 +231,6 @@ CLUSTER_PARAMS = [
 ]
 
 
-STRESS_PARAMS = [
-    Param(
-        "factorial_datasets",
-        str,
-        "datasets of the BN x learning-rate 2 x 2 ('both', or one)",
-        choices=("both", "mnist", "cifar10"),
-        reconstruction=True,
-    ),
-    Param(
-        "mnist_lr_alt",
-        float,
-        "MNIST: the 2 x 2's second SGD learning rate (paper: one rate for both)",
-        min=1e-7,
-        max=10.0,
-        reconstruction=True,
-    ),
-    Param(
-        "rel_thresholds",
-        list,
-        "relative thresholds t: |a| <= t x layer scale counts as zero (t = 0 added)",
-        list_of=float,
-        min=0.0,
-        max=10.0,
-        reconstruction=True,
-    ),
-    Param(
-        "threshold_scale",
-        str,
-        "a layer's scale: mean absolute activation or standard deviation",
-        choices=("mean_abs", "std"),
-        reconstruction=True,
-    ),
-    Param(
-        "silhouette_images",
-        int,
-        "silhouette on this many of the cluster images (seeded subsample)",
-        min=20,
-        max=50_000,
-        reconstruction=True,
-    ),
-    Param(
-        "null_draws",
-        int,
-        "draws of isotropic Gaussian noise for the k* null",
-        min=1,
-        max=100,
-        reconstruction=True,
-    ),
-    Param(
-        "null_dim",
-        int,
-        "noise dimensions when k-means runs on raw activations (pca_components 0)",
-        min=2,
-        max=100_000,
-        reconstruction=True,
-    ),
-    Param(
-        "matched_datasets",
-        str,
-        "datasets of the accuracy-matched comparison ('both', or one)",
-        choices=("both", "mnist", "cifar10"),
-        reconstruction=True,
-    ),
-    Param(
-        "match_check_every",
-        int,
-        "accuracy-matched: check every this many steps near the target accuracy",
-        min=1,
-        max=1_000_000,
-        reconstruction=True,
-    ),
-    Param(
-        "match_tolerance",
-        float,
-        "accuracy-matched: largest validation-accuracy gap a pair may keep",
-        min=0.0,
-        max=1.0,
-        reconstruction=True,
-    ),
-]
-
-
 def _n_train(P, dataset: str) -> int:
     return P.mnist_train if dataset == "mnist" else P.cifar_train
 
@@ -384,37 +302,6 @@ def _k_range(P) -> str | None:
     return None
 
 
-def _distinct_lrs(P) -> str | None:
-    if P.factorial_datasets in ("both", "mnist") and P.mnist_lr_alt == P.mnist_lr:
-        return f"parameter 'mnist_lr_alt': must differ from mnist_lr = {P.mnist_lr}"
-    if P.factorial_datasets in ("both", "cifar10") and P.cifar_lr_bn == P.cifar_lr_nobn:
-        return (
-            "parameter 'cifar_lr_nobn': the 2 x 2 needs two learning rates, got "
-            f"cifar_lr_bn = cifar_lr_nobn = {P.cifar_lr_bn}"
-        )
-    return None
-
-
-def _silhouette_fits(P) -> str | None:
-    if P.silhouette_images > P.cluster_images:
-        return (
-            f"parameter 'silhouette_images': must be <= cluster_images = {P.cluster_images}, "
-            f"got {P.silhouette_images}"
-        )
-    return None
-
-
-def _heldout_available(P) -> str | None:
-    n = max(P.sparsity_images, P.cluster_images)
-    if n > P.n_test // 2:
-        return (
-            f"parameter 'n_test': the held-out analyses draw max(sparsity_images, "
-            f"cluster_images) = {n} class-balanced test images, at most half of n_test = "
-            f"{P.n_test}"
-        )
-    return None
-
-
 _PAPER_LR = dict(
     mnist_lr=reported.LR["mnist", True],
     cifar_lr_bn=reported.LR["cifar10", True],
@@ -482,22 +369,6 @@ def _view_images(P) -> str | None:
     return None
 
 
-STRESS_PROFILES = profiles(
-    dict(factorial_datasets="both", mnist_lr_alt=reported.LR["mnist", True] / 10,
-         threshold_scale="mean_abs", matched_datasets="both"),
-    smoke=dict(rel_thresholds=[0.1, 0.5], silhouette_images=100, null_draws=2, null_dim=10,
-               match_check_every=2, match_tolerance=0.05),
-    # cpu: the 2 x 2 on CIFAR-10 only, where the paper confounds BN with a 10x learning rate
-    # (MNIST's 2 x 2, with a learning rate of our choosing, costs as much again: `paper`)
-    # cpu: the accuracy-matched comparison on CIFAR-10 only, where BN and no BN differ in
-    # accuracy most (on MNIST both end within a fraction of a point): `paper` matches both
-    cpu=dict(rel_thresholds=[0.01, 0.1, 0.5], silhouette_images=300, null_draws=5,
-             null_dim=50, factorial_datasets="cifar10", matched_datasets="cifar10",
-             match_check_every=10, match_tolerance=0.01),
-    paper=dict(rel_thresholds=[0.01, 0.05, 0.1, 0.25, 0.5], silhouette_images=2_000,
-               null_draws=5, null_dim=512, match_check_every=50, match_tolerance=0.005),
-)  # fmt: skip
-
 _TRAIN_CHECKS = [_fits_training_split, _distinct_seeds, _batch_fits, _curve_fractions]
 
 
@@ -530,15 +401,3 @@ B3 = Spec(
     checks=_TRAIN_CHECKS + [_images_available("cluster"), _k_range, _view_images],
     packages=PACKAGES,
 )
-
-B4 = Spec(
-    chapter="b4_stress",
-    params=TRAIN_PARAMS + SPARSITY_PARAMS + CLUSTER_PARAMS + STRESS_PARAMS,
-    profiles=_merge(TRAIN_PROFILES, SPARSITY_PROFILES, CLUSTER_PROFILES, STRESS_PROFILES),
-    checks=_TRAIN_CHECKS
-    + [_images_available("sparsity"), _images_available("cluster"), _k_range, _distinct_lrs,
-       _silhouette_fits, _heldout_available],
-    packages=PACKAGES,
-)  # fmt: skip
-
-B_SPECS = {spec.chapter: spec for spec in (B1, B2, B3, B4)}
