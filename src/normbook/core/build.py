@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import project
 from .chapter_jobs import RESULT, default_jobs, run_side_by_side
-from .execution import execute, parse_overrides, show_papermill_log
+from .execution import execute, is_current, parse_overrides, show_papermill_log
 from .param_cells import parameter_drift, rewrite_parameters_cell
 from .params import PROFILES, ParameterError
 from .project import BuildError, build_lock, chapters, is_executed, selected, spec_for
@@ -52,11 +52,16 @@ def cmd_book(args) -> None:
     t0 = time.perf_counter()
     with build_lock(args.profile):
         independent = [ch for ch in chs if not spec_for(ch).reads_ledger]
-        if jobs > 1 and len(independent) > 1:
-            for ch, secs in run_side_by_side(independent, args.profile, args.force, jobs):
+        stale = [ch for ch in independent if args.force or not is_current(ch, args.profile)]
+        for ch in independent:
+            if ch not in stale:
+                print(f"[up to date] {ch.relative_to(project.ROOT)} ({args.profile})", flush=True)
+                record_timing(args.profile, ch.stem, None)
+        if jobs > 1 and len(stale) > 1:
+            for ch, secs in run_side_by_side(stale, args.profile, args.force, jobs):
                 record_timing(args.profile, ch.stem, secs)
         else:
-            for ch in independent:
+            for ch in stale:
                 _, secs = execute(ch, args.profile, {}, force=args.force)
                 record_timing(args.profile, ch.stem, secs)
         for ch in execution_order(chs)[len(independent) :]:  # they read the others' records

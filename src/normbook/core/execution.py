@@ -27,6 +27,16 @@ def parse_overrides(path: Path, pairs: list[list[str]]) -> dict:
     return values
 
 
+def is_current(path: Path, profile: str) -> bool:
+    """Whether the chapter's executed notebook at ``profile`` (no overrides) is up to date:
+    checked here, without starting a process for it (a cached rebuild then takes seconds)."""
+    resolved = spec_for(path).resolve(profile)
+    out = build_dir(profile) / "executed" / path.relative_to(project.ROOT).with_suffix(".ipynb")
+    stamp_file = out.with_suffix(".stamp")
+    return (out.exists() and stamp_file.exists()
+            and stamp_file.read_text() == chapter_key(path, profile, resolved))  # fmt: skip
+
+
 def execute(
     path: Path, profile: str, overrides: dict, force: bool = False
 ) -> tuple[Path, float | None]:

@@ -62,6 +62,9 @@ def toc_without(missing: set[str], sweeps: list[str] = ()) -> str:
     for part in toc.get("parts", []):
         part["chapters"] = keep(part.get("chapters"))
     toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
+    if toc["root"] in missing and toc["parts"]:  # the intro is executed too: until it is, the
+        toc["root"] = toc["parts"][0]["chapters"].pop(0)["file"]  # first page built opens it
+        toc["parts"] = [p for p in toc["parts"] if p["chapters"]]
     if sweeps:
         toc["parts"].append({"caption": "Sweeps", "chapters": [{"file": f} for f in sweeps]})
     return yaml.safe_dump(toc, sort_keys=False)
