@@ -40,6 +40,7 @@ COUNTS = dict(
     grid_steps=3, grid_eval=64, reach_len_steps=[3, 6], reach_eval=64,
     mnist_epochs=1, cifar_epochs=1, mnist_train=512, cifar_train=512, n_val=256,
     curve_images=128, sparsity_images=128, cluster_images=128, silhouette_images=128,
+    view_images=64,
     null_draws=1, oc_models=20, power_draws=20, device="cpu", workers=1,
 )  # fmt: skip
 

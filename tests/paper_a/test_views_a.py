@@ -52,3 +52,13 @@ def test_band_view_leaves_out_slopes_a_log_axis_cannot_show():
     rows = next(iter(v.spec["datasets"].values()))
     assert all(row["slope"] > 0 for row in rows)
     assert len(rows) == 3 + 6 - 1  # three means and six seeds' slopes, one of them negative
+
+
+def test_a_paper_length_line_is_thinned_to_fit_the_page():
+    idx = views.shown_indices(600)
+    assert len(idx) <= views.POINTS_PER_LINE + 1 and idx[0] == 0 and idx[-1] == 599
+    assert list(views.shown_indices(75)) == list(range(75))  # the cpu length: every index
+    curves = [NS(steps=np.array([5, 10, 20, 40]), runs=[_run(n, m=5, length=600)] * 4)
+              for n in ("none", "instance")]  # fmt: skip
+    v = views.training_states(curves)
+    assert len(v.spec_json()) < 500_000  # paper A: l = 600, five seeds, four states

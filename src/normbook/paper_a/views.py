@@ -25,13 +25,23 @@ def _seed_filter() -> str:
     return f"seed == '{_SEED_ALL}' || datum.seed == seed"
 
 
+POINTS_PER_LINE = 100  # a line of more indices is thinned (at paper A's l = 600: 1.5 MB to 0.3)
+
+
+def shown_indices(seq_len: int) -> np.ndarray:
+    """Every index up to :data:`POINTS_PER_LINE` of them, else every k-th and the last."""
+    step = -(-seq_len // POINTS_PER_LINE)
+    return np.unique(np.r_[np.arange(0, seq_len, step), seq_len - 1])
+
+
 def _prediction_rows(mean: np.ndarray, seeds, **fields) -> list[dict]:
-    """One row per (seed, index) of seed-wise mean predictions ``mean`` (M, L)."""
+    """One row per (seed, shown index) of seed-wise mean predictions ``mean`` (M, L)."""
+    idx = shown_indices(mean.shape[-1])
     rows = []
     for s, m in zip(seeds, mean):
         rows += [
-            {**fields, "seed": f"seed {s}", "index": i, "mean": v}
-            for i, v in enumerate(round_floats(m))
+            {**fields, "seed": f"seed {s}", "index": int(i), "mean": v}
+            for i, v in zip(idx, round_floats(m[idx]))
         ]
     return rows
 
@@ -49,7 +59,8 @@ def _index_scale(seq_len: int) -> alt.Scale:
 def _predictions_layer(data: pd.DataFrame, seq_len: int, color: str, *filters) -> alt.LayerChart:
     """Target ramp (dashed) and one line per seed of the mean prediction, of the rows that
     pass every filter (a layer's own data do not inherit its parent's transforms)."""
-    target = pd.DataFrame({"index": np.arange(seq_len), "target": round_floats(ramp(seq_len))})
+    idx = shown_indices(seq_len)
+    target = pd.DataFrame({"index": idx, "target": round_floats(ramp(seq_len)[idx])})
     ramp_line = (
         alt.Chart(target)
         .mark_line(color="black", strokeDash=[4, 3], strokeWidth=1)
