@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .claims_ledger import PAPER_NAMES, _num, missing, section_title
-from .core.fmt import table
 from .core.params import Spec
 
 INTRO = Spec(
@@ -96,17 +95,3 @@ def findings_md(recs: list[dict], paper: str) -> str:
     lines = [f"**{PAPER_NAMES[paper]}**", ""]
     lines += [f"- {sentence(q, cs)}" for q, cs in answers(recs) if q.paper == paper]
     return "\n".join(lines)
-
-
-def verdicts_table(recs: list[dict]) -> str:
-    """The central claims' verdicts in one table."""
-    rows = []
-    for q, cs in answers(recs):
-        for c in cs:
-            rows.append({
-                "paper": q.paper, "question": q.text,
-                "claim": c["claim"] if c else "(no record)",
-                "verdict": f"**{c['verdict']}**" if c else "",
-                "effect [90% CI]": _effect(c) if c else "", "SESOI": c["sesoi_text"] if c else "",
-            })  # fmt: skip
-    return table(rows)

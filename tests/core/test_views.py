@@ -26,6 +26,7 @@ def test_a_view_embeds_its_spec_safely_and_names_no_other_host():
     assert not re.search(r"https?://", page)
     assert "</script>" not in page.split('class="nb-view-spec">')[1].split("</script>", 1)[0]
     spec = page.split('class="nb-view-spec">')[1].split("</script>", 1)[0]
+    assert "a<\\/script>" in spec  # the data's "</script>" escaped, so the tag ends after it
     assert json.loads(spec.replace("<\\/", "</"))["params"][0]["name"] == "k"
     assert 'aria-label="a &quot;quoted&quot; description"' in page
     assert page.startswith('<details class="nb-view" data-view="t-view">')

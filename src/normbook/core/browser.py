@@ -390,8 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     heaviest = max(reports, key=lambda r: r.weight)
     slowest = max(reports, key=lambda r: r.load_ms)
     print(f"[browser] {sum(r.views for r in reports)} explorable views opened, "
-          f"{sum(r.controls for r in reports)} controls moved (views, sweeps, the ledger), "
-          f"each changing the page; heaviest page "
+          f"{sum(r.controls for r in reports)} controls moved (views, sweeps, the ledger); "
+          f"heaviest page "
           f"{heaviest.page} {heaviest.weight / 1e6:.2f} MB (budget "
           f"{PAGE_BUDGET_BYTES / 1e6:.0f} MB), slowest load {slowest.page} "
           f"{slowest.load_ms:.0f} ms", flush=True)  # fmt: skip

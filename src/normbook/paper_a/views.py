@@ -78,6 +78,11 @@ def _predictions_layer(data: pd.DataFrame, seq_len: int, color: str, *filters) -
     return alt.layer(ramp_line, lines)
 
 
+def _panel(layers: list, param, title: str) -> alt.LayerChart:
+    """One page-wide panel: ``layers`` on shared axes, driven by the control ``param``."""
+    return alt.layer(*layers).add_params(param).properties(width=560, height=260, title=title)
+
+
 def training_states(curves) -> View:
     """Fig. 1a over training: every kept state's mean predictions, a slider over the states
     and a seed selector; one panel per network (``curves``: :class:`localization.Curve`)."""
@@ -156,10 +161,10 @@ def group_predictions(groups) -> View:
         .mark_text(align="left", baseline="top", x=5, y=5, fontSize=11)
         .encode(text="text:N")
     )
-    chart = (
-        alt.layer(_predictions_layer(data, seq_len, "#009E73", alt.datum.groups == g_param), text)
-        .add_params(g_param)
-        .properties(width=560, height=260, title="GroupNorm: mean prediction per index")
+    chart = _panel(
+        [_predictions_layer(data, seq_len, "#009E73", alt.datum.groups == g_param), text],
+        g_param,
+        "GroupNorm: mean prediction per index",
     )
     return view(
         "a3-group-predictions",
@@ -213,11 +218,7 @@ def packnorm_kernels(heads: dict, a2, kernel: int) -> View:
         .encode(x=x, y="acc:Q", detail="seed:N", tooltip=["seed:N", "overlap:Q", "acc:Q"])
     )
     chance = alt.Chart(pd.DataFrame({"y": [0.5]})).mark_rule(color="#999").encode(y="y:Q")
-    chart = (
-        alt.layer(band, per_seed, pooled, chance)
-        .add_params(net)
-        .properties(width=560, height=260, title="PackNorm: accuracy against overlap")
-    )
+    chart = _panel([band, per_seed, pooled, chance], net, "PackNorm: accuracy against overlap")
     return view(
         "a4-packnorm-kernels",
         chart,
@@ -265,11 +266,7 @@ def band_slopes(reaches) -> View:
         .mark_rule(strokeDash=[1, 2], color="#666")
         .encode(y="y:Q")
     )
-    chart = (
-        alt.layer(seeds, mean, hop, sesoi)
-        .add_params(fam)
-        .properties(width=560, height=260, title="Band slope against distance")
-    )
+    chart = _panel([seeds, mean, hop, sesoi], fam, "Band slope against distance")
     return view(
         "a5-band-slopes",
         chart,

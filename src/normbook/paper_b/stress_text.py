@@ -165,21 +165,19 @@ def cifar_table(effects: dict, bn_rows: dict, conf_rows: dict) -> str:
     effects (means over seeds), BN's own effect graded at each learning rate, the learning
     rate's graded with BN and without, and whose effect the paper's difference is."""
     split, whose = cifar_split(effects), attribution(bn_rows, conf_rows)
-    rows = []
-    for m in METRICS:
-        bn, lr = bn_rows.get(("cifar10", m.key)), conf_rows.get(m.key)
-        rows.append({
-            "metric": m.label,
-            "paper's contrast = BN main effect + learning-rate main effect": split[m.key],
-            "BN itself (each rate)": bn.verdict if bn else "not run",
-            "learning rate alone (with BN and without)": lr.verdict if lr else "not run",
-            "the paper's difference is": whose[m.key],
-        })  # fmt: skip
+    g = factorial_grades(bn_rows, conf_rows)
+    rows = [{
+        "metric": m.label,
+        "paper's contrast = BN main effect + learning-rate main effect": split[m.key],
+        "BN itself (each rate)": g[f"bn_cifar10_{m.key}"],
+        "learning rate alone (with BN and without)": g[f"conf_{m.key}"],
+        "the paper's difference is": whose[m.key],
+    } for m in METRICS]  # fmt: skip
     return table(rows)
 
 
 def mnist_table(bn_rows: dict) -> str:
     """MNIST: BN's own effect the paper's way, graded at both learning rates, per metric."""
-    rows = [{"metric": m.label, "BN itself (each rate)": bn_rows[("mnist", m.key)].verdict
-             if ("mnist", m.key) in bn_rows else "not run"} for m in METRICS]  # fmt: skip
-    return table(rows)
+    g = factorial_grades(bn_rows, {})
+    return table([{"metric": m.label, "BN itself (each rate)": g[f"bn_mnist_{m.key}"]}
+                  for m in METRICS])  # fmt: skip
