@@ -47,7 +47,7 @@ def cell_controls(f: Factorial, dataset: str, cells=None) -> tuple[verdicts.Cont
             c.check, c.passed, c.evidence,
         )
         for (bn, j), a in acc.items()
-        for c in verdicts.learned({(dataset, bn): a}, [verdicts.Variant(dataset, bn)])
+        for c in verdicts.learned({(dataset, bn): a}, [classify.Variant(dataset, bn)])
     )  # fmt: skip
 
 
