@@ -209,7 +209,7 @@ run.glue("a1_dead_none", fmt.count_of([r < 0 for r in shifts[0].reach]))
 # {numref}`fig-a1-fig1a` shows the mean prediction at every index over
 # {glue:text}`a1_n_eval` fresh inputs, one thin line per seed; the shaded band is ± 1
 # standard deviation of single predictions (seed 0); the rug at the bottom marks indices the
-# localization test calls localized. The right panel is the circular-padding null.
+# localization test calls localized. The last panel is the circular-padding null.
 
 # %%
 report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed, circular]))
@@ -220,8 +220,8 @@ report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed, circular])
 # :alt: Mean prediction against index for both networks, with the target ramp and a rug of
 #   localized indices.
 #
-# Fig. 1a reproduced: mean prediction per index without normalization (left), with it
-# (centre), and the same normalized networks with circular padding (right, the null); dashed,
+# Fig. 1a reproduced: mean prediction per index without normalization (top left), with it
+# (top right), and the same normalized networks with circular padding (below, the null); dashed,
 # the target ramp; grey, within $R$ of an end. Drawn by
 # `paper_a.figures.mean_predictions`.
 # ```

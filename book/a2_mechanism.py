@@ -217,7 +217,7 @@ report.md(tables.packnorm(pack))
 #
 # Fig. 3 reproduced: test accuracy (Wilson {glue:text}`a2_conf` intervals) against the overlap
 # $o$, per seed and mean; crosses, the per-path InstanceNorm control; green, the paper's
-# transition scaled to our $\ell'$. Right: training loss per overlap. Drawn by
+# transition scaled to our $\ell'$. Below: training loss per overlap. Drawn by
 # `paper_a.figures.packnorm_accuracy`.
 # ```
 #

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 import re
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from .core import ledger
 from .core.claims import ALPHA, adjusted
+from .core.figures import canvas, shared_legend
 from .core.fmt import table
 from .core.params import Spec
 from .core.verdicts import (
@@ -209,23 +209,24 @@ def provenance(recs: list[dict], specs: dict) -> list[dict]:
 
 
 def verdict_summary(recs: list[dict]):
-    """Horizontal bars: how many claims of each paper got each verdict."""
+    """Horizontal bars: how many claims of each paper got each verdict (a count is written on
+    its bar where the bar has room for it: two claims or more)."""
     c = counts(recs)
     papers = list(PAPER_NAMES)
-    fig, ax = plt.subplots(figsize=(7.5, 1.0 + 0.7 * len(papers)), dpi=150)
+    fig, axes = canvas(height=1.6 + 0.7 * len(papers))
+    ax = axes[0, 0]
     left = np.zeros(len(papers))
     for grade in GRADES:
         n = np.array([c[p][grade] for p in papers], dtype=float)
         ax.barh(range(len(papers)), n, left=left, color=VERDICT_COLORS[grade], label=grade)
         for i, (x0, w) in enumerate(zip(left, n)):
-            if w:
-                ax.text(x0 + w / 2, i, f"{int(w)}", ha="center", va="center", fontsize=9)
+            if w >= 2:
+                ax.text(x0 + w / 2, i, f"{int(w)}", ha="center", va="center")
         left += n
-    ax.set_yticks(range(len(papers)), [PAPER_NAMES[p] for p in papers])
+    ax.set_yticks(range(len(papers)), [PAPER_NAMES[p].split(" (")[0] for p in papers])
     ax.invert_yaxis()
     ax.set_xlabel("claims")
-    ax.legend(ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False, fontsize=8)
-    fig.tight_layout()
+    shared_legend(fig)
     return fig
 
 

@@ -255,9 +255,10 @@ def power_figure(power, ratios: list[float], seeds: int):
     """Power of the seed-level t test against the SESOI (simulated: dots; analytic: lines),
     for each number of seeds, against SESOI / seed sd; the rug marks this build's claims (at
     their own ``seeds``)."""
-    import matplotlib.pyplot as plt
+    from .core.figures import canvas
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.4), constrained_layout=True)
+    fig, axes = canvas(height=3.4)
+    ax = axes[0, 0]
     for n, g in power.groupby("n"):
         (line,) = ax.plot(g.ratio, g.analytic, lw=1.6, label=f"{n} seeds")
         ax.plot(g.ratio, g.simulated, "o", ms=3.5, color=line.get_color())
@@ -267,7 +268,7 @@ def power_figure(power, ratios: list[float], seeds: int):
     ax.set_xlabel("SESOI / standard deviation of the per-seed effect")
     ax.set_ylabel("P(decisive verdict)")
     ax.set_ylim(0, 1.02)
-    ax.legend(title=f"book: {seeds} seeds", fontsize=8, title_fontsize=8)
+    ax.legend(title=f"book: {seeds} seeds")
     return fig
 
 
@@ -275,10 +276,12 @@ def null_figure(nulls, circular: dict[str, list[float]]):
     """The null distributions of the interior fraction (left) and the localization distance
     beyond R (right), per sequence-wide share of the noise (colour) and correlation length
     (line style), as empirical CDFs; ticks, this build's networks that cannot localize beyond R."""
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.4), constrained_layout=True)
+    from .core.figures import canvas, shared_legend
+
+    fig, grid = canvas(ncols=2, height=4.4)  # the legend goes under the panels
+    axes = grid[0]
     styles = dict(zip(sorted(nulls.corr_len.unique()), ("-", "--", ":")))
     colors = dict(zip(sorted(nulls.share.unique()), ("#0072B2", "#E69F00", "#CC79A7")))
     for ax, col, label in (
@@ -303,7 +306,8 @@ def null_figure(nulls, circular: dict[str, list[float]]):
         ax.axhline(0.95, color="0.6", ls=":", lw=1)
         ax.set_xlabel(label)
     axes[0].set_ylabel("fraction of null networks ≤ x")
-    axes[0].legend(fontsize=7, ncols=1)
+    axes[0].legend()
+    shared_legend(fig)
     return fig
 
 

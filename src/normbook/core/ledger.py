@@ -113,3 +113,30 @@ def digest(profile: str) -> str:
 def forget(chapter: str, profile: str) -> None:
     """Remove ``chapter``'s record at ``profile`` (a chapter starting over records anew)."""
     (ledger_dir(profile) / f"{chapter}.json").unlink(missing_ok=True)
+    _figure_text_file(chapter, profile).unlink(missing_ok=True)
+
+
+def _figure_text_file(chapter: str, profile: str) -> Path:
+    return cache.build_root() / profile / "figure_text" / f"{chapter}.json"
+
+
+def write_figure_text(chapter: str, profile: str, sizes: dict[str, float]) -> None:
+    """Record the smallest text of each of ``chapter``'s figures (page pixels, 1280-px window):
+    every page writes it, those that read the ledger too."""
+    path = _figure_text_file(chapter, profile)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{chapter}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(sizes, f, indent=1)
+    os.replace(tmp, path)
+
+
+def small_figure_text(profile: str, chapters: list[str], minimum: float) -> list[str]:
+    """``chapter: figure (x px)`` for each recorded figure of ``chapters`` whose smallest text
+    is under ``minimum`` page pixels."""
+    small = []
+    for chapter in chapters:
+        path = _figure_text_file(chapter, profile)
+        sizes = json.loads(path.read_text()) if path.exists() else {}
+        small += [f"{chapter}: {name} ({px:.1f} px)" for name, px in sizes.items() if px < minimum]
+    return small

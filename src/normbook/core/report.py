@@ -39,8 +39,9 @@ def figure(name: str, fig) -> None:
     will show it, is measured (:func:`.figures.smallest_text_px`) for the run record."""
     import matplotlib.pyplot as plt
 
-    from .figures import smallest_text_px
+    from .figures import smallest_text_px, wrap_titles
 
+    wrap_titles(fig)
     glue(name, fig)
     LEGIBILITY[name] = smallest_text_px(fig)
     plt.close(fig)
@@ -170,6 +171,7 @@ class Run:
         """The run's footer: profile, versions, data provenance and wall time."""
         wall = time.perf_counter() - self.t0
         glue(f"{self.spec.chapter}_wall_s", wall)
+        ledger.write_figure_text(self.spec.chapter, self.params.profile, LEGIBILITY)
         if not self.spec.reads_ledger:  # a page built from the records writes none itself
             self._write()  # the numbers glued after the last claims
         lines = [

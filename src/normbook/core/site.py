@@ -117,12 +117,29 @@ def _copy_sweeps(profile: str, site: Path) -> None:
             _copy_if_changed(nb, dest / "points" / nb.parents[3].name / nb.name)
 
 
+def _check_figure_text(profile: str) -> None:
+    """Every executed page's figures carry text at least the caption's size (a strict build
+    fails otherwise, naming them)."""
+    from .figures import CAPTION_PX
+    from .ledger import small_figure_text
+
+    names = [c.stem for c in chapters() if is_executed(c, profile)]
+    small = small_figure_text(profile, names, CAPTION_PX)
+    if small:
+        raise BuildError(
+            f"figure text smaller than the caption's {CAPTION_PX} px at a 1280-px window "
+            f"(draw it with normbook.core.figures.canvas and the book's text sizes): "
+            + "; ".join(small)
+        )
+
+
 def render(profile: str, strict: bool = False, partial: bool = False) -> Path:
     site = assemble_site(profile, partial)
     jb = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(jb if jb.exists() else "jupyter-book"), "build", str(site), "--builder", "html"]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
+        _check_figure_text(profile)
     print("[render]", " ".join(cmd[1:]), flush=True)
     if subprocess.run(cmd, cwd=project.ROOT).returncode:
         raise BuildError("jupyter-book build failed (see the messages above)")

@@ -324,7 +324,7 @@ def figure(grid: Grid, points: list[Point], name: str):
 
     first, others = list(grid.axes)[0], list(grid.axes)[1:]
     xs = [_label(v) for v in grid.axes[first]]
-    fig, axes = canvas(width=5, height=2.8)
+    fig, axes = canvas(height=2.8)
     ax = axes[0, 0]
     combos = itertools.product(*(grid.axes[o] for o in others)) if others else [()]
     for combo in combos:
@@ -341,7 +341,7 @@ def figure(grid: Grid, points: list[Point], name: str):
     ax.set_xlabel(first)
     ax.set_ylabel(name)
     if others:
-        ax.legend(fontsize=9)
+        ax.legend()
     plt.close(fig)
     return fig
 

@@ -11,14 +11,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from ..core.figures import COLUMN_IN, TEXT_PT
 from .figures import hop_curves
 
 _NOISE, _PAD, _SHARED = "0.55", "white", "#E69F00"
 
 
-# Text of the schematic at 12 pt: 16-17 px, the body text's size, when the figure is shown at
-# its own width (6.5 in, about 660 px at 100 dpi), which fits the book's text column.
-_FS = 12
+# The schematic's text at the book's figure text size (the caption's, at the column's width)
+_FS = TEXT_PT
 
 
 def one_hop(
@@ -132,14 +132,14 @@ def hop_reach(ax, kernel: int, depth: int, seq_len: int, factor: float = 3.0) ->
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("index i")
     ax.set_ylabel("depth")
-    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=_FS - 1, ncols=1)
+    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=_FS, ncols=1)
 
 
 def mechanism(kernel: int, depth: int, seq_len: int, factor: float = 3.0):
     """Fig. 2: (a) one hop through the normalization statistics; (b) the reach per depth.
     The panels are stacked, so the figure is as wide as the text column and its text is read at
     body-text size."""
-    fig = plt.figure(figsize=(6.5, 6.2), layout="constrained")
+    fig = plt.figure(figsize=(COLUMN_IN, 6.2), layout="constrained")
     top, bottom = fig.subfigures(2, 1, height_ratios=[1, 1])  # laid out independently
     a, b = top.subplots(), bottom.subplots()
     one_hop(a)

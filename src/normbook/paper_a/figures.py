@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..core import stats
-from ..core.figures import NORM_COLORS, canvas, running_mean
+from ..core.figures import NORM_COLORS, canvas, running_mean, shared_legend
 from ..core.seeding import generators
 from . import multihop, reported
 from .packnorm import PackResult, generator, sample_pair
@@ -88,7 +88,7 @@ def task_example(seq_len: int, radius: int):
     """One training example of the localization task: noise in, ramp out, with the bands
     within R of the ends where a convolution can see the padding."""
     x = sample_inputs(1, 1, seq_len, generators([0], "check"))[0, 0].numpy()
-    fig, axes = canvas(width=9, height=2.6)
+    fig, axes = canvas(height=2.6)
     ax = axes[0, 0]
     _receptive_bands(ax, seq_len, radius)
     ax.plot(x, lw=0.8, color="0.3", label="input $x_i$ (noise)")
@@ -101,7 +101,7 @@ def task_example(seq_len: int, radius: int):
 
 def loss_curves(runs, title: str = "training loss (running mean)", smooth: int = 50):
     """Training loss per model (running mean over ``smooth`` steps), coloured by norm."""
-    fig, axes = canvas(width=7, height=3)
+    fig, axes = canvas(height=3)
     ax = axes[0, 0]
     for run in runs:
         hist = run.loss
@@ -114,25 +114,25 @@ def loss_curves(runs, title: str = "training loss (running mean)", smooth: int =
     ax.set_xlabel("step")
     ax.set_ylabel("MSE")
     ax.set_yscale("log")
-    ax.legend(fontsize=8)
+    ax.legend()
     ax.set_title(title)
     return fig
 
 
 def mean_predictions(runs):
     """Fig. 1a: mean prediction per index, one panel per run (shared y axis)."""
-    width = 6.0 if len(runs) <= 2 else 4.6  # three panels still readable at page width
-    fig, axes = canvas(ncols=len(runs), width=width, height=3.4, sharey=True)
+    fig, axes = canvas(ncols=len(runs), height=3.4, sharey=True)
     for ax, run in zip(axes[0], runs):
         _mean_predictions(ax, run, f"norm = {run.name}")
     axes[0, 0].set_ylabel("prediction")
-    axes[0, 0].legend(loc="upper left", fontsize=8)
+    axes[0, 0].legend()
+    shared_legend(fig)
     return fig
 
 
 def depth_maps(runs):
     """Fig. 1b: where in depth the probes localize, one panel per run."""
-    fig, axes = canvas(ncols=len(runs), width=5.5, height=3.6, sharey=True)
+    fig, axes = canvas(ncols=len(runs), height=3.6, sharey=True)
     for ax, run in zip(axes[0], runs):
         _depth_map(ax, run, f"norm = {run.name}")
     return fig
@@ -140,12 +140,12 @@ def depth_maps(runs):
 
 def predictions_and_maps(runs, title: str):
     """Figs. 5-6: per run (column), mean predictions (top) and depth-probe maps (bottom)."""
-    fig, axes = canvas(ncols=len(runs), nrows=2, width=6, height=3.3)
+    fig, axes = canvas(ncols=len(runs), nrows=2, height=3.3)
     for col, run in enumerate(runs):
         _mean_predictions(axes[0, col], run, f"{run.name}: mean prediction")
         _depth_map(axes[1, col], run, f"{run.name}: localized by depth probes")
     axes[0, 0].set_ylabel("prediction")
-    axes[0, 0].legend(loc="upper left", fontsize=7)
+    axes[0, 0].legend(loc="upper left")
     fig.suptitle(title)
     return fig
 
@@ -154,7 +154,7 @@ def packnorm_example(path_len: int, overlap: int):
     """One overlapping and one independent pair of paths (PackNorm's two classes)."""
     a, b, y = sample_pair(64, path_len, overlap, generator(0, overlap, "check"))
     pos, neg = int(np.flatnonzero(y.numpy() > 0)[0]), int(np.flatnonzero(y.numpy() == 0)[0])
-    fig, axes = canvas(ncols=2, width=5.2, height=2.4, sharey=True)
+    fig, axes = canvas(ncols=2, height=2.4, sharey=True)
     for ax, k, title in (
         (axes[0, 0], pos, f"overlapping (o = {overlap})"),
         (axes[0, 1], neg, "independent"),
@@ -179,7 +179,7 @@ def packnorm_example(path_len: int, overlap: int):
             )
         ax.set_title(title)
         ax.set_xlabel("position in z")
-    axes[0, 0].legend(fontsize=7, loc="lower left")
+    axes[0, 0].legend(loc="lower left")
     return fig
 
 
@@ -187,7 +187,7 @@ def packnorm_accuracy(res: PackResult):
     """Fig. 3: test accuracy against the overlap, per seed with Wilson intervals, the control,
     the paper's transition band scaled to our path length; training loss per overlap."""
     pack, ctrl, setup = res.pack, res.control, res.setup
-    fig, axes = canvas(ncols=2, width=5.4, height=3.4, gridspec_kw=dict(width_ratios=[1.5, 1]))
+    fig, axes = canvas(ncols=2, height=3.4, max_cols=1)
     ax = axes[0, 0]
     span = (pack.overlaps[-1] - pack.overlaps[0] + 1) / 10
     offsets = np.linspace(-0.12, 0.12, len(pack.seeds)) * span
@@ -234,7 +234,7 @@ def packnorm_accuracy(res: PackResult):
     ax.set_xlabel("overlap o (samples)")
     ax.set_ylabel(f"test accuracy (Wilson {stats.CONFIDENCE:.0%} CI)")
     ax.set_title(f"Fig. 3: telling overlapping from independent (l' = {setup.path_len})")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(loc="upper left")
     ax = axes[0, 1]
     k = max(1, setup.train.steps // 30)
     for i, o in enumerate(pack.overlaps):
@@ -248,7 +248,7 @@ def packnorm_accuracy(res: PackResult):
     ax.set_xlabel("step")
     ax.set_ylabel("BCE (running mean, mean over seeds)")
     ax.set_title("training loss per overlap")
-    ax.legend(fontsize=6, ncols=2)
+    ax.legend(ncols=2)
     return fig
 
 
@@ -268,7 +268,7 @@ def probe_reach(runs, hop_factor: float):
     seq_len, kernel = first.seq_len, first.cnn.kernel
     depth = first.probe_distances.shape[0]
     d = np.arange(1, depth + 1)
-    fig, axes = canvas(width=7, height=3.6)
+    fig, axes = canvas(height=3.6)
     ax = axes[0, 0]
     for reach, label, col, ls in hop_curves(kernel, depth, seq_len, hop_factor):
         ax.plot(d, reach, color=col, ls=ls, lw=1.8, label=label)
@@ -287,15 +287,15 @@ def probe_reach(runs, hop_factor: float):
     ax.axhline((seq_len - 1) // 2, color="0.5", ls=":", lw=1, label="middle of the sequence")
     ax.set_xlabel("depth d")
     ax.set_ylabel("localization distance from the end")
-    ax.set_title("probe localization distance vs the hop bounds (chapter A1's networks)")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title("probe localization distance vs the hop bounds\n(chapter A1's networks)")
+    ax.legend(loc="upper left")
     return fig
 
 
 def groups(sweep: GroupSweep, null: NullLevel, radius: int):
     """Fig. 4: localization distance, interior fraction and interior slope against G; seeds as
     dots, their mean as a line, the null networks' largest value dashed."""
-    fig, axes = canvas(ncols=3, width=3.9, height=3.2)
+    fig, axes = canvas(ncols=3, height=3.2)
     gs, c = sweep.group_counts, NORM_COLORS["group"]
     for ax, (label, metric) in zip(axes[0], METRICS.items()):
         vals = sweep.values(metric)
@@ -317,8 +317,8 @@ def groups(sweep: GroupSweep, null: NullLevel, radius: int):
         ax.set_xticks(gs, [str(g) for g in gs])
         ax.set_xlabel(f"GroupNorm groups G (C = {sweep.width})")
         ax.set_title(label)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=9)
+    axes[0, 0].legend()
+    shared_legend(fig)
     fig.suptitle("Fig. 4: GroupNorm, localization vs the number of groups")
     return fig
 
@@ -326,7 +326,7 @@ def groups(sweep: GroupSweep, null: NullLevel, radius: int):
 def eval_batch_size(sweep: EvalBatchSweep):
     """BatchNorm with minibatch statistics against the evaluation batch size: interior fraction
     and distance under both tests, interior slope; population statistics as a reference."""
-    fig, axes = canvas(ncols=3, width=3.9, height=3.2)
+    fig, axes = canvas(ncols=3, height=3.2)
     bs, c = sweep.sizes, NORM_COLORS["batch"]
     for ax, label in zip(
         axes[0],
@@ -355,9 +355,10 @@ def eval_batch_size(sweep: EvalBatchSweep):
         ax.set_xticks(bs, [str(b) for b in bs])
         ax.set_xlabel("evaluation batch size b")
         ax.set_title(label)
-    axes[0, 0].legend(fontsize=7)
+    axes[0, 0].legend()
+    shared_legend(fig)
     fig.suptitle(
-        "BatchNorm with minibatch statistics: the evaluation batch size "
+        "BatchNorm with minibatch statistics: the evaluation batch size\n"
         f"(grey line: training batch {sweep.train_batch})"
     )
     return fig
@@ -374,7 +375,7 @@ def operating_characteristic(oc, alpha: float):
     """Detection rate per index against the per-index step (in standard errors), one panel per
     noise correlation length, one line per localization test; dotted, the level alpha."""
     corr_lens = sorted(oc.corr_len.unique())
-    fig, axes = canvas(len(corr_lens), width=3.6, height=3.0, sharey=True)
+    fig, axes = canvas(len(corr_lens), height=3.0, sharey=True)
     for ax, corr_len in zip(axes[0], corr_lens):
         for test, name in TEST_NAMES.items():
             g = oc[(oc.test == test) & (oc.corr_len == corr_len)].sort_values("step")
@@ -385,7 +386,8 @@ def operating_characteristic(oc, alpha: float):
         ax.set_title(f"noise correlated over {corr_len} indices")
         ax.set_xlabel("step per index (standard errors)")
     axes[0, 0].set_ylabel("fraction of indices localized")
-    axes[0, -1].legend(fontsize=8, loc="lower right")
+    axes[0, -1].legend()
+    shared_legend(fig)
     return fig
 
 
@@ -393,7 +395,7 @@ def compute_to_effect(curves, alpha: float):
     """Each network's effect through training: interior slope (left) and the fraction of the
     tested interior the detector localizes (right) at every kept step, mean over seeds with one
     thin line per seed; ``alpha`` marks the detector's calibrated false-positive level."""
-    fig, axes = canvas(ncols=2, width=4.2, height=3.2)
+    fig, axes = canvas(ncols=2, height=3.2)
     norms = [c.cnn.norm for c in curves]
     shades = plt.cm.viridis(np.linspace(0.1, 0.85, len(curves)))
     for i, c in enumerate(curves):
@@ -408,15 +410,14 @@ def compute_to_effect(curves, alpha: float):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("fraction of the training budget")
         ax.set_ylabel(label)
-    axes[0, 0].legend(fontsize=7)
-    axes[0, 1].legend(fontsize=7)
+    shared_legend(fig)
     return fig
 
 
 def effect_per_minute(results):
     """The budget calibration: each candidate's interior slope (mean over seeds, thin lines per
     seed) against minutes of training per model."""
-    fig, axes = canvas(width=6.4, height=3.4)
+    fig, axes = canvas(height=3.4)
     ax = axes[0, 0]
     shades = plt.cm.viridis(np.linspace(0.05, 0.85, len(results)))
     for r, col in zip(results, shades):
@@ -425,5 +426,5 @@ def effect_per_minute(results):
     ax.axhline(0, color="0.4", lw=0.6)
     ax.set_xlabel("training minutes per model (this machine)")
     ax.set_ylabel("interior slope")
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig

@@ -7,7 +7,7 @@ import numpy as np
 from scipy import stats as sps
 
 from ..core.claims import CLAIM_CONFIDENCE
-from ..core.figures import canvas
+from ..core.figures import canvas, shared_legend
 from ..core.fmt import mean_sd, table
 from . import reach, reported
 from .reach import AXES, Law, Reach
@@ -22,7 +22,7 @@ def band_slopes(reaches: list[Reach], alpha: float):
     R), log scale, one panel per axis of the study; hollow: not above 0 at one-sided level
     ``alpha`` (drawn at that bound, as the significance reach reads them); dotted: the SESOI of
     a slope."""
-    fig, axes = canvas(ncols=2, width=4.8, height=3.4, sharey=True)
+    fig, axes = canvas(ncols=2, height=3.4, sharey=True)
     z = sps.norm.ppf(1 - alpha)
     for ax, axis in zip(axes[0], AXES):
         for i, r in enumerate(x for x in reaches if axis in x.family.axes):
@@ -36,9 +36,10 @@ def band_slopes(reaches: list[Reach], alpha: float):
         ax.axhline(SLOPE.value, color="0.4", ls=":", lw=0.8, label=f"SESOI {SLOPE.value:g}")
         ax.set_yscale("log")
         ax.set_xlabel("distance from the end (units of R)")
-        ax.set_title(AXIS_TITLES[axis], fontsize=10)
-        ax.legend(fontsize=7)
+        ax.set_title(AXIS_TITLES[axis])
+        ax.legend()
     axes[0, 0].set_ylabel("band slope (1 = the ramp)")
+    shared_legend(fig)
     return fig
 
 
@@ -56,7 +57,7 @@ def law_fit(reaches: list[Reach], law: Law):
     layers (left) and l (right), log-log, with the fitted power law and its interval, extended
     to paper A's network (the law's value there is a prediction, not a measurement); models
     whose share is not positive cannot be drawn (the law leaves them out too)."""
-    fig, axes = canvas(ncols=2, width=4.8, height=3.4, sharey=True)
+    fig, axes = canvas(ncols=2, height=3.4, sharey=True)
     specs = (
         ("norm layers", lambda r: r.family.norm_layers, law.n0, reported.NORM_LAYERS,
          lambda x: (x, law.l0), "normalization layers N"),
@@ -77,8 +78,9 @@ def law_fit(reaches: list[Reach], law: Law):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
-        ax.legend(fontsize=7)
+        ax.legend()
     axes[0, 0].set_ylabel("share of the first band's slope kept")
+    shared_legend(fig)
     return fig
 
 

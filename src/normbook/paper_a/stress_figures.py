@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import stats
-from ..core.figures import NORM_COLORS, canvas
+from ..core.figures import NORM_COLORS, canvas, shared_legend
 from .figures import _receptive_bands, color
 from .stress import MODES
 from .task import ramp
@@ -17,7 +17,7 @@ MODE_COLORS = {"population": "#000000", "shuffled": "#CC79A7", "interior": "#56B
 def constant_input(results, noise_runs):
     """Per network: the output for each constant input (one line per constant, first seed)
     beside the mean prediction on noise; grey bands: within R of an end."""
-    fig, axes = canvas(ncols=len(results), width=4.6, height=3.2, sharey=True)
+    fig, axes = canvas(ncols=len(results), height=3.2, sharey=True)
     for ax, c, run in zip(axes[0], results, noise_runs):
         L = c.out.shape[-1]
         idx = np.arange(L)
@@ -27,10 +27,10 @@ def constant_input(results, noise_runs):
         for v, out in zip(c.values, c.out[:, 0]):
             ax.plot(idx, out, lw=1, alpha=0.8, label=f"constant {v:g}")
         ax.set_xlabel("index i")
-        ax.set_title(f"{c.name} (seed {run.seeds[0]})", fontsize=10)
+        ax.set_title(f"{c.name} (seed {run.seeds[0]})")
         ax.set_xlim(0, L - 1)
     axes[0, 0].set_ylabel("output")
-    axes[0, -1].legend(fontsize=7, loc="upper left")
+    shared_legend(fig)
     return fig
 
 
@@ -38,7 +38,7 @@ def interventions(sweep, none):
     """Interior slope per seed when the statistics of every layer ("all") or of one layer are
     replaced, per kind of replacement; the unchanged networks and the no-norm networks as
     horizontal bands (mean over seeds +- sd)."""
-    fig, axes = canvas(ncols=1, width=7.0, height=3.4)
+    fig, axes = canvas(ncols=1, height=3.4)
     ax = axes[0, 0]
     x = np.arange(len(sweep.conditions))
     for band, c, label in (
@@ -58,14 +58,15 @@ def interventions(sweep, none):
     ax.set_xticks(x, ["all layers", *[f"layer {c}" for c in sweep.conditions[1:]]])
     ax.set_ylabel("interior slope (1 = the ramp)")
     ax.set_title("replacing the normalization statistics at evaluation")
-    ax.legend(fontsize=7, ncols=2)
+    ax.legend()
+    shared_legend(fig)
     return fig
 
 
 def receptive_field_test(heads: dict, a2, kernel: int):
     """PackNorm accuracy against the overlap (pooled over seeds, Wilson intervals): chapter A2's
     network (``a2``, a PackResult) beside the same sweep with kernel ``kernel`` and each head."""
-    fig, axes = canvas(ncols=1, width=6.4, height=3.4)
+    fig, axes = canvas(ncols=1, height=3.4)
     ax = axes[0, 0]
     transition_level = a2.setup.transition_level
     series = {f"A2's network (k = {a2.setup.net.kernel}), {a2.setup.net.head} head": a2.pack}
@@ -80,7 +81,7 @@ def receptive_field_test(heads: dict, a2, kernel: int):
                label=f"transition level {transition_level:g}")  # fmt: skip
     ax.set_xlabel("overlap o (samples)")
     ax.set_ylabel(f"accuracy, pooled (Wilson {stats.CONFIDENCE:.0%})")
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -98,7 +99,7 @@ def _radius_lines(ax, n: int, radius: int, orient: str = "v", color: str = "0.35
 def unet_predictions(runs):
     """Mean U-Net prediction per index, one panel per run: every seed's mean (lines), the target
     ramp, and the receptive radius R from both ends (dashed); localized indices as a rug."""
-    fig, axes = canvas(ncols=len(runs), width=4.6, height=3.4, sharey=True)
+    fig, axes = canvas(ncols=len(runs), height=3.4, sharey=True)
     for ax, run in zip(axes[0], runs):
         n, c = run.seq_len, color(run)
         idx = np.arange(n)
@@ -118,61 +119,44 @@ def unet_predictions(runs):
             )
         ax.set_xlim(0, n - 1)
         ax.set_xlabel("index i")
-        ax.set_title(f"U-Net, {run.name} (R = {run.radius})", fontsize=10)
-        ax.legend(loc="upper left", fontsize=7)
+        ax.set_title(f"U-Net, {run.name} (R = {run.radius})")
+        ax.legend()
     axes[0, 0].set_ylabel("mean prediction")
+    shared_legend(fig)
     return fig
 
 
 def grid_predictions(runs):
-    """2-D CNN: the mean row-coordinate and column-coordinate maps of the first seed per run
-    (columns of panels), the interior beyond R dashed; bottom, the row profile (row channel
+    """2-D CNN: per run (one row of panels), the mean row-coordinate and column-coordinate maps
+    of its first seed, the interior beyond R dashed; last row, the row profile (row channel
     averaged over columns) and the column profile of every run against the ramps."""
-    ncols = max(len(runs), 2)
-    fig, axes = canvas(ncols=ncols, nrows=3, width=4.0, height=3.1)
-    for col, run in enumerate(runs):
+    fig, axes = canvas(ncols=2, nrows=len(runs) + 1, height=2.9)
+    for r, run in enumerate(runs):
         h, w = run.maps.shape[-2:]
-        for row, what in enumerate(("row coordinate", "column coordinate")):
-            ax = axes[row, col]
-            im = ax.imshow(
-                run.maps[0, row],
-                cmap="viridis",
-                vmin=0,
-                vmax=1,
-                origin="upper",
-                interpolation="nearest",
-            )
+        for col, what in enumerate(("row coordinate", "column coordinate")):
+            ax = axes[r, col]
+            im = ax.imshow(run.maps[0, col], cmap="viridis", vmin=0, vmax=1, origin="upper",
+                           interpolation="nearest")  # fmt: skip
             ax.grid(False)
             _radius_lines(ax, w, run.radius, "v", "w")
             _radius_lines(ax, h, run.radius, "h", "w")
-            ax.set_title(f"{run.name}: {what}", fontsize=9)
+            ax.set_title(f"{run.name}: {what}")
             ax.set_xlabel("column j")
             ax.set_ylabel("row i")
-        fig.colorbar(im, ax=axes[:2, col], label="mean prediction", shrink=0.8)
-    for col in range(len(runs), ncols):
-        axes[0, col].set_visible(False)
-        axes[1, col].set_visible(False)
-    for col in range(2, ncols):
-        axes[2, col].set_visible(False)
-    for ax, axis in zip(axes[2, :2], ("rows", "cols")):
+        fig.colorbar(im, ax=axes[r, :], label="mean prediction", shrink=0.9)
+    for ax, axis in zip(axes[-1], ("rows", "cols")):
         first = getattr(runs[0], axis)
         n = first.seq_len
         ax.plot(np.arange(n), ramp(n).numpy(), color="k", lw=1, ls=":", label="target ramp")
         for run in runs:
-            sub = getattr(run, axis)
-            for s, mean in enumerate(sub.mean):
-                ax.plot(
-                    np.arange(n),
-                    mean,
-                    color=color(run),
-                    ls=_style(run),
-                    lw=1.1,
-                    label=run.name if s == 0 else None,
-                )
+            for s, mean in enumerate(getattr(run, axis).mean):
+                ax.plot(np.arange(n), mean, color=color(run), ls=_style(run), lw=1.1,
+                        label=run.name if s == 0 else None)  # fmt: skip
         _radius_lines(ax, n, first.radius)
         ax.set_xlim(0, n - 1)
         ax.set_xlabel("row index i" if axis == "rows" else "column index j")
         ax.set_ylabel("mean prediction")
-        ax.set_title("row profile" if axis == "rows" else "column profile", fontsize=10)
-    axes[2, 0].legend(loc="upper left", fontsize=7)
+        ax.set_title("row profile" if axis == "rows" else "column profile")
+    axes[-1, 0].legend()
+    shared_legend(fig)
     return fig

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from ..core.figures import NORM_COLORS, canvas
+from ..core.figures import NORM_COLORS, canvas, shared_legend
 from . import reported
 from .analysis import Clusters, Sparsity
 from .classify import DATASETS, Models, Splits, bn_label
 from .datasets import CIFAR10_CLASSES
 from .factorial import METRICS, is_paper_cell, metric_values
-from .verdicts import signed
+from .rules import signed
 
 COLORS = {"BN": NORM_COLORS["batch"], "no BN": NORM_COLORS["none"]}
 DATASET_TITLES = {"mnist": "MNIST, standard CNN", "cifar10": "CIFAR-10, VGG-16"}
@@ -64,8 +64,8 @@ def _curves(ax_loss, ax_acc, curves: dict[str, list[dict[str, np.ndarray]]]) -> 
     ax_loss.yaxis.set_minor_formatter(NullFormatter())
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylabel("validation accuracy")
-    ax_loss.legend(fontsize=8)
-    ax_acc.legend(fontsize=8)
+    ax_loss.legend()
+    ax_acc.legend()
 
 
 def _layer_profile(ax, values: dict[str, np.ndarray], ylabel: str, layer_names=None) -> None:
@@ -82,16 +82,24 @@ def _layer_profile(ax, values: dict[str, np.ndarray], ylabel: str, layer_names=N
         for row in v:
             ax.plot(x + off, row, ".", color=c, ms=3, alpha=0.6)
     n = np.asarray(next(iter(values.values()))).shape[1]
-    ax.set_xticks(np.arange(1, n + 1))
-    if layer_names is not None:
-        ax.set_xticklabels([str(s).replace("conv", "") for s in layer_names])
+    _layer_ticks(ax, n, layer_names)
     ax.set_xlabel("conv layer")
     ax.set_ylabel(ylabel)
 
 
+def _layer_ticks(ax, n: int, layer_names=None) -> None:
+    """A tick per conv layer; past 8 layers every other one labelled (13 labels at the book's
+    text size do not fit half the column)."""
+    names = [str(s).replace("conv", "") for s in layer_names] if layer_names is not None else None
+    names = names or [str(i) for i in range(1, n + 1)]
+    ax.set_xticks(
+        np.arange(1, n + 1), [s if n <= 8 or i % 2 == 0 else "" for i, s in enumerate(names)]
+    )
+
+
 def sample_images(splits: dict[str, Splits]):
     """The first training image of every class, one row per dataset."""
-    fig, axes = canvas(ncols=10, nrows=2, width=1.0, height=1.15)
+    fig, axes = canvas(ncols=10, nrows=2, height=1.6, max_cols=5)
     for row, (ds, sp) in enumerate(splits.items()):
         for c in range(reported.N_CLASSES):
             img = sp.x_train[int(np.flatnonzero(sp.y_train == c)[0])]
@@ -101,14 +109,14 @@ def sample_images(splits: dict[str, Splits]):
                 cmap="gray" if img.ndim == 2 else None,
             )
             ax.set_axis_off()
-            ax.set_title(str(c) if ds == "mnist" else CIFAR10_CLASSES[c], fontsize=8)
+            ax.set_title(str(c) if ds == "mnist" else CIFAR10_CLASSES[c])
     return fig
 
 
 def training_curves(models: Models):
     """Per dataset (column): training and validation loss (top), validation accuracy
     (bottom), one line per seed, BN and no BN."""
-    fig, axes = canvas(ncols=2, nrows=2, width=5.2, height=3.0)
+    fig, axes = canvas(ncols=2, nrows=2, height=3.0)
     for col, ds in enumerate(DATASETS):
         curves = {LABELS[bn]: [t.curves for t in models.trained[ds, bn]] for bn in (True, False)}
         _curves(axes[0, col], axes[1, col], curves)
@@ -119,7 +127,7 @@ def training_curves(models: Models):
 def sparsity_profiles(sparsity: Sparsity):
     """Per dataset (column): layer sparsity (top) and average channel sparsity (bottom) per
     conv layer, mean ± sd over seeds and single seeds."""
-    fig, axes = canvas(ncols=2, nrows=2, width=5.2, height=3.0)
+    fig, axes = canvas(ncols=2, nrows=2, height=3.0)
     for col, ds in enumerate(DATASETS):
         names = sparsity.layer_names[ds]
         _layer_profile(axes[0, col], _by_label(sparsity.layer, ds), "layer sparsity", names)
@@ -127,13 +135,13 @@ def sparsity_profiles(sparsity: Sparsity):
             axes[1, col], _by_label(sparsity.channel, ds), "average channel sparsity", names
         )
         axes[0, col].set_title(DATASET_TITLES[ds])
-        axes[0, col].legend(fontsize=8)
+        axes[0, col].legend()
     return fig
 
 
 def class_dbi(clusters: Clusters):
     """Class-based DBI per conv layer, one panel per dataset."""
-    fig, axes = canvas(ncols=2, width=5.2, height=3.0)
+    fig, axes = canvas(ncols=2, height=3.0)
     for col, ds in enumerate(DATASETS):
         _layer_profile(
             axes[0, col],
@@ -142,7 +150,7 @@ def class_dbi(clusters: Clusters):
             clusters.layer_names[ds],
         )
         axes[0, col].set_title(DATASET_TITLES[ds])
-        axes[0, col].legend(fontsize=8)
+        axes[0, col].legend()
     return fig
 
 
@@ -150,7 +158,7 @@ def k_means_profiles(clusters: Clusters):
     """Per dataset (column): k* per layer with the number of classes (top), DBI(k*)
     (middle) and DBI at the fixed k (bottom)."""
     cfg = clusters.config
-    fig, axes = canvas(ncols=2, nrows=3, width=5.2, height=2.8)
+    fig, axes = canvas(ncols=2, nrows=3, height=2.8)
     for col, ds in enumerate(DATASETS):
         names = clusters.layer_names[ds]
         ax = axes[0, col]
@@ -159,19 +167,19 @@ def k_means_profiles(clusters: Clusters):
             reported.N_CLASSES, color="k", lw=0.8, ls=":", label=f"{reported.N_CLASSES} classes"
         )
         ax.set_ylim(cfg.k_min - 0.5, cfg.k_max + 0.5)
-        ax.legend(fontsize=8)
+        ax.legend()
         ax.set_title(DATASET_TITLES[ds])
         _layer_profile(axes[1, col], _by_label(clusters.dbi_k_star, ds), "DBI(k*)", names)
         _layer_profile(
             axes[2, col], _by_label(clusters.dbi_fixed_k, ds), f"DBI at k = {cfg.fixed_k}", names
         )
-        axes[1, col].legend(fontsize=8)
+        axes[1, col].legend()
     return fig
 
 
 def dbi_over_k(clusters: Clusters):
     """DBI against k for the last conv layer, mean over seeds, one panel per dataset."""
-    fig, axes = canvas(ncols=2, width=5.2, height=2.8)
+    fig, axes = canvas(ncols=2, height=2.8)
     for col, ds in enumerate(DATASETS):
         ax = axes[0, col]
         for label, v in _by_label(clusters.dbi_curve, ds).items():
@@ -184,10 +192,8 @@ def dbi_over_k(clusters: Clusters):
             )
         ax.set_xlabel("k (k-means)")
         ax.set_ylabel("DBI")
-        ax.set_title(
-            f"{DATASET_TITLES[ds]}: last conv layer ({clusters.layer_names[ds][-1]})", fontsize=10
-        )
-        ax.legend(fontsize=8)
+        ax.set_title(f"{DATASET_TITLES[ds]}: last conv layer ({clusters.layer_names[ds][-1]})")
+        ax.legend()
     return fig
 
 
@@ -200,7 +206,7 @@ def factorial_cells(factorial):
     ringed. Panels wrap two to a row (page width), one block of rows per dataset."""
     dsets, per_row = factorial.datasets, 2
     rows_per = -(-len(METRICS) // per_row)
-    fig, axes = canvas(ncols=per_row, nrows=rows_per * len(dsets), width=3.2, height=2.6)
+    fig, axes = canvas(ncols=per_row, nrows=rows_per * len(dsets), height=2.6)
     for d, ds in enumerate(dsets):
         lrs = factorial.lrs[ds]
         for i, m in enumerate(METRICS):
@@ -220,8 +226,8 @@ def factorial_cells(factorial):
             ax.set_xticks(sorted(lrs), [f"{v:g}" for v in sorted(lrs)])
             ax.minorticks_off()
             ax.set_xlabel("learning rate")
-            ax.set_title(f"{DATASET_TITLES[ds].split(',')[0]}: {m.label}", fontsize=11)
-        axes[d * rows_per, 0].legend(fontsize=11)
+            ax.set_title(f"{DATASET_TITLES[ds].split(',')[0]}: {m.label}")
+        axes[d * rows_per, 0].legend()
         for i in range(len(METRICS), rows_per * per_row):  # the block's empty slots
             axes[d * rows_per + i // per_row, i % per_row].set_visible(False)
     return fig
@@ -237,12 +243,12 @@ def cluster_count(silhouettes, clusters: Clusters):
         (silhouettes.kmeans_silhouette, f"silhouette, k-means k = {k}"),
         (silhouettes.class_silhouette, "class silhouette (higher = purer)"),
     )
-    fig, axes = canvas(ncols=2, nrows=len(rows), width=5.2, height=2.5)
+    fig, axes = canvas(ncols=2, nrows=len(rows), height=2.5)
     for col, ds in enumerate(DATASETS):
         for r, (values, label) in enumerate(rows):
             _layer_profile(axes[r, col], _by_label(values, ds), label, clusters.layer_names[ds])
         axes[0, col].set_title(DATASET_TITLES[ds])
-        axes[0, col].legend(fontsize=8)
+        axes[0, col].legend()
     return fig
 
 
@@ -250,7 +256,7 @@ def threshold_sweep(thresholds):
     """Layer-mean sparsity against the relative threshold t (|a| <= t x the layer's scale
     counts as zero; t = 0: exact zeros), mean ± sd over seeds and single seeds."""
     t = thresholds.thresholds
-    fig, axes = canvas(ncols=2, width=5.2, height=3.0)
+    fig, axes = canvas(ncols=2, height=3.0)
     for col, ds in enumerate(DATASETS):
         ax = axes[0, col]
         for bn in (True, False):
@@ -262,12 +268,12 @@ def threshold_sweep(thresholds):
             for row in v:
                 ax.plot(t, row, ".", color=c, ms=3, alpha=0.6)
         ax.set_xscale("symlog", linthresh=max(min(t[t > 0], default=0.01), 1e-6))
-        ax.set_xticks(t, [f"{v:g}" for v in t], fontsize=8)
+        ax.set_xticks(t, [f"{v:g}" for v in t])
         ax.minorticks_off()
         ax.set_xlabel(f"relative threshold t (× layer {thresholds.config.scale})")
         ax.set_ylabel("layer sparsity, mean over layers")
         ax.set_title(DATASET_TITLES[ds])
-        ax.legend(fontsize=8)
+        ax.legend()
     return fig
 
 
@@ -284,17 +290,17 @@ def _layer_pairs(axes, dss, rows, styles: tuple[str, str]) -> None:
                         label=f"{LABELS[bn]}, {styles[0]}")  # fmt: skip
                 ax.plot(x, np.mean(b[ds, bn], 0), color=c, ls="--", marker="s", ms=3,
                         label=f"{LABELS[bn]}, {styles[1]}")  # fmt: skip
-            ax.set_xticks(x)
+            _layer_ticks(ax, len(x))
             ax.set_xlabel("conv layer")
             ax.set_ylabel(label)
-        axes[0, col].legend(fontsize=8)
+        axes[0, col].legend()
 
 
 def train_vs_test(sparsity_train: Sparsity, sparsity_test: Sparsity, clusters_train: Clusters,
                   clusters_test: Clusters):  # fmt: skip
     """Per dataset (column): layer sparsity (top) and class-based DBI (bottom) per conv layer
     on training images (solid) and test images (dashed), mean over seeds, BN and no BN."""
-    fig, axes = canvas(ncols=2, nrows=2, width=5.2, height=2.8)
+    fig, axes = canvas(ncols=2, nrows=2, height=2.8)
     rows = ((sparsity_train.layer, sparsity_test.layer, "layer sparsity"),
             (clusters_train.class_dbi, clusters_test.class_dbi, "class-based DBI"))  # fmt: skip
     _layer_pairs(axes, list(DATASETS), rows, ("train", "test"))
@@ -310,7 +316,7 @@ def accuracy_matched(matched, sparsity: Sparsity, clusters: Clusters):
     early-stopping point (solid, ``sparsity``/``clusters``: chapters B2-B3) and at matched
     accuracy (dashed), mean over seeds."""
     dss = matched.datasets
-    fig, axes = canvas(ncols=len(dss), nrows=3, width=5.2, height=2.6)
+    fig, axes = canvas(ncols=len(dss), nrows=3, height=2.6)
     acc = matched.val_acc()
     for col, ds in enumerate(dss):
         ax = axes[0, col]
@@ -330,7 +336,7 @@ def accuracy_matched(matched, sparsity: Sparsity, clusters: Clusters):
     _layer_pairs(axes[1:], dss, rows, ("early stopping", "matched accuracy"))
     for col, ds in enumerate(dss):
         axes[0, col].set_title(DATASET_TITLES[ds])
-        axes[0, col].legend(fontsize=8)
+        axes[0, col].legend()
     return fig
 
 
@@ -341,7 +347,7 @@ def difference_through_training(curves, expect: dict[str, str], contrast, sesoi,
     dataset; relative to no BN for the Davies-Bouldin index), against the fraction of the epoch
     budget; one thin line per seed, the mean thick; dotted, the smallest effect of interest."""
     values, metric = curves.values, curves.metric
-    fig, axes = canvas(ncols=2, width=4.2, height=2.8)
+    fig, axes = canvas(ncols=2, height=2.8)
     for col, ds in enumerate(DATASETS):
         ax = axes[0, col]
         bn, nobn = (np.asarray(values[ds, b], float) for b in (True, False))
@@ -357,8 +363,9 @@ def difference_through_training(curves, expect: dict[str, str], contrast, sesoi,
         ax.axhline(sesoi.value, color="0.3", ls=":", lw=1, label="SESOI")
         ax.axhline(0, color="0.7", lw=0.8)
         ax.set_xlabel("fraction of the epoch budget (1: kept model)")
-        ax.set_title(f"{DATASET_TITLES[ds]} ({'BN ' + expect[ds]})", fontsize=10)
+        ax.set_title(f"{DATASET_TITLES[ds]} ({'BN ' + expect[ds]})")
         if col == 0:
             ax.set_ylabel(ylabel)
-            ax.legend(fontsize=8)
+            ax.legend()
+    shared_legend(fig)
     return fig
