@@ -280,7 +280,7 @@ def null_figure(nulls, circular: dict[str, list[float]]):
 
     from .core.figures import canvas, shared_legend
 
-    fig, grid = canvas(ncols=2, height=4.4)  # the legend goes under the panels
+    fig, grid = canvas(ncols=2, height=3.4)
     axes = grid[0]
     styles = dict(zip(sorted(nulls.corr_len.unique()), ("-", "--", ":")))
     colors = dict(zip(sorted(nulls.share.unique()), ("#0072B2", "#E69F00", "#CC79A7")))

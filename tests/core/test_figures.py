@@ -114,3 +114,13 @@ def test_an_axis_label_longer_than_its_panel_is_wrapped():
     assert "\n" in axes[0, 0].get_xlabel()
     assert axes[0, 0].get_xlabel().replace("\n", " ") == long
     plt.close(fig)
+
+
+def test_a_legend_under_the_panels_leaves_the_panels_their_height():
+    fig, axes = figures.canvas(ncols=2, height=3.0)
+    for i, ax in enumerate(axes.flat):
+        for j in range(3):
+            ax.plot([0, 1], [j, i], label=f"line {i}.{j}")
+    figures.shared_legend(fig)
+    assert fig.get_figheight() > 3.0  # grown by the legend's three lines
+    plt.close(fig)

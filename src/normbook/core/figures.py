@@ -80,7 +80,8 @@ def canvas(ncols: int = 1, nrows: int = 1, height: float = 3.2, max_cols: int = 
 def shared_legend(fig, ncols: int = 2) -> None:
     """One legend for the whole figure instead of one per panel (a legend in a panel of half the
     column's width covers its data): every distinct label of every panel, in the first empty
-    place of a wrapped :func:`canvas`, or else under the panels."""
+    place of a wrapped :func:`canvas`, or else under the panels (the figure grows by the
+    legend's height, so the panels keep theirs)."""
     entries: dict[str, object] = {}
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -93,8 +94,10 @@ def shared_legend(fig, ncols: int = 2) -> None:
     if spare:
         spare[0].legend(entries.values(), entries.keys(), loc="center", frameon=False)
     else:
-        fig.legend(entries.values(), entries.keys(), loc="outside lower center", ncols=ncols,
-                   frameon=False)  # fmt: skip
+        legend = fig.legend(entries.values(), entries.keys(), loc="outside lower center",
+                            ncols=ncols, frameon=False)  # fmt: skip
+        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
+        fig.set_figheight(fig.get_figheight() + height)
 
 
 def running_mean(y: np.ndarray, k: int) -> np.ndarray:

@@ -24,9 +24,10 @@ def band_slopes(reaches: list[Reach], alpha: float):
     a slope."""
     fig, axes = canvas(ncols=2, height=3.4, sharey=True)
     z = sps.norm.ppf(1 - alpha)
+    colors = {r.family.label: f"C{i}" for i, r in enumerate(reaches)}  # one per family
     for ax, axis in zip(axes[0], AXES):
-        for i, r in enumerate(x for x in reaches if axis in x.family.axes):
-            mean, se, c = r.mean, r.se, f"C{i}"
+        for r in (x for x in reaches if axis in x.family.axes):
+            mean, se, c = r.mean, r.se, colors[r.family.label]
             solid = mean > z * se
             shown = np.where(solid, mean, z * se)
             ax.plot(r.centres, shown, "-", color=c, lw=1, label=r.family.label)
