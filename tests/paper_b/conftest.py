@@ -49,6 +49,11 @@ def _tiny_cfg(**kw) -> ClassifierConfig:
         n_train=256,
         n_val=64,
         n_test=100,
+        momentum=0.0,
+        split_seed=0,
+        init="kaiming",
+        device="cpu",
+        checkpoints=(),
     )
     return ClassifierConfig(**{**base, **kw})
 
@@ -66,7 +71,7 @@ def patch_images():
     return _patch_images
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def tiny_cfg():
     """A factory of tiny, fast classifier configs (overrides as keyword arguments)."""
     return _tiny_cfg

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normbook.paper_b import datasets, provenance
+from normbook.paper_b import data_files, datasets, provenance
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,7 +29,7 @@ def _offline(monkeypatch):
     def no_network(url, timeout=60.0):
         raise AssertionError(f"test tried to open {url}")
 
-    monkeypatch.setattr(datasets, "_open_url", no_network)
+    monkeypatch.setattr(data_files, "_open_url", no_network)
 
 
 # --------------------------------------------------------------------------- writers
@@ -194,7 +194,7 @@ def test_mnist_download_atomic_and_verified(tmp_path, monkeypatch):
         urls.append(url)
         return _FakeResponse((src / "mnist" / url.rsplit("/", 1)[1]).read_bytes())
 
-    monkeypatch.setattr(datasets, "_open_url", serve)
+    monkeypatch.setattr(data_files, "_open_url", serve)
     root = tmp_path / "root"
     x, y, prov = datasets.load_mnist("test", root=root, download=True)
     np.testing.assert_array_equal(x, images)
@@ -206,7 +206,7 @@ def test_mnist_download_atomic_and_verified(tmp_path, monkeypatch):
 
 
 def test_download_bad_payload_not_installed(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets, "_open_url", lambda url, timeout=60.0: _FakeResponse(b"junk"))
+    monkeypatch.setattr(data_files, "_open_url", lambda url, timeout=60.0: _FakeResponse(b"junk"))
     with pytest.raises(datasets.DataError, match="NORMBOOK_DATA"):
         datasets.load_mnist("test", root=tmp_path, download=True)
     assert list((tmp_path / "mnist").iterdir()) == []
@@ -216,7 +216,7 @@ def test_download_network_failure(tmp_path, monkeypatch):
     def fail(url, timeout=60.0):
         raise OSError("no network")
 
-    monkeypatch.setattr(datasets, "_open_url", fail)
+    monkeypatch.setattr(data_files, "_open_url", fail)
     with pytest.raises(datasets.DataError) as e:
         datasets.load_cifar10("test", root=tmp_path, download=True)
     assert "no network" in str(e.value) and "NORMBOOK_DATA" in str(e.value)
@@ -315,8 +315,8 @@ def test_hash_cache_invalidated_on_change(tmp_path, monkeypatch):
     _, path = fake_cifar(tmp_path)
     monkeypatch.setattr(datasets, "CIFAR10_MD5", md5_of(path))
     calls = []
-    real = datasets._hash_stream
-    monkeypatch.setattr(datasets, "_hash_stream", lambda p: calls.append(p) or real(p))
+    real = datasets.hash_stream
+    monkeypatch.setattr(datasets, "hash_stream", lambda p: calls.append(p) or real(p))
     for _ in range(2):
         datasets.load_cifar10("test", root=tmp_path, download=False, records_per_file=None)
     assert len(calls) == 1  # second load reuses the cached checksum
@@ -433,7 +433,7 @@ def test_real_offline_data():
 
 # --------------------------------------------------------------------------- a real HTTP server
 
-_REAL_OPEN = datasets._open_url  # captured before the autouse fixture cuts the network
+_REAL_OPEN = data_files._open_url  # captured before the autouse fixture cuts the network
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -469,8 +469,8 @@ def server(monkeypatch):
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
-    monkeypatch.setattr(datasets, "_open_url", _REAL_OPEN)
-    monkeypatch.setattr(datasets, "DOWNLOAD_TIMEOUT", 1.0)
+    monkeypatch.setattr(data_files, "_open_url", _REAL_OPEN)
+    monkeypatch.setattr(data_files, "DOWNLOAD_TIMEOUT", 1.0)
     monkeypatch.setattr(datasets, "MNIST_MIRRORS", (f"{base}/mnist/",))
     monkeypatch.setattr(datasets, "CIFAR10_URL", f"{base}/{datasets.CIFAR10_ARCHIVE}")
     yield srv

@@ -15,15 +15,14 @@ from normbook.paper_b.specs import B1
 
 
 @pytest.fixture(scope="module")
-def tiny_run(patch_images):
+def tiny_run(patch_images, tiny_cfg):
     """A tiny MNIST-shaped run on synthetic images: config, splits and its full result."""
     x, y = patch_images(500, seed=1)
     raw = ((x[:, 0, 2:30, 2:30] - x.min()) / (x.max() - x.min()) * 255).astype(np.uint8)
     full = classify.Splits("mnist", raw[:400], y[:400], raw[:0], y[:0], raw[400:], y[400:],
                            "synthetic")  # fmt: skip
-    cfg = classify.ClassifierConfig("mnist", True, 2, "sgd", 0.05, momentum=0.9, batch_size=16,
-                                    max_epochs=3, patience=6, evals_per_epoch=2, n_train=300,
-                                    n_val=100, n_test=100)  # fmt: skip
+    cfg = tiny_cfg(optimizer="sgd", lr=0.05, momentum=0.9, max_epochs=3, patience=6,
+                    n_train=300, n_val=100)  # fmt: skip
     splits = full.of(cfg)
     return cfg, splits, classify.train_one(cfg, 0, splits, show_progress=False)
 
@@ -31,7 +30,8 @@ def tiny_run(patch_images):
 def test_training_to_a_target_accuracy_replays_the_run_and_keeps_the_closest_check(tiny_run):
     cfg, splits, res = tiny_run
     target = float(np.sort(res.curves["val_acc"])[len(res.curves["val_acc"]) // 2])
-    full = classify.Trained(cfg, 0, cache.Entry({f"curve_{k}": v for k, v in res.curves.items()}))
+    curves = {f"curve_{k}": v for k, v in res.curves.items()}
+    full = classify.TrainedModel(cfg, 0, cache.Entry(curves))
     lo, hi = window = matching.match_window(full, target)
     r = int(np.argmax(res.curves["val_acc"] >= target))
     assert hi == res.curves["epoch"][r] and lo == (res.curves["epoch"][r - 1] if r else 0.0)
@@ -66,7 +66,7 @@ def test_a_target_needs_a_window_that_reaches_it(tiny_run):
 
 
 def _fake(ds, bn, seed, val_accs, best, stage=None):
-    """A ``Trained`` whose curves say its kept weights (at epoch ``best``) have accuracy
+    """A ``TrainedModel`` whose curves say its kept weights (at epoch ``best``) have accuracy
     ``val_accs[best - 1]``; with a ``stage``, stopped at its last evaluation."""
     cfg = replace(B1_CFGS[ds, bn])
     n = len(val_accs)
@@ -76,7 +76,7 @@ def _fake(ds, bn, seed, val_accs, best, stage=None):
     meta = {"best_epoch": float(best), "test_acc": 0.0}
     if stage:
         meta |= {"reached_epoch": float(n), "reached_val_acc": float(val_accs[-1])}
-    return classify.Trained(cfg, seed, cache.Entry(curves, meta=meta), stage or {})
+    return classify.TrainedModel(cfg, seed, cache.Entry(curves, meta=meta), stage or {})
 
 
 B1_CFGS = classify.configs(B1.resolve("smoke")).configs

@@ -95,15 +95,14 @@ def test_stress_analyses_are_cached(tiny_trained):
 
 
 @pytest.fixture
-def tiny_trained(patch_images):
-    """One untrained tiny model wrapped as a cached ``Trained``, on synthetic splits."""
+def tiny_trained(patch_images, tiny_cfg):
+    """One untrained tiny model wrapped as a cached ``TrainedModel``, on synthetic splits."""
     x, y = patch_images(400)
     raw = ((x[:, 0, 2:30, 2:30] - x.min()) / (x.max() - x.min()) * 255).astype(np.uint8)
     full = classify.Splits("mnist", raw, y, raw[:0], y[:0], raw[:200], y[:200], "synthetic")
-    cfg = classify.ClassifierConfig("mnist", False, 2, "sgd", 0.01, n_train=300, n_val=50,
-                                    n_test=100)  # fmt: skip
+    cfg = tiny_cfg(batchnorm=False, optimizer="sgd", lr=0.01, n_train=300, n_val=50)
     state = {k: v.clone() for k, v in cfg.build(0).state_dict().items()}
-    return [classify.Trained(cfg, 0, cache.Entry(tensors=state))], {"mnist": full}
+    return [classify.TrainedModel(cfg, 0, cache.Entry(tensors=state))], {"mnist": full}
 
 
 def test_edge_share_per_seed():

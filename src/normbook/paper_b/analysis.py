@@ -1,6 +1,6 @@
 """Cached representation analysis of paper B's trained models: sparsity and clusters.
 
-For every trained model (a :class:`.classify.Trained`), the post-ReLU activations of every
+For every trained model (a :class:`.classify.TrainedModel`), the post-ReLU activations of every
 conv layer are taken on a fixed, class-balanced set of images (model in eval mode) and
 summarised per layer:
 
@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 from ..core import cache
 from ..core.workers import run_jobs, single_thread
 from . import classify, convnets, datasets, representations
-from .classify import ClassifierConfig, Models, Splits, Trained, Variant
+from .classify import ClassifierConfig, Models, Splits, TrainedModel, Variant
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ def _job(subsets: dict, acfg: AnalysisConfig, cfg: ClassifierConfig, state: dict
 
 
 def analyse_all(
-    acfg: AnalysisConfig, trained: list[Trained], splits: dict[str, Splits], workers: int = 1
+    acfg: AnalysisConfig, trained: list[TrainedModel], splits: dict[str, Splits], workers: int = 1
 ) -> list[cache.Entry]:
     """The analysis of every trained model, from the cache or computed ``workers`` at a time.
     ``splits`` maps dataset -> full :class:`.classify.Splits` (as for
@@ -346,7 +346,7 @@ class TrainingCurves:
     missing: int  # kept states a run stopped before (its kept weights stand in for them)
 
 
-def states(models: Models) -> list[Trained]:
+def states(models: Models) -> list[TrainedModel]:
     """Every model's kept states, then the model itself, state-major: [state][variant][seed].
     A state the run stopped before is the kept model (training had ended by its rule)."""
     fracs = next(iter(models.configs.values())).checkpoints
@@ -357,7 +357,7 @@ def states(models: Models) -> list[Trained]:
             out.append(
                 t
                 if state is None
-                else Trained(t.cfg, t.seed, cache.Entry(tensors=state), {"checkpoint": f})
+                else TrainedModel(t.cfg, t.seed, cache.Entry(tensors=state), {"checkpoint": f})
             )
     return out + list(models.all)
 

@@ -47,7 +47,7 @@ TRAIN = cache.step("b_train", convnets, datasets, seeding, training)
 
 
 @dataclass
-class Trained:
+class TrainedModel:
     """A cached trained model: config, seed, weights, curves and test metrics. ``stage`` is
     empty for the config's kept model and says how other weights of the same run were taken
     (``{"until_val_acc": a, "check_every": n, "window": (start, end)}``: the check closest to
@@ -139,13 +139,13 @@ def train_all(
     splits: dict[str, Splits],
     workers: int = 1,
     stages: list[dict] | None = None,
-) -> list[Trained]:
+) -> list[TrainedModel]:
     """Train or load every (config, seed) in ``jobs``; ``splits`` maps dataset -> the full
     :class:`Splits` (from :func:`load_full`). Missing models are trained ``workers`` at a time
     (1: in this process); each is written to the cache as soon as it finishes. ``stages``
-    (one per job; see :class:`Trained`) stops runs early at a target accuracy."""
+    (one per job; see :class:`TrainedModel`) stops runs early at a target accuracy."""
     stages = stages or [{} for _ in jobs]
-    done = [Trained(cfg, s, cache.Entry(), st) for (cfg, s), st in zip(jobs, stages)]
+    done = [TrainedModel(cfg, s, cache.Entry(), st) for (cfg, s), st in zip(jobs, stages)]
     keys = [t.key(splits[t.cfg.dataset].data_id) for t in done]
 
     def train_missing(idx: list[int]):
@@ -163,7 +163,7 @@ def train_all(
             yield idx[j], training.entry(res)
 
     entries = TRAIN.cached_each(keys, train_missing)
-    return [Trained(t.cfg, t.seed, e, t.stage) for t, e in zip(done, entries)]
+    return [TrainedModel(t.cfg, t.seed, e, t.stage) for t, e in zip(done, entries)]
 
 
 # --------------------------------------------------------------------------- chapter runner
@@ -220,6 +220,7 @@ def configs(P) -> Setup:
                 width=P.vgg_width,
                 optimizer="adam",
                 lr=P.cifar_lr_bn if bn else P.cifar_lr_nobn,
+                momentum=0.0,  # Adam has none
                 max_epochs=P.cifar_epochs,
                 n_train=P.cifar_train,
                 **common,
@@ -237,7 +238,7 @@ class Models:
     """Every trained model of a chapter's parameters, one per (dataset, BatchNorm) variant and
     seed, with the full datasets they were cut from."""
 
-    trained: dict[Variant, list[Trained]]  # per variant, one per seed (in seed order)
+    trained: dict[Variant, list[TrainedModel]]  # per variant, one per seed (in seed order)
     splits: dict[str, Splits]  # dataset -> full train and test splits
 
     @property
@@ -253,7 +254,7 @@ class Models:
         return [t.seed for t in next(iter(self.trained.values()))]
 
     @property
-    def all(self) -> list[Trained]:
+    def all(self) -> list[TrainedModel]:
         return [t for ts in self.trained.values() for t in ts]
 
     @property

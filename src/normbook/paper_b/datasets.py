@@ -1,36 +1,38 @@
-"""MNIST and CIFAR-10 readers with checksum verification and provenance.
+"""MNIST and CIFAR-10 readers: the files' contents as arrays, and the tensors and subsets the
+classifiers train on. This is the data code the experiment cache's keys cover.
 
 Files are parsed with numpy only: MNIST from its IDX files (gzip or raw), CIFAR-10 from the
 official *binary* archive, read member by member from the tar stream (nothing is extracted to
-disk, nothing is unpickled). Every file is checked against the published MD5; a file that
-fails is refused unless the caller explicitly accepts an unverified copy, in which case the
-returned :class:`Provenance` says so and carries the file's actual checksums.
-
-Environment variables:
-
-- ``NORMBOOK_DATA``: the data directory (default ``<repo>/data``). A relative path is taken
-  from the current directory when it exists there, else from the repository root, so
-  ``NORMBOOK_DATA=../shared/data`` also works from a notebook running inside ``book/``.
-- ``NORMBOOK_ALLOW_UNVERIFIED=1``: accept files whose checksum does not match.
-- ``NORMBOOK_NO_DOWNLOAD=1``: never try to download missing files.
+disk, nothing is unpickled). Every file is checked against the published MD5
+(:mod:`.data_files`: the data directory, its environment variables, checksums and downloads); a
+file that fails is refused unless the caller explicitly accepts an unverified copy, in which
+case the returned :class:`Provenance` says so and carries the file's actual checksums.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-import os
 import tarfile
-import tempfile
-import urllib.request
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..core.cache import REPO_ROOT
+from .data_files import (  # noqa: F401  (re-exported: callers read the data through datasets)
+    DataError,
+    FileCheck,
+    Provenance,
+    cached_hashes,
+    data_dir,
+    download_file,
+    enforce,
+    hash_stream,
+    missing_error,
+    resolve_allow,
+    resolve_download,
+)
 
 MNIST_FILES = {
     "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
@@ -76,185 +78,6 @@ CIFAR10_MEAN_STD = ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _IDX_IMAGES, _IDX_LABELS = 0x00000803, 0x00000801
-_TRUE = {"1", "true", "yes", "on"}
-
-
-class DataError(RuntimeError):
-    """A data file is missing, corrupt, or fails checksum verification."""
-
-
-# --------------------------------------------------------------------------- provenance
-
-
-@dataclass(frozen=True)
-class FileCheck:
-    """Verification record of one file.
-
-    ``md5`` is of the bytes the published checksum refers to (``md5_of``: "decompressed
-    content" for MNIST, "file" for the CIFAR-10 archive); ``sha256`` is always of the file as
-    stored on disk, so it identifies the exact copy used.
-    """
-
-    path: str
-    md5: str
-    sha256: str
-    expected_md5: str
-    md5_of: str = "file"
-
-    @property
-    def verified(self) -> bool:
-        return self.md5 == self.expected_md5
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where a loaded split came from and whether it is the original data."""
-
-    dataset: str
-    split: str
-    checks: tuple[FileCheck, ...]
-    note: str = ""
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def verified(self) -> bool:
-        return all(c.verified for c in self.checks)
-
-    @property
-    def files(self) -> tuple[str, ...]:
-        return tuple(c.path for c in self.checks)
-
-    @property
-    def md5(self) -> tuple[str, ...]:
-        return tuple(c.md5 for c in self.checks)
-
-    @property
-    def sha256(self) -> tuple[str, ...]:
-        return tuple(c.sha256 for c in self.checks)
-
-    @property
-    def expected_md5(self) -> tuple[str, ...]:
-        return tuple(c.expected_md5 for c in self.checks)
-
-
-# --------------------------------------------------------------------------- settings
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in _TRUE
-
-
-def data_dir() -> Path:
-    """The data directory: ``$NORMBOOK_DATA`` or ``<repo>/data``."""
-    env = os.environ.get("NORMBOOK_DATA")
-    if not env:
-        return REPO_ROOT / "data"
-    p = Path(env).expanduser()
-    if p.is_absolute() or p.exists():
-        return p.resolve()
-    return (REPO_ROOT / p).resolve()
-
-
-def resolve_allow(allow_unverified: bool | None) -> bool:
-    """Whether unverified copies are accepted: as given, or ``NORMBOOK_ALLOW_UNVERIFIED``
-    when ``None``."""
-    return _env_flag("NORMBOOK_ALLOW_UNVERIFIED") if allow_unverified is None else allow_unverified
-
-
-def _resolve_download(download: bool | None) -> bool:
-    return (not _env_flag("NORMBOOK_NO_DOWNLOAD")) if download is None else download
-
-
-# --------------------------------------------------------------------------- hashing
-
-# (resolved path, size, mtime_ns, what) -> (md5, sha256); an edited or replaced file changes
-# size or mtime, so a stale entry cannot vouch for it.
-_HASH_CACHE: dict[tuple, tuple[str, str]] = {}
-
-
-def _file_key(path: Path, what: str) -> tuple:
-    st = path.stat()
-    return (str(path.resolve()), st.st_size, st.st_mtime_ns, what)
-
-
-def _hash_stream(path: Path) -> tuple[str, str]:
-    md5, sha = hashlib.md5(), hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            md5.update(chunk)
-            sha.update(chunk)
-    return md5.hexdigest(), sha.hexdigest()
-
-
-def _cached_hashes(path: Path, what: str, compute: Callable[[], tuple[str, str]]):
-    key = _file_key(path, what)
-    if key not in _HASH_CACHE:
-        _HASH_CACHE[key] = compute()
-    return _HASH_CACHE[key]
-
-
-def _enforce(check: FileCheck, dataset: str, allow: bool, fix_url: str) -> None:
-    if check.verified or allow:
-        return
-    raise DataError(
-        f"Checksum mismatch for {check.path}: expected MD5 {check.expected_md5} "
-        f"(of the {check.md5_of}), actual MD5 {check.md5} (file SHA-256 {check.sha256}). "
-        f"This is not the original {dataset} file and will not be used silently. To fix: "
-        f"replace it with the original file (delete it and re-run with network access to "
-        f"download it from {fix_url}), or set NORMBOOK_ALLOW_UNVERIFIED=1 (or pass "
-        f"allow_unverified=True) to accept an unverified copy; its checksums are then "
-        f"recorded in the provenance and must be reported with the results."
-    )
-
-
-# --------------------------------------------------------------------------- download
-
-
-# Seconds without a byte before a download counts as stalled (a socket timeout).
-DOWNLOAD_TIMEOUT = 60.0
-
-
-def _open_url(url: str, timeout: float | None = None):
-    # Indirection so tests can replace the network with a local stub.
-    return urllib.request.urlopen(url, timeout=timeout or DOWNLOAD_TIMEOUT)
-
-
-def _download(url: str, dest: Path, verify: Callable[[Path], None]) -> None:
-    """Fetch ``url`` to ``dest`` atomically; ``verify(tmp)`` must pass before the rename.
-    A stalled, truncated or failed transfer leaves nothing behind."""
-    from tqdm.auto import tqdm
-
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    tmp = Path(tmp)
-    try:
-        with os.fdopen(fd, "wb") as out, _open_url(url) as resp:
-            total = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
-            total = int(total) if total else None
-            got = 0
-            with tqdm(total=total, unit="B", unit_scale=True, desc=dest.name, leave=False) as bar:
-                while chunk := resp.read(1 << 20):
-                    out.write(chunk)
-                    got += len(chunk)
-                    bar.update(len(chunk))
-        if total is not None and got != total:
-            raise DataError(f"truncated transfer: {got:,} of {total:,} bytes")
-        verify(tmp)
-        os.replace(tmp, dest)
-    except TimeoutError as exc:
-        raise DataError(f"stalled: no data for {DOWNLOAD_TIMEOUT:g} s ({exc})") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _missing_error(dataset: str, paths: Sequence[Path], reason: str) -> DataError:
-    where = "\n".join(f"  {p}" for p in paths)
-    return DataError(
-        f"{dataset} data not found ({reason}). Expected at:\n{where}\n"
-        f"Place the files there, or set NORMBOOK_DATA to a directory that holds them "
-        f"(e.g. NORMBOOK_DATA=../shared/data for the offline copy, relative to the project "
-        f"root). Downloads can be disabled with NORMBOOK_NO_DOWNLOAD=1."
-    )
 
 
 # --------------------------------------------------------------------------- MNIST
@@ -285,7 +108,7 @@ def _mnist_check(path: Path, name: str) -> tuple[FileCheck, bytes]:
     def compute():
         return hashlib.md5(content).hexdigest(), hashlib.sha256(raw).hexdigest()
 
-    md5, sha = _cached_hashes(path, "mnist-content", compute)
+    md5, sha = cached_hashes(path, "mnist-content", compute)
     return FileCheck(str(path), md5, sha, expected, "decompressed content"), content
 
 
@@ -337,18 +160,18 @@ def _locate_mnist(root: Path, names: Sequence[str], download: bool) -> list[Path
     if missing:
         expected = [p for n in missing for p in _mnist_candidates(root, n)[:1]]
         if not download:
-            raise _missing_error("MNIST", expected, "download disabled")
+            raise missing_error("MNIST", expected, "download disabled")
         for name in missing:
             dest = _mnist_candidates(root, name)[0]
             errors = []
             for mirror in MNIST_MIRRORS:
                 try:
-                    _download(f"{mirror}{name}.gz", dest, _mnist_download_verify(name))
+                    download_file(f"{mirror}{name}.gz", dest, _mnist_download_verify(name))
                     break
                 except Exception as e:  # network, permissions, bad payload: try next mirror
                     errors.append(f"{mirror}: {e}")
             else:
-                raise _missing_error("MNIST", expected, "download failed: " + "; ".join(errors))
+                raise missing_error("MNIST", expected, "download failed: " + "; ".join(errors))
             found[name] = dest
     return [found[n] for n in names]
 
@@ -370,11 +193,11 @@ def load_mnist(
     root = Path(root) if root is not None else data_dir()
     allow = resolve_allow(allow_unverified)
     names = MNIST_FILES[split]
-    paths = _locate_mnist(root, names, _resolve_download(download))
+    paths = _locate_mnist(root, names, resolve_download(download))
     checks, arrays = [], []
     for path, name, is_images in zip(paths, names, (True, False)):
         check, content = _mnist_check(path, name)
-        _enforce(check, "MNIST", allow, MNIST_MIRRORS[0] + name + ".gz")
+        enforce(check, "MNIST", allow, MNIST_MIRRORS[0] + name + ".gz")
         arrays.append(_parse_idx(content, path, check.expected_md5, is_images))
         checks.append(check)
     images, labels = arrays
@@ -406,7 +229,7 @@ def _cifar_candidates(root: Path) -> list[Path]:
 
 
 def _cifar_download_verify(tmp: Path) -> None:
-    md5, _ = _hash_stream(tmp)
+    md5, _ = hash_stream(tmp)
     if md5 != CIFAR10_MD5:
         raise DataError(
             f"Downloaded CIFAR-10 archive has MD5 {md5}, expected {CIFAR10_MD5}; not installed."
@@ -419,11 +242,11 @@ def _locate_cifar(root: Path, download: bool) -> Path:
     if hit is not None:
         return hit
     if not download:
-        raise _missing_error("CIFAR-10", candidates, "download disabled")
+        raise missing_error("CIFAR-10", candidates, "download disabled")
     try:
-        _download(CIFAR10_URL, candidates[0], _cifar_download_verify)
+        download_file(CIFAR10_URL, candidates[0], _cifar_download_verify)
     except Exception as e:
-        raise _missing_error("CIFAR-10", candidates, f"download failed: {e}") from e
+        raise missing_error("CIFAR-10", candidates, f"download failed: {e}") from e
     return candidates[0]
 
 
@@ -491,10 +314,10 @@ def load_cifar10(
     if split not in CIFAR10_MEMBERS:
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     root = Path(root) if root is not None else data_dir()
-    path = _locate_cifar(root, _resolve_download(download))
-    md5, sha = _cached_hashes(path, "file", lambda: _hash_stream(path))
+    path = _locate_cifar(root, resolve_download(download))
+    md5, sha = cached_hashes(path, "file", lambda: hash_stream(path))
     check = FileCheck(str(path), md5, sha, CIFAR10_MD5, "file")
-    _enforce(check, "CIFAR-10", resolve_allow(allow_unverified), CIFAR10_URL)
+    enforce(check, "CIFAR-10", resolve_allow(allow_unverified), CIFAR10_URL)
     members = CIFAR10_MEMBERS[split]
     bufs = _read_cifar_members(path, members, CIFAR10_MD5, records_per_file)
     records = np.concatenate(

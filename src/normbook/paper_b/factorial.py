@@ -19,7 +19,7 @@ import numpy as np
 from ..core import cache
 from ..core.claims import Sesoi
 from . import analysis, classify, verdicts
-from .classify import DATASETS, ClassifierConfig, Splits, Trained
+from .classify import DATASETS, ClassifierConfig, Splits, TrainedModel
 from .sesoi import ACCURACY, DBI, SETTLE, SPARSITY
 
 Cell = tuple[str, bool, int]  # (dataset, batchnorm, lr index); see factorial_lrs
@@ -68,7 +68,7 @@ class Factorial:
     cell in seed order."""
 
     lrs: dict[str, tuple[float, float]]
-    trained: dict[Cell, list[Trained]]
+    trained: dict[Cell, list[TrainedModel]]
     sparsity: dict[Cell, list[cache.Entry]]
     clusters: dict[Cell, list[cache.Entry]]
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import analysis, classify
 from .analysis import Clusters, Sparsity
-from .classify import DATASETS, Models, Trained, Variant
+from .classify import DATASETS, Models, TrainedModel, Variant
 from .factorial import factorial_datasets
 
 
@@ -43,7 +43,7 @@ class Matched:
         acc = self.val_acc()
         return np.abs(acc[dataset, True] - acc[dataset, False])
 
-    def stopped_early(self) -> list[tuple[Trained, Trained]]:
+    def stopped_early(self) -> list[tuple[TrainedModel, TrainedModel]]:
         """(stopped-early network, the kept network of the same run) pairs."""
         return [(t, k) for v, ts in self.models.trained.items()
                 for t, k in zip(ts, self.kept.trained[v]) if t.stage]  # fmt: skip
@@ -66,7 +66,7 @@ def match_plan(models: Models, datasets) -> tuple[dict[str, np.ndarray], list[tu
     return target, todo  # fmt: skip
 
 
-def match_window(t: Trained, target: float) -> tuple[float, float]:
+def match_window(t: TrainedModel, target: float) -> tuple[float, float]:
     """Where to look for ``t``'s run at ``target`` validation accuracy: between the last of
     the rule's evaluations below it and the first at or above it (in epochs, from the full
     run's curve; an earlier dip above and back below the target is not searched)."""

@@ -29,7 +29,7 @@ from ..core import cache
 from ..core.workers import run_jobs, single_thread
 from . import analysis, classify, convnets, representations
 from .analysis import Clusters
-from .classify import ClassifierConfig, Models, Splits, Trained, Variant
+from .classify import ClassifierConfig, Models, Splits, TrainedModel, Variant
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ STRESS_STEPS = {kind: cache.step(kind, *STRESS_CODE) for kind in ("b_threshold",
 
 def analyse_all(
     acfg: StressConfig,
-    trained: list[Trained],
+    trained: list[TrainedModel],
     splits: dict[str, Splits],
     workers: int = 1,
     partitions: list[np.ndarray] | None = None,

@@ -44,25 +44,26 @@ N_TEST = datasets.TEST_SIZE
 
 @dataclass(frozen=True)
 class ClassifierConfig:
-    """Everything that determines a trained model, except its seed."""
+    """Everything that determines a trained model, except its seed. Every field is required:
+    a chapter's values come from its parameters (:func:`.classify.configs`), never from here."""
 
     dataset: str  # "mnist" (standard CNN) or "cifar10" (VGG-16)
     batchnorm: bool  # BatchNorm2d after every conv, or Identity
     width: float  # standard CNN: channels k of conv1; VGG-16: width multiplier
     optimizer: str  # "sgd" or "adam"
     lr: float
-    momentum: float = 0.0  # SGD only
-    batch_size: int = 128
-    max_epochs: int = 10
-    patience: int = 3  # evaluations without a lower validation loss before stopping
-    evals_per_epoch: int = 1
-    n_train: int = 10_000  # images from the official training split used for training
-    n_val: int = 2_000  # further images from the training split, for early stopping
-    n_test: int = N_TEST  # images of the official test split used for test accuracy
-    split_seed: int = 0  # which images go to train / val / test subsets
-    init: str = "kaiming"  # He init as torchvision's VGG, or "pytorch" (layer defaults)
-    device: str = "cpu"  # "cpu" or "cuda" (results differ between them, so it is keyed)
-    checkpoints: tuple[float, ...] = ()  # fractions of max_epochs whose weights are kept too
+    momentum: float  # SGD only (0 for Adam)
+    batch_size: int
+    max_epochs: int
+    patience: int  # evaluations without a lower validation loss before stopping
+    evals_per_epoch: int
+    n_train: int  # images from the official training split used for training
+    n_val: int  # further images from the training split, for early stopping
+    n_test: int  # images of the official test split used for test accuracy
+    split_seed: int  # which images go to train / val / test subsets
+    init: str  # He init as torchvision's VGG ("kaiming"), or "pytorch" (layer defaults)
+    device: str  # "cpu" or "cuda" (results differ between them, so it is keyed)
+    checkpoints: tuple[float, ...]  # fractions of max_epochs whose weights are kept too
 
     def __post_init__(self):
         if self.dataset not in DATASETS:
