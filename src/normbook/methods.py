@@ -306,7 +306,6 @@ def null_figure(nulls, circular: dict[str, list[float]]):
         ax.axhline(0.95, color="0.6", ls=":", lw=1)
         ax.set_xlabel(label)
     axes[0].set_ylabel("fraction of null networks ≤ x")
-    axes[0].legend()
     shared_legend(fig)
     return fig
 

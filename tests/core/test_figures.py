@@ -77,7 +77,7 @@ def test_a_title_wider_than_its_panel_is_wrapped_and_a_short_one_kept():
     long = "a title far too long to fit above one of two panels of the column"
     axes[0, 0].set_title(long)
     axes[0, 1].set_title("short")
-    figures.wrap_titles(fig)
+    figures.wrap_labels(fig)
     renderer = fig.canvas.get_renderer()
     assert "\n" in axes[0, 0].get_title() and axes[0, 0].get_title().replace("\n", " ") == long
     assert (
@@ -110,7 +110,7 @@ def test_an_axis_label_longer_than_its_panel_is_wrapped():
     fig, axes = figures.canvas(ncols=2)
     long = "fraction of the epoch budget at which the kept model stopped training"
     axes[0, 0].set_xlabel(long)
-    figures.wrap_titles(fig)
+    figures.wrap_labels(fig)
     assert "\n" in axes[0, 0].get_xlabel()
     assert axes[0, 0].get_xlabel().replace("\n", " ") == long
     plt.close(fig)

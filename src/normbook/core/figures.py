@@ -106,7 +106,7 @@ def running_mean(y: np.ndarray, k: int) -> np.ndarray:
     return np.convolve(y, np.ones(k) / k, mode="valid")
 
 
-def wrap_titles(fig) -> None:
+def wrap_labels(fig) -> None:
     """Break every panel title and axis label longer than its panel (and a figure title wider
     than the figure) onto further lines, so that no text runs into its neighbour or off the
     page."""

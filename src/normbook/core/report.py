@@ -39,9 +39,9 @@ def figure(name: str, fig) -> None:
     will show it, is measured (:func:`.figures.smallest_text_px`) for the run record."""
     import matplotlib.pyplot as plt
 
-    from .figures import smallest_text_px, wrap_titles
+    from .figures import smallest_text_px, wrap_labels
 
-    wrap_titles(fig)
+    wrap_labels(fig)
     glue(name, fig)
     LEGIBILITY[name] = smallest_text_px(fig)
     plt.close(fig)

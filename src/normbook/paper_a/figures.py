@@ -125,7 +125,6 @@ def mean_predictions(runs):
     for ax, run in zip(axes[0], runs):
         _mean_predictions(ax, run, f"norm = {run.name}")
     axes[0, 0].set_ylabel("prediction")
-    axes[0, 0].legend()
     shared_legend(fig)
     return fig
 
@@ -317,7 +316,6 @@ def groups(sweep: GroupSweep, null: NullLevel, radius: int):
         ax.set_xticks(gs, [str(g) for g in gs])
         ax.set_xlabel(f"GroupNorm groups G (C = {sweep.width})")
         ax.set_title(label)
-    axes[0, 0].legend()
     shared_legend(fig)
     fig.suptitle("Fig. 4: GroupNorm, localization vs the number of groups")
     return fig
@@ -355,7 +353,6 @@ def eval_batch_size(sweep: EvalBatchSweep):
         ax.set_xticks(bs, [str(b) for b in bs])
         ax.set_xlabel("evaluation batch size b")
         ax.set_title(label)
-    axes[0, 0].legend()
     shared_legend(fig)
     fig.suptitle(
         "BatchNorm with minibatch statistics: the evaluation batch size\n"
@@ -386,7 +383,6 @@ def operating_characteristic(oc, alpha: float):
         ax.set_title(f"noise correlated over {corr_len} indices")
         ax.set_xlabel("step per index (standard errors)")
     axes[0, 0].set_ylabel("fraction of indices localized")
-    axes[0, -1].legend()
     shared_legend(fig)
     return fig
 

@@ -38,7 +38,6 @@ def band_slopes(reaches: list[Reach], alpha: float):
         ax.set_yscale("log")
         ax.set_xlabel("distance from the end (units of R)")
         ax.set_title(AXIS_TITLES[axis])
-        ax.legend()
     axes[0, 0].set_ylabel("band slope (1 = the ramp)")
     shared_legend(fig)
     return fig
@@ -79,7 +78,6 @@ def law_fit(reaches: list[Reach], law: Law):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
-        ax.legend()
     axes[0, 0].set_ylabel("share of the first band's slope kept")
     shared_legend(fig)
     return fig

@@ -58,7 +58,6 @@ def interventions(sweep, none):
     ax.set_xticks(x, ["all layers", *[f"layer {c}" for c in sweep.conditions[1:]]])
     ax.set_ylabel("interior slope (1 = the ramp)")
     ax.set_title("replacing the normalization statistics at evaluation")
-    ax.legend()
     shared_legend(fig)
     return fig
 
@@ -120,7 +119,6 @@ def unet_predictions(runs):
         ax.set_xlim(0, n - 1)
         ax.set_xlabel("index i")
         ax.set_title(f"U-Net, {run.name} (R = {run.radius})")
-        ax.legend()
     axes[0, 0].set_ylabel("mean prediction")
     shared_legend(fig)
     return fig
@@ -157,6 +155,5 @@ def grid_predictions(runs):
         ax.set_xlabel("row index i" if axis == "rows" else "column index j")
         ax.set_ylabel("mean prediction")
         ax.set_title("row profile" if axis == "rows" else "column profile")
-    axes[-1, 0].legend()
     shared_legend(fig)
     return fig

@@ -366,6 +366,5 @@ def difference_through_training(curves, expect: dict[str, str], contrast, sesoi,
         ax.set_title(f"{DATASET_TITLES[ds]} ({'BN ' + expect[ds]})")
         if col == 0:
             ax.set_ylabel(ylabel)
-            ax.legend()
     shared_legend(fig)
     return fig
