@@ -28,6 +28,7 @@ $(VENV)/.installed: pyproject.toml
 ## (`make book CHAPTERS=a1_localization,a2_mechanism`: only those; independent chapters run
 ## two at a time on two cores or more, `JOBS=1` one at a time).
 book: venv
+	$(BUILD) params --write
 	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(JOBS),--jobs $(JOBS))
 	$(PY) -m normbook.core.sitecheck _build/$(PROFILE)/site/_build/html
 
@@ -71,6 +72,7 @@ smoke: venv
 ##   make chapter CHAPTER=book/a1_localization.py PARAMS='-p seq_len 200 -p norm group'
 chapter: venv
 	@test -n "$(CHAPTER)" || { echo "error: set CHAPTER=book/<chapter>.py"; exit 2; }
+	$(BUILD) params --write
 	$(BUILD) chapter $(CHAPTER) --profile $(PROFILE) $(PARAMS)
 
 ## A chapter over a parameter grid, on Dask (a local cluster, one worker per core, or

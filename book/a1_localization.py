@@ -108,7 +108,7 @@ from normbook.paper_a.sesoi import SLOPE, flat_margin
 from normbook.paper_a.specs import A1
 
 P, run = report.start(A1, globals())
-setup = localization.configs(P)
+setup = localization.Setup.from_params(P)
 run.glue("a1_R", setup.radius)
 run.glue("a1_seq_len", P.seq_len)
 run.glue("a1_half", setup.half)
@@ -167,8 +167,8 @@ report.figure("fig-a1-task", figures.task_example(P.seq_len, setup.radius))
 
 # %%
 localization.pretrain(localization.chapter_networks(setup), P.workers)
-none = localization.run(setup, setup.cnn("none"))
-normed = localization.run(setup, setup.chapter_cnn)
+none = localization.localize(setup, setup.cnn("none"))
+normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("trained models loaded from cache:", {r.name: r.train_cache_hits for r in (none, normed)})
 report.figure("fig-a1-loss", figures.loss_curves([none, normed]))

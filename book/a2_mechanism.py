@@ -124,8 +124,8 @@ from normbook.paper_a import (
 from normbook.paper_a.specs import A2
 
 P, run = report.start(A2, globals())
-setup = localization.configs(P)
-pack_setup = packnorm.configs(P)
+setup = localization.Setup.from_params(P)
+pack_setup = packnorm.PackSetup.from_params(P)
 run.glue("a2_paper_len", reported.PACK_PATH_LEN)
 run.glue("a2_paper_band", "–".join(map(str, reported.PACK_TRANSITION)))
 run.glue("a2_conf", f"{stats.CONFIDENCE:.0%}")
@@ -201,7 +201,7 @@ run.glue("a2_overlaps", fmt.join(pack_setup.overlaps))
 # are trained side by side in one stacked network each, and cached.
 
 # %%
-pack = packnorm.run(pack_setup)
+pack = packnorm.overlap_sweep(pack_setup)
 for name, a in (("PackNorm", pack.pack), ("control", pack.control)):
     print(
         f"{name} models loaded from cache: {sum(a.train_cache_hits)} of "
@@ -281,8 +281,8 @@ run.glue("a2_level", f"{pack_setup.transition_level:g}")
 
 # %%
 localization.pretrain(localization.chapter_networks(setup), P.workers)
-none = localization.run(setup, setup.cnn("none"))
-normed = localization.run(setup, setup.chapter_cnn)
+none = localization.localize(setup, setup.cnn("none"))
+normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("A1 results loaded from cache:", {r.name: r.cache_hit for r in (none, normed, circular)})
 hops = multihop.compare(normed.probe_distances, P.kernel, P.seq_len, P.hop_factor)

@@ -110,7 +110,7 @@ from normbook.paper_a import (
 from normbook.paper_a.specs import A3
 
 P, run = report.start(A3, globals())
-setup = localization.configs(P)
+setup = localization.Setup.from_params(P)
 
 # %% tags=["hide-input"]
 run.glue_all("a3", {
@@ -141,7 +141,7 @@ run.glue_all("a3", {
 localization.pretrain(which_norms.networks(setup, P.group_counts, P.group_seeds), P.workers)
 groups = which_norms.group_sweep(setup, P.group_counts, P.group_seeds)
 bn = which_norms.batchnorm_runs(setup)  # none; BatchNorm with minibatch / population stats
-instance = localization.run(setup, setup.cnn("instance"))  # the positive control
+instance = localization.localize(setup, setup.cnn("instance"))  # the positive control
 instance_circular = localization.circular_null(setup, setup.cnn("instance"))
 runs = [*groups.runs.values(), bn.none, bn.minibatch]
 print("models loaded from cache (per seed):", {r.name: r.train_cache_hits for r in runs})

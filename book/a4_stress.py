@@ -146,7 +146,7 @@ from normbook.paper_a.specs import a1_reuse_note
 from normbook.paper_a.specs_stress import A4
 
 P, run = report.start(A4, globals())
-setup = localization.configs(P)
+setup = localization.Setup.from_params(P)
 run.glue("a4_reuse", a1_reuse_note(P))
 run.glue("a4_R", setup.radius)
 
@@ -156,8 +156,8 @@ run.glue("a4_R", setup.radius)
 
 # %%
 localization.pretrain(stress.networks(setup, P), P.workers)
-none = localization.run(setup, setup.cnn("none"))
-normed = localization.run(setup, setup.chapter_cnn)
+none = localization.localize(setup, setup.cnn("none"))
+normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("A1's networks from the cache:", {r.name: r.train_cache_hits for r in (none, normed)})
 
@@ -275,8 +275,8 @@ run.record("a4-interventions", claims=claims)
 # full overlap, where path B *is* path A).
 
 # %%
-pack_setup = packnorm.configs(P)
-a2 = packnorm.run(pack_setup)
+pack_setup = packnorm.PackSetup.from_params(P)
+a2 = packnorm.overlap_sweep(pack_setup)
 heads = stress.receptive_field_sweeps(pack_setup, P.rf_pack_kernel, P.rf_pack_heads)
 run.glue("a4_rf_k", P.rf_pack_kernel)
 report.figure("fig-a4-packnorm", stress_figures.receptive_field_test(heads, a2, P.rf_pack_kernel))

@@ -101,7 +101,7 @@ from normbook.paper_a import (
 from normbook.paper_a.specs_stress import A5
 
 P, run = report.start(A5, globals())
-setup = localization.configs(P)
+setup = localization.Setup.from_params(P)
 fams = reach.families(setup, P)
 run.glue("a5_paper_n", f"{reported.SAMPLES_PER_INDEX:,}")
 run.glue("a5_paper_len", reported.SEQ_LEN)

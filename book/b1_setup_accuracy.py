@@ -118,7 +118,7 @@ run.glue("b1_lr_ratio", f"{P.cifar_lr_bn / P.cifar_lr_nobn:g}")
 # `env`), and is then flagged here and in the run record.
 
 # %%
-setup = classify.configs(P)
+setup = classify.Setup.from_params(P)
 data = classify.load_data(setup)
 report.md(provenance.provenance_notes(data))
 run.glue("b1_data_note", provenance.data_note(data))
@@ -162,7 +162,7 @@ report.md(tables.layer_shapes(setup.configs))
 # number of workers, and each (configuration, seed) is cached on disk.
 
 # %%
-models = classify.run(setup, data)
+models = classify.trained_models(setup, data)
 run.provenance.extend(models.provenance)
 print(
     f"{models.n_models} models, {models.cache_hits} loaded from the cache; "

@@ -116,7 +116,7 @@ run.glue("b2_lrs", f"{fmt.sci(P.cifar_lr_bn)} vs {fmt.sci(P.cifar_lr_nobn)}")
 # entries).
 
 # %%
-models = classify.run(classify.configs(P))
+models = classify.trained_models(classify.Setup.from_params(P))
 report.md(provenance.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
 print(f"{models.n_models} trained models, {models.cache_hits} loaded from the cache")

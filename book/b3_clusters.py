@@ -135,7 +135,7 @@ run.glue_all("b3", {
 # The trained models of chapter {ref}`b1`, from the cache, and their cluster analysis.
 
 # %%
-models = classify.run(classify.configs(P))
+models = classify.trained_models(classify.Setup.from_params(P))
 report.md(provenance.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
 print(f"{models.n_models} trained models, {models.cache_hits} loaded from the cache")

@@ -158,7 +158,7 @@ run.glue_all("b4", stress_text.setup_glue(P))
 # (from the cache when those chapters ran with these parameters).
 
 # %%
-models = classify.run(classify.configs(P))
+models = classify.trained_models(classify.Setup.from_params(P))
 report.md(provenance.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
 sparsity = analysis.sparsity(models, analysis.SparsityConfig.of(P), P.workers)

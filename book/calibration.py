@@ -66,7 +66,7 @@ from normbook.paper_a.specs import A1
 from normbook.paper_a.specs_stress import BUDGET
 
 P, run = report.start(BUDGET, globals())
-setup = localization.configs(P)
+setup = localization.Setup.from_params(P)
 cands = budget.candidates(P.cal_schedules, P.cal_lrs, P.cal_batch_sizes)
 samples = f"{P.steps * P.batch_size:,}"
 run.glue_all("cal", {"L": P.seq_len, "R": setup.radius, "d": P.depth, "n": len(cands),

@@ -210,11 +210,11 @@ for test in calibration.TESTS:
 
 # %%
 a1 = SPECS["a1_localization"].resolve(P.profile)
-setup_a1 = localization.configs(a1)
+setup_a1 = localization.Setup.from_params(a1)
 nulls = calibration.measured_nulls(a1.alpha, a1.seq_len, setup_a1.radius, a1.distance_window,
                                    a1.distance_threshold, n_models=P.oc_models)  # fmt: skip
 circ = localization.circular_null(setup_a1, setup_a1.chapter_cnn)  # chapter A1's, cached
-none = localization.run(setup_a1, setup_a1.cnn("none"))  # no boundary to measure from: none's
+none = localization.localize(setup_a1, setup_a1.cnn("none"))  # no boundary to measure from: none's
 marks = {"frac_interior": circ.frac_interior,
          "distance_beyond": [d - setup_a1.radius for d in none.distances]}  # fmt: skip
 report.figure("fig-methods-nulls", methods.null_figure(nulls, marks))

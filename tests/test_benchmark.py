@@ -8,7 +8,7 @@ from normbook.paper_a.training import TrainConfig
 
 
 def test_flops_per_step_counts_forward_and_both_backward_products():
-    cnn, tc = CNNConfig(depth=3, width=8, kernel=5), TrainConfig(seq_len=40, batch_size=4)
+    cnn, tc = CNNConfig(depth=3, width=8, kernel=5), TrainConfig(seq_len=40, steps=3, batch_size=4)
     per_layer = [
         2 * c_in * c_out * k * 40 * 4
         for c_in, c_out, k in [(1, 8, 5), (8, 8, 5), (8, 8, 5), (8, 1, 1)]
@@ -34,14 +34,18 @@ def test_every_speed_is_its_best_round(monkeypatch):
     monkeypatch.setattr(benchmark, "steps_per_second", lambda cnn, tc, seeds: next(speeds))
     monkeypatch.setattr(benchmark, "flops_per_step", lambda cnn, tc, n: 10**8)
     monkeypatch.setattr(benchmark, "page_faults_per_step", lambda cnn, tc, seeds: 0.0)
-    b = benchmark.measure(CNNConfig(), TrainConfig(), [0, 1], rounds=3)
+    b = benchmark.measure(
+        CNNConfig(), TrainConfig(seq_len=300, steps=1500, batch_size=32), [0, 1], rounds=3
+    )
     assert (b.peak_flops, b.stacked_steps_s, b.naive_steps_s) == (3e9, 30.0, 1.5)
     assert b.stacked_share == 1.0 and b.speedup == 20.0
 
 
 def test_rounds_must_be_positive():
     with pytest.raises(ValueError, match="rounds"):
-        benchmark.measure(CNNConfig(), TrainConfig(), [0], rounds=0)
+        benchmark.measure(
+            CNNConfig(), TrainConfig(seq_len=300, steps=1500, batch_size=32), [0], rounds=0
+        )
 
 
 def test_the_paper_geometries_are_reported_against_the_same_peak(monkeypatch):

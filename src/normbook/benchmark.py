@@ -109,7 +109,7 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best of each")
     ap.add_argument("--no-paper", action="store_true", help="skip the paper geometries")
     a = ap.parse_args(argv)
-    setup = localization.configs(A1.resolve(a.profile))
+    setup = localization.Setup.from_params(A1.resolve(a.profile))
     cnn = setup.cnn(a.norm)
     tc = replace(setup.train, steps=a.steps)
     b = measure(cnn, tc, list(setup.seeds), a.rounds)

@@ -112,14 +112,14 @@ def paper_rates() -> dict[str, Rate]:
 
     rates = {}
     with single_thread():
-        setup = localization.configs(SPECS["a1_localization"].resolve("paper"))
+        setup = localization.Setup.from_params(SPECS["a1_localization"].resolve("paper"))
         cnn, tc = setup.cnn("instance"), replace(setup.train, steps=3)
         secs = 1 / benchmark.steps_per_second(cnn, tc, [0])
         rates["paper_a"] = Rate(f"paper A: l={tc.seq_len}, d={cnn.depth}, C={cnn.width}, "
                                 f"batch {tc.batch_size}", secs,
                                 benchmark.flops_per_step(cnn, tc, 1))  # fmt: skip
         P = SPECS["b1_setup_accuracy"].resolve("paper")
-        for (ds, bn), cfg in classify.configs(P).configs.items():
+        for (ds, bn), cfg in classify.Setup.from_params(P).configs.items():
             if not bn:
                 continue
             model = cfg.build(0)

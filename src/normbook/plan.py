@@ -77,9 +77,9 @@ def _localization(P, label: str, n_models: int, norms: int = 1) -> list[Item]:
 
 def _pack(label: str, s, net_cfg, n_sweep: int) -> list[Item]:
     """Train and test ``n_sweep`` overlaps x seeds PackNorm models of ``net_cfg``."""
-    from .paper_a import packnorm
+    from .paper_a import packnet
 
-    net = packnorm.StackedPackNet(net_cfg, [0])
+    net = packnet.StackedPackNet(net_cfg, [0])
     a = torch.randn(1, 1, s.train.path_len)
     step = _count(lambda: net(a, a).sum().backward())
     with torch.no_grad():
@@ -122,7 +122,7 @@ def _stress_a(P) -> list[Item]:
         Item(f"interventions: {evals} evaluations x {P.intervention_eval:,} samples",
              n * evals * P.intervention_eval * fwd),
     ]  # fmt: skip
-    s = packnorm.configs(P)
+    s = packnorm.PackSetup.from_params(P)
     for head in P.rf_pack_heads:
         net = replace(s.net, kernel=P.rf_pack_kernel, head=head)
         items += _pack(f"PackNorm k = {P.rf_pack_kernel}, {head} head", s, net, len(s.overlaps))
@@ -148,7 +148,7 @@ def _reach(P) -> list[Item]:
     from .paper_a import localization, reach
 
     items = []
-    for f in reach.families(localization.configs(P), P):
+    for f in reach.families(localization.Setup.from_params(P), P):
         if f.a1:
             continue
         c, tc = f.cnn, f.setup.train
@@ -168,7 +168,7 @@ def chapter_plan(name: str, P) -> list[Item]:
     if name == "a2_mechanism":
         from .paper_a import packnorm
 
-        s = packnorm.configs(P)
+        s = packnorm.PackSetup.from_params(P)
         return _pack("PackNorm", s, s.net, len(s.overlaps) + len(s.control_overlaps))
     if name == "a4_stress":
         return _stress_a(P)
@@ -185,7 +185,7 @@ def chapter_plan(name: str, P) -> list[Item]:
     if name == "b1_setup_accuracy":
         from .paper_b import classify
 
-        return _classifiers(classify.configs(P).configs.values(), P.seeds)
+        return _classifiers(classify.Setup.from_params(P).configs.values(), P.seeds)
     if name == "b4_stress":
         from .paper_b import classify, factorial
 
@@ -193,7 +193,7 @@ def chapter_plan(name: str, P) -> list[Item]:
                    if not factorial.is_paper_cell(cell)]  # fmt: skip
         # accuracy-matched: one network per seed runs again up to the matched step; at most
         # a full run (the more accurate variant is known only after chapter B1)
-        b1 = classify.configs(P).configs
+        b1 = classify.Setup.from_params(P).configs
         matched = [b1[ds, True] for ds in factorial.factorial_datasets(P.matched_datasets)]
         return [*_classifiers(swapped, P.seeds, "swapped cell"),
                 *_classifiers(matched, P.seeds, "accuracy-matched rerun, at most")]  # fmt: skip

@@ -11,7 +11,7 @@ from normbook.core import cache
 
 # Importing every chapter's library declares every cached step.
 LIBRARIES = [
-    "normbook.paper_a.localization", "normbook.paper_a.batchstats", "normbook.paper_a.stress",
+    "normbook.paper_a.steps", "normbook.paper_a.localization", "normbook.paper_a.batchstats", "normbook.paper_a.stress",
     "normbook.paper_a.packnorm", "normbook.paper_a.calibration", "normbook.paper_a.unet",
     "normbook.paper_a.grid2d",
     "normbook.paper_b.classify", "normbook.paper_b.analysis", "normbook.paper_b.stress_analyses",
@@ -23,6 +23,13 @@ PRESENTATION = [
     "normbook.paper_b.provenance", "normbook.paper_b.stress_text", "normbook.core.fmt",
     "normbook.core.report", "normbook.claims_ledger", "normbook.methods",
     "normbook.core.views", "normbook.paper_a.views", "normbook.paper_b.views",
+]  # fmt: skip
+# What asks for results (setups from parameters, which networks, summaries of loaded entries)
+# is not what computes them: editing it re-executes chapters from the cache.
+ORCHESTRATION = [
+    "normbook.paper_a.localization", "normbook.paper_a.batchstats", "normbook.paper_a.stress",
+    "normbook.paper_a.packnorm", "normbook.paper_a.which_norms", "normbook.paper_a.reach",
+    "normbook.paper_a.budget", "normbook.paper_b.classify", "normbook.paper_b.factorial",
 ]  # fmt: skip
 
 
@@ -58,8 +65,8 @@ def test_every_chapter_step_is_declared(steps):
         assert kind in steps, kind
 
 
-@pytest.mark.parametrize("name", PRESENTATION)
-def test_editing_presentation_changes_no_key(steps, monkeypatch, name):
+@pytest.mark.parametrize("name", PRESENTATION + ORCHESTRATION)
+def test_editing_presentation_or_orchestration_changes_no_key(steps, monkeypatch, name):
     before = _hashes(steps)
     _edited(monkeypatch, importlib.import_module(name))
     assert _hashes(steps) == before
@@ -86,6 +93,9 @@ def test_editing_a_figure_prose_or_verdict_function_changes_no_key(steps, monkey
     "module, kinds",
     [
         ("normbook.paper_a.training", {"a_train", "a_eval", "a_batchstats", "a_intervene"}),
+        ("normbook.paper_a.evaluation", {"a_eval", "a_batchstats", "a_intervene"}),
+        ("normbook.paper_a.interventions", {"a_intervene"}),
+        ("normbook.paper_a.packnet", {"a_pack_train", "a_pack_eval"}),
         ("normbook.paper_b.training", {"b_train", "b_sparsity", "b_clusters", "b_threshold"}),
         ("normbook.paper_a.arch_common", {"a_unet_train", "a_grid2d_eval"}),
         ("normbook.paper_a.unet", {"a_unet_train", "a_unet_eval"}),
@@ -98,6 +108,8 @@ def test_editing_training_changes_its_keys(steps, monkeypatch, module, kinds):
     after = _hashes(steps)
     assert all(after[k] != before[k] for k in kinds)
     assert after["a_calibration"] == before["a_calibration"]  # unrelated steps keep theirs
+    if module.endswith(("evaluation", "interventions")):
+        assert after["a_train"] == before["a_train"]  # evaluating differently never retrains
 
 
 def test_keyed_code_holds_no_presentation(steps):

@@ -14,7 +14,7 @@ def _streams(profile):
     cnn = {(s, st): seeding.stream_seed(s, st) for s in seeds
            for st in ("train", "probe_fit", "eval", "check")}  # fmt: skip
     P = SPECS["a2_mechanism"].resolve(profile)
-    setup = packnorm.configs(P)
+    setup = packnorm.PackSetup.from_params(P)
     pack = {(s, o, st): seeding.stream_seed(s, st, salt=o * 7_919) for s in P.pack_seeds
             for o in set(setup.overlaps + setup.control_overlaps)
             for st in ("train", "eval", "check")}  # fmt: skip

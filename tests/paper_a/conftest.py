@@ -23,7 +23,7 @@ def tiny_setup():
         )
         # a chapter needs two seeds; a library test may use any (set after validation)
         P = A1.resolve("smoke", seeds=[0, 1], n_eval=n_eval, **{**knobs, **overrides})
-        return replace(localization.configs(P), seeds=tuple(seeds))
+        return replace(localization.Setup.from_params(P), seeds=tuple(seeds))
 
     return make
 
@@ -78,3 +78,9 @@ def fake_run():
 @pytest.fixture
 def profile():
     return profiles()
+
+
+@pytest.fixture(autouse=True)
+def _no_pretrain_declared(monkeypatch):
+    """Each test starts as a kernel that has not declared its runs (pretrain's guard off)."""
+    monkeypatch.setattr(localization, "_declared", False)

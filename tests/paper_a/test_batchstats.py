@@ -35,13 +35,13 @@ def test_design_effect_measures_within_batch_dependence(c, expected):
 def test_run_is_cached_and_shares_trained_models(monkeypatch, tiny_setup):
     setup = tiny_setup(seeds=(0,), n_eval=256)
     cnn = setup.cnn("batch")
-    first = batchstats.run(setup, cnn, 16, "minibatch")
+    first = batchstats.localize(setup, cnn, 16, "minibatch")
     assert first.train_cache_hits == [False]
     real = batchstats.evaluate_batches
     calls = []
     monkeypatch.setattr(batchstats, "evaluate_batches", lambda *a: calls.append(a) or real(*a))
-    again = batchstats.run(setup, cnn, 16, "minibatch")
-    other_mode = batchstats.run(setup, cnn, 16, "population")
+    again = batchstats.localize(setup, cnn, 16, "minibatch")
+    other_mode = batchstats.localize(setup, cnn, 16, "population")
     assert len(calls) == 1 and calls[0][-1] == "population"  # only the new mode evaluates
     assert other_mode.train_cache_hits == [True]  # same trained model
     np.testing.assert_array_equal(first.out.mean, again.out.mean)

@@ -29,8 +29,8 @@ def a1_runs(tiny_setup):
     setup = tiny_setup(seeds=(0, 1))
     return (
         setup,
-        localization.run(setup, setup.cnn("none")),
-        localization.run(setup, setup.chapter_cnn),
+        localization.localize(setup, setup.cnn("none")),
+        localization.localize(setup, setup.chapter_cnn),
         localization.circular_null(setup, setup.chapter_cnn),
     )
 
@@ -70,7 +70,7 @@ def test_a1_ledger_figures_and_tables(a1_runs):
 def test_a2_ledger_figures_and_tables(a1_runs):
     setup, none, normed, circular = a1_runs
     P = A2.resolve("smoke", pack_steps=5, n_test=64, overlap_fracs=[0.0, 0.5, 1.0])
-    pack = packnorm.run(packnorm.configs(P))
+    pack = packnorm.overlap_sweep(packnorm.PackSetup.from_params(P))
     assert pack.pack.acc.shape == (3, 1) and len(pack.p_zero) == 1
     hops = multihop.compare(normed.probe_distances, 3, 24, 3.0)
     claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from normbook.core.params import ParameterError
-from normbook.paper_a import budget, localization
+from normbook.paper_a import budget, evaluation, localization
 from normbook.paper_a.specs_stress import BUDGET
 
 
@@ -18,7 +18,7 @@ def test_curve_evaluates_kept_states_and_ends_at_the_trained_model(tiny_setup):
     assert c.steps.tolist() == [2, 4, 8] and c.fractions.tolist() == [0.25, 0.5, 1.0]
     assert c.slope.shape == (3, 2) and c.frac.shape == (3, 2)
     same_n = replace(setup, eval=replace(setup.eval, n_samples=setup.curve_samples))
-    final = localization.run(same_n, cnn, with_probes=False)
+    final = localization.localize(same_n, cnn, with_probes=False)
     np.testing.assert_array_equal(c.slope[-1], final.slope_interior)
     # a kept state is a different network from the trained one
     early, _, _ = localization.trained(cnn, setup.train, [0, 1], at_step=2)
@@ -33,9 +33,9 @@ def test_batched_evaluation_matches_one_batch_per_pass(monkeypatch, tiny_setup):
     # 16 samples x 24 indices per batch: draws in one pass equal draws batch by batch
     setup = tiny_setup(seeds=(0, 1), n_eval=128)
     net, _, _ = localization.trained(setup.cnn("instance"), setup.train, [0, 1])
-    batched = localization.evaluate(net, 24, setup.eval, None)
-    monkeypatch.setattr(localization, "EVAL_PASS_SAMPLES", setup.eval.batch_size)
-    single = localization.evaluate(net, 24, setup.eval, None)
+    batched = evaluation.evaluate(net, 24, setup.eval, None)
+    monkeypatch.setattr(evaluation, "EVAL_PASS_SAMPLES", setup.eval.batch_size)
+    single = evaluation.evaluate(net, 24, setup.eval, None)
     for k in batched:
         np.testing.assert_allclose(batched[k], single[k], rtol=1e-5, atol=1e-6)
 

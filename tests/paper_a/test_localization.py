@@ -37,10 +37,12 @@ def test_trained_models_hit_the_cache_per_seed(monkeypatch, tiny_setup):
 
 def test_evaluation_is_cached_too(monkeypatch, tiny_setup):
     setup = tiny_setup()
-    first = localization.run(setup, setup.cnn("none"))
+    first = localization.localize(setup, setup.cnn("none"))
     assert not first.cache_hit and first.depth_maps.shape == (2, 1, 24)
-    monkeypatch.setattr(localization, "evaluate", lambda *a, **k: pytest.fail("re-evaluated"))
-    second = localization.run(setup, setup.cnn("none"))
+    monkeypatch.setattr(
+        localization, "evaluation_arrays", lambda *a, **k: pytest.fail("re-evaluated")
+    )
+    second = localization.localize(setup, setup.cnn("none"))
     assert second.cache_hit and second.train_cache_hits == [True]
     np.testing.assert_array_equal(first.out.mean, second.out.mean)
     assert second.distances == first.distances and second.n_per_index == 64
@@ -48,16 +50,16 @@ def test_evaluation_is_cached_too(monkeypatch, tiny_setup):
 
 def test_evaluation_without_probes(tiny_setup):
     setup = tiny_setup()
-    res = localization.run(setup, setup.cnn("instance"), with_probes=False)
+    res = localization.localize(setup, setup.cnn("instance"), with_probes=False)
     assert res.n_per_index == 64 and res.probe is None and res.depth_maps is None
     assert len(res.per_seed) == 1 and res.name == "instance"
 
 
 def test_same_seed_same_numbers(tiny_setup, tmp_path, monkeypatch):
     setup = tiny_setup(seeds=(0, 1))
-    a = localization.run(setup, setup.cnn("instance"))
+    a = localization.localize(setup, setup.cnn("instance"))
     monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "other"))  # recompute from scratch
-    b = localization.run(setup, setup.cnn("instance"))
+    b = localization.localize(setup, setup.cnn("instance"))
     assert not b.cache_hit
     np.testing.assert_array_equal(a.loss, b.loss)
     np.testing.assert_array_equal(a.out.mean, b.out.mean)
@@ -70,7 +72,7 @@ def test_circular_null_has_no_boundary(tiny_setup):
     from normbook.paper_a import equivariance
 
     setup = tiny_setup(seeds=(0, 1))
-    zeros = localization.run(setup, setup.chapter_cnn, with_probes=False)
+    zeros = localization.localize(setup, setup.chapter_cnn, with_probes=False)
     circ = localization.circular_null(setup, setup.chapter_cnn, with_probes=False)
     assert circ.padding == "circular" and "circular" in circ.name
     assert not np.array_equal(zeros.out.mean, circ.out.mean)
@@ -84,10 +86,13 @@ def test_pretrain_in_workers_gives_the_numbers_of_training_here(tiny_setup, tmp_
     runs.append((setup, setup.cnn("group", groups=4)))  # G = C is InstanceNorm: claimed once
     assert localization.pretrain(runs, workers=2) == 6
     assert localization.pretrain(runs, workers=2) == 0  # all cached now
-    loaded = localization.run(setup, setup.cnn("group", groups=2))
+    loaded = localization.localize(setup, setup.cnn("group", groups=2))
     assert loaded.train_cache_hits == [False, False]  # trained by this run, in a worker
+    with pytest.raises(localization.UndeclaredNetworkError, match="not among the networks"):
+        localization.localize(setup, setup.cnn("group", groups=1))  # declared by no one
     monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "other"))
-    here = localization.run(setup, setup.cnn("group", groups=2))  # trained in this process
+    monkeypatch.setattr(localization, "_declared", False)  # a kernel that never pretrained
+    here = localization.localize(setup, setup.cnn("group", groups=2))  # trained in this process
     assert here.train_cache_hits == [False, False]
     np.testing.assert_array_equal(here.loss, loaded.loss)
     for i in range(2):

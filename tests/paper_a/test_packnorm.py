@@ -7,8 +7,8 @@ import torch.nn.functional as F
 from scipy import stats as sps
 
 from normbook.core import stats
-from normbook.paper_a import packnorm
-from normbook.paper_a.packnorm import PackConfig, PackNorm, PackTrainConfig, StackedPackNet
+from normbook.paper_a import packnet, packnorm
+from normbook.paper_a.packnet import PackConfig, PackNorm, PackTrainConfig, StackedPackNet
 
 
 def _affine(norm: PackNorm, n: int) -> None:
@@ -79,7 +79,7 @@ def test_stacked_models_equal_models_built_alone():
 
 def test_overlapping_pairs_share_exactly_o_samples():
     L, o = 9, 4
-    a, b, y = packnorm.sample_pair(400, L, o, torch.Generator().manual_seed(0))
+    a, b, y = packnet.sample_pair(400, L, o, torch.Generator().manual_seed(0))
     pos, neg = y > 0, y == 0
     assert 100 < pos.sum() < 300
     assert torch.equal(b[pos, :o], a[pos, L - o :])  # b starts where a's last o samples are
@@ -87,7 +87,7 @@ def test_overlapping_pairs_share_exactly_o_samples():
         b[pos, o : o + 1], a[pos, L - 1 : L]
     )  # ...and continues with fresh noise
     assert (b[neg, :o] - a[neg, L - o :]).abs().min() > 0  # independent: nothing shared
-    full = packnorm.sample_pair(50, L, L, torch.Generator().manual_seed(1))
+    full = packnet.sample_pair(50, L, L, torch.Generator().manual_seed(1))
     assert torch.equal(full[1][full[2] > 0], full[0][full[2] > 0])  # o = l': b is a
 
 
@@ -101,7 +101,7 @@ def _shared_tail_statistic(a, b, lag):
 def test_classes_are_identically_distributed_only_without_overlap(overlap, identical):
     """At o = 0 no statistic of (a, b) separates the classes; with overlap one does."""
     L = 9
-    a, b, y = packnorm.sample_pair(6000, L, overlap, torch.Generator().manual_seed(2))
+    a, b, y = packnet.sample_pair(6000, L, overlap, torch.Generator().manual_seed(2))
     pos, neg = (y > 0).numpy(), (y == 0).numpy()
     for lag in range(1, L + 1):
         s = _shared_tail_statistic(a, b, lag)
@@ -116,28 +116,28 @@ def test_classes_are_identically_distributed_only_without_overlap(overlap, ident
 
 def test_overlap_out_of_range_is_rejected():
     with pytest.raises(ValueError, match="overlap must be in"):
-        packnorm.sample_pair(2, 5, 6, torch.Generator())
+        packnet.sample_pair(2, 5, 6, torch.Generator())
 
 
 def test_training_is_seeded_and_learns_full_overlap_but_not_zero_overlap():
     cfg = PackConfig(depth=2, width=8, kernel=3)
     short = PackTrainConfig(path_len=5, steps=10, batch_size=64, lr=1e-2)
-    _, losses = packnorm.train_pack(cfg, short, [0, 5], [0, 0])
-    _, again = packnorm.train_pack(cfg, short, [0, 5], [0, 0])
+    _, losses = packnet.train_pack(cfg, short, [0, 5], [0, 0])
+    _, again = packnet.train_pack(cfg, short, [0, 5], [0, 0])
     np.testing.assert_array_equal(losses, again)
-    _, other = packnorm.train_pack(cfg, short, [0, 5], [1, 1])
+    _, other = packnet.train_pack(cfg, short, [0, 5], [1, 1])
     assert not np.array_equal(losses, other)
     tc = PackTrainConfig(path_len=5, steps=150, batch_size=64, lr=1e-2)
-    net, _ = packnorm.train_pack(cfg, tc, [0, 5], [0, 0])
+    net, _ = packnet.train_pack(cfg, tc, [0, 5], [0, 0])
     n = 4000
-    correct = packnorm.correct_counts(net, 5, [0, 5], n)
+    correct = packnet.correct_counts(net, 5, [0, 5], n)
     assert stats.chance_pvalue(correct[0], n) > 1e-3  # o = 0: a coin
     assert correct[1] / n > 0.75  # o = l': easy
 
 
 def test_run_caches_each_model_and_reuses_it():
     cfg = PackConfig(depth=2, width=4, kernel=3)
-    tc = PackTrainConfig(path_len=5, steps=5, batch_size=8)
+    tc = PackTrainConfig(path_len=5, steps=5, batch_size=8, lr=1e-3)
     first = packnorm.accuracy(cfg, tc, [0, 3], [0], n_test=64)
     assert not any(first.train_cache_hits) and first.train_seconds > 0
     second = packnorm.accuracy(cfg, tc, [0, 3], [0, 1], n_test=64)  # seed 0 reused, 1 new
@@ -169,6 +169,6 @@ def test_transition_overlap_interpolates_and_reports_none():
 
 def test_bad_network_choices_are_rejected():
     with pytest.raises(ValueError, match="coupling"):
-        StackedPackNet(PackConfig(coupling="both"), [0])
+        StackedPackNet(PackConfig(2, 4, 3, coupling="both"), [0])
     with pytest.raises(ValueError, match="head"):
-        StackedPackNet(PackConfig(head="max"), [0])
+        StackedPackNet(PackConfig(2, 4, 3, head="max"), [0])

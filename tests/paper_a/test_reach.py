@@ -39,16 +39,16 @@ def test_kernel_1_blocks_add_norm_layers_but_no_reach():
 def test_probes_and_interventions_refuse_kernel_1_blocks(tiny_setup):
     s = tiny_setup()
     with pytest.raises(ValueError, match="mix = 0"):
-        localization.run(s, replace(s.cnn("instance"), mix=1), with_probes=True)
+        localization.localize(s, replace(s.cnn("instance"), mix=1), with_probes=True)
 
 
 def test_families_share_the_base_networks_and_list_each_once():
     P = A5.resolve("cpu")
-    fams = reach.families(localization.configs(P), P)
+    fams = reach.families(localization.Setup.from_params(P), P)
     base = [f for f in fams if f.a1]
     assert len(base) == 1 and base[0].axes == ("norm layers", "length")
-    assert base[0].setup == localization.configs(P)  # A1's seeds, budget and evaluation
-    assert base[0].cnn == localization.configs(P).chapter_cnn  # the very networks of A1
+    assert base[0].setup == localization.Setup.from_params(P)  # A1's seeds, budget and evaluation
+    assert base[0].cnn == localization.Setup.from_params(P).chapter_cnn  # the very networks of A1
     assert len(fams) == len(set(P.reach_mix)) + len(set(P.reach_lens)) - 1
     assert {f.norm_layers for f in fams} == {P.depth * (1 + m) for m in P.reach_mix}
     assert all(f.cnn.receptive_radius == base[0].cnn.receptive_radius for f in fams)

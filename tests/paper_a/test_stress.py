@@ -8,8 +8,7 @@ import pytest
 import torch
 
 from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED, Check
-from normbook.paper_a import bands, stress
-from normbook.paper_a import stress_verdicts as sv
+from normbook.paper_a import bands, interventions, stress, stress_verdicts
 from normbook.paper_a.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.detector import Moments
 from normbook.paper_a.packnorm import Accuracy
@@ -33,13 +32,13 @@ def test_constant_input_is_flat_beyond_R_and_differs_only_near_the_ends(norm):
     assert c.out.shape == (3, 2, 30)
     assert np.all(c.interior_spread <= 1e-6)
     assert np.all(c.boundary_reach < c.radius)
-    assert sv.constant_checks([c])[0].holds
+    assert stress_verdicts.constant_checks([c])[0].holds
 
 
 def test_constant_check_fails_for_an_output_that_varies_inside():
     c = stress.constant_input(_run(_net()), [1.0])
     c.out[..., 15] += 0.5  # a bug: an interior index differs
-    assert not sv.constant_checks([c])[0].holds
+    assert not stress_verdicts.constant_checks([c])[0].holds
 
 
 def _x(n=16, m=2, L=30):
@@ -50,9 +49,9 @@ def test_interventions_restore_the_network_and_change_only_inside_the_block():
     net, x = _net(), _x()
     with torch.no_grad():
         before = net(x)
-        pop = stress.population_stats(net, 30, 64)
-        for mode in stress.MODES:
-            with stress.intervened(net, mode, [0, 1, 2], pop):
+        pop = interventions.population_stats(net, 30, 64)
+        for mode in interventions.MODES:
+            with interventions.intervened(net, mode, [0, 1, 2], pop):
                 assert not torch.allclose(net(x), before)
             assert torch.equal(net(x), before)
 
@@ -60,7 +59,7 @@ def test_interventions_restore_the_network_and_change_only_inside_the_block():
 def test_interior_statistics_with_kernel_one_are_the_samples_own():
     """With k = 1 nothing touches the padding: the interior is every position."""
     net, x = _net(kernel=1), _x()
-    with torch.no_grad(), stress.intervened(net, "interior", [0, 1, 2]):
+    with torch.no_grad(), interventions.intervened(net, "interior", [0, 1, 2]):
         out = net(x)
     assert torch.allclose(out, net(x), atol=1e-4)  # float summation order only
 
@@ -68,16 +67,16 @@ def test_interior_statistics_with_kernel_one_are_the_samples_own():
 def test_shuffled_statistics_of_identical_samples_change_nothing():
     net = _net()
     x = _x(n=1).expand(8, -1, -1).contiguous()
-    with torch.no_grad(), stress.intervened(net, "shuffled", [0, 1, 2]):
+    with torch.no_grad(), interventions.intervened(net, "shuffled", [0, 1, 2]):
         out = net(x)
     assert torch.allclose(out, net(x), atol=1e-4)  # float summation order only
 
 
 def test_interventions_refuse_other_norms():
     with pytest.raises(ValueError, match="GroupNorm/InstanceNorm"):
-        stress.norm_layers(_net("none"))
+        interventions.norm_layers(_net("none"))
     with pytest.raises(ValueError, match="intervention must be one of"):
-        with stress.intervened(_net(), "median", [0]):
+        with interventions.intervened(_net(), "median", [0]):
             pass
 
 
@@ -111,14 +110,17 @@ def _flat_curve(run):
 
 def test_circular_training_and_symmetric_interventions_are_checks(fake_run, profile):
     flat = fake_run(profile["flat"], name="circular", jitter=0.0002)  # noise at its SE
-    assert all(c.holds for c in sv.circular_trained_checks(flat, np.zeros(5)))
+    assert all(c.holds for c in stress_verdicts.circular_trained_checks(flat, np.zeros(5)))
     sloped = fake_run(profile["ramp"], name="leaky")
-    assert not all(c.holds for c in sv.circular_trained_checks(sloped, np.zeros(5)))
-    se = {m: {"all": np.array([0.001, 0.001])} for m in stress.MODES}
+    assert not all(c.holds for c in stress_verdicts.circular_trained_checks(sloped, np.zeros(5)))
+    se = {m: {"all": np.array([0.001, 0.001])} for m in interventions.MODES}
     sweep = SimpleNamespace(name="instance", slopes=lambda m, c: np.array([0.0005, -0.0003]), se=se)
-    assert all(isinstance(c, Check) and c.holds for c in sv.symmetric_intervention_checks(sweep))
+    assert all(
+        isinstance(c, Check) and c.holds
+        for c in stress_verdicts.symmetric_intervention_checks(sweep)
+    )
     sweep.slopes = lambda m, c: np.array([0.05, 0.04])  # a slope symmetry forbids: a bug
-    assert not any(c.holds for c in sv.symmetric_intervention_checks(sweep))
+    assert not any(c.holds for c in stress_verdicts.symmetric_intervention_checks(sweep))
 
 
 def _sweep(base, after):
@@ -131,12 +133,12 @@ def test_interior_statistics_rule_goes_every_way(fake_run, profile):
     normed = fake_run(profile["one_hop"])
     base = [0.2, 0.18, 0.21, 0.19, 0.2]
     gone = [0.001, -0.01, 0.0, 0.01, -0.002]
-    assert sv.interior_statistics(_sweep(base, gone), normed).verdict == REPRODUCED
+    assert stress_verdicts.interior_statistics(_sweep(base, gone), normed).verdict == REPRODUCED
     half = [0.1, 0.09, 0.11, 0.1, 0.12]  # half removed: below 90 %, but no kept states
-    v = sv.interior_statistics(_sweep(base, half), normed)
+    v = stress_verdicts.interior_statistics(_sweep(base, half), normed)
     assert v.verdict == NOT_SHOWN and v.test.below() and "no kept states" in v.grade.why
     no_channel = fake_run(profile["boundary"])
-    assert sv.interior_statistics(_sweep(base, gone), no_channel).verdict == NOT_SHOWN
+    assert stress_verdicts.interior_statistics(_sweep(base, gone), no_channel).verdict == NOT_SHOWN
 
 
 def _acc(per_overlap, full=0.99, n_test=4000, seeds=3):
@@ -148,13 +150,13 @@ def _acc(per_overlap, full=0.99, n_test=4000, seeds=3):
 def test_receptive_field_rule_goes_every_way():
     rng = np.random.default_rng(0)
     flat = _acc(0.5 + rng.normal(0, 0.004, 5))
-    assert sv.receptive_field_rows({"pool": flat})[0].verdict == REPRODUCED
+    assert stress_verdicts.receptive_field_rows({"pool": flat})[0].verdict == REPRODUCED
     rises = _acc([0.5, 0.6, 0.7, 0.8, 0.9])
-    assert sv.receptive_field_rows({"pool": rises})[0].verdict == REFUTED
+    assert stress_verdicts.receptive_field_rows({"pool": rises})[0].verdict == REFUTED
     few = _acc(0.5 + rng.normal(0, 0.004, 5), n_test=40, seeds=1)  # cannot tell 0.55 apart
-    assert sv.receptive_field_rows({"centre": few})[0].verdict == NOT_SHOWN
+    assert stress_verdicts.receptive_field_rows({"centre": few})[0].verdict == NOT_SHOWN
     never = _acc([0.5] * 5, full=0.5)  # not even identical paths: the family never learned
-    assert sv.receptive_field_rows({"pool": never})[0].verdict == NOT_SHOWN
+    assert stress_verdicts.receptive_field_rows({"pool": never})[0].verdict == NOT_SHOWN
 
 
 def test_spec_refuses_impossible_geometries_before_compute():

@@ -72,6 +72,6 @@ def test_schedules_warm_up_and_end_low(schedule):
 
 def test_bad_schedule_or_checkpoint_is_refused():
     with pytest.raises(ValueError, match="schedule"):
-        TrainConfig(schedule="warmup")
+        TrainConfig(40, 8, 8, schedule="warmup")
     with pytest.raises(ValueError, match="fractions"):
-        TrainConfig(checkpoints=(0.5, 1.0))
+        TrainConfig(40, 8, 8, checkpoints=(0.5, 1.0))

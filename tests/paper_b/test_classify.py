@@ -128,7 +128,7 @@ def test_worker_processes_give_identical_models(synthetic_full, tiny_cfg):
 
 def test_configs_of_the_chapter_parameters(tiny_cfg):
     P = B1.resolve("cpu", workers=1, allow_unverified="no")
-    setup = classify.configs(P)
+    setup = classify.Setup.from_params(P)
     assert setup.seeds == tuple(P.seeds) and setup.workers == 1 and setup.allow_unverified is False
     cfgs = setup.configs
     assert list(cfgs) == list(classify.VARIANTS)

@@ -18,7 +18,7 @@ SEEDS5 = np.array([0.0, 0.01, -0.01, 0.02, -0.02])  # seed-to-seed jitter
 @pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
 def test_paper_cells_are_b1_configs_and_swapped_cells_differ_only_in_lr(profile):
     P = B4.resolve(profile, factorial_datasets="both")
-    b1 = classify.configs(B1.resolve(profile)).configs
+    b1 = classify.Setup.from_params(B1.resolve(profile)).configs
     cfgs = factorial.factorial_configs(P)
     assert len(cfgs) == 8
     for (ds, bn, j), cfg in cfgs.items():

@@ -79,7 +79,7 @@ def _fake(ds, bn, seed, val_accs, best, stage=None):
     return classify.TrainedModel(cfg, seed, cache.Entry(curves, meta=meta), stage or {})
 
 
-B1_CFGS = classify.configs(B1.resolve("smoke")).configs
+B1_CFGS = classify.Setup.from_params(B1.resolve("smoke")).configs
 
 
 def test_match_plan_stops_the_more_accurate_network_at_the_lower_accuracy():

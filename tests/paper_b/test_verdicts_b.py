@@ -314,7 +314,7 @@ def _fake_models(cfgs: dict, seeds_bn=(0, 1), seeds_nobn=(0, 1)):
 def test_seed_pairing_holds_for_the_chapters_configs_and_fails_when_pairing_breaks():
     from normbook.paper_b.specs import B1
 
-    cfgs = classify.configs(B1.resolve("smoke")).configs
+    cfgs = classify.Setup.from_params(B1.resolve("smoke")).configs
     checks = verdicts.seed_pairing(_fake_models(cfgs))
     assert len(checks) == 4 and all(c.holds for c in checks)
     assert "largest absolute BN − no BN difference 0 over the 10 initial" in checks[0].evidence

@@ -38,7 +38,8 @@ from ..core.devices import resolve_device
 from ..core.progress import progress
 from ..core.seeding import generators
 from . import detector, localization, norms, stacking, task
-from .localization import EVAL_PASS_SAMPLES, SummarizedRun
+from .evaluation import EVAL_PASS_SAMPLES
+from .localization import SummarizedRun
 from .stacking import device_of
 from .training import TrainConfig
 
@@ -84,7 +85,7 @@ def _from_params(cls, P, **fixed):
     values["seeds"] = tuple(values["seeds"])
     try:
         return cls(**values, **fixed, device=resolve_device(P.device),
-                   detector=localization.configs(P).detector)  # fmt: skip
+                   detector=localization.Setup.from_params(P).detector)  # fmt: skip
     except ValueError as exc:
         msg = str(exc)
         for f, p in sorted(names.items(), key=lambda fp: -len(fp[0])):
@@ -243,7 +244,7 @@ def trained(cfg, padding: str = "zeros"):
 @torch.no_grad()
 def evaluate(net: nn.Module, cfg) -> dict[str, np.ndarray]:
     """Streaming per-index moments of the predictions on fresh noise, batches of
-    ``cfg.eval_batch`` alternating between two streams (as :func:`localization.evaluate`).
+    ``cfg.eval_batch`` alternating between two streams (as :func:`.evaluation.evaluate`).
 
     U-Net: ``out_*`` (2, M, L). 2-D CNN: ``rows_*`` (2, M, H), the row channel averaged over
     columns, ``cols_*`` (2, M, W), the column channel averaged over rows, and ``map`` (M, 2, H, W),

@@ -3,50 +3,23 @@
 
 With minibatch statistics the samples of one evaluation batch share their normalization
 statistics, so their predictions are not independent. The per-sample Welch test of the
-localization detector assumes they are; :func:`evaluate_batches` therefore also streams the
-moments of per-batch mean predictions (batches *are* independent), for a test that stays valid, and
-reports the design effect: how much larger the variance of a batch mean is than independent
-samples would give (1 = no within-batch dependence).
+localization detector assumes they are; :func:`.evaluation.evaluate_batches` therefore also
+streams the moments of per-batch mean predictions (batches *are* independent), for a test that
+stays valid, and reports the design effect: how much larger the variance of a batch mean is
+than independent samples would give (1 = no within-batch dependence).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import torch
 
-from ..core import cache, stats
-from ..core.progress import progress
-from ..core.seeding import generators
-from . import detector, localization
-from .cnn import CNNConfig, StackedCNN, set_batch_eval, set_padding
+from ..core import cache
+from . import detector, localization, steps
+from .cnn import CNNConfig, StackedCNN, set_padding
 from .detector import Localization, Moments
-from .stacking import device_of
-from .task import sample_inputs
-
-
-@torch.no_grad()
-def evaluate_batches(
-    net: StackedCNN, seq_len: int, n_samples: int, batch_size: int, mode: str
-) -> dict:
-    """Per-index moments of single predictions and of batch-mean predictions, in two
-    independent streams (batches alternate), for evaluation statistics ``mode``."""
-    m = net.n_models
-    set_batch_eval(net, mode)
-    net.eval()
-    single = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
-    means = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
-    gens = generators(net.seeds, "eval")
-    dev = device_of(net)
-    n_batches = max(4, -(-n_samples // batch_size))
-    n_batches += n_batches % 2
-    for b in progress(range(n_batches), desc=f"evaluate ({mode}, batch {batch_size})"):
-        out = net(sample_inputs(batch_size, m, seq_len, gens).to(dev)).cpu().numpy()
-        single[b % 2].update(out)
-        means[b % 2].update(out.mean(axis=0, keepdims=True))
-    return {**stats.stack_moments("out", single), **stats.stack_moments("bmean", means)}
+from .evaluation import evaluate_batches
 
 
 @dataclass
@@ -68,7 +41,7 @@ class BatchStatsRun(localization.SummarizedRun):
     net: StackedCNN | None = field(default=None, repr=False)
 
 
-def run(
+def localize(
     setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str, padding: str = "zeros"
 ) -> BatchStatsRun:
     """Train (or load, shared with every other chapter) and evaluate with batch means (cached);
@@ -92,7 +65,7 @@ def run(
         "mode": mode,
         "padding": padding,
     }
-    entry = STEP.cached(config, compute)
+    entry = steps.BATCHSTATS.cached(config, compute)
     out, bmean = Moments.from_arrays(entry, "out"), Moments.from_arrays(entry, "bmean")
     radius = cnn.receptive_radius
     return BatchStatsRun(
@@ -110,9 +83,6 @@ def run(
         padding=padding,
         net=net,
     )
-
-
-STEP = cache.step("a_batchstats", *localization.TRAIN_CODE, stats, sys.modules[__name__])
 
 
 def design_effect(out: Moments, bmean: Moments, batch_size: int) -> np.ndarray:

@@ -3,7 +3,7 @@ size makes the positive control (InstanceNorm) localize, per minute of training 
 machine, at seeds the book's chapters never use.
 
     cands = budget.candidates(P.cal_schedules, P.cal_lrs, P.cal_batch_sizes)
-    results = budget.study(localization.configs(P), cands)
+    results = budget.study(localization.Setup.from_params(P), cands)
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A detector grades claims only after its false-positive rate and power are known. Each
 simulated model has two independent streams of per-index mean predictions (as
-:func:`normbook.paper_a.localization.evaluate` produces): a ramp rising by ``step`` standard
+:func:`normbook.paper_a.evaluation.evaluate` produces): a ramp rising by ``step`` standard
 errors per index, plus Gaussian noise smoothed along the sequence over ``corr_len`` indices
 (neighbouring outputs of a CNN share inputs, so their noise is correlated). ``step = 0`` is
 the null of identically distributed outputs.

@@ -13,7 +13,8 @@ from ..core import stats
 from ..core.figures import NORM_COLORS, canvas, running_mean, shared_legend
 from ..core.seeding import generators
 from . import multihop, reported
-from .packnorm import PackResult, generator, sample_pair
+from .packnet import generator, sample_pair
+from .packnorm import PackResult
 from .task import ramp, sample_inputs
 from .which_norms import METRICS, EvalBatchSweep, GroupSweep, NullLevel
 

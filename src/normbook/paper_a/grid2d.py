@@ -3,7 +3,7 @@ head to two channels regressing the row coordinate i/(H-1) and the column coordi
 on H x W noise images; norm ``"instance"`` or ``"none"`` (``"group"`` also works).
 R = (k // 2) * depth. Localization is tested per axis: the row channel averaged over columns
 is one value per row index (the column channel averaged over rows, one per column), with
-moments in two streams exactly as :func:`localization.evaluate`; a row's average includes
+moments in two streams exactly as :func:`.evaluation.evaluate`; a row's average includes
 columns near the left and right padding, but that padding is the same for every row, so
 without a norm interior rows still cannot be told apart. The run's own ``per_seed`` joins the
 two axes (:func:`join_axes`); ``.rows`` and ``.cols`` are the axes alone.

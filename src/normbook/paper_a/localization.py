@@ -1,50 +1,27 @@
-"""The localization experiment: configs from a chapter's parameters, then train (cached per
-seed), evaluate with streaming statistics, probe every depth, and summarize with the detector.
+"""The localization experiment: a setup from a chapter's parameters, then train (cached per
+seed, :mod:`.training`), evaluate with streaming statistics and probe every depth (cached,
+:mod:`.evaluation`), and summarize with the detector. This module orchestrates; the cached
+steps' keys cover the modules that compute (:mod:`.steps`), not this one.
 
-    setup = localization.configs(P)
-    none = localization.run(setup, setup.cnn("none"))
-    normed = localization.run(setup, setup.chapter_cnn)
+    setup = localization.Setup.from_params(P)
+    none = localization.localize(setup, setup.cnn("none"))
+    normed = localization.localize(setup, setup.chapter_cnn)
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
-import torch
 
-from ..core import cache, seeding, stats
+from ..core import cache
 from ..core.devices import resolve_device
-from ..core.progress import progress
-from ..core.seeding import generators
 from ..core.workers import run_jobs
-from . import cnn as cnn_module
-from . import detector, multihop, norms, probes, stacking, task, training
-from .cnn import CNNConfig, StackedCNN, set_batch_eval, set_padding
+from . import detector, multihop, steps
+from .cnn import CNNConfig, StackedCNN, set_padding
 from .detector import DetectorConfig, Localization, Moments
-from .stacking import device_of
-from .task import sample_inputs
-from .training import TrainConfig, train_stack
-
-TRAIN_CODE = (task, norms, cnn_module, stacking, training, seeding)
-EVAL_CODE = TRAIN_CODE + (probes,)
-TRAIN = cache.step("a_train", *TRAIN_CODE)
-
-
-EVAL_PASS_SAMPLES = 256  # samples per forward pass when batches are independent (measured best)
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    n_samples: int = 51_200  # predictions per index, split over two independent streams
-    batch_size: int = 32  # matters only for BatchNorm with minibatch statistics
-    batch_eval: str = "minibatch"
-    probe_batches: int = 64  # batches of fresh noise used to fit each depth's probe
-    probe_ridge: float = 1e-3
-    input_kind: str = "noise"
-    padding: str = "zeros"  # "circular": the trained weights without a boundary (a null)
-    device: str = "cpu"
+from .evaluation import EvalConfig, evaluation_arrays
+from .training import TrainConfig, checkpoint_name, model_entries, train_stack
 
 
 @dataclass(frozen=True)
@@ -92,43 +69,43 @@ class Setup:
             batch_eval=batch_eval,
         )
 
-
-def configs(P) -> Setup:
-    """The run configuration of a chapter's resolved parameters (the A1 knobs)."""
-    norm = P.get("norm")
-    setup = Setup(
-        seq_len=P.seq_len,
-        kernel=P.kernel,
-        depth=P.depth,
-        width=P.width,
-        seeds=tuple(P.seeds),
-        train=TrainConfig(
+    @classmethod
+    def from_params(cls, P) -> Setup:
+        """The setup of a chapter's resolved parameters (the A1 knobs)."""
+        norm = P.get("norm")
+        setup = cls(
             seq_len=P.seq_len,
-            steps=P.steps,
-            batch_size=P.batch_size,
-            lr=P.get("lr", 1e-3),  # the budget calibration sets these per candidate
-            schedule=P.get("schedule", "constant"),
-            checkpoints=tuple(P.curve_fractions),
-            device=resolve_device(P.device),
-        ),
-        eval=EvalConfig(
-            n_samples=P.get("n_eval", P.curve_eval),  # the calibration evaluates curves only
-            batch_size=P.eval_batch_size,
-            batch_eval=P.get("batch_eval", "minibatch"),
-            probe_batches=P.get("probe_batches", EvalConfig.probe_batches),
-            device=resolve_device(P.device),
-        ),
-        detector=DetectorConfig(
-            alpha=P.alpha,
-            test=P.detector,
-            window=P.distance_window,
-            threshold=P.distance_threshold,
-        ),
-        curve_samples=P.curve_eval,
-    )
-    if norm is None:
-        return setup
-    return replace(setup, chapter_cnn=setup.cnn(norm, P.groups, P.batch_eval))
+            kernel=P.kernel,
+            depth=P.depth,
+            width=P.width,
+            seeds=tuple(P.seeds),
+            train=TrainConfig(
+                seq_len=P.seq_len,
+                steps=P.steps,
+                batch_size=P.batch_size,
+                lr=P.get("lr", TrainConfig.lr),  # the budget calibration sets these per candidate
+                schedule=P.get("schedule", TrainConfig.schedule),
+                checkpoints=tuple(P.curve_fractions),
+                device=resolve_device(P.device),
+            ),
+            eval=EvalConfig(
+                n_samples=P.get("n_eval", P.curve_eval),  # the calibration evaluates curves only
+                batch_size=P.eval_batch_size,
+                batch_eval=P.get("batch_eval", EvalConfig.batch_eval),
+                probe_batches=P.get("probe_batches", 0),  # the calibration fits no probes
+                device=resolve_device(P.device),
+            ),
+            detector=DetectorConfig(
+                alpha=P.alpha,
+                test=P.detector,
+                window=P.distance_window,
+                threshold=P.distance_threshold,
+            ),
+            curve_samples=P.curve_eval,
+        )
+        if norm is None:
+            return setup
+        return replace(setup, chapter_cnn=setup.cnn(norm, P.groups, P.batch_eval))
 
 
 def training_identity(cnn: CNNConfig) -> CNNConfig:
@@ -144,23 +121,15 @@ def training_identity(cnn: CNNConfig) -> CNNConfig:
     return replace(cnn, batch_eval="minibatch")
 
 
-def _checkpoint_name(step: int, name: str) -> str:
-    return f"step{step}/{name}"
+class UndeclaredNetworkError(RuntimeError):
+    """A network trained in the chapter's kernel after :func:`pretrain` declared its runs."""
+
+
+_declared = False  # True once this process's pretrain() has trained every declared network
 
 
 def _train_key(ident: CNNConfig, tc: TrainConfig, seed: int) -> dict:
     return {"cnn": asdict(ident), "train": asdict(tc), "seed": int(seed)}
-
-
-def _entries(net: StackedCNN, record, idx: list[int]):
-    """One cache entry per model of a freshly trained stack: final and kept states, losses,
-    and the model's share of the stacked pass's wall-clock (the calibration page reads it)."""
-    for j, i in enumerate(idx):
-        tensors = net.model_state(j)
-        for step, states in record.checkpoints.items():
-            tensors.update({_checkpoint_name(step, k): v for k, v in states[j].items()})
-        seconds = np.array([record.seconds / len(idx)])
-        yield i, cache.Entry({"loss": record.losses[:, j], "seconds": seconds}, tensors)
 
 
 def trained(
@@ -176,14 +145,21 @@ def trained(
         raise ValueError(f"no state kept at step {at_step}; kept: {tc.checkpoint_steps}")
 
     def train_missing(idx: list[int]):
+        if _declared:  # a run the chapter's list forgot would train serially, in the kernel
+            raise UndeclaredNetworkError(
+                f"{cnn.label} (seeds {[seeds[i] for i in idx]}, {tc.steps} steps) is not among "
+                f"the networks this chapter passed to localization.pretrain(); add it to the "
+                f"list the chapter declares (e.g. which_norms.networks) so it trains in the "
+                f"workers"
+            )
         net, record = train_stack(ident, tc, [seeds[i] for i in idx])
-        yield from _entries(net, record, idx)
+        yield from model_entries(net, record, idx)
 
-    entries = TRAIN.cached_each(keys, train_missing)
+    entries = steps.TRAIN.cached_each(keys, train_missing)
     if at_step is None:
         states = [{k: v for k, v in e.tensors.items() if "/" not in k} for e in entries]
     else:
-        prefix = _checkpoint_name(at_step, "")
+        prefix = checkpoint_name(at_step, "")
         states = [
             {k[len(prefix) :]: v for k, v in e.tensors.items() if k.startswith(prefix)}
             for e in entries
@@ -203,7 +179,7 @@ def _train_job(_shared, cnn: CNNConfig, tc: TrainConfig, seeds: tuple[int, ...])
     """(In a worker.) Train one stack; the cache entries it wrote."""
     ident = training_identity(cnn)
     _, _, hits = trained(ident, tc, list(seeds))
-    paths = [TRAIN.path(_train_key(ident, tc, s)) for s in seeds]
+    paths = [steps.TRAIN.path(_train_key(ident, tc, s)) for s in seeds]
     return [str(p) for p, hit in zip(paths, hits) if not hit]
 
 
@@ -219,8 +195,11 @@ def pretrain(runs: list[tuple[Setup, CNNConfig]], workers: int = 1) -> int:
     """Train every network that ``runs`` (each a setup, whose seeds and training it uses, and a
     network) need and the cache lacks, one stack per network config, ``workers`` stacks side by
     side in their own processes (each on one thread, so the numbers are the same for any
-    ``workers``). The runs then load them; they count as trained here. Returns how many
-    networks were trained."""
+    ``workers``). The runs then load them; they count as trained here. Afterwards a network
+    that is not cached is an error (:class:`UndeclaredNetworkError`), not a silent serial
+    training in the kernel. Returns how many networks were trained."""
+    global _declared
+    _declared = False
     jobs, claimed = [], set()
     for setup, cnn in runs:
         ident, tc = training_identity(cnn), setup.train
@@ -228,64 +207,27 @@ def pretrain(runs: list[tuple[Setup, CNNConfig]], workers: int = 1) -> int:
         for s in setup.seeds:
             key = _train_key(ident, tc, s)
             blob = repr(key)
-            if blob not in claimed and not TRAIN.is_cached(key):
+            if blob not in claimed and not steps.TRAIN.is_cached(key):
                 claimed.add(blob)
                 todo.append(int(s))
         if todo:
             jobs.append((ident, tc, tuple(todo)))
     if not jobs:
+        _declared = True
         return 0
     jobs.sort(key=lambda j: -_stack_cost(*j))  # longest first, so no long stack starts last
     n = sum(len(j[2]) for j in jobs)
     desc = f"train {n} network{'s' * (n > 1)} in {len(jobs)} stack{'s' * (len(jobs) > 1)}"
     for _, paths in run_jobs(_train_job, jobs, None, workers, desc=desc):
         cache.mark_fresh(paths)
+    _declared = True
     return n
 
 
 def training_seconds(cnn: CNNConfig, tc: TrainConfig, seeds) -> np.ndarray:
     """Each seed's share of the wall-clock of the stacked pass that trained it (cached)."""
     keys = [_train_key(training_identity(cnn), tc, s) for s in seeds]
-    return np.array([TRAIN.load(k)["seconds"][0] for k in keys])
-
-
-@torch.no_grad()
-def evaluate(net: StackedCNN, seq_len: int, ev: EvalConfig, probe_weights: torch.Tensor | None):
-    """Streaming per-index moments of the predictions (and probe outputs) on fresh noise.
-
-    Batches alternate between two accumulators, so each index has two independent
-    estimates: every localization test compares outputs of one stream with the other's.
-    """
-    m, depth = net.n_models, net.cfg.n_layers
-    set_batch_eval(net, ev.batch_eval)
-    net.eval()
-    dev = device_of(net)
-    if probe_weights is not None:
-        probe_weights = probe_weights.to(dev)
-    out_mom = [stats.RunningMoments((m, seq_len)) for _ in range(2)]
-    probe_mom = [stats.RunningMoments((depth, m, seq_len)) for _ in range(2)]
-    gens = generators(net.seeds, "eval")
-    n_batches = max(2, -(-ev.n_samples // ev.batch_size))
-    # Samples of one batch talk to each other only through minibatch BatchNorm; otherwise
-    # several batches go through the network in one pass (same samples, fewer calls).
-    coupled = ev.batch_eval == "minibatch" and net.cfg.norm == "batch"
-    per_pass = 1 if coupled else max(1, EVAL_PASS_SAMPLES // ev.batch_size)
-    bs = ev.batch_size
-    for first in progress(range(0, n_batches, per_pass), desc="evaluate"):
-        k = min(per_pass, n_batches - first)
-        x = sample_inputs(bs * k, m, seq_len, gens, ev.input_kind).to(dev)
-        if probe_weights is None:
-            out, probe_out = net(x).cpu().numpy(), None
-        else:
-            out, acts = net(x, return_activations=True)
-            probe_out = probes.apply_probes(acts, probe_weights).cpu().numpy()
-            out = out.cpu().numpy()
-        for j in range(k):
-            rows, stream = slice(j * bs, (j + 1) * bs), (first + j) % 2
-            out_mom[stream].update(out[rows])
-            if probe_out is not None:
-                probe_mom[stream].update(probe_out[rows])
-    return {**stats.stack_moments("out", out_mom), **stats.stack_moments("probe", probe_mom)}
+    return np.array([steps.TRAIN.load(k)["seconds"][0] for k in keys])
 
 
 class SummarizedRun:
@@ -351,7 +293,7 @@ class LocalizationRun(SummarizedRun):
         return int(self.out.count.sum())
 
 
-def run(
+def localize(
     setup: Setup,
     cnn: CNNConfig,
     with_probes: bool = True,
@@ -368,18 +310,14 @@ def run(
     net, losses, hits = trained(cnn, setup.train, list(setup.seeds), at_step)
     net.to(setup.eval.device)
     set_padding(net, padding)
-    ev = replace(setup.eval, batch_eval=cnn.batch_eval, padding=padding)
+    # without probes, the probe budget changes nothing, so it does not split the cache
+    probe_batches = setup.eval.probe_batches if with_probes else 0
+    ev = replace(
+        setup.eval, batch_eval=cnn.batch_eval, padding=padding, probe_batches=probe_batches
+    )
 
     def compute():
-        w = None
-        if with_probes:
-            w = probes.fit_probes(
-                net, setup.seq_len, ev.probe_batches, 32, ev.probe_ridge, ev.input_kind
-            )
-        arrays = evaluate(net, setup.seq_len, ev, w)
-        if w is not None:
-            arrays["probe_weights"] = w.numpy()
-        return cache.Entry(arrays)
+        return cache.Entry(evaluation_arrays(net, setup.seq_len, ev, with_probes))
 
     config = {
         "cnn": asdict(training_identity(cnn)),
@@ -390,7 +328,7 @@ def run(
         "probes": with_probes,
         "at_step": at_step,
     }
-    entry = EVAL.cached(config, compute)
+    entry = steps.EVAL.cached(config, compute)
     out = Moments.from_arrays(entry, "out")
     result = LocalizationRun(
         cnn=cnn,
@@ -410,14 +348,11 @@ def run(
     return result
 
 
-EVAL = cache.step("a_eval", *EVAL_CODE, stats, sys.modules[__name__])
-
-
 def circular_null(setup: Setup, cnn: CNNConfig, with_probes: bool = True) -> LocalizationRun:
     """The same trained networks evaluated with circular padding: no boundary, so no index can
     be localized, but the outputs keep the network's own noise. Every claim that a network
     localizes is tested against this null and against the no-norm network."""
-    return run(setup, cnn, with_probes, padding="circular")
+    return localize(setup, cnn, with_probes, padding="circular")
 
 
 @dataclass
@@ -456,7 +391,7 @@ def curve(setup: Setup, cnn: CNNConfig) -> Curve:
     """The compute-to-effect curve of one normalization: every kept state and the trained model
     evaluated alike (outputs only, ``setup.curve_samples`` predictions per index)."""
     setup = replace(setup, eval=replace(setup.eval, n_samples=setup.curve_samples))
-    steps = [*setup.train.checkpoint_steps, setup.train.steps]
-    runs = [run(setup, cnn, with_probes=False, at_step=s) for s in steps[:-1]]
-    runs.append(run(setup, cnn, with_probes=False))
-    return Curve(cnn=cnn, steps=np.array(steps), total=setup.train.steps, runs=runs)
+    kept = [*setup.train.checkpoint_steps, setup.train.steps]
+    runs = [localize(setup, cnn, with_probes=False, at_step=s) for s in kept[:-1]]
+    runs.append(localize(setup, cnn, with_probes=False))
+    return Curve(cnn=cnn, steps=np.array(kept), total=setup.train.steps, runs=runs)

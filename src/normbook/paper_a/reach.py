@@ -101,7 +101,7 @@ def networks(fams: list[Family]) -> list:
 def evaluate(fam: Family) -> localization.LocalizationRun:
     """The family's evaluated networks (the base family's with their depth probes, so that
     they share chapter A1's cache entry; the others outputs only)."""
-    return localization.run(fam.setup, fam.cnn, with_probes=fam.a1 and fam.cnn.mix == 0)
+    return localization.localize(fam.setup, fam.cnn, with_probes=fam.a1 and fam.cnn.mix == 0)
 
 
 # ----------------------------------------------------------------------------- reach

@@ -8,21 +8,17 @@
 
 from __future__ import annotations
 
-import sys
 import types
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
-from torch import nn
 
-from ..core import cache, stats
-from ..core.seeding import generators
-from . import bands, detector, localization
-from .cnn import CNNConfig, StackedCNN
+from ..core import cache
+from . import bands, detector, localization, packnorm, steps
+from .cnn import CNNConfig
 from .detector import Localization, Moments
-from .task import sample_inputs
+from .interventions import MODES, intervention_arrays
 
 # ----------------------------------------------------------------------------- constant input
 
@@ -69,91 +65,11 @@ def constant_input(run, values) -> ConstantInput:
 
 # ----------------------------------------------------------------------------- interventions
 
-MODES = ("population", "shuffled", "interior")
 MODE_DOC = {
     "population": "population statistics (mean and variance over many samples and positions)",
     "shuffled": "another sample's statistics (the next sample of the batch)",
     "interior": "statistics of the interior only (positions whose input misses the padding)",
 }
-
-
-def norm_layers(net: StackedCNN) -> list[nn.GroupNorm]:
-    """The network's InstanceNorm/GroupNorm layers, input to output."""
-    if net.cfg.mix:  # the interior mode's reach (i + 1) * r assumes one kernel throughout
-        raise ValueError("interventions need networks without kernel-1 blocks (mix = 0)")
-    layers = [n for n in net.norms if isinstance(n, nn.GroupNorm)]
-    if len(layers) != len(net.norms):
-        raise ValueError(f"interventions need GroupNorm/InstanceNorm layers, got {net.cfg.norm!r}")
-    return layers
-
-
-def _group_view(mod: nn.GroupNorm, x: torch.Tensor) -> torch.Tensor:
-    b, c, length = x.shape
-    return x.reshape(b, mod.num_groups, c // mod.num_groups, length)
-
-
-def _moments(xg: torch.Tensor, dims=(2, 3)) -> tuple[torch.Tensor, torch.Tensor]:
-    return xg.mean(dim=dims, keepdim=True), xg.var(dim=dims, unbiased=False, keepdim=True)
-
-
-def _normalize(mod: nn.GroupNorm, x: torch.Tensor, mean, var) -> torch.Tensor:
-    y = ((_group_view(mod, x) - mean) / torch.sqrt(var + mod.eps)).reshape(x.shape)
-    return y * mod.weight[None, :, None] + mod.bias[None, :, None]
-
-
-@torch.no_grad()
-def population_stats(net: StackedCNN, seq_len: int, n_samples: int) -> list[tuple]:
-    """Per norm layer: mean and variance over ``n_samples`` fresh inputs and all positions
-    (what BatchNorm would use at evaluation), drawn from the stream the depth probes are fitted
-    on: fitting data, never the evaluation's."""
-    layers, captured = norm_layers(net), {}
-    hooks = [
-        mod.register_forward_hook(lambda m, inp, out, i=i: captured.setdefault(i, []).append(
-            _group_view(m, inp[0]).transpose(0, 1).reshape(m.num_groups, -1)))
-        for i, mod in enumerate(layers)
-    ]  # fmt: skip
-    try:
-        x = sample_inputs(n_samples, net.n_models, seq_len, generators(net.seeds, "probe_fit"))
-        net(x.to(next(net.parameters()).device))
-    finally:
-        for h in hooks:
-            h.remove()
-    out = []
-    for i in range(len(layers)):
-        flat = torch.cat(captured[i], dim=1)
-        out.append((flat.mean(dim=1)[None, :, None, None], flat.var(dim=1)[None, :, None, None]))
-    return out
-
-
-@contextmanager
-def intervened(net: StackedCNN, mode: str, layers: list[int], pop: list[tuple] | None = None):
-    """Within the block, the norm layers ``layers`` (0-based) normalize with the statistics
-    ``mode`` names instead of each sample's own (:data:`MODES`)."""
-    if mode not in MODES:
-        raise ValueError(f"intervention must be one of {MODES}, got {mode!r}")
-    norms, r = norm_layers(net), net.cfg.kernel // 2
-
-    def forward_for(i: int):
-        def forward(mod, x):
-            xg = _group_view(mod, x)
-            if mode == "population":
-                mean, var = pop[i]
-            elif mode == "shuffled":
-                mean, var = (torch.roll(t, 1, dims=0) for t in _moments(xg))
-            else:  # layer i+1's conv output at p sees inputs p +- (i+1)r: keep those inside
-                lo, hi = (i + 1) * r, x.shape[-1] - (i + 1) * r
-                mean, var = _moments(xg[..., lo:hi])
-            return _normalize(mod, x, mean, var)
-
-        return forward
-
-    try:
-        for i in layers:
-            norms[i].forward = types.MethodType(forward_for(i), norms[i])
-        yield net
-    finally:
-        for i in layers:
-            norms[i].__dict__.pop("forward", None)
 
 
 @dataclass
@@ -189,13 +105,7 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
     radius = cnn.receptive_radius
 
     def compute():
-        pop = population_stats(net, setup.seq_len, ref_samples)
-        arrays = {"base": localization.evaluate(net, setup.seq_len, ev, None)}
-        for mode in MODES:
-            for cond in conditions:
-                with intervened(net, mode, layer_sets[cond], pop):
-                    arrays[f"{mode}/{cond}"] = localization.evaluate(net, setup.seq_len, ev, None)
-        return cache.Entry({f"{k}/{a}": v for k, d in arrays.items() for a, v in d.items()})
+        return cache.Entry(intervention_arrays(net, setup.seq_len, ev, layer_sets, ref_samples))
 
     config = {
         "cnn": asdict(localization.training_identity(cnn)),
@@ -204,7 +114,7 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
         "seeds": list(setup.seeds),
         "ref_samples": ref_samples,
     }
-    entry = INTERVENE.cached(config, compute)
+    entry = steps.INTERVENE.cached(config, compute)
 
     def moments(prefix: str) -> Moments:
         arrays = {
@@ -241,7 +151,7 @@ def trained_circular(setup, norm: str, steps: int):
     """Networks trained *and* evaluated with circular padding (no boundary anywhere), with
     ``steps`` of training; everything else as chapter A1."""
     s, cnn = circular_network(setup, norm, steps)
-    return localization.run(s, cnn, with_probes=False, padding="circular")
+    return localization.localize(s, cnn, with_probes=False, padding="circular")
 
 
 def networks(setup, P) -> list:
@@ -250,15 +160,9 @@ def networks(setup, P) -> list:
     return [*localization.chapter_networks(setup), circular]
 
 
-CODE = (*localization.EVAL_CODE, stats, sys.modules[__name__])
-INTERVENE = cache.step("a_intervene", *CODE)
-
-
 def receptive_field_sweeps(pack_setup, kernel: int, heads) -> dict:
     """Chapter A2's PackNorm overlap sweep with another kernel and each head (same path length,
     overlaps, seeds, training and test pairs): {head: Accuracy}."""
-    from . import packnorm
-
     s = pack_setup
     return {
         h: packnorm.accuracy(replace(s.net, kernel=kernel, head=h), s.train, s.overlaps,

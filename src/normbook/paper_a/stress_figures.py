@@ -8,7 +8,7 @@ import numpy as np
 from ..core import stats
 from ..core.figures import NORM_COLORS, canvas, shared_legend
 from .figures import _receptive_bands, color
-from .stress import MODES
+from .interventions import MODES
 from .task import ramp
 
 MODE_COLORS = {"population": "#000000", "shuffled": "#CC79A7", "interior": "#56B4E9"}

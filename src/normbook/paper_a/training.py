@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..core import cache
 from ..core.seeding import generators
 from ..core.workers import single_thread
 from . import stacking
@@ -13,10 +16,10 @@ from .task import ramp, sample_inputs
 
 @dataclass(frozen=True)
 class TrainConfig:
-    seq_len: int = 300
-    steps: int = 1500
-    batch_size: int = 32
-    lr: float = 1e-3  # the peak, under a schedule
+    seq_len: int
+    steps: int
+    batch_size: int
+    lr: float = 1e-3  # the peak, under a schedule (Adam's default; the calibration sets it)
     input_kind: str = "noise"
     schedule: str = "constant"  # see stacking.lr_scheduler
     checkpoints: tuple[float, ...] = ()  # fractions of the steps whose states are kept
@@ -70,3 +73,19 @@ def train_stack(
             tc.checkpoint_steps,
         )
     return net, record
+
+
+def checkpoint_name(step: int, name: str) -> str:
+    """The cache entry's name for tensor ``name`` of the state kept at ``step``."""
+    return f"step{step}/{name}"
+
+
+def model_entries(net: StackedCNN, record: stacking.Trained, idx: list[int]):
+    """One cache entry per model of a freshly trained stack: final and kept states, losses,
+    and the model's share of the stacked pass's wall-clock (the calibration page reads it)."""
+    for j, i in enumerate(idx):
+        tensors = net.model_state(j)
+        for step, states in record.checkpoints.items():
+            tensors.update({checkpoint_name(step, k): v for k, v in states[j].items()})
+        seconds = np.array([record.seconds / len(idx)])
+        yield i, cache.Entry({"loss": record.losses[:, j], "seconds": seconds}, tensors)

@@ -1,7 +1,7 @@
 """Chapter A3's experiments: GroupNorm group counts, BatchNorm's evaluation statistics and
 batch size, and the runs the BatchNorm claims are tested with (:class:`BatchMeanRuns`).
 
-    setup = localization.configs(P)
+    setup = localization.Setup.from_params(P)
     groups = which_norms.group_sweep(setup, P.group_counts, P.group_seeds)
     curves = which_norms.group_curves(setup, P.group_counts, P.group_seeds)
     bn = which_norms.batchnorm_runs(setup)            # none, minibatch, population
@@ -130,7 +130,9 @@ def group_sweep(setup: Setup, group_counts: list[int], seeds: list[int]) -> Grou
     batch size."""
     setup, group_counts = replace(setup, seeds=tuple(seeds)), sorted(group_counts)
     runs = {
-        g: batchstats.run(setup, setup.cnn("group", groups=g), setup.eval.batch_size, "minibatch")
+        g: batchstats.localize(
+            setup, setup.cnn("group", groups=g), setup.eval.batch_size, "minibatch"
+        )
         for g in group_counts
     }
     return GroupSweep(list(group_counts), setup.width, runs)
@@ -157,7 +159,7 @@ def batchnorm_runs(setup: Setup) -> BatchNormRuns:
     """Train (or load) and evaluate the three networks of :class:`BatchNormRuns`."""
     return BatchNormRuns(
         *(
-            localization.run(setup, setup.cnn(norm, batch_eval=mode))
+            localization.localize(setup, setup.cnn(norm, batch_eval=mode))
             for norm, mode in (
                 ("none", "minibatch"),
                 ("batch", "minibatch"),
@@ -183,10 +185,10 @@ def batch_mean_runs(setup: Setup, batch_size: int) -> BatchMeanRuns:
     """Evaluate (cached) the four runs of :class:`BatchMeanRuns` at ``batch_size``."""
     bn = setup.cnn("batch")
     return BatchMeanRuns(
-        minibatch=batchstats.run(setup, bn, batch_size, "minibatch"),
-        population=batchstats.run(setup, bn, batch_size, "population"),
-        none=batchstats.run(setup, setup.cnn("none"), batch_size, "minibatch"),
-        circular=batchstats.run(setup, bn, batch_size, "minibatch", padding="circular"),
+        minibatch=batchstats.localize(setup, bn, batch_size, "minibatch"),
+        population=batchstats.localize(setup, bn, batch_size, "population"),
+        none=batchstats.localize(setup, setup.cnn("none"), batch_size, "minibatch"),
+        circular=batchstats.localize(setup, bn, batch_size, "minibatch", padding="circular"),
     )
 
 
@@ -213,6 +215,6 @@ class EvalBatchSweep:
 def eval_batch_sweep(setup: Setup, sizes: list[int]) -> EvalBatchSweep:
     """The chapter's BatchNorm networks evaluated at every batch size in ``sizes``."""
     bn = setup.cnn("batch")
-    runs = {b: batchstats.run(setup, bn, b, "minibatch") for b in sizes}
-    pop = batchstats.run(setup, bn, setup.eval.batch_size, "population")
+    runs = {b: batchstats.localize(setup, bn, b, "minibatch") for b in sizes}
+    pop = batchstats.localize(setup, bn, setup.eval.batch_size, "population")
     return EvalBatchSweep(sorted(sizes), runs, pop, setup.train.batch_size)

@@ -3,11 +3,12 @@ step that trains them (:data:`TRAIN`, keyed by the config, the seed, the data fi
 code of :mod:`.training`), and the trained models as the chapters read them.
 
 One :class:`ClassifierConfig` fixes everything that determines a trained model except its
-seed. :func:`configs` gives the four (dataset, BatchNorm) variants of a chapter's parameters
-and :func:`run` trains (or loads from the experiment cache) one model per variant and seed:
+seed. :meth:`Setup.from_params` gives the four (dataset, BatchNorm) variants of a chapter's
+parameters and :func:`trained_models` trains (or loads from the experiment cache) one model
+per variant and seed:
 
-    setup = classify.configs(P)         # Setup: one config per variant, seeds, workers
-    models = classify.run(setup)        # Models: trained models, splits, accuracies
+    setup = classify.Setup.from_params(P)    # one config per variant, seeds, workers
+    models = classify.trained_models(setup)  # Models: trained models, splits, accuracies
 
 **Data identity.** The cache key includes the SHA-256 of the data files, so a model trained
 on the rebuilt (JPEG) CIFAR-10 copy is never reused for the original archive, or vice versa.
@@ -185,47 +186,47 @@ class Setup:
     workers: int = 1
     allow_unverified: bool | None = None  # None: follow NORMBOOK_ALLOW_UNVERIFIED
 
-
-def configs(P) -> Setup:
-    """The four (dataset, batchnorm) configs of a chapter's parameters: MNIST with SGD at one
-    learning rate, CIFAR-10 with Adam at the paper's two learning rates (BN / no BN)."""
-    out = {}
-    for v in VARIANTS:
-        ds, bn = v
-        common = dict(
-            dataset=ds,
-            batchnorm=bn,
-            batch_size=P.batch_size,
-            patience=P.patience,
-            evals_per_epoch=P.evals_per_epoch,
-            n_val=P.n_val,
-            n_test=P.n_test,
-            split_seed=P.split_seed,
-            init=P.init,
-            device=resolve_device(P.device),
-            checkpoints=tuple(P.curve_fractions),
-        )
-        if ds == "mnist":
-            out[v] = ClassifierConfig(
-                width=P.mnist_width,
-                optimizer="sgd",
-                lr=P.mnist_lr,
-                momentum=P.mnist_momentum,
-                max_epochs=P.mnist_epochs,
-                n_train=P.mnist_train,
-                **common,
+    @classmethod
+    def from_params(cls, P) -> Setup:
+        """The four (dataset, batchnorm) configs of a chapter's parameters: MNIST with SGD at one
+        learning rate, CIFAR-10 with Adam at the paper's two learning rates (BN / no BN)."""
+        out = {}
+        for v in VARIANTS:
+            ds, bn = v
+            common = dict(
+                dataset=ds,
+                batchnorm=bn,
+                batch_size=P.batch_size,
+                patience=P.patience,
+                evals_per_epoch=P.evals_per_epoch,
+                n_val=P.n_val,
+                n_test=P.n_test,
+                split_seed=P.split_seed,
+                init=P.init,
+                device=resolve_device(P.device),
+                checkpoints=tuple(P.curve_fractions),
             )
-        else:
-            out[v] = ClassifierConfig(
-                width=P.vgg_width,
-                optimizer="adam",
-                lr=P.cifar_lr_bn if bn else P.cifar_lr_nobn,
-                momentum=0.0,  # Adam has none
-                max_epochs=P.cifar_epochs,
-                n_train=P.cifar_train,
-                **common,
-            )
-    return Setup(out, tuple(P.seeds), P.workers, allow_flag(P.allow_unverified))
+            if ds == "mnist":
+                out[v] = ClassifierConfig(
+                    width=P.mnist_width,
+                    optimizer="sgd",
+                    lr=P.mnist_lr,
+                    momentum=P.mnist_momentum,
+                    max_epochs=P.mnist_epochs,
+                    n_train=P.mnist_train,
+                    **common,
+                )
+            else:
+                out[v] = ClassifierConfig(
+                    width=P.vgg_width,
+                    optimizer="adam",
+                    lr=P.cifar_lr_bn if bn else P.cifar_lr_nobn,
+                    momentum=0.0,  # Adam has none
+                    max_epochs=P.cifar_epochs,
+                    n_train=P.cifar_train,
+                    **common,
+                )
+        return cls(out, tuple(P.seeds), P.workers, allow_flag(P.allow_unverified))
 
 
 def load_data(setup: Setup) -> dict[str, Splits]:
@@ -282,7 +283,7 @@ class Models:
         return provenance.provenance_lines(self.splits)
 
 
-def run(setup: Setup, splits: dict[str, Splits] | None = None) -> Models:
+def trained_models(setup: Setup, splits: dict[str, Splits] | None = None) -> Models:
     """Train (or load) every variant and seed of the setup, ``setup.workers`` models at a
     time, on ``splits`` (both datasets, loaded here when not given)."""
     splits = splits or load_data(setup)

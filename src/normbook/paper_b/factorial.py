@@ -48,7 +48,7 @@ def factorial_lrs(P) -> dict[str, tuple[float, float]]:
 def factorial_configs(P) -> dict[Cell, ClassifierConfig]:
     """Every cell's config: chapter B1's config of the variant with the cell's learning rate
     (so the cells the paper trains *are* B1's configs)."""
-    base, lrs = classify.configs(P).configs, factorial_lrs(P)
+    base, lrs = classify.Setup.from_params(P).configs, factorial_lrs(P)
     return {
         (ds, bn, j): replace(base[ds, bn], lr=lrs[ds][j])
         for ds in factorial_datasets(P.factorial_datasets)

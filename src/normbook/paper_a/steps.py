@@ -1,0 +1,18 @@
+"""Paper A's cached steps and, in one place, the code each one's key covers: the modules that
+compute what an entry holds (data, networks, training, evaluation), never the orchestration
+that asks for it or the figures, tables and prose that show it (those edits re-execute a
+chapter from the cache; they never retrain). The run record lists each step's code."""
+
+from __future__ import annotations
+
+from ..core import cache, seeding, stats
+from . import cnn, evaluation, interventions, norms, packnet, probes, stacking, task, training
+
+TRAIN_CODE = (task, norms, cnn, stacking, training, seeding)
+
+TRAIN = cache.step("a_train", *TRAIN_CODE)
+EVAL = cache.step("a_eval", *TRAIN_CODE, probes, stats, evaluation)
+BATCHSTATS = cache.step("a_batchstats", *TRAIN_CODE, probes, stats, evaluation)
+INTERVENE = cache.step("a_intervene", *TRAIN_CODE, probes, stats, evaluation, interventions)
+PACK_TRAIN = cache.step("a_pack_train", packnet, stacking, seeding)
+PACK_EVAL = cache.step("a_pack_eval", packnet, stacking, seeding)
