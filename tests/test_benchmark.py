@@ -8,7 +8,10 @@ from normbook.paper_a.training import TrainConfig
 
 
 def test_flops_per_step_counts_forward_and_both_backward_products():
-    cnn, tc = CNNConfig(depth=3, width=8, kernel=5), TrainConfig(seq_len=40, steps=3, batch_size=4)
+    cnn, tc = (
+        CNNConfig(depth=3, width=8, kernel=5, norm="instance"),
+        TrainConfig(seq_len=40, steps=3, batch_size=4),
+    )
     per_layer = [
         2 * c_in * c_out * k * 40 * 4
         for c_in, c_out, k in [(1, 8, 5), (8, 8, 5), (8, 8, 5), (8, 1, 1)]
@@ -35,7 +38,10 @@ def test_every_speed_is_its_best_round(monkeypatch):
     monkeypatch.setattr(benchmark, "flops_per_step", lambda cnn, tc, n: 10**8)
     monkeypatch.setattr(benchmark, "page_faults_per_step", lambda cnn, tc, seeds: 0.0)
     b = benchmark.measure(
-        CNNConfig(), TrainConfig(seq_len=300, steps=1500, batch_size=32), [0, 1], rounds=3
+        CNNConfig(16, 32, 5, "instance"),
+        TrainConfig(seq_len=300, steps=1500, batch_size=32),
+        [0, 1],
+        rounds=3,
     )
     assert (b.peak_flops, b.stacked_steps_s, b.naive_steps_s) == (3e9, 30.0, 1.5)
     assert b.stacked_share == 1.0 and b.speedup == 20.0
@@ -44,7 +50,10 @@ def test_every_speed_is_its_best_round(monkeypatch):
 def test_rounds_must_be_positive():
     with pytest.raises(ValueError, match="rounds"):
         benchmark.measure(
-            CNNConfig(), TrainConfig(seq_len=300, steps=1500, batch_size=32), [0], rounds=0
+            CNNConfig(16, 32, 5, "instance"),
+            TrainConfig(seq_len=300, steps=1500, batch_size=32),
+            [0],
+            rounds=0,
         )
 
 

@@ -51,7 +51,8 @@ def localization_flops(
     from .paper_a.cnn import CNNConfig, StackedCNN
     from .paper_a.task import ramp
 
-    net = StackedCNN(CNNConfig(depth=depth, width=width, kernel=kernel, mix=mix), [0])
+    cfg = CNNConfig(depth=depth, width=width, kernel=kernel, norm="instance", mix=mix)
+    net = StackedCNN(cfg, [0])
     x = torch.randn(1, 1, seq_len)
     train = _count(lambda: ((net(x) - ramp(seq_len)) ** 2).mean().backward())
     with torch.no_grad():

@@ -11,9 +11,9 @@ from normbook.core import cache
 
 # Importing every chapter's library declares every cached step.
 LIBRARIES = [
-    "normbook.paper_a.steps", "normbook.paper_a.localization", "normbook.paper_a.batchstats", "normbook.paper_a.stress",
-    "normbook.paper_a.packnorm", "normbook.paper_a.calibration", "normbook.paper_a.unet",
-    "normbook.paper_a.grid2d",
+    "normbook.paper_a.steps", "normbook.paper_a.localization", "normbook.paper_a.batchstats",
+    "normbook.paper_a.stress", "normbook.paper_a.packnorm", "normbook.paper_a.calibration",
+    "normbook.paper_a.unet", "normbook.paper_a.grid2d",
     "normbook.paper_b.classify", "normbook.paper_b.analysis", "normbook.paper_b.stress_analyses",
     "normbook.paper_b.projections", "normbook.methods",
 ]  # fmt: skip

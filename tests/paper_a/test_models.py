@@ -22,8 +22,8 @@ def test_instance_norm_reaches_the_whole_sequence():
 
 
 def test_no_norm_interior_is_shift_equivariant_instance_norm_is_not():
-    none = StackedCNN(CNNConfig(depth=4, width=8, norm="none"), [0, 1])
-    inst = StackedCNN(CNNConfig(depth=4, width=8, norm="instance"), [0, 1])
+    none = StackedCNN(CNNConfig(depth=4, width=8, kernel=5, norm="none"), [0, 1])
+    inst = StackedCNN(CNNConfig(depth=4, width=8, kernel=5, norm="instance"), [0, 1])
     assert np.all(equivariance.shift_check(none, 80, shift=5) <= equivariance.SHIFT_TOLERANCE)
     assert np.all(equivariance.shift_check(inst, 80, shift=5) > 1e-4)
 
@@ -36,7 +36,7 @@ def test_a_rounding_sized_change_counts_as_equivariant_a_real_one_does_not():
 
 
 def test_stacked_model_equals_models_built_alone():
-    cfg = CNNConfig(depth=3, width=8, norm="group", groups=2)
+    cfg = CNNConfig(depth=3, width=8, kernel=5, norm="group", groups=2)
     stacked = StackedCNN(cfg, [3, 7])
     x = sample_inputs(4, 2, 40, generators([3, 7], "eval"))
     out = stacked(x)
@@ -48,7 +48,7 @@ def test_stacked_model_equals_models_built_alone():
 
 
 def test_restacking_stored_models_round_trips():
-    cfg = CNNConfig(depth=2, width=4, norm="batch")
+    cfg = CNNConfig(depth=2, width=4, kernel=5, norm="batch")
     net = StackedCNN(cfg, [0, 1])
     again = StackedCNN.from_model_states(cfg, [0, 1], [net.model_state(0), net.model_state(1)])
     for (k, a), b in zip(net.state_dict().items(), again.state_dict().values()):
@@ -90,7 +90,7 @@ def test_channel_layer_norm_shares_nothing_across_positions():
 
 
 def test_batch_norm_evaluation_modes():
-    net = StackedCNN(CNNConfig(depth=2, width=4, norm="batch"), [0])
+    net = StackedCNN(CNNConfig(depth=2, width=4, kernel=5, norm="batch"), [0])
     net.train()
     for _ in range(3):
         net(torch.randn(8, 1, 30))

@@ -24,10 +24,10 @@ PADDINGS = ("zeros", "circular")
 
 @dataclass(frozen=True)
 class CNNConfig:
-    depth: int = 16
-    width: int = 32
-    kernel: int = 5
-    norm: str = "instance"
+    depth: int
+    width: int
+    kernel: int
+    norm: str  # one of norms.NORM_KINDS
     groups: int = 1
     batch_eval: str = "minibatch"
     padding: str = "zeros"
