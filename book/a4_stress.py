@@ -131,6 +131,7 @@ arch_eval_batch = None  # U-Net and 2-D CNN: samples per evaluation stream batch
 # %% tags=["hide-input"]
 from normbook.core import fmt, report
 from normbook.paper_a import (
+    arch_runs,
     equivariance,
     grid2d,
     localization,
@@ -321,7 +322,7 @@ report.show_view(views.packnorm_kernels(heads, a2, P.rf_pack_kernel))
 
 # %%
 unet_cfg = unet.UNetConfig.from_params(P)
-unets = unet.unet_runs(unet_cfg)
+unets = arch_runs.unet_runs(unet_cfg)
 report.figure("fig-a4-unet", stress_figures.unet_predictions(unets.all))
 run.glue("a4_unet_R", unets.norm.radius)
 claims = [stress_verdicts.architecture_localizes(unets, "a 1-D U-Net")]
@@ -348,7 +349,7 @@ run.record("a4-unet", claims=claims)
 
 # %%
 grid_cfg = grid2d.Grid2dConfig.from_params(P)
-grids = grid2d.grid_runs(grid_cfg)
+grids = arch_runs.grid_runs(grid_cfg)
 report.figure("fig-a4-2d", stress_figures.grid_predictions(grids.all))
 run.glue("a4_grid_R", grids.norm.radius)
 run.glue("a4_grid_steps", f"{grid_cfg.steps:,}")

@@ -29,7 +29,8 @@ PRESENTATION = [
 ORCHESTRATION = [
     "normbook.paper_a.localization", "normbook.paper_a.batchstats", "normbook.paper_a.stress",
     "normbook.paper_a.packnorm", "normbook.paper_a.which_norms", "normbook.paper_a.reach",
-    "normbook.paper_a.budget", "normbook.paper_b.classify", "normbook.paper_b.factorial",
+    "normbook.paper_a.budget", "normbook.paper_a.arch_runs",
+    "normbook.paper_b.classify", "normbook.paper_b.factorial",
 ]  # fmt: skip
 
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from normbook.core.seeding import generators
-from normbook.paper_a import arch_common, detector, grid2d, stress_figures, unet
+from normbook.paper_a import arch_common, arch_runs, detector, grid2d, stress_figures, unet
 from normbook.paper_a.task import sample_inputs
 
 _COMMON = dict(seeds=(0, 1), steps=3, batch_size=16, lr=1e-2, schedule="onecycle", n_eval=128,
@@ -71,7 +71,7 @@ def test_unet_radius_is_exact(kw):
     seq_len = block * (2 * radius // block + 4)
     centre = (seq_len // 2 // block) * block
     net = unet.StackedUNet(replace(cfg, seq_len=seq_len), [0, 1])
-    reach = unet.gradient_reach(net, seq_len, range(centre, centre + block))
+    reach = arch_runs.gradient_reach(net, seq_len, range(centre, centre + block))
     assert reach.max(axis=1).tolist() == [radius, radius]
 
 
@@ -84,7 +84,7 @@ def test_unet_radius_matches_a_count_by_hand():
 
 def test_group_norm_unet_reaches_the_whole_sequence():
     net = unet.StackedUNet(TINY_UNET, [0])
-    assert unet.gradient_reach(net, 64, [32])[0, 0] == 32
+    assert arch_runs.gradient_reach(net, 64, [32])[0, 0] == 32
 
 
 def test_grid_radius_is_exact():
@@ -181,7 +181,7 @@ def test_periodic_summary_with_period_one_is_the_detector_summary():
         rng.normal(size=(2, 3, 40)), rng.uniform(1, 2, size=(2, 3, 40)), np.array([50, 50])
     )
     det = detector.DetectorConfig()
-    for a, b in zip(unet.summarize_periodic(mom, 5, det, 1), detector.summarize(mom, 5, det)):
+    for a, b in zip(arch_runs.summarize_periodic(mom, 5, det, 1), detector.summarize(mom, 5, det)):
         assert np.array_equal(a.localized, b.localized)
         assert (a.frac_interior, a.distance, a.effect_interior) == (
             b.frac_interior,
@@ -198,7 +198,7 @@ def test_periodic_summary_ignores_a_pattern_of_the_period():
     mom = detector.Moments(mean, np.full((2, 1, 64), 0.1), np.array([1000, 1000]))
     det = detector.DetectorConfig()
     assert detector.summarize(mom, 8, det)[0].frac_interior == 1.0
-    assert unet.summarize_periodic(mom, 8, det, 4)[0].frac_interior == 0.0
+    assert arch_runs.summarize_periodic(mom, 8, det, 4)[0].frac_interior == 0.0
 
 
 def test_training_is_deterministic_and_cached():
@@ -219,20 +219,20 @@ def test_training_is_deterministic_and_cached():
 
 
 def test_runs_quack_like_localization_runs():
-    unets = unet.unet_runs(TINY_UNET)
+    unets = arch_runs.unet_runs(TINY_UNET)
     assert [r.name for r in unets.all] == ["group (G=2)", "none", "group (G=2), circular padding"]
     for run in unets.all:
         assert run.radius == TINY_UNET.receptive_radius
         assert len(run.per_seed) == len(run.slope_interior) == len(run.frac_interior) == 2
         assert run.mean.shape == (2, 64)
         assert run.loss.shape == (TINY_UNET.steps, 2)
-    grid = grid2d.grid_runs(TINY_GRID)
+    grid = arch_runs.grid_runs(TINY_GRID)
     for run in grid.all:
         assert run.maps.shape == (2, 2, 10, 8)
         assert run.rows.mean.shape == (2, 10) and run.cols.mean.shape == (2, 8)
         assert len(run.per_seed) == 2
         assert run.per_seed[0].localized.shape == (18,)
-    assert grid.norm.cache_hit is False and grid2d.grid_run(TINY_GRID).cache_hit is True
+    assert grid.norm.cache_hit is False and arch_runs.grid_run(TINY_GRID).cache_hit is True
     stress_figures.unet_predictions(unets.all)
     stress_figures.grid_predictions(grid.all)
 

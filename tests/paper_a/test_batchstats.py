@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.paper_a import batchstats
+from normbook.paper_a import batchstats, evaluation
 from normbook.paper_a.detector import Moments
 
 
@@ -25,14 +25,14 @@ class _SharedOffset(torch.nn.Module):
 @pytest.mark.parametrize("c,expected", [(0.0, 1.0), (1.0, (1 + 16) / 2)])
 def test_design_effect_measures_within_batch_dependence(c, expected):
     b = 16
-    entry = batchstats.evaluate_batches(_SharedOffset(c), 20, 16384, b, "minibatch")
+    entry = evaluation.evaluate_batches(_SharedOffset(c), 20, 16384, b, "minibatch")
     out, bmean = Moments.from_arrays(entry, "out"), Moments.from_arrays(entry, "bmean")
     assert bmean.count.tolist() == [512, 512] and out.count.tolist() == [8192, 8192]
     np.testing.assert_allclose(bmean.mean, out.mean, rtol=1e-6, atol=1e-6)
     assert batchstats.design_effect(out, bmean, b)[0] == pytest.approx(expected, rel=0.15)
 
 
-def test_run_is_cached_and_shares_trained_models(monkeypatch, tiny_setup):
+def test_localize_is_cached_and_shares_trained_models(monkeypatch, tiny_setup):
     setup = tiny_setup(seeds=(0,), n_eval=256)
     cnn = setup.cnn("batch")
     first = batchstats.localize(setup, cnn, 16, "minibatch")

@@ -1,5 +1,5 @@
-"""The localization runner: configs from parameters, per-seed training cache, cached evaluation,
-typed results."""
+"""The localization experiment: a setup from parameters, per-seed training cache, cached
+evaluation, typed results, and the guard on networks a chapter did not declare."""
 
 import numpy as np
 import pytest

@@ -135,7 +135,7 @@ def test_training_is_seeded_and_learns_full_overlap_but_not_zero_overlap():
     assert correct[1] / n > 0.75  # o = l': easy
 
 
-def test_run_caches_each_model_and_reuses_it():
+def test_accuracy_caches_each_model_and_reuses_it():
     cfg = PackConfig(depth=2, width=4, kernel=3)
     tc = PackTrainConfig(path_len=5, steps=5, batch_size=8, lr=1e-3)
     first = packnorm.accuracy(cfg, tc, [0, 3], [0], n_test=64)

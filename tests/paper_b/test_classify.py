@@ -126,7 +126,7 @@ def test_worker_processes_give_identical_models(synthetic_full, tiny_cfg):
         assert all(np.array_equal(loc.state[k], t.state[k].numpy()) for k in loc.state)
 
 
-def test_configs_of_the_chapter_parameters(tiny_cfg):
+def test_setup_from_the_chapter_parameters(tiny_cfg):
     P = B1.resolve("cpu", workers=1, allow_unverified="no")
     setup = classify.Setup.from_params(P)
     assert setup.seeds == tuple(P.seeds) and setup.workers == 1 and setup.allow_unverified is False

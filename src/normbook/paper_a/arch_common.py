@@ -7,13 +7,14 @@ two independent streams, so :func:`detector.summarize` and
 :func:`verdicts.localizes_verdict` apply unchanged. Each has its two nulls: the no-norm network
 of the same seeds, and the same trained normalized network evaluated with circular padding.
 
-    runs = unet.unet_runs(unet.UNetConfig.from_params(P))     # .norm .none .circular
-    runs = grid2d.grid_runs(grid2d.Grid2dConfig.from_params(P))  # idem, per axis too
+    runs = arch_runs.unet_runs(unet.UNetConfig.from_params(P))       # .norm .none .circular
+    runs = arch_runs.grid_runs(grid2d.Grid2dConfig.from_params(P))  # idem, per axis too
 
 This module holds what both share: the configs' common fields and validation
 (:class:`ArchConfig`, whose subclasses say how to build, feed and read their network),
-training, the cache, the streamed evaluation and the run classes; :mod:`.unet` and
-:mod:`.grid2d` hold one architecture each.
+training, the cache and the streamed evaluation; :mod:`.unet` and :mod:`.grid2d` hold one
+architecture each. All three are what the cached steps' keys cover (computation only); the
+runs and their summaries are in :mod:`.arch_runs`.
 
 Training follows paper A's :class:`training.TrainConfig` fields (steps, batch_size, lr,
 schedule, device); inputs come from each seed's ``train`` stream, evaluation from its
@@ -26,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import ClassVar
 
 import numpy as np
@@ -37,9 +38,7 @@ from ..core import cache, seeding, stats
 from ..core.devices import resolve_device
 from ..core.progress import progress
 from ..core.seeding import generators
-from . import detector, localization, norms, stacking, task
-from .evaluation import EVAL_PASS_SAMPLES
-from .localization import SummarizedRun
+from . import localization, norms, stacking, task
 from .stacking import device_of
 from .training import TrainConfig
 
@@ -178,7 +177,8 @@ def set_padding(net: nn.Module, mode: str) -> None:
 # ============================================================================ training
 
 
-CODE = (task, norms, stacking, seeding, stats, detector)  # plus this module and the architecture's
+CODE = (task, norms, stacking, seeding, stats)  # plus this module and the architecture's
+PASS_SAMPLES = 256  # samples per forward pass at evaluation (as the 1-D CNN's)
 
 
 def declare_steps(config: type, module) -> None:
@@ -253,7 +253,7 @@ def evaluate(net: nn.Module, cfg) -> dict[str, np.ndarray]:
     dev, m, bs = device_of(net), net.n_models, cfg.eval_batch
     gens = generators(net.seeds, "eval")
     n_batches = max(2, -(-cfg.n_eval // bs))
-    per_pass = max(1, EVAL_PASS_SAMPLES // bs)
+    per_pass = max(1, PASS_SAMPLES // bs)
     shapes = cfg.outputs(m)
     names = tuple(shapes)
     moms = {n: [stats.RunningMoments(s) for _ in range(2)] for n, s in shapes.items()}
@@ -276,7 +276,7 @@ def evaluate(net: nn.Module, cfg) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _evaluated(cfg, padding: str):
+def evaluated(cfg, padding: str):
     net, losses, hits = trained(cfg, padding)
     net.to(cfg.device)
     config = {
@@ -287,34 +287,3 @@ def _evaluated(cfg, padding: str):
     }
     entry = _step(cfg, "eval").cached(config, lambda: cache.Entry(evaluate(net, cfg)))
     return net, losses, hits, entry
-
-
-class _ArchRun(SummarizedRun):
-    """What both architectures' runs add to :class:`localization.SummarizedRun`."""
-
-    @property
-    def seq_len(self) -> int:
-        return self.out.mean.shape[-1]
-
-    @property
-    def mean(self) -> np.ndarray:
-        """The pooled mean prediction per seed and index (M, L)."""
-        return self.out.pooled_mean
-
-    @property
-    def n_per_index(self) -> int:
-        return int(self.out.count.sum())
-
-
-@dataclass
-class Runs:
-    """A normalized config's runs with its two nulls, ready for
-    ``verdicts.localizes_verdict(claim, runs.norm, runs.none, runs.circular)``."""
-
-    norm: _ArchRun  # a unet.UNetRun or a grid2d.GridRun
-    none: _ArchRun
-    circular: _ArchRun
-
-    @property
-    def all(self) -> list:
-        return [self.norm, self.none, self.circular]

@@ -170,5 +170,5 @@ def measured_nulls(alpha: float, seq_len: int, radius: int, window: int, thresho
                                                 "distance_beyond")})  # fmt: skip
 
 
-STEP = cache.step("a_calibration", sys.modules[__name__], detector)
-NULLS = cache.step("a_null_statistics", sys.modules[__name__], detector)
+STEP = cache.step("a_calibration", sys.modules[__name__], detector, seeding)
+NULLS = cache.step("a_null_statistics", sys.modules[__name__], detector, seeding)

@@ -75,6 +75,8 @@ def evaluation_arrays(net: StackedCNN, seq_len: int, ev: EvalConfig, with_probes
     ``with_probes``), then :func:`evaluate` with them."""
     w = None
     if with_probes:
+        if ev.probe_batches < 1:
+            raise ValueError(f"depth probes need probe_batches >= 1, got {ev.probe_batches}")
         w = probes.fit_probes(net, seq_len, ev.probe_batches, 32, ev.probe_ridge, ev.input_kind)
     arrays = evaluate(net, seq_len, ev, w)
     if w is not None:

@@ -6,27 +6,23 @@ is one value per row index (the column channel averaged over rows, one per colum
 moments in two streams exactly as :func:`.evaluation.evaluate`; a row's average includes
 columns near the left and right padding, but that padding is the same for every row, so
 without a norm interior rows still cannot be told apart. The run's own ``per_seed`` joins the
-two axes (:func:`join_axes`); ``.rows`` and ``.cols`` are the axes alone.
+two axes (:func:`.arch_runs.join_axes`); ``.rows`` and ``.cols`` are the axes alone.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..core.stats import effect_size
-from . import detector, stacking
+from . import stacking
 from .arch_common import (
     ArchConfig,
-    Runs,
-    _ArchRun,
     _check_common,
-    _evaluated,
     _from_params,
     _init_per_model,
     _one_of,
@@ -34,8 +30,7 @@ from .arch_common import (
     declare_steps,
     set_padding,
 )
-from .detector import DetectorConfig, Localization, Moments
-from .localization import SummarizedRun
+from .detector import DetectorConfig
 from .norms import make_norm
 from .task import ramp
 
@@ -177,121 +172,6 @@ def grid_target(height: int, width: int) -> torch.Tensor:
     rows = ramp(height)[:, None].expand(height, width)
     cols = ramp(width)[None, :].expand(height, width)
     return torch.stack([rows, cols])
-
-
-# ============================================================================ runs
-
-
-@dataclass
-class AxisRun(_ArchRun):
-    """One axis of a 2-D run (``axis`` = "rows" or "columns"), a run of its own."""
-
-    cnn: Grid2dConfig
-    seeds: list[int]
-    axis: str
-    out: Moments  # (2, M, H) or (2, M, W)
-    per_seed: list[Localization]
-    padding: str = "zeros"
-
-    @property
-    def name(self) -> str:
-        return f"{super().name} ({self.axis})"
-
-
-@dataclass
-class GridRun(SummarizedRun):
-    """One 2-D config's networks; ``rows`` and ``cols`` are the axes as runs of their own and
-    ``per_seed`` joins them (:func:`join_axes`); ``maps`` are the mean prediction maps."""
-
-    cnn: Grid2dConfig
-    seeds: list[int]
-    net: StackedCNN2d = field(repr=False)
-    loss: np.ndarray  # (steps, M)
-    rows: AxisRun
-    cols: AxisRun
-    maps: np.ndarray  # (M, 2, H, W): mean row and column predictions
-    per_seed: list[Localization]
-    train_cache_hits: list[bool]
-    cache_hit: bool
-    padding: str = "zeros"
-
-    @property
-    def mean(self) -> np.ndarray:
-        """The mean prediction maps per seed (M, 2, H, W)."""
-        return self.maps
-
-
-def join_axes(rows: AxisRun, cols: AxisRun) -> list[Localization]:
-    """Per seed, both axes as one measure: the localized indices of rows then columns, the
-    interior fraction over the tested indices of both axes, the effect sizes of both axes' mean
-    predictions against their ramps, and the shorter of the two localization distances."""
-    radius, test = rows.radius, rows.cnn.detector.test
-    parts = []
-    for run in (rows, cols):
-        n = run.seq_len
-        interior = detector.interior_mask(n, radius)
-        tested = detector.interior_mask(n, radius + detector.TEST_REACH[test])
-        parts.append((run, ramp(n).numpy(), interior, tested))
-    out = []
-    for s in range(len(rows.per_seed)):
-        loc = np.concatenate([r.per_seed[s].localized for r, *_ in parts])
-        tested = np.concatenate([t for *_, t in parts])
-        interior = np.concatenate([i for _, _, i, _ in parts])
-        mean = np.concatenate([r.mean[s] for r, *_ in parts])
-        target = np.concatenate([t for _, t, _, _ in parts])
-        out.append(
-            Localization(
-                localized=loc,
-                distance=min(r.per_seed[s].distance for r, *_ in parts),
-                frac_interior=float(loc[tested].mean()) if tested.any() else float("nan"),
-                frac_all=float(loc.mean()),
-                effect_all=effect_size(mean, target),
-                effect_interior=effect_size(mean, target, interior),
-            )
-        )
-    return out
-
-
-def grid_run(cfg: Grid2dConfig, padding: str = "zeros") -> GridRun:
-    """Train (or load) the 2-D CNNs of ``cfg.seeds``, evaluate them with ``padding`` (cached),
-    and summarize each axis with R = floor(k/2) * depth."""
-    net, losses, hits, entry = _evaluated(cfg, padding)
-    axes = {}
-    for name, axis in (("rows", "rows"), ("cols", "columns")):
-        out = Moments.from_arrays(entry, name)
-        axes[name] = AxisRun(
-            cnn=cfg,
-            seeds=list(cfg.seeds),
-            axis=axis,
-            out=out,
-            per_seed=detector.summarize(out, cfg.receptive_radius, cfg.detector),
-            padding=padding,
-        )
-    return GridRun(
-        cnn=cfg,
-        seeds=list(cfg.seeds),
-        net=net,
-        loss=losses,
-        rows=axes["rows"],
-        cols=axes["cols"],
-        maps=entry["map"],
-        per_seed=join_axes(axes["rows"], axes["cols"]),
-        train_cache_hits=hits,
-        cache_hit=entry.hit,
-        padding=padding,
-    )
-
-
-def grid_circular_null(cfg: Grid2dConfig) -> GridRun:
-    """The same trained 2-D CNNs evaluated with circular padding (no boundary on either axis)."""
-    return grid_run(cfg, padding="circular")
-
-
-def grid_runs(cfg: Grid2dConfig) -> Runs:
-    """``cfg`` (normalized), the same config without norm, and ``cfg``'s circular null."""
-    if cfg.norm == "none":
-        raise ValueError("grid_runs needs a normalized config (norm='instance' or 'group')")
-    return Runs(grid_run(cfg), grid_run(replace(cfg, norm="none")), grid_circular_null(cfg))
 
 
 declare_steps(Grid2dConfig, sys.modules[__name__])

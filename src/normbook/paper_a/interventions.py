@@ -97,20 +97,20 @@ def intervened(net: StackedCNN, mode: str, layers: list[int], pop: list[tuple] |
             norms[i].__dict__.pop("forward", None)
 
 
-def intervention_arrays(
-    net: StackedCNN,
-    seq_len: int,
-    ev: EvalConfig,
-    layer_sets: dict[str, list[int]],
-    ref_samples: int,
-) -> dict:
+def layer_sets(depth: int) -> dict[str, list[int]]:
+    """The conditions of a sweep and the norm layers (0-based) each intervenes at: "all" of
+    them at once, then each layer alone ("1".."d")."""
+    return {"all": list(range(depth)), **{str(i + 1): [i] for i in range(depth)}}
+
+
+def intervention_arrays(net: StackedCNN, seq_len: int, ev: EvalConfig, ref_samples: int) -> dict:
     """What one cached intervention sweep holds: the baseline's moments ("base/...") and, per
-    mode and condition, the moments with that condition's layers intervened ("mode/cond/...");
-    every evaluation on the same fresh inputs."""
+    mode and condition of :func:`layer_sets`, the moments with that condition's layers
+    intervened ("mode/cond/..."); every evaluation on the same fresh inputs."""
     pop = population_stats(net, seq_len, ref_samples)
     arrays = {"base": evaluate(net, seq_len, ev, None)}
     for mode in MODES:
-        for cond, layers in layer_sets.items():
+        for cond, layers in layer_sets(net.cfg.depth).items():
             with intervened(net, mode, layers, pop):
                 arrays[f"{mode}/{cond}"] = evaluate(net, seq_len, ev, None)
     return {f"{k}/{a}": v for k, d in arrays.items() for a, v in d.items()}

@@ -18,7 +18,7 @@ from ..core import cache
 from . import bands, detector, localization, packnorm, steps
 from .cnn import CNNConfig
 from .detector import Localization, Moments
-from .interventions import MODES, intervention_arrays
+from .interventions import MODES, intervention_arrays, layer_sets
 
 # ----------------------------------------------------------------------------- constant input
 
@@ -98,14 +98,12 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
     at once and each layer alone, on the same fresh inputs as the baseline."""
     net, _, _ = localization.trained(cnn, setup.train, list(setup.seeds))
     net.to(setup.eval.device).eval()
-    depth = net.cfg.depth
-    ev = replace(setup.eval, n_samples=n_samples)
-    conditions = ["all", *[str(i + 1) for i in range(depth)]]
-    layer_sets = {"all": list(range(depth)), **{str(i + 1): [i] for i in range(depth)}}
+    ev = replace(setup.eval, n_samples=n_samples, probe_batches=0)  # no probes are fitted
+    conditions = list(layer_sets(net.cfg.depth))
     radius = cnn.receptive_radius
 
     def compute():
-        return cache.Entry(intervention_arrays(net, setup.seq_len, ev, layer_sets, ref_samples))
+        return cache.Entry(intervention_arrays(net, setup.seq_len, ev, ref_samples))
 
     config = {
         "cnn": asdict(localization.training_identity(cnn)),
@@ -141,16 +139,16 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
 # ----------------------------------------------------------------------------- circular
 
 
-def circular_network(setup, norm: str, steps: int):
+def circular_network(setup, norm: str, n_steps: int):
     """(setup, network) of :func:`trained_circular`."""
-    s = replace(setup, train=replace(setup.train, steps=steps, checkpoints=()))
+    s = replace(setup, train=replace(setup.train, steps=n_steps, checkpoints=()))
     return s, replace(s.cnn(norm), padding="circular")
 
 
-def trained_circular(setup, norm: str, steps: int):
+def trained_circular(setup, norm: str, n_steps: int):
     """Networks trained *and* evaluated with circular padding (no boundary anywhere), with
-    ``steps`` of training; everything else as chapter A1."""
-    s, cnn = circular_network(setup, norm, steps)
+    ``n_steps`` of training; everything else as chapter A1."""
+    s, cnn = circular_network(setup, norm, n_steps)
     return localization.localize(s, cnn, with_probes=False, padding="circular")
 
 

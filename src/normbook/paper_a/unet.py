@@ -26,8 +26,9 @@ Janner et al. (2022), smaller. The choices are ours where the brief left them op
   over outputs i of every residue mod 2**levels (with positive weights no paths cancel, so a
   non-zero gradient is exactly the existence of a path). The interior is every index at least
   R from both ends, as for the plain CNN.
-* the test compares indices of one residue mod 2**levels (:func:`summarize_periodic`): a net
-  that down-samples is equivariant only to shifts by 2**levels, so even without a boundary its
+* the test compares indices of one residue mod 2**levels
+  (:func:`.arch_runs.summarize_periodic`): a net that down-samples is equivariant only to
+  shifts by 2**levels, so even without a boundary its
   mean output repeats with that period, which the span test (i - 1 against i + 1) would count
   as localization (it does: a circular-padding U-Net "localizes" every index). The span test
   here asks whether i - 2**levels and i + 2**levels differ.
@@ -46,21 +47,17 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..core.seeding import generators
-from . import detector, stacking
+from . import stacking
 from .arch_common import (
     ArchConfig,
-    Runs,
-    _ArchRun,
     _check_common,
-    _evaluated,
     _from_params,
     _init_per_model,
     _one_of,
@@ -68,7 +65,7 @@ from .arch_common import (
     declare_steps,
     set_padding,
 )
-from .detector import DetectorConfig, Localization, Moments
+from .detector import DetectorConfig
 from .norms import make_norm
 from .task import ramp, sample_inputs
 
@@ -318,110 +315,6 @@ def _path_field(net: StackedUNet, seq_len: int):
         lo.append(nz.min())
         hi.append(nz.max())
     return np.array(lo), np.array(hi), centre
-
-
-def gradient_reach(net: nn.Module, seq_len: int, outputs, n_inputs: int = 4) -> np.ndarray:
-    """Per model and output index: the largest |j - i| with a non-zero input gradient of output
-    i on any of ``n_inputs`` noise inputs ((M, len(outputs)); -1: no gradient). For a U-Net."""
-    net = net.cpu().eval()
-    m, outputs = net.n_models, list(outputs)
-    x = sample_inputs(n_inputs * len(outputs), m, seq_len, generators(net.seeds, "check"))
-    x.requires_grad_(True)
-    out = net(x).view(len(outputs), n_inputs, m, seq_len)
-    sel = torch.stack([out[k, :, :, i] for k, i in enumerate(outputs)])
-    sel.sum().backward()
-    grad = (x.grad.view(len(outputs), n_inputs, m, seq_len) != 0).any(dim=1)  # (K, M, L)
-    reach = np.full((m, len(outputs)), -1)
-    for k, i in enumerate(outputs):
-        for j in range(m):
-            nz = np.flatnonzero(grad[k, j].numpy())
-            if nz.size:
-                reach[j, k] = np.abs(nz - i).max()
-    return reach
-
-
-# ============================================================================ runs
-
-
-@dataclass
-class UNetRun(_ArchRun):
-    """One U-Net config's networks (one per seed), evaluated and summarized; ``cnn`` is the
-    :class:`UNetConfig` (it has ``label``, ``norm`` and ``receptive_radius``)."""
-
-    cnn: UNetConfig
-    seeds: list[int]
-    net: StackedUNet = field(repr=False)
-    loss: np.ndarray  # (steps, M)
-    out: Moments  # (2, M, L)
-    per_seed: list[Localization]
-    train_cache_hits: list[bool]
-    cache_hit: bool
-    padding: str = "zeros"
-
-
-def _by_residue(a: np.ndarray, period: int) -> np.ndarray:
-    """(..., L) -> (..., period, L // period): index q * period + r goes to [r, q]."""
-    return np.swapaxes(a.reshape(*a.shape[:-1], -1, period), -1, -2)
-
-
-def _from_residue(a: np.ndarray) -> np.ndarray:
-    """The inverse of :func:`_by_residue`."""
-    return np.swapaxes(a, -1, -2).reshape(*a.shape[:-2], -1)
-
-
-def summarize_periodic(
-    moments: Moments, radius: int, det: DetectorConfig, period: int
-) -> list[Localization]:
-    """:func:`detector.summarize` for a network equivariant only to shifts by ``period``.
-
-    A U-Net that down-samples by 2**levels computes the same function only at indices of
-    the same residue mod 2**levels, so even without any boundary its mean output repeats with
-    that period, and the span test (i - 1 against i + 1) would "localize" the residue. Here
-    each test compares indices of one residue class: the span test asks whether i - period
-    and i + period differ. The interior fraction counts the indices whose test uses only
-    outputs at least R from both ends ([R + period, l - 1 - R - period] for span); effect sizes
-    and the localization distance are those of :func:`detector.summarize`. With ``period`` 1
-    this is :func:`detector.summarize`.
-    """
-    seq_len = moments.mean.shape[-1]
-    if seq_len % period:
-        raise ValueError(f"sequence length {seq_len} is not a multiple of the period {period}")
-    split = Moments(
-        _by_residue(moments.mean, period), _by_residue(moments.std, period), moments.count
-    )
-    localized = detector.localized_mask(_from_residue(split.pvalues(det.test)), det.alpha)
-    tested = detector.interior_mask(seq_len, radius + period * detector.TEST_REACH[det.test])
-    return detector.per_model(localized, moments.pooled_mean, radius, tested, det)
-
-
-def unet_run(cfg: UNetConfig, padding: str = "zeros") -> UNetRun:
-    """Train (or load) the U-Nets of ``cfg.seeds``, evaluate them with ``padding`` (cached),
-    and summarize with the interior beyond the exact receptive radius."""
-    net, losses, hits, entry = _evaluated(cfg, padding)
-    out = Moments.from_arrays(entry, "out")
-    return UNetRun(
-        cnn=cfg,
-        seeds=list(cfg.seeds),
-        net=net,
-        loss=losses,
-        out=out,
-        per_seed=summarize_periodic(out, cfg.receptive_radius, cfg.detector, 2**cfg.levels),
-        train_cache_hits=hits,
-        cache_hit=entry.hit,
-        padding=padding,
-    )
-
-
-def unet_circular_null(cfg: UNetConfig) -> UNetRun:
-    """The same trained U-Nets evaluated with circular padding everywhere (no boundary)."""
-    return unet_run(cfg, padding="circular")
-
-
-def unet_runs(cfg: UNetConfig) -> Runs:
-    """``cfg`` (normalized), the same config without norm, and ``cfg``'s circular null."""
-    if cfg.norm == "none":
-        raise ValueError("unet_runs needs a normalized config (norm='group')")
-    return Runs(unet_run(cfg), unet_run(replace(cfg, norm="none")), unet_circular_null(cfg))
 
 
 declare_steps(UNetConfig, sys.modules[__name__])
