@@ -1,4 +1,5 @@
-"""Every data figure of chapters A1-A3, one function each (Fig. 2 is in :mod:`.diagrams`).
+"""Every data figure of chapters A1-A3, one function each (Fig. 2 is in :mod:`.diagrams`,
+chapter A4's in :mod:`.stress_figures`, A5's in :mod:`.reach_figures`).
 
 Each function takes measured results, draws, and returns the figure; the chapter glues it
 under a label and captions it with the function's name. No computation happens here.
