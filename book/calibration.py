@@ -84,7 +84,7 @@ run.glue_all("cal", {"L": P.seq_len, "R": setup.radius, "d": P.depth, "n": len(c
 # `OneCycleLR`: warm-up to the peak over 30 % of the steps, then annealing) and `cosine`
 # (linear warm-up over 5 %, then cosine decay); see `paper_a.stacking.lr_scheduler`. At the
 # `cpu` profile the three batch-32 candidates run with one seed each, so that the whole book
-# fits its 40-minute budget on two cores; the `paper` profile adds a batch-16 candidate and a
+# fits its 50-minute budget on two cores; the `paper` profile adds a batch-16 candidate and a
 # second seed.
 
 # %%

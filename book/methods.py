@@ -33,7 +33,7 @@ power_draws = None  # simulated designs per point of the power figure
 # %%
 from normbook import claims_ledger, methods
 from normbook.chapters import SPECS
-from normbook.core import claims, report, stats
+from normbook.core import claims, ledger, report, stats
 from normbook.paper_a import calibration, figures, localization, sesoi, stress_verdicts
 from normbook.paper_a import reported as reported_a
 from normbook.paper_a import verdicts as verdicts_a
@@ -209,7 +209,7 @@ for test in calibration.TESTS:
 # localizes nothing at all and sits far left).
 
 # %%
-a1 = SPECS["a1_localization"].resolve(P.profile)
+a1 = ledger.executed_params(SPECS["a1_localization"], P.profile)  # as chapter A1 ran
 setup_a1 = localization.Setup.from_params(a1)
 nulls = calibration.measured_nulls(a1.alpha, a1.seq_len, setup_a1.radius, a1.distance_window,
                                    a1.distance_threshold, n_models=P.oc_models)  # fmt: skip

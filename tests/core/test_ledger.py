@@ -79,6 +79,21 @@ def test_changed_parameters_are_shown(ledger_root):
     assert summary[0]["checks that hold"] == "1 of 1"
 
 
+def test_a_page_reusing_a_chapter_finds_the_parameters_it_ran_with(ledger_root):
+    assert ledger.executed_params(SPEC, "smoke").seeds == [0, 1]  # not run: the profile's
+    _execute_chapter(0.5, REPRODUCED, seeds=[3, 4, 5])
+    assert ledger.executed_params(SPEC, "smoke").seeds == [3, 4, 5]
+
+
+def test_every_chapter_parameter_survives_its_record(ledger_root):
+    from normbook.chapters import SPECS
+
+    for spec in SPECS.values():
+        params = spec.resolve("paper")
+        ledger.write(spec.chapter, "paper", dict(params), [], [])
+        assert ledger.executed_params(spec, "paper") == params, spec.chapter
+
+
 def test_a_failed_run_leaves_no_old_record(ledger_root):
     _execute_chapter(0.5, REPRODUCED)
     report.start(SPEC, {"profile": "smoke"})  # started again, then failed before grading

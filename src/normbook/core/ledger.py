@@ -16,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from . import cache
+from .params import Params, Spec
 from .verdicts import Check, Verdict
 
 FORMAT = 3  # bump when the record's fields change
@@ -98,6 +99,14 @@ def read(profile: str, order: list[str] | None = None) -> list[dict]:
         records = [r for r in records if r["chapter"] in rank]
         records.sort(key=lambda r: rank[r["chapter"]])
     return records
+
+
+def executed_params(spec: Spec, profile: str) -> Params:
+    """The parameters ``spec``'s chapter last ran with at ``profile`` in this build (its record),
+    or the profile's values when it has not run: a page that shows another chapter's cached
+    networks finds the ones that chapter trained, whatever it was re-executed with."""
+    (rec,) = read(profile, [spec.chapter]) or [{"params": {}}]
+    return spec.resolve(profile, **rec["params"])
 
 
 def digest(profile: str) -> str:

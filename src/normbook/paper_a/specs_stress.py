@@ -66,7 +66,7 @@ _CAL_PAPER = dict(  # paper: four candidates, two seeds each, at A1's geometry
     cal_lrs=[3e-3, 1e-2, 1e-2, 1e-2],
     cal_batch_sizes=[32, 32, 32, 16],
 )
-# cpu: the three batch-32 candidates, one seed each (the whole book must fit 40 minutes on two
+# cpu: the three batch-32 candidates, one seed each (the whole book must fit 50 minutes on two
 # cores); the batch-16 candidate and the second seed run at the paper profile
 _CAL_CPU = _CAL_PAPER | dict(
     seeds=[100],
