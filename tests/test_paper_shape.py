@@ -5,7 +5,8 @@ from normbook import gpu_check, paper_shape
 from normbook.core import project
 
 GEOMETRY = ("seq_len", "depth", "width", "kernel", "batch_size", "seeds", "mnist_width",
-            "vgg_width", "pack_depth", "pack_width", "unet_len", "grid_size")  # fmt: skip
+            "vgg_width", "pack_depth", "pack_width", "unet_len", "grid_size",
+            "pca_components", "cluster_features")  # fmt: skip  # k-means on full-width features
 
 
 def test_every_chapter_resolves_at_paper_shape_with_the_papers_geometry():
