@@ -98,3 +98,22 @@ def test_pretrain_in_workers_gives_the_numbers_of_training_here(tiny_setup, tmp_
     for i in range(2):
         for name, t in here.net.model_state(i).items():
             assert torch.equal(loaded.net.model_state(i)[name], t), name
+
+
+def test_the_device_native_evaluation_agrees_with_the_cpu_path(tiny_setup):
+    """The device-native path (moments accumulated in torch float64, large passes, streams
+    split per pass), forced on the CPU with the same inputs, gives the CPU path's moments up to
+    float32 rounding of the forward pass."""
+    from dataclasses import replace
+
+    from normbook.paper_a import evaluation, probes
+
+    setup = tiny_setup(seeds=(0, 1), n_eval=1000)
+    net, _, _ = localization.trained(setup.chapter_cnn, setup.train, list(setup.seeds))
+    ev = replace(setup.eval, n_samples=1000)
+    w = probes.fit_probes(net, setup.seq_len, 2, 32)
+    cpu = evaluation.evaluate(net, setup.seq_len, ev, w, on_device=False)
+    native = evaluation.evaluate(net, setup.seq_len, ev, w, on_device=True)
+    assert set(cpu) == set(native)
+    for k in cpu:
+        np.testing.assert_allclose(native[k], cpu[k], rtol=1e-5, atol=1e-7, err_msg=k)

@@ -75,3 +75,40 @@ def test_bad_schedule_or_checkpoint_is_refused():
         TrainConfig(40, 8, 8, schedule="warmup")
     with pytest.raises(ValueError, match="fractions"):
         TrainConfig(40, 8, 8, checkpoints=(0.5, 1.0))
+
+
+def test_rewound_steps_leave_no_trace():
+    """Warm-up steps taken inside ``rewound`` (a CUDA graph's, before capture) change nothing:
+    the training that follows is the one without them, number for number."""
+    from normbook.paper_a.cnn import StackedCNN
+    from normbook.paper_a.task import ramp
+
+    def run(warm: bool):
+        torch.manual_seed(0)
+        net = StackedCNN(CNN, [7])
+        opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+        x, y = torch.randn(8, 1, 40), ramp(40)
+        if warm:
+            with stacking.rewound(net, opt):
+                for _ in range(3):
+                    opt.zero_grad()
+                    ((net(x) - y) ** 2).mean().backward()
+                    opt.step()
+        for _ in range(4):
+            opt.zero_grad()
+            ((net(x) - y) ** 2).mean().backward()
+            opt.step()
+        return net.state_dict()
+
+    for (k, a), b in zip(run(False).items(), run(True).values()):
+        assert torch.equal(a, b), k
+
+
+def test_graphs_change_nothing_on_the_cpu():
+    """``graphs`` asks for a CUDA graph; the CPU trains eagerly, with the same numbers."""
+    from dataclasses import replace
+
+    a, ra = train_stack(CNN, TC, [5])
+    b, rb = train_stack(CNN, replace(TC, graphs=False), [5])
+    assert ra.path == rb.path == "eager"
+    np.testing.assert_array_equal(ra.losses, rb.losses)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import sys
 
-from tqdm.std import tqdm
+try:
+    from tqdm.std import tqdm
+except ImportError:  # a bare GPU machine (torch, numpy, scipy): the paper-scale runner's
+    tqdm = None
 
 
 class _Lines:
@@ -40,7 +43,19 @@ def mark_worker() -> None:
     _IN_WORKER[0] = True
 
 
-class _Summarized(tqdm):
+def _plain(iterable, total, desc: str, summary: bool):
+    """Without tqdm: the items, then the same one-line summary on stdout."""
+    import time
+
+    t0, n = time.perf_counter(), 0
+    for item in iterable if iterable is not None else range(total or 0):
+        n += 1
+        yield item
+    if summary and not _IN_WORKER[0]:
+        print(f"{desc or 'done'}: {n} in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+class _Summarized(tqdm or object):
     """A logged bar that prints one summary line to stdout when it closes."""
 
     summary = True  # False: an inner loop, whose enclosing loop reports for it
@@ -60,6 +75,8 @@ def progress(
 ):
     """A tqdm bar; outside a terminal, a line on stderr at most every ``every`` seconds and
     (unless ``summary`` is False: an inner loop) a summary line on stdout at the end."""
+    if tqdm is None:
+        return _plain(iterable, total, desc, summary)
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     if tty:
         return tqdm(iterable, total=total, desc=desc, dynamic_ncols=True)

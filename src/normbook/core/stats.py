@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from scipy import stats as sps
 
 
@@ -43,6 +44,37 @@ class RunningMoments:
     @property
     def std(self) -> np.ndarray:
         return np.sqrt(self.var)
+
+
+class DeviceMoments:
+    """:class:`RunningMoments` kept in float64 on the device the batches are on (a GPU): the
+    same update, with no copy to the host per batch; :meth:`to_host` ends it. It equals
+    :class:`RunningMoments` on the same batches up to float64 rounding (tested at 1e-12)."""
+
+    def __init__(self, shape: tuple[int, ...], device):
+        self.count = 0  # a host integer: the update never waits for the device
+        self.mean = torch.zeros(shape, dtype=torch.float64, device=device)
+        self.m2 = torch.zeros(shape, dtype=torch.float64, device=device)
+
+    def update(self, batch: torch.Tensor) -> None:
+        """Add samples; ``batch`` has shape (n, *shape), any float dtype."""
+        n_b = batch.shape[0]
+        if n_b == 0:
+            return
+        batch = batch.to(torch.float64)
+        mean_b = batch.mean(dim=0)
+        m2_b = ((batch - mean_b) ** 2).sum(dim=0)
+        n_a, n = self.count, self.count + n_b
+        delta = mean_b - self.mean
+        self.mean += delta * (n_b / n)
+        self.m2 += m2_b + delta**2 * (n_a * n_b / n)
+        self.count = n
+
+    def to_host(self) -> RunningMoments:
+        """The moments as a (numpy) :class:`RunningMoments`: one copy, at the end."""
+        host = RunningMoments(tuple(self.mean.shape))
+        host.count, host.mean, host.m2 = self.count, self.mean.cpu().numpy(), self.m2.cpu().numpy()
+        return host
 
 
 def stack_moments(prefix: str, streams: list[RunningMoments]) -> dict[str, np.ndarray]:

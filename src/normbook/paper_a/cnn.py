@@ -110,15 +110,21 @@ class StackedCNN(nn.Module):
                 _uniform_(conv.weight[sl], bound, g)
                 _uniform_(conv.bias[sl], bound, g)
 
-    def forward(self, x: torch.Tensor, return_activations: bool = False):
+    def forward(self, x: torch.Tensor, return_activations: bool = False, each_layer=None):
+        """Predictions (B, M, L); with ``return_activations`` also every layer's activations,
+        and ``each_layer(d, h)`` is called with layer d's activations as they are made (a
+        depth probe that reads them without keeping all layers: 32 of them at a GPU's pass
+        size would not fit)."""
         acts = []
         h = x
-        for conv, norm in zip(self.convs, self.norms):
+        for d, (conv, norm) in enumerate(zip(self.convs, self.norms)):
             # In place: no norm's backward needs its output, so this saves a pass over memory
             # (7-20 % of a training step, measured) and changes no number.
             h = F.relu(norm(conv(h)), inplace=True)
             if return_activations:
                 acts.append(h)
+            if each_layer is not None:
+                each_layer(d, h)
         out = self.head(h)
         return (out, acts) if return_activations else out
 

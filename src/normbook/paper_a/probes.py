@@ -40,9 +40,9 @@ def fit_probes(
     xtx = torch.zeros(depth, m, c + 1, c + 1, dtype=torch.float64, device=dev)
     xty = torch.zeros(depth, m, c + 1, dtype=torch.float64, device=dev)
     y = ramp(seq_len).double().to(dev)
-    gens = generators(net.seeds, "probe_fit")
+    gens = generators(net.seeds, "probe_fit", dev)
     for _ in progress(range(n_batches), desc="fit probes"):
-        x = sample_inputs(batch_size, m, seq_len, gens, input_kind).to(dev)
+        x = sample_inputs(batch_size, m, seq_len, gens, input_kind)
         _, acts = net(x, return_activations=True)
         for d, h in enumerate(acts):
             f = _features(h, m).double()
@@ -53,10 +53,11 @@ def fit_probes(
     return torch.linalg.solve(xtx.cpu() / n + ridge * eye, xty.cpu() / n).float()
 
 
+def apply_probe(h: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """One depth's probe outputs (B, M, L) from its activations and its weights (M, C+1)."""
+    return torch.einsum("bmil,mi->bml", _features(h, weights.shape[0]), weights)
+
+
 def apply_probes(acts: list[torch.Tensor], weights: torch.Tensor) -> torch.Tensor:
     """Probe outputs for every depth: (B, depth, M, L)."""
-    m = weights.shape[1]
-    return torch.stack(
-        [torch.einsum("bmil,mi->bml", _features(h, m), weights[d]) for d, h in enumerate(acts)],
-        dim=1,
-    )
+    return torch.stack([apply_probe(h, weights[d]) for d, h in enumerate(acts)], dim=1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,11 +79,86 @@ def checkpoint_steps(steps: int, fractions) -> list[int]:
 @dataclass
 class Trained:
     """Loss history (steps, M), training wall-clock seconds (the stacked pass, all models
-    together) and the models' states at each checkpoint step: {step: [state per model]}."""
+    together), the models' states at each checkpoint step ({step: [state per model]}) and how
+    the steps ran (``eager``, or ``cuda graph``: :func:`graphed_step`)."""
 
     losses: np.ndarray
     seconds: float
     checkpoints: dict[int, list[dict[str, torch.Tensor]]]
+    path: str = "eager"
+
+
+@dataclass(frozen=True)
+class Objective:
+    """One training step's work: ``draw()`` a fresh batch, ``loss(batch)`` of every model, (M,).
+    Calling it does both; kept apart, a CUDA graph can replay the loss on a batch drawn outside
+    it (:func:`graphed_step`)."""
+
+    draw: Callable[[], torch.Tensor]
+    loss: Callable[[torch.Tensor], torch.Tensor]
+
+    def __call__(self) -> torch.Tensor:
+        return self.loss(self.draw())
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work (a no-op on the CPU, whose work is never queued)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@contextmanager
+def rewound(net: nn.Module, opt: torch.optim.Optimizer):
+    """Steps taken inside leave no trace: parameters and buffers are put back and Adam's state
+    is zeroed, which is its state before its first step (the warm-up of a CUDA graph)."""
+    saved = [t.detach().clone() for t in net.state_dict().values()]
+    yield
+    with torch.no_grad():
+        for t, s in zip(net.state_dict().values(), saved):
+            t.copy_(s)
+        for state in opt.state.values():
+            for v in state.values():
+                if torch.is_tensor(v):
+                    v.zero_()
+
+
+def _adam_step(opt, objective: Objective, batch: torch.Tensor) -> torch.Tensor:
+    opt.zero_grad(set_to_none=True)
+    per_model = objective.loss(batch)
+    per_model.sum().backward()
+    opt.step()
+    return per_model
+
+
+def graphed_step(net: nn.Module, opt, objective: Objective, first: torch.Tensor, warmup: int = 3):
+    """The Adam step captured once as a CUDA graph and replayed: one launch a step instead of
+    several hundred (paper A's network has 32 layers). ``opt`` must be ``capturable``;
+    ``first`` is the first step's batch, so the data stream is the eager one. The warm-up steps
+    (cuDNN's algorithm search, Adam's state) are rewound. Returns ``step()``: draws the next
+    batch into the graph's input (the first call uses ``first``), replays, returns the
+    losses."""
+    static_x = first.clone()
+    with rewound(net, opt):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())  # after rewound's copies
+        with torch.cuda.stream(side):
+            for _ in range(warmup):
+                _adam_step(opt, objective, static_x)
+        torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        static_loss = _adam_step(opt, objective, static_x)
+    drawn = [False]
+
+    def step() -> torch.Tensor:
+        if drawn[0]:
+            static_x.copy_(objective.draw())
+        drawn[0] = True
+        graph.replay()
+        return static_loss
+
+    return step
 
 
 def train(
@@ -94,31 +170,53 @@ def train(
     desc: str,
     schedule: str = "constant",
     keep_at: list[int] = (),
+    graphs: bool = False,
 ) -> Trained:
     """Adam on the sum of the models' losses, so each model gets exactly its own gradient
     (Adam is elementwise: each follows its solo trajectory up to float summation order).
     ``per_model_loss()`` draws a batch and returns the loss of every model, shape (M,).
-    The states at the steps in ``keep_at`` are kept; the net is left in eval mode."""
+    The states at the steps in ``keep_at`` are kept; the net is left in eval mode.
+
+    Nothing waits for the device between steps: losses stay where they are computed until the
+    end, and the clock is read only where a kept state is copied out. With ``graphs``, on CUDA,
+    at a constant learning rate and with an :class:`Objective`, the step is a CUDA graph
+    (:func:`graphed_step`); if capturing fails the steps run eagerly and ``path`` says why."""
     net.train()
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
-    sched = lr_scheduler(opt, schedule, steps)
     device = device_of(net)
+    graphed = (graphs and device.type == "cuda" and schedule == "constant"
+               and isinstance(per_model_loss, Objective))  # fmt: skip
+    opt = torch.optim.Adam(net.parameters(), lr=lr, capturable=graphed)
+    sched = lr_scheduler(opt, schedule, steps)
     losses = torch.empty((steps, n_models), device=device)  # copied once, at the end
     kept: dict[int, list[dict[str, torch.Tensor]]] = {}
-    seconds, keep = 0.0, set(keep_at)
+    seconds, keep, path = 0.0, set(keep_at), "eager"
+    t0 = time.perf_counter()
+    step_fn, first = None, None
+    if graphed:
+        first = per_model_loss.draw()
+        try:
+            step_fn, path = graphed_step(net, opt, per_model_loss, first), "cuda graph"
+        except RuntimeError as exc:  # an op the graph cannot hold: the same steps, eagerly
+            path = f"eager (CUDA graph capture failed: {str(exc).splitlines()[0][:120]})"
     for step in progress(range(steps), desc=desc):
-        t0 = time.perf_counter()
-        per_model = per_model_loss()
-        opt.zero_grad(set_to_none=True)
-        per_model.sum().backward()
-        opt.step()
+        if step_fn is not None:
+            per_model = step_fn()
+        elif first is not None:  # the capture failed after drawing the first batch
+            per_model, first = _adam_step(opt, per_model_loss, first), None
+        else:
+            per_model = per_model_loss()
+            opt.zero_grad(set_to_none=True)
+            per_model.sum().backward()
+            opt.step()
         if sched is not None:
             sched.step()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        seconds += time.perf_counter() - t0
         losses[step] = per_model.detach()
         if step + 1 in keep:
+            synchronize(device)
+            seconds += time.perf_counter() - t0
             kept[step + 1] = [unstack(net, i, n_models) for i in range(n_models)]
+            t0 = time.perf_counter()
+    synchronize(device)
+    seconds += time.perf_counter() - t0
     net.eval()
-    return Trained(losses.cpu().numpy(), seconds, kept)
+    return Trained(losses.cpu().numpy(), seconds, kept, path)

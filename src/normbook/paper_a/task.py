@@ -18,7 +18,8 @@ def sample_inputs(
     """Inputs of shape (batch, n_models, seq_len), one independent stream per model.
 
     Each model draws from its own generator so that a model trained inside a batched
-    group sees exactly the data it would see trained alone.
+    group sees exactly the data it would see trained alone; the inputs are drawn on the
+    generators' device (a GPU's noise never passes through the host).
     ``kind="constant"`` gives one N(0,1) value repeated along the sequence (a falsifier:
     no unique patches to share).
     """
@@ -29,7 +30,7 @@ def sample_inputs(
     cols = []
     for g in generators:
         if kind == "noise":
-            cols.append(torch.randn(batch, seq_len, generator=g))
+            cols.append(torch.randn(batch, seq_len, generator=g, device=g.device))
         else:
-            cols.append(torch.randn(batch, 1, generator=g).expand(batch, seq_len))
+            cols.append(torch.randn(batch, 1, generator=g, device=g.device).expand(batch, seq_len))
     return torch.stack(cols, dim=1)

@@ -24,6 +24,8 @@ class TrainConfig:
     schedule: str = "constant"  # see stacking.lr_scheduler
     checkpoints: tuple[float, ...] = ()  # fractions of the steps whose states are kept
     device: str = "cpu"  # where it trains; results differ between devices, so it is keyed
+    graphs: bool = True  # on CUDA at a constant lr, each step is a replayed CUDA graph (no effect
+    # on the CPU; keyed, since a captured Adam step may round differently)
 
     def __post_init__(self):
         if self.schedule not in stacking.SCHEDULES:
@@ -53,14 +55,12 @@ def train_stack(
     (steps, n_models), seconds, states at ``tc.checkpoint_steps``).
     """
     net = StackedCNN(cnn, seeds).to(tc.device)
-    gens = generators(seeds, "train")
+    gens = generators(seeds, "train", tc.device)  # noise drawn where the net runs
     target = ramp(tc.seq_len).to(tc.device)
-
-    def mse():
-        x = sample_inputs(tc.batch_size, len(seeds), tc.seq_len, gens, tc.input_kind)
-        x = x.to(tc.device)  # drawn on the CPU: the same numbers on every device
-        return ((net(x) - target) ** 2).mean(dim=(0, 2))
-
+    mse = stacking.Objective(
+        draw=lambda: sample_inputs(tc.batch_size, len(seeds), tc.seq_len, gens, tc.input_kind),
+        loss=lambda x: ((net(x) - target) ** 2).mean(dim=(0, 2)),
+    )
     with single_thread():
         record = stacking.train(
             net,
@@ -71,6 +71,7 @@ def train_stack(
             f"{desc} ({cnn.norm}, {len(seeds)} models)",
             tc.schedule,
             tc.checkpoint_steps,
+            tc.graphs,
         )
     return net, record
 
