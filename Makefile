@@ -14,7 +14,7 @@ WORKERS ?=
 SCHEDULER ?=
 JOBS ?=
 
-.PHONY: book test unit lint format params smoke chapter sweep clean clean-cache venv benchmark plan paper-shape paper-gpu-check lab
+.PHONY: book test unit lint format params smoke chapter sweep clean clean-cache venv benchmark plan paper-shape paper-run lab
 
 venv: $(VENV)/.installed
 
@@ -92,9 +92,13 @@ benchmark: venv
 paper-shape: venv
 	$(PY) -m normbook.paper_shape $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
-## Chapter A1 at `paper` on one GPU (about 10 minutes) and its agreement with the CPU at smoke.
-paper-gpu-check: venv
-	$(PY) -m normbook.gpu_check
+## Chapter A1's experiment at the paper's scale on one GPU, within DEADLINE seconds (a ladder
+## fixed in code fits the budget to it), written to results/paper/a1.json and .npz, which the
+## book reads (commit them). A GPU machine without this environment runs the same program:
+##   PYTHONPATH=src python3 -m normbook.paperscale a1 --out results/paper --deadline 540
+DEADLINE ?= 540
+paper-run: venv
+	$(PY) -m normbook.paperscale a1 --out results/paper --deadline $(DEADLINE)
 
 ## Planned FLOPs per chapter and the estimated GPU time, without running anything:
 ##   make plan PROFILE=paper

@@ -1,7 +1,6 @@
-"""The paper-shape run cuts counts only, and the GPU check's comparison catches a verdict that
-moved."""
+"""The paper-shape run cuts counts only."""
 
-from normbook import gpu_check, paper_shape
+from normbook import paper_shape
 from normbook.core import project
 
 GEOMETRY = ("seq_len", "depth", "width", "kernel", "batch_size", "seeds", "mnist_width",
@@ -20,16 +19,6 @@ def test_every_chapter_resolves_at_paper_shape_with_the_papers_geometry():
                 assert shaped[name] == paper[name], (ch.stem, name)
         if "steps" in paper:
             assert shaped.steps < paper.steps  # and the counts are cut
-
-
-def test_the_gpu_check_reports_a_verdict_that_differs_and_ranks_numbers():
-    cpu = {"claims": [{"claim": "c", "verdict": "reproduced"}], "numbers": {"a": 1.0, "b": 10.0}}
-    same = {"claims": [{"claim": "c", "verdict": "reproduced"}], "numbers": {"a": 1.0, "b": 11.0}}
-    moved = {"claims": [{"claim": "c", "verdict": "not shown"}], "numbers": {"a": 1.0}}
-    verdicts, numbers = gpu_check.compare(cpu, same)
-    assert verdicts == [] and numbers[0] == (0.1, "b: cpu 10, gpu 11.0")
-    verdicts, numbers = gpu_check.compare(cpu, moved)
-    assert len(verdicts) == 1 and numbers[0][0] == float("inf")  # a number gone is the worst
 
 
 # make test's share of `make paper-shape`: one chapter of each paper executed at the papers'

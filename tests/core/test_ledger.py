@@ -125,7 +125,7 @@ def test_adjusted_counts_turn_a_chance_verdict_into_not_shown():
 
 
 def test_showing_records_nothing_and_glued_numbers_are_recorded_raw(ledger_root, monkeypatch):
-    monkeypatch.setattr(report, "_git_commit", lambda: "test")
+    monkeypatch.setattr(report, "git_commit", lambda short=False: "test")
     _, run = report.start(SPEC, {"profile": "smoke"})
     test = ClaimTest(0.5, 0.4, 0.6, 0.01, 0.99, 5, "paired t test", "none", 0.05)
     report.show_verdicts("a1", [Verdict("A", "it localizes", Grade(REPRODUCED, "why", 0.01), test)])
@@ -136,3 +136,19 @@ def test_showing_records_nothing_and_glued_numbers_are_recorded_raw(ledger_root,
     rec = claims_ledger.records("smoke")[0]
     assert rec["numbers"] == {"a1_slope": 0.0058, "a1_n": 5.0}  # no text, bool or nan
     assert rec["claims"] == []
+
+
+def test_recorded_paper_scale_claims_are_counted_and_adjusted_apart():
+    def claim(p, scale=ledger.PROFILE_SCALE):
+        return {"paper": "A", "verdict": REPRODUCED, "p_grade": p, "scale": scale}
+
+    recorded = "paper scale (recorded run)"
+    recs = [{"chapter": "a1_localization",
+             "claims": [claim(0.04), claim(0.001), claim(0.04, recorded)]}]  # fmt: skip
+    c = claims_ledger.counts(recs)
+    assert list(c) == ["A", "B", f"A, {recorded}"]
+    assert c["A"][REPRODUCED] == 2 and c[f"A, {recorded}"][REPRODUCED] == 1
+    adj = claims_ledger.adjusted_p(recs)
+    assert adj[0, 2] == pytest.approx(0.04)  # alone in its family: unadjusted
+    assert adj[0, 0] == pytest.approx(0.04)  # two in the profile's family
+    assert "Paper A, paper scale" in claims_ledger.counts_table(recs)

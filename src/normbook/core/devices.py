@@ -1,7 +1,8 @@
-"""Where models run: the chapters' ``device`` parameter."""
+"""Where models run (the chapters' ``device`` parameter), on what machine, from what commit."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import torch
@@ -39,3 +40,19 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def git_commit(short: bool = False) -> str:
+    """This checkout's commit, ``+changes`` when tracked files differ from it; ``unknown``
+    where there is no git or no history (a GPU machine gets the tree alone)."""
+    root = Path(__file__).resolve().parents[3]
+    head = ["git", "rev-parse", *(["--short"] if short else []), "HEAD"]
+    try:
+        out = subprocess.run(head, cwd=root, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=10)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if out.returncode:
+        return "unknown"
+    return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import subprocess
 import time
 from dataclasses import dataclass, field
 
@@ -13,14 +12,17 @@ from IPython.display import Markdown, display
 
 from .. import __version__
 from . import cache, ledger
+from .devices import git_commit
 from .fmt import table
 from .params import Params, Spec
 from .workers import single_threaded_kernel
 
 
 def md(text: str) -> None:
-    """Render MyST markdown (admonitions included) as a cell output."""
-    display(Markdown(text))
+    """Render MyST markdown (admonitions included) as a cell output (nothing for no text: an
+    empty table, where nothing was graded, would show as a bare object's name)."""
+    if text:
+        display(Markdown(text))
 
 
 def glue(name: str, value) -> None:
@@ -36,11 +38,16 @@ LEGIBILITY: dict[str, float] = {}  # figure name -> smallest text in page pixels
 def figure(name: str, fig) -> None:
     """Glue a figure under ``name`` for a ``{glue:figure}`` directive (numbered, captioned)
     and close it, so it appears once, where the prose places it. Its smallest text, as the page
-    will show it, is measured (:func:`.figures.smallest_text_px`) for the run record."""
+    will show it, is measured (:func:`.figures.smallest_text_px`) for the run record. A string
+    instead of a figure is a note saying why there is nothing to draw (a recorded run that does
+    not exist yet), shown in the figure's place."""
     import matplotlib.pyplot as plt
 
     from .figures import smallest_text_px, wrap_labels
 
+    if isinstance(fig, str):
+        glue(name, Markdown(fig))
+        return
     wrap_labels(fig)
     glue(name, fig)
     LEGIBILITY[name] = smallest_text_px(fig)
@@ -82,27 +89,6 @@ def _raw_number(value) -> float | None:
     return v if np.isfinite(v) else None
 
 
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=cache.REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=cache.REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-        return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "") or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 @dataclass
 class Run:
     """One execution of a chapter: its parameters, start time and what it used."""
@@ -115,11 +101,12 @@ class Run:
     checks: list[dict] = field(default_factory=list)
     numbers: dict[str, float] = field(default_factory=dict)  # raw values of the glued numbers
 
-    def record(self, section: str, claims=(), checks=()) -> None:
+    def record(self, section: str, claims=(), checks=(), scale: str = ledger.PROFILE_SCALE):
         """Record graded claims and checks under ``section`` (a label) in this execution's
         result record, which the claims ledger and sweeps read (rewritten whole at every call,
-        so it holds exactly what this execution graded)."""
-        self.claims += [ledger.claim_record(v, section) for v in claims]
+        so it holds exactly what this execution graded). ``scale``: the profile's run, or a
+        recorded paper-scale run the chapter read."""
+        self.claims += [ledger.claim_record(v, section, scale) for v in claims]
         self.checks += [ledger.check_record(c, section) for c in checks]
         self._write()
 
@@ -176,8 +163,9 @@ class Run:
             self._write()  # the numbers glued after the last claims
         lines = [
             f"- chapter `{self.spec.chapter}`, profile `{self.params.profile}`",
-            f"- normbook {__version__} (commit {_git_commit()}), torch {torch.__version__}, "
-            f"Python {platform.python_version()}, {torch.get_num_threads()} threads",
+            f"- normbook {__version__} (commit {git_commit(short=True)}), torch "
+            f"{torch.__version__}, Python {platform.python_version()}, "
+            f"{torch.get_num_threads()} threads",
             f"- experiment cache: `{cache.cache_root()}`",
             *[
                 f"- cached step `{st.kind}`: {hits} loaded, {new} computed; keyed by the "

@@ -1,0 +1,109 @@
+"""The budget of a paper-scale run, chosen from measured rates by a ladder fixed in code before
+any result is seen.
+
+Each rung is a fraction of the profile's budget. From the top, the first rung whose estimated
+time fits what is left of the deadline (with a safety factor) is run. The order of the cuts is
+the reason the ladder exists: predictions per index go first, because every graded claim is a
+slope over hundreds of indices and needs far fewer than the paper's 3.2 x 10^6 to be precise
+(only the fraction flagged by the significance test depends on them, and it is read at the
+number actually used); training steps go next, because a network that has not learned grades
+nothing; seeds go last, because every claim is a t test over seeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+SAFETY = 1.15  # an estimate from a few timed steps may run that much short
+RESERVE_S = 30.0  # the checks (on the CPU), the summary and the last writes
+PROBE_FIT_COST = 2.0  # a probe-fitting sample costs about two evaluated ones (float64 sums)
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One budget: how many of the profile's seeds, and fractions of its steps, predictions
+    per index, curve predictions and probe batches."""
+
+    name: str
+    seeds: int
+    steps: float
+    n_eval: float
+    curve_eval: float
+    probe_batches: float
+
+    def params(self, P) -> dict:
+        """The chapter parameters this rung runs with (``P``: the profile's)."""
+        even = lambda n: max(2 * P.eval_batch_size, int(n) // P.eval_batch_size * P.eval_batch_size)
+        return {
+            "seeds": list(P.seeds[: self.seeds]),
+            "steps": max(8, round(P.steps * self.steps)),
+            "n_eval": even(P.n_eval * self.n_eval),
+            "curve_eval": even(P.curve_eval * self.curve_eval),
+            "probe_batches": max(1, round(P.probe_batches * self.probe_batches)),
+        }
+
+
+LADDER = (
+    Rung("the paper's budget", 5, 1, 1, 1, 1),
+    Rung("a quarter of the predictions", 5, 1, 1 / 4, 1 / 4, 1),
+    Rung("a sixteenth of the predictions", 5, 1, 1 / 16, 1 / 16, 1 / 2),
+    Rung("half the steps, a sixteenth of the predictions", 5, 1 / 2, 1 / 16, 1 / 16, 1 / 2),
+    Rung("a quarter of the steps, 1/32 of the predictions", 5, 1 / 4, 1 / 32, 1 / 32, 1 / 4),
+    Rung("four seeds, an eighth of the steps, 1/64 of the predictions", 4, 1 / 8, 1 / 64,
+         1 / 64, 1 / 4),
+)  # fmt: skip
+
+
+def estimate(rung: Rung, P, rates: dict, norm: str) -> dict[str, float]:
+    """Seconds per part of chapter A1's experiment at ``rung``, from measured ``rates``
+    (:func:`.rates.measure`; a stack of fewer seeds is costed as a full one)."""
+    q = rung.params(P)
+    train = rates["train"]
+    step_s = (train["none, fast"]["ms_per_step"] + train[f"{norm}, fast"]["ms_per_step"]) / 1e3
+    probes_us, outputs_us = rates["sample_us"]["fast, probes"], rates["sample_us"]["fast, outputs"]
+    fits = 3 * q["probe_batches"] * 32 * probes_us * PROBE_FIT_COST
+    return {
+        "train": q["steps"] * step_s,
+        "evaluate": (3 * q["n_eval"] * probes_us + fits) / 1e6,
+        "curves": 2 * (len(P.curve_fractions) + 1) * q["curve_eval"] * outputs_us / 1e6,
+        "reserve": RESERVE_S,
+    }
+
+
+@dataclass(frozen=True)
+class Choice:
+    rung: Rung
+    index: int
+    params: dict
+    estimates: list[dict]  # per rung: its parts and total, in seconds
+    budget_s: float
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"rung": asdict(self.rung), "index": self.index, "params": self.params,
+                "budget_s": self.budget_s, "estimates": self.estimates, "reason": self.reason,
+                "safety": SAFETY, "ladder": [asdict(r) for r in LADDER]}  # fmt: skip
+
+
+def choose(P, rates: dict, budget_s: float, norm: str = "instance") -> Choice:
+    """The first rung whose estimate times :data:`SAFETY` fits ``budget_s`` seconds; the last
+    rung when none does (it runs, and stops at the deadline with what it finished)."""
+    rows = []
+    for r in LADDER:
+        parts = estimate(r, P, rates, norm)
+        rows.append({"rung": r.name, **parts, "total": sum(parts.values())})
+    fits = [i for i, row in enumerate(rows) if row["total"] * SAFETY <= budget_s]
+    i = fits[0] if fits else len(LADDER) - 1
+    row = rows[i]
+    if fits:
+        why = (
+            f"'{LADDER[i].name}' is the first rung whose estimate, {row['total']:.0f} s (train "
+            f"{row['train']:.0f}, evaluate {row['evaluate']:.0f}, curves {row['curves']:.0f}), "
+            f"times {SAFETY:g} fits the {budget_s:.0f} s left"
+        )
+        if i:
+            why += f"; the rung above needs {rows[i - 1]['total']:.0f} s"
+    else:
+        why = (f"no rung fits the {budget_s:.0f} s left (the smallest needs "
+               f"{row['total']:.0f} s): the smallest runs and stops at the deadline")  # fmt: skip
+    return Choice(LADDER[i], i, LADDER[i].params(P), rows, budget_s, why)
