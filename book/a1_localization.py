@@ -90,6 +90,8 @@ distance_window = None  # half-width of the window used for the localization dis
 distance_threshold = None  # fraction of the window that must be localized [every profile: 0.5]
 probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 #   [smoke 4 · cpu 64 · paper 256]
+paper_record = None  # the recorded paper-scale run the chapter reads (make paper-run writes it)
+#   [every profile: results/paper/a1.json]
 
 # %% tags=["hide-input"]
 from normbook.core import fmt, report
@@ -98,6 +100,7 @@ from normbook.paper_a import (
     equivariance,
     figures,
     localization,
+    recorded,
     reported,
     sesoi,
     tables,
@@ -109,13 +112,13 @@ from normbook.paper_a.specs import A1
 
 P, run = report.start(A1, globals())
 setup = localization.Setup.from_params(P)
+paper = recorded.read(P.paper_record)  # a recorded paper-scale run, read (never run) below
 run.glue("a1_R", setup.radius)
 run.glue("a1_seq_len", P.seq_len)
 run.glue("a1_half", setup.half)
-run.glue("a1_paper_len", reported.SEQ_LEN)
-run.glue("a1_paper_R", reported.RADIUS)
-run.glue("a1_paper_alpha", reported.WELCH_ALPHA)
-run.glue("a1_paper_ratio", f"{reported.SEQ_LEN / reported.RADIUS:.1f}")
+run.glue_all("a1_paper", {"len": reported.SEQ_LEN, "R": reported.RADIUS,
+                         "alpha": reported.WELCH_ALPHA, "n": f"{reported.SAMPLES_PER_INDEX:,}",
+                         "ratio": f"{reported.SEQ_LEN / reported.RADIUS:.1f}"})  # fmt: skip
 run.glue("a1_ratio", f"{P.seq_len / setup.radius:.1f}")
 run.glue("a1_steps", f"{P.steps:,}")
 run.glue("a1_lr", f"{P.lr:g}")
@@ -370,6 +373,68 @@ run.record("a1-verdict", claims=ledger, checks=checks)
 # geometry. The `cpu` profile trains for a small fraction of the paper's budget on a shorter
 # sequence, so the *size* of the effect (slope, $R^2$) is the number to watch when re-running
 # at larger `steps` or at the `paper` profile.
+
+# %% [markdown]
+# (a1-paper-scale)=
+# ## At the paper's scale (recorded run)
+#
+# Everything above ran at this build's profile. Paper A's own network is another size: $\ell$ =
+# {glue:text}`a1_paper_len`, {glue:text}`a1_paper_depth` normalization layers, $R$ =
+# {glue:text}`a1_paper_R`, trained for 20,000 steps and tested with
+# {glue:text}`a1_paper_n` predictions per index, a GPU's work. That experiment runs as one
+# self-contained program, `normbook.paperscale`, on a machine with only Python, torch, numpy
+# and scipy. It first times a few steps, then picks its budget from a ladder fixed in its code
+# (predictions per index are cut first, training steps next, seeds last) and records that choice
+# before any result exists; it trains the no-norm and InstanceNorm networks at the paper's
+# geometry, evaluates them beside the circular-padding null with depth probes, and writes a
+# *record* after every phase: provenance (commit, a hash of every module's code, device,
+# driver, CUDA and cuDNN versions, precision, random-number scheme, date), the budget, its
+# timings and the per-index moments. This section reads that record; a build never runs the
+# program. The runs, the curve and the checks are rebuilt from the record's moments and graded
+# by the rules, smallest effects of interest and positive controls of {ref}`a1-verdict`, as
+# separate rows of the {ref}`ledger` marked *paper scale*.
+
+# %%
+report.md(recorded.status_md(paper, P.paper_record))
+
+# %% [markdown]
+# Fig. 1a from the record ({numref}`fig-a1-paper-fig1a`), drawn as {numref}`fig-a1-fig1a`.
+
+# %%
+report.figure("fig-a1-paper-fig1a", recorded.draw(paper, figures.mean_predictions))
+
+# %% [markdown]
+# ```{glue:figure} fig-a1-paper-fig1a
+# :name: fig-a1-paper-fig1a
+# :alt: Mean prediction against index at the paper's scale, from the recorded run.
+#
+# Fig. 1a at the paper's scale, from the recorded run: mean prediction per index without
+# normalization, with InstanceNorm, and its circular-padding null. Drawn by
+# `paper_a.figures.mean_predictions`.
+# ```
+
+# %%
+report.figure("fig-a1-paper-fig1b", recorded.draw(paper, figures.depth_maps))
+
+# %% [markdown]
+# ```{glue:figure} fig-a1-paper-fig1b
+# :name: fig-a1-paper-fig1b
+# :alt: Depth by index maps of localization at the paper's scale, from the recorded run.
+#
+# Fig. 1b at the paper's scale, from the recorded run: the fraction of seeds whose depth probe
+# localizes each index; cyan, the receptive-field reach $R(\text{depth})$. Drawn by
+# `paper_a.figures.depth_maps`.
+# ```
+
+# %%
+paper_claims, paper_checks = recorded.ungraded(paper)
+report.show_verdicts("a1_paper", paper_claims)
+report.show_checks("a1_paper", paper_checks)
+run.record("a1-paper-scale", claims=paper_claims, checks=paper_checks, scale=recorded.SCALE)
+run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
+
+# %% [markdown]
+# At the paper's scale: {glue:text}`a1_paper_plain`.
 
 # %% [markdown]
 # (a1-exercises)=

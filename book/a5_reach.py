@@ -86,6 +86,8 @@ reach_seeds = None  # seeds of the study's networks beyond the base family
 #   [smoke [0, 1] · cpu [0, 1, 2] · paper 0-4]
 reach_eval = None  # predictions per index for the study's networks
 #   [smoke 2,048 · cpu 25,600 · paper 800,000]
+paper_record = None  # the recorded paper-scale run the chapter reads (make paper-run writes it)
+#   [every profile: results/paper/a1.json]
 
 # %%
 from normbook.core import report
@@ -94,6 +96,7 @@ from normbook.paper_a import (
     reach,
     reach_figures,
     reach_verdicts,
+    recorded,
     reported,
     sesoi,
     views,
@@ -102,6 +105,7 @@ from normbook.paper_a.specs_stress import A5
 
 P, run = report.start(A5, globals())
 setup = localization.Setup.from_params(P)
+paper = recorded.read(P.paper_record)  # chapter A1's recorded paper-scale run, if any
 fams = reach.families(setup, P)
 run.glue("a5_paper_n", f"{reported.SAMPLES_PER_INDEX:,}")
 run.glue("a5_paper_len", reported.SEQ_LEN)
@@ -258,6 +262,22 @@ run.record("a5-law", claims=rows)
 #
 # The fit: {glue:text}`a5_law`. Against the symmetry argument of the
 # {ref}`Methods page <methods-symmetry>`: {glue:text}`a5_exponents`.
+
+# %% [markdown]
+# (a5-recorded)=
+# ## The law against the paper's network (recorded run)
+#
+# Chapter A1's {ref}`recorded run <a1-paper-scale>` trained paper A's network itself (where
+# it exists: a GPU makes it). Here the law's predictions are held against what that run
+# measured on its InstanceNorm networks: the share of the first band's slope kept beyond one
+# hop, the slope beyond one hop, and the fraction of indices beyond $3R$ that the localization
+# test flags, the last predicted at the record's own number of predictions per index. The
+# intervals are those of the fitted mean, so a measured mean outside them says that the law,
+# fitted on small networks, does not carry to the paper's.
+
+# %%
+report.md(recorded.versus_md(paper, study, share_law, reach_verdicts.beyond_law(study),
+                             P.paper_record))  # fmt: skip
 
 # %% [markdown]
 # (a5-decision)=

@@ -72,6 +72,27 @@ run.glue_all("m", {
 # - `paper` is the papers' own scale (sequence length {glue:text}`m_len`, full datasets), with
 #   {glue:text}`m_seeds` seeds (the papers' four plus one); it needs a GPU and hours.
 #
+# **Paper scale, recorded.** Chapter A1's experiment at the paper's scale runs as one
+# self-contained program (`normbook.paperscale`) on a machine with a GPU and nothing but
+# Python, torch, numpy and scipy. Its budget is fixed before any result: it times a few
+# training steps and evaluated samples on networks at seeds no chapter uses, then takes the
+# first rung of a ladder written in its code (the paper's budget; then fewer predictions per
+# index, then fewer training steps, then fewer seeds) whose estimated time fits its deadline.
+# It writes a *record* after every phase: provenance (commit, a hash of every module's source,
+# device, driver, CUDA and cuDNN versions, precision flags, the random-number scheme, date),
+# the budget and why, its rates against the plain fp32 eager path, and the per-index moments
+# and depth-probe maps. The book reads the record and grades it with the same rules; where the
+# record's computing modules differ from the book's code, the page says *recorded with earlier
+# code* and names them. **Precision:** float32 storage; on a GPU, convolutions use TF32 (10
+# mantissa bits in the operands, float32 sums: PyTorch's CUDA default), the depth probes'
+# matrix products full float32, and the moments float64. No bfloat16 anywhere: it rounds in
+# steps of 0.4 %, larger than one index's share of the ramp at $\ell$ = 600 (0.17 %). TF32
+# rounds each operand, not a position, and the nulls are evaluated in the same precision, so
+# their calibration holds. **Random numbers:** each model draws from its own generator per
+# purpose, seeded from its seed, on the device it runs on (a GPU's generator is Philox, a
+# CPU's the Mersenne Twister, so one seed gives other inputs on the two: the record names the
+# device). The CPU keeps its own path, number for number.
+#
 # The knobs that differ most between the profiles:
 
 # %%

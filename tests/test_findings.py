@@ -39,3 +39,14 @@ def test_a_reworded_claim_stops_the_page_once_every_chapter_is_recorded(monkeypa
 
     with pytest.raises(ValueError, match="update findings.CENTRAL"):
         findings.answers([_record("a1-verdict", "a claim reworded")])
+
+
+def test_the_paper_scale_question_says_how_to_make_its_record():
+    q = next(q for q in findings.CENTRAL if q.recorded)
+    _, claims = next((a, c) for a, c in findings.answers([]) if a is q)
+    text = findings.sentence(q, claims)
+    assert "Not yet" in text and "make paper-run" in text
+    section, start = q.claims[1]
+    recs = [_record(section, start + " (Fig. 1a)", verdict="refuted")]
+    text = findings.sentence(q, next(c for a, c in findings.answers(recs) if a is q))
+    assert "**refuted**" in text

@@ -71,15 +71,32 @@ def section_title(label: str) -> str:
     return f"{chapter.upper()} {rest.replace('-', ' ')}".strip()
 
 
+def group(c: dict) -> str:
+    """A claim's family for the counts and the adjustment: its paper (``A``, ``B``), or its
+    paper at a recorded run's scale (graded on other data, so counted and adjusted apart)."""
+    scale = c.get("scale", ledger.PROFILE_SCALE)
+    return c["paper"][0] if scale == ledger.PROFILE_SCALE else f"{c['paper'][0]}, {scale}"
+
+
+def group_name(g: str) -> str:
+    return PAPER_NAMES.get(g) or f"Paper {g}"
+
+
+def groups(recs: list[dict]) -> list[str]:
+    """Both papers, then every recorded scale that has claims."""
+    extra = sorted({group(c) for r in recs for c in r["claims"]} - set(PAPER_NAMES))
+    return [*PAPER_NAMES, *extra]
+
+
 def adjusted_p(recs: list[dict]) -> dict[tuple[int, int], float]:
-    """Benjamini-Hochberg adjusted p-value of every graded claim, per paper: the p of the
-    question that decided its grade (clears or below the SESOI), among the claims of that
-    paper that were tested (a failed control or an untestable claim has no p). Keyed by
-    (record index, claim index)."""
+    """Benjamini-Hochberg adjusted p-value of every graded claim, per paper (:func:`group`):
+    the p of the question that decided its grade (clears or below the SESOI), among the claims
+    of that paper that were tested (a failed control or an untestable claim has no p). Keyed
+    by (record index, claim index)."""
     out = {}
-    for paper in PAPER_NAMES:
+    for paper in groups(recs):
         idx = [(i, j) for i, r in enumerate(recs) for j, c in enumerate(r["claims"])
-               if c["paper"][0] == paper and c.get("p_grade") is not None]  # fmt: skip
+               if group(c) == paper and c.get("p_grade") is not None]  # fmt: skip
         ps = [recs[i]["claims"][j]["p_grade"] for i, j in idx]
         out |= dict(zip(idx, adjusted(ps).tolist()))
     return out
@@ -139,19 +156,19 @@ def counts(recs: list[dict], adjust: bool = False) -> dict[str, dict[str, int]]:
     """Verdicts per paper: {paper: {grade: count}}, as graded or (``adjust``) after the
     per-paper Benjamini-Hochberg adjustment."""
     adj = adjusted_p(recs) if adjust else {}
-    out = {p: dict.fromkeys(GRADES, 0) for p in PAPER_NAMES}
+    out = {p: dict.fromkeys(GRADES, 0) for p in groups(recs)}
     for i, r in enumerate(recs):
         for j, c in enumerate(r["claims"]):
             v = adjusted_verdict(c, adj.get((i, j))) if adjust else c["verdict"]
-            out[c["paper"][0]][v] += 1  # "B (our check)" counts under paper B
+            out[group(c)][v] += 1  # "B (our check)" counts under paper B
     return out
 
 
 def counts_table(recs: list[dict]) -> str:
     """Verdicts per paper, as graded and after the adjustment, side by side."""
     raw, adj = counts(recs), counts(recs, adjust=True)
-    rows = [{"paper": PAPER_NAMES[p], **{g: f"{raw[p][g]} → {adj[p][g]}" for g in GRADES}}
-            for p in PAPER_NAMES]  # fmt: skip
+    rows = [{"paper": group_name(p), **{g: f"{raw[p][g]} → {adj[p][g]}" for g in GRADES}}
+            for p in raw]  # fmt: skip
     return table(rows)
 
 
@@ -212,7 +229,7 @@ def verdict_summary(recs: list[dict]):
     """Horizontal bars: how many claims of each paper got each verdict (a count is written on
     its bar where the bar has room for it: two claims or more)."""
     c = counts(recs)
-    papers = list(PAPER_NAMES)
+    papers = list(c)
     fig, axes = canvas(height=1.6 + 0.7 * len(papers))
     ax = axes[0, 0]
     left = np.zeros(len(papers))
@@ -223,7 +240,7 @@ def verdict_summary(recs: list[dict]):
             if w >= 2:
                 ax.text(x0 + w / 2, i, f"{int(w)}", ha="center", va="center")
         left += n
-    ax.set_yticks(range(len(papers)), [PAPER_NAMES[p].split(" (")[0] for p in papers])
+    ax.set_yticks(range(len(papers)), [group_name(p).split(" (")[0] for p in papers])
     ax.invert_yaxis()
     ax.set_xlabel("claims")
     shared_legend(fig)

@@ -126,11 +126,15 @@ def test_a_chapter_depends_on_core_and_its_own_paper_only(tmp_path, monkeypatch)
 
 
 def test_every_chapter_names_its_papers_package():
+    """A paper's chapter depends on its paper's package, and a chapter that reads a recorded
+    paper-scale run also on the record's reader (``paperscale``), never on the other paper's."""
     for chapter in project.chapters():
-        packages = project.spec_for(chapter).packages
+        spec = project.spec_for(chapter)
+        packages = spec.packages
         assert packages and project.library_files(packages), chapter  # every name resolves
         if chapter.stem[0] in "ab":
-            assert packages == (f"paper_{chapter.stem[0]}",), chapter
+            extra = ("paperscale",) if spec.records else ()
+            assert packages == (f"paper_{chapter.stem[0]}", *extra), chapter
 
 
 def test_parameters_cells_match_their_specs():

@@ -23,6 +23,7 @@ PRESENTATION = [
     "normbook.paper_b.provenance", "normbook.paper_b.stress_text", "normbook.core.fmt",
     "normbook.core.report", "normbook.claims_ledger", "normbook.methods",
     "normbook.core.views", "normbook.paper_a.views", "normbook.paper_b.views",
+    "normbook.paper_a.recorded",
 ]  # fmt: skip
 # What asks for results (setups from parameters, which networks, summaries of loaded entries)
 # is not what computes them: editing it re-executes chapters from the cache.

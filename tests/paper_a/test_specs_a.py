@@ -10,7 +10,8 @@ def test_a2_a3_derive_their_localization_settings_from_a1():
     for profile in ("smoke", "cpu", "paper"):
         a1, a2, a3 = A1.resolve(profile), A2.resolve(profile), A3.resolve(profile)
         for name in A1.names:  # the multi-hop section reuses A1's models
-            assert a2[name] == a1[name], (profile, name)
+            if name != "paper_record":  # A1's own: the recorded run it reads
+                assert a2[name] == a1[name], (profile, name)
         for name in (
             "kernel",
             "width",

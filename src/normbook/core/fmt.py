@@ -53,10 +53,16 @@ def table(rows: list[dict], floatfmt: str = ".3g") -> str:
     return "\n".join(lines)
 
 
+def num(v: float, spec: str) -> str:
+    """A number in ``spec``; ``n/a`` for NaN."""
+    return "n/a" if v != v else format(v, spec)
+
+
+def bracket(est: float, low: float, high: float, spec: str = ".3f") -> str:
+    """An estimate and its interval: ``"0.103 [0.061, 0.146]"`` (``n/a`` for NaN)."""
+    return f"{num(est, spec)} [{num(low, spec)}, {num(high, spec)}]"
+
+
 def interval(test, spec: str = ".3f") -> str:
-    """A claim test's effect and interval: ``"0.103 [0.061, 0.146]"`` (``n/a`` for NaN)."""
-
-    def num(v: float) -> str:
-        return "n/a" if v != v else format(v, spec)
-
-    return f"{num(test.effect)} [{num(test.low)}, {num(test.high)}]"
+    """A claim test's effect and interval (:func:`bracket`)."""
+    return bracket(test.effect, test.low, test.high, spec)

@@ -20,6 +20,7 @@ from .params import Params, Spec
 from .verdicts import Check, Verdict
 
 FORMAT = 3  # bump when the record's fields change
+PROFILE_SCALE = "profile"  # a claim graded on this build's own run (else: a recorded run's scale)
 
 
 def ledger_dir(profile: str) -> Path:
@@ -32,10 +33,11 @@ def _number(v):
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
-def claim_record(v: Verdict, section: str) -> dict:
+def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
     t = asdict(v.test)
     return {
         "paper": v.paper,
+        "scale": scale,
         "claim": v.claim,
         "verdict": v.verdict,
         "why": v.grade.why,

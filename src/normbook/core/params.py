@@ -133,6 +133,7 @@ class Spec:
     checks: list[Callable[[Params], str | None]] = field(default_factory=list)
     packages: tuple[str, ...] = ()
     reads_ledger: bool = False  # the chapter reads every chapter's ledger record (re-run on change)
+    records: tuple[str, ...] = ()  # parameters naming a recorded run it reads (re-run on change)
 
     def __post_init__(self):
         names = {p.name for p in self.params}

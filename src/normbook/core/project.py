@@ -126,11 +126,25 @@ def stamp(path: Path, params: dict, packages: tuple[str, ...] = ()) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+def records_digest(spec, resolved: dict) -> str:
+    """A hash of the recorded runs a chapter reads (its ``records`` parameters name their JSON
+    files, each with an ``.npz`` beside it); an absent one hashes as absent."""
+    h = hashlib.sha256()
+    for name in spec.records:
+        json_file = ROOT / resolved[name]
+        for f in (json_file, json_file.with_suffix(".npz")):
+            h.update(f.read_bytes() if f.is_file() else b"absent")
+    return h.hexdigest()[:16]
+
+
 def chapter_key(path: Path, profile: str, resolved: dict) -> str:
-    """What the executed notebook depends on: source, parameters, library code, and for pages
-    built from every chapter's results (the claims ledger) those results."""
+    """What the executed notebook depends on: source, parameters, library code, the recorded
+    runs it reads, and for pages built from every chapter's results (the claims ledger) those
+    results."""
     spec = spec_for(path)
     key = stamp(path, dict(resolved), spec.packages)
+    if spec.records:
+        key += "-" + records_digest(spec, resolved)
     return key + "-" + ledger.digest(profile) if spec.reads_ledger else key
 
 

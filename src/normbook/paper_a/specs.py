@@ -157,8 +157,18 @@ LOCALIZATION_PARAMS = [
     ),
 ]
 
+# The recorded paper-scale run a chapter reads (never runs): a path from the repository root.
+PAPER_RECORD = Param(
+    "paper_record",
+    str,
+    "the recorded paper-scale run the chapter reads (make paper-run writes it)",
+)
+RECORD_PATH = "results/paper/a1.json"
+RECORDED_PACKAGES = (*PACKAGES, "paperscale")  # the record's reader and its schema
+
 A1_PROFILES = profiles(
-    dict(kernel=5, norm="instance", groups=1, batch_eval="minibatch", batch_size=32,
+    dict(paper_record=RECORD_PATH, kernel=5, norm="instance", groups=1,
+         batch_eval="minibatch", batch_size=32,
          schedule="constant", curve_fractions=[0.125, 0.25, 0.5],
          eval_batch_size=32, alpha=reported.WELCH_ALPHA, detector="span", distance_window=4,
          distance_threshold=0.5),
@@ -179,7 +189,7 @@ A1_PROFILES = profiles(
 
 A1 = Spec(
     chapter="a1_localization",
-    params=LOCALIZATION_PARAMS,
+    params=[*LOCALIZATION_PARAMS, PAPER_RECORD],
     profiles=A1_PROFILES,
     checks=[
         _odd_kernel,
@@ -189,7 +199,8 @@ A1 = Spec(
         _compares_a_norm,
         _curve_inside_budget,
     ],
-    packages=PACKAGES,
+    packages=RECORDED_PACKAGES,
+    records=("paper_record",),
 )
 
 # ----------------------------------------------------------------------------- A2 and A3
@@ -198,7 +209,7 @@ A1 = Spec(
 
 
 def _from_a1(profile: str, drop: tuple[str, ...] = (), **changes) -> dict:
-    base = {k: v for k, v in A1.profiles[profile].items() if k not in drop}
+    base = {k: v for k, v in A1.profiles[profile].items() if k not in (*drop, "paper_record")}
     return {**base, **changes}
 
 

@@ -12,6 +12,9 @@ from .specs import (
     LOCALIZATION_PARAMS,
     PACK_PARAMS,
     PACKAGES,
+    PAPER_RECORD,
+    RECORD_PATH,
+    RECORDED_PACKAGES,
     _curve_inside_budget,
     _enough_samples,
     _from_a1,
@@ -310,8 +313,10 @@ _REACH = {
 
 A5 = Spec(
     chapter="a5_reach",
-    params=LOCALIZATION_PARAMS + REACH_PARAMS,
-    profiles={p: _from_a1(p, **_REACH[p]) for p in ("smoke", "cpu", "paper")},
+    params=[*LOCALIZATION_PARAMS, *REACH_PARAMS, PAPER_RECORD],
+    profiles={
+        p: _from_a1(p, **_REACH[p], paper_record=RECORD_PATH) for p in ("smoke", "cpu", "paper")
+    },
     checks=[
         _odd_kernel,
         _needs_interior,
@@ -322,7 +327,8 @@ A5 = Spec(
         _reach_lengths,
         _reach_axes,
     ],
-    packages=PACKAGES,
+    packages=RECORDED_PACKAGES,
+    records=("paper_record",),
 )
 
 STRESS_SPECS = {spec.chapter: spec for spec in (BUDGET, A4, A5)}
