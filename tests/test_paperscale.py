@@ -118,6 +118,9 @@ def test_the_record_passes_its_schema_and_catches_damage(record, tmp_path):
     assert [p["name"] for p in data["phases"]][:2] == ["timing", "plan"]
     for k in ("ms_per_step", "tflops", "share_of_fp32_peak"):
         assert k in data["rates"]["train"]["instance, eager fp32"]
+    # on the CPU both paths are the same code: the fast path agrees exactly, and is used
+    assert data["rates"]["agreement"]["first_step"] == 0 and data["rates"]["agreement"]["ok"]
+    assert data["config"]["train"]["graphs"] and "paperscale.a1" in prov["computed_by"]
     broken = {**data, "provenance": {k: v for k, v in prov.items() if k != "code"}}
     assert problems(broken) == ["provenance lacks 'code'"]
     assert "phase 'summary' finished but 'effects' is missing" in problems(
@@ -269,3 +272,12 @@ def test_the_setup_is_the_chapters(record):
     setup = localization.Setup.from_params(A1.resolve("smoke"))
     for name, cfg in (("train", setup.train), ("eval", setup.eval), ("detector", setup.detector)):
         assert data["config"][name] == json.loads(json.dumps(asdict(cfg))), name
+
+
+def test_a_fast_path_that_disagrees_at_the_first_step_is_not_used():
+    from normbook.paperscale import rates
+
+    eager = np.array([[1.0, 2.0], [0.9, 1.8]])
+    assert rates.agreement(eager, eager * (1 + 1e-3))["ok"]  # TF32-sized rounding
+    bad = rates.agreement(eager, eager * 1.5)
+    assert not bad["ok"] and bad["first_step"] == pytest.approx(0.5)

@@ -12,6 +12,8 @@ import signal
 import sys
 import traceback
 
+# Each experiment is a module of this package with a ``SPEC`` (its chapter's parameters) and
+# a ``Run`` (its phases); a second record (chapter A3's, say) is a second module.
 EXPERIMENTS = ("a1",)
 
 
@@ -34,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     ap.add_argument("--commit", default=None, help="the commit, where the tree has no git")
     ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="time a handful of steps only (a dry run or a test, not rates to report)",
+    )
+    ap.add_argument(
         "-p",
         nargs=2,
         action="append",
@@ -46,13 +53,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    import importlib
+
     from ..core.devices import git_commit, resolve_device
     from ..core.params import ParameterError
-    from . import a1
+    from .a1 import Deadline
+
+    experiment = importlib.import_module(f"{__package__}.{args.experiment}")
 
     try:
         device = resolve_device(args.device)
-        P = a1.SPEC.resolve(args.shape, **dict(args.p))
+        P = experiment.SPEC.resolve(args.shape, **dict(args.p))
         if args.deadline <= 0:
             raise ParameterError(f"--deadline must be positive, got {args.deadline:g}")
     except (ParameterError, RuntimeError, ValueError) as exc:
@@ -60,11 +71,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = "python -m normbook.paperscale " + shlex.join(argv or sys.argv[1:])
     commit = args.commit or git_commit()
-    run = a1.Run(P, device, args.out, args.deadline, command, commit, small=args.shape == "smoke")
+    run = experiment.Run(
+        P,
+        device,
+        args.out,
+        args.deadline,
+        command,
+        commit,
+        small=args.quick or args.shape == "smoke",
+    )
     signal.signal(signal.SIGTERM, _stopped)  # `timeout` stops a run so: recorded as a deadline
     try:
         run.run()
-    except a1.Deadline as exc:
+    except Deadline as exc:
         run.record.data["status"] = f"stopped at its deadline (before or during {exc})"
         run.record.write()
         print(f"[paperscale] stopped at the deadline: {exc}", file=sys.stderr)
@@ -97,6 +116,10 @@ def summary(data: dict) -> str:
                  f"{r['launch_floor_ms']:.2f} ms/step; matmul peak "
                  f"{r['matmul_peak_tflops']['fp32']:.3g} (fp32) / "
                  f"{r['matmul_peak_tflops']['tf32']:.3g} (tf32) TFLOP/s")  # fmt: skip
+    a = r["agreement"]
+    lines.append(f"  fast vs eager fp32 losses: first step {a['first_step']:.1e} (tolerance "
+                 f"{a['tolerance']:g}: {'ok' if a['ok'] else 'FAILED, ran eager'}), over the "
+                 f"timed steps {a['over_steps']:.1e}")  # fmt: skip
     lines.append(f"  ladder: {data['ladder']['reason']}")
     for which, eff in data["effects"].items():
         lines.append(

@@ -11,6 +11,7 @@ result), train (one per network), evaluate (one per run), curves, checks, summar
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import asdict, replace
 
@@ -66,8 +67,8 @@ class Run:
             "versions": versions(),
             "precision": rates.precision_flags(device),
             "rng": seeding.RNG_SCHEME,
-            "code": {},
-            "computed_by": [_name(m) for m in COMPUTES],
+            "code": module_hashes(),  # the source as the run starts (later edits do not count)
+            "computed_by": [*(_name(m) for m in COMPUTES), _name(sys.modules[__name__])],
         }
         self.record.data["config"] = {"profile": P.profile, "profile_params": dict(P)}
         self.nets, self.trained = {}, {}
@@ -109,9 +110,12 @@ class Run:
                                self.P0.norm)  # fmt: skip
         self.P = SPEC.resolve(self.P0.profile, **{**_overrides(self.P0), **choice.params})
         self.setup = localization.Setup.from_params(self.P)
+        # a fast path that computes something else than eager fp32 is not used (rates.agreement)
+        graphs = self.record.data["rates"]["agreement"]["ok"]
+        self.record.data["provenance"]["precision"]["cuda_graphs"] &= graphs
         self.setup = replace(
             self.setup,
-            train=replace(self.setup.train, device=self.device),
+            train=replace(self.setup.train, device=self.device, graphs=graphs),
             eval=replace(self.setup.eval, device=self.device),
         )
         self.record.data["ladder"] = choice.as_dict()
@@ -210,7 +214,8 @@ class Run:
         t = time.monotonic()
         print(f"[paperscale] {name} ...", flush=True)
         fn()
-        self.record.data["provenance"]["code"] = module_hashes()
+        code = self.record.data["provenance"]["code"]
+        code.update({k: v for k, v in module_hashes().items() if k not in code})  # newly loaded
         self.record.phase(name, time.monotonic() - t)
         print(f"[paperscale] {name}: {time.monotonic() - t:.1f} s "
               f"(at {time.monotonic() - self.t0:.0f} s of {self.deadline - self.t0:.0f})",

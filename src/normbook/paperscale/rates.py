@@ -22,6 +22,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import replace
 
+import numpy as np
 import torch
 
 from ..paper_a import evaluation, stacking
@@ -87,7 +88,8 @@ def copy_gbps(device: str, n_bytes: int, reps: int = 10) -> float:
 
 def step_ms(cnn: CNNConfig, tc: TrainConfig, n_models: int, fast: bool, short: int, long: int):
     """Milliseconds per training step of a stack of ``n_models``: (long - short) steps' time
-    difference, each run from a fresh network. Also which path the steps ran on."""
+    difference, each run from a fresh network. Also which path the steps ran on, and the long
+    run's losses (steps, M)."""
     seeds = list(TIMING_SEEDS[:n_models])
     runs = {}
     with precision(fast):
@@ -95,7 +97,8 @@ def step_ms(cnn: CNNConfig, tc: TrainConfig, n_models: int, fast: bool, short: i
             _, rec = train_stack(cnn, replace(tc, steps=n, checkpoints=(), graphs=fast), seeds,
                                  desc="time steps")  # fmt: skip
             runs[n] = rec
-    return _per_unit(runs[short].seconds, runs[long].seconds, short, long) * 1e3, runs[long].path
+    ms = _per_unit(runs[short].seconds, runs[long].seconds, short, long) * 1e3
+    return ms, runs[long].path, runs[long].losses
 
 
 def sample_us(cnn: CNNConfig, seq_len: int, ev, n_models: int, fast: bool, probes: bool,
@@ -141,12 +144,14 @@ def measure(setup, n_models: int, device: str, small: bool) -> dict:
     out = {"matmul_peak_tflops": peak, "copy_gbps": copy_gbps(device, (1 if small else 512) << 20),
            "flops_per_step": train_flops, "flops_per_sample": sample_flops, "train": {},
            "sample_us": {}}  # fmt: skip
+    losses = {}
     for norm in ("none", setup.chapter_cnn.norm):
         cnn = setup.cnn(norm)
         for fast in (False, True) if norm != "none" else (True,):
-            ms, path = step_ms(cnn, setup.train, n_models, fast, s_short, s_long)
+            ms, path, losses[fast] = step_ms(cnn, setup.train, n_models, fast, s_short, s_long)
             key = f"{norm}, {'fast' if fast else 'eager fp32'}"
             out["train"][key] = _rate(ms, train_flops, peak, path)
+    out["agreement"] = agreement(losses[False], losses[True])
     one = replace(setup.train, batch_size=1)
     out["launch_floor_ms"] = step_ms(setup.chapter_cnn, one, n_models, True, s_short, s_long)[0]
     for fast in (False, True):
@@ -158,6 +163,20 @@ def measure(setup, n_models: int, device: str, small: bool) -> dict:
     fast_key, eager_key = f"{setup.chapter_cnn.norm}, fast", f"{setup.chapter_cnn.norm}, eager fp32"
     out["speedup"] = out["train"][eager_key]["ms_per_step"] / out["train"][fast_key]["ms_per_step"]
     return out
+
+
+FIRST_STEP_TOLERANCE = 1e-2  # TF32 against fp32 on one forward pass: about 1e-3 (relative)
+
+
+def agreement(eager: np.ndarray, fast: np.ndarray) -> dict:
+    """The fast path against eager fp32 on the same networks and batches: the first step's loss
+    (same weights, same batch: only TF32 rounding differs, so a larger gap means the fast path
+    computes something else, and the run falls back to eager steps) and the largest relative
+    gap over the timed steps (Adam lets rounding grow; reported, not judged)."""
+    rel = np.abs(fast - eager) / np.maximum(np.abs(eager), 1e-12)
+    first = float(rel[0].max())
+    return {"first_step": first, "over_steps": float(rel.max()),
+            "ok": first <= FIRST_STEP_TOLERANCE, "tolerance": FIRST_STEP_TOLERANCE}  # fmt: skip
 
 
 def _rate(ms: float, step_flops: float, peak: dict, path: str) -> dict:
