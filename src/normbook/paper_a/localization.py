@@ -231,11 +231,21 @@ def training_seconds(cnn: CNNConfig, tc: TrainConfig, seeds) -> np.ndarray:
 
 
 class SummarizedRun:
-    """What every evaluated run offers (it has ``cnn``, ``seeds`` and ``per_seed``)."""
+    """What every evaluated run offers (it has ``cnn``, ``seeds``, ``out`` and ``per_seed``)."""
 
     cnn: CNNConfig
+    out: Moments
     per_seed: list[Localization]
     padding: str = "zeros"
+
+    @property
+    def seq_len(self) -> int:
+        return self.out.mean.shape[-1]
+
+    @property
+    def n_per_index(self) -> int:
+        """Predictions per index, both streams together."""
+        return int(self.out.count.sum())
 
     @property
     def name(self) -> str:
@@ -282,16 +292,6 @@ class LocalizationRun(SummarizedRun):
     depth_maps: np.ndarray | None = None  # localized per depth, (depth, M, L)
     probe_distances: np.ndarray | None = None  # (depth, M)
     padding: str = "zeros"  # at evaluation
-
-    @property
-    def seq_len(self) -> int:
-        return self.out.mean.shape[-1]
-
-    @property
-    def n_per_index(self) -> int:
-        """Predictions per index, both streams together."""
-        return int(self.out.count.sum())
-
 
 def localize(
     setup: Setup,

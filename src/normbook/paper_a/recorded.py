@@ -45,14 +45,6 @@ class RecordedRun(SummarizedRun):
     padding: str = "zeros"
     probe: Moments | None = None  # the record keeps the probe maps, not their moments
 
-    @property
-    def seq_len(self) -> int:
-        return self.out.mean.shape[-1]
-
-    @property
-    def n_per_index(self) -> int:
-        return int(self.out.count.sum())
-
 
 @dataclass
 class Recorded:
