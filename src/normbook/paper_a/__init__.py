@@ -10,6 +10,7 @@ networks, runs), :mod:`.equivariance`, :mod:`.packnet` (the PackNorm network) an
 (chapter A3's experiments), :mod:`.interventions` and :mod:`.stress` (chapter A4's), the U-Net
 and 2-D CNN (:mod:`.arch_common`, :mod:`.unet`, :mod:`.grid2d`, their runs in
 :mod:`.arch_runs`), :mod:`.reach` (chapter A5's), :mod:`.figures`, :mod:`.diagrams`,
-:mod:`.tables`, :mod:`.verdicts`, :mod:`.reported` (the paper's own numbers);
+:mod:`.tables`, :mod:`.verdicts`, :mod:`.reported` (the paper's own numbers), :mod:`.recorded`
+(chapter A1's recorded paper-scale run, read and graded);
 (:mod:`normbook.benchmark` times stacked training.)
 """
