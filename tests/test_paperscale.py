@@ -20,7 +20,7 @@ from normbook.core import project
 from normbook.core.workers import single_thread
 from normbook.paper_a import equivariance, figures, localization, recorded
 from normbook.paper_a.specs import A1
-from normbook.paperscale import ladder
+from normbook.paperscale import a1, ladder
 from normbook.paperscale.record import MAX_BYTES, Record, RecordError, load, problems
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,19 +189,19 @@ def _rates(factor: float) -> dict:
 
 def test_the_ladder_picks_the_largest_budget_that_fits():
     P = A1.resolve("paper")
-    top = ladder.choose(P, _rates(0.02), 540)
+    top = ladder.choose(P, _rates(0.02), 540, a1.cost)
     assert top.index == 0 and top.params["steps"] == P.steps and top.params["n_eval"] == P.n_eval
     totals = [row["total"] for row in top.estimates]
     assert totals == sorted(totals, reverse=True)  # each rung costs less than the one above
     for factor in (0.02, 0.3, 1.0, 3.0):
-        c = ladder.choose(P, _rates(factor), 540)
+        c = ladder.choose(P, _rates(factor), 540, a1.cost)
         assert c.estimates[c.index]["total"] * ladder.SAFETY <= 540
         assert c.index == 0 or c.estimates[c.index - 1]["total"] * ladder.SAFETY > 540
         assert c.params["n_eval"] % P.eval_batch_size == 0
         A1.resolve("paper", **c.params)  # every rung is a valid chapter configuration
-    slow = ladder.choose(P, _rates(100.0), 540)
+    slow = ladder.choose(P, _rates(100.0), 540, a1.cost)
     assert slow.index == len(ladder.LADDER) - 1 and "no rung fits" in slow.reason
-    picks = [ladder.choose(P, _rates(f), 540).index for f in (0.02, 0.3, 1.0, 3.0, 100.0)]
+    picks = [ladder.choose(P, _rates(f), 540, a1.cost).index for f in (0.02, 0.3, 1.0, 3.0, 100.0)]
     assert picks == sorted(picks) and len(set(picks)) >= 4  # slower devices, smaller rungs
 
 

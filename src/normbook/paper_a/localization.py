@@ -293,6 +293,7 @@ class LocalizationRun(SummarizedRun):
     probe_distances: np.ndarray | None = None  # (depth, M)
     padding: str = "zeros"  # at evaluation
 
+
 def localize(
     setup: Setup,
     cnn: CNNConfig,

@@ -46,6 +46,24 @@ COMPUTES = (task, norms, cnn, stacking, training, seeding, probes, stats, evalua
 RUNS = ("none", "normed", "circular")  # the no-norm network, the chapter's, and its null
 
 
+PROBE_FIT_COST = 2.0  # a probe-fitting sample costs about two evaluated ones (float64 sums)
+
+
+def cost(q: dict, P, rates: dict) -> dict[str, float]:
+    """Seconds per part of this experiment at the budget ``q`` (a ladder rung's parameters),
+    from measured ``rates`` (:func:`.rates.measure`; a stack of fewer seeds is costed as a full
+    one): two stacks trained; three runs evaluated with probes fitted; two curves."""
+    train = rates["train"]
+    step_s = (train["none, fast"]["ms_per_step"] + train[f"{P.norm}, fast"]["ms_per_step"]) / 1e3
+    probes_us, outputs_us = rates["sample_us"]["fast, probes"], rates["sample_us"]["fast, outputs"]
+    fits = len(RUNS) * q["probe_batches"] * 32 * probes_us * PROBE_FIT_COST
+    return {
+        "train": q["steps"] * step_s,
+        "evaluate": (len(RUNS) * q["n_eval"] * probes_us + fits) / 1e6,
+        "curves": 2 * (len(P.curve_fractions) + 1) * q["curve_eval"] * outputs_us / 1e6,
+    }
+
+
 class Deadline(Exception):
     """The run's deadline passed between two phases."""
 
@@ -106,8 +124,7 @@ class Run:
 
     def plan(self) -> None:
         left = self.deadline - time.monotonic()
-        choice = ladder.choose(self.P0, self.record.data["rates"], left - ladder.RESERVE_S,
-                               self.P0.norm)  # fmt: skip
+        choice = ladder.choose(self.P0, self.record.data["rates"], left, cost)
         self.P = SPEC.resolve(self.P0.profile, **{**_overrides(self.P0), **choice.params})
         self.setup = localization.Setup.from_params(self.P)
         # a fast path that computes something else than eager fp32 is not used (rates.agreement)

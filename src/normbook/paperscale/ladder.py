@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass
 
 SAFETY = 1.15  # an estimate from a few timed steps may run that much short
 RESERVE_S = 30.0  # the checks (on the CPU), the summary and the last writes
-PROBE_FIT_COST = 2.0  # a probe-fitting sample costs about two evaluated ones (float64 sums)
 
 
 @dataclass(frozen=True)
@@ -54,22 +53,6 @@ LADDER = (
 )  # fmt: skip
 
 
-def estimate(rung: Rung, P, rates: dict, norm: str) -> dict[str, float]:
-    """Seconds per part of chapter A1's experiment at ``rung``, from measured ``rates``
-    (:func:`.rates.measure`; a stack of fewer seeds is costed as a full one)."""
-    q = rung.params(P)
-    train = rates["train"]
-    step_s = (train["none, fast"]["ms_per_step"] + train[f"{norm}, fast"]["ms_per_step"]) / 1e3
-    probes_us, outputs_us = rates["sample_us"]["fast, probes"], rates["sample_us"]["fast, outputs"]
-    fits = 3 * q["probe_batches"] * 32 * probes_us * PROBE_FIT_COST
-    return {
-        "train": q["steps"] * step_s,
-        "evaluate": (3 * q["n_eval"] * probes_us + fits) / 1e6,
-        "curves": 2 * (len(P.curve_fractions) + 1) * q["curve_eval"] * outputs_us / 1e6,
-        "reserve": RESERVE_S,
-    }
-
-
 @dataclass(frozen=True)
 class Choice:
     rung: Rung
@@ -85,21 +68,22 @@ class Choice:
                 "safety": SAFETY, "ladder": [asdict(r) for r in LADDER]}  # fmt: skip
 
 
-def choose(P, rates: dict, budget_s: float, norm: str = "instance") -> Choice:
-    """The first rung whose estimate times :data:`SAFETY` fits ``budget_s`` seconds; the last
-    rung when none does (it runs, and stops at the deadline with what it finished)."""
+def choose(P, rates: dict, budget_s: float, cost) -> Choice:
+    """The first rung whose estimated seconds (``cost(params, P, rates)``: the experiment's
+    parts, each in seconds) times :data:`SAFETY` fit ``budget_s``; the last rung when none
+    does (it runs, and stops at the deadline with what it finished)."""
     rows = []
     for r in LADDER:
-        parts = estimate(r, P, rates, norm)
+        parts = {**cost(r.params(P), P, rates), "reserve": RESERVE_S}
         rows.append({"rung": r.name, **parts, "total": sum(parts.values())})
     fits = [i for i, row in enumerate(rows) if row["total"] * SAFETY <= budget_s]
     i = fits[0] if fits else len(LADDER) - 1
     row = rows[i]
     if fits:
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in row.items() if k not in ("rung", "total"))
         why = (
-            f"'{LADDER[i].name}' is the first rung whose estimate, {row['total']:.0f} s (train "
-            f"{row['train']:.0f}, evaluate {row['evaluate']:.0f}, curves {row['curves']:.0f}), "
-            f"times {SAFETY:g} fits the {budget_s:.0f} s left"
+            f"'{LADDER[i].name}' is the first rung whose estimate, {row['total']:.0f} s "
+            f"({parts}), times {SAFETY:g} fits the {budget_s:.0f} s left"
         )
         if i:
             why += f"; the rung above needs {rows[i - 1]['total']:.0f} s"
