@@ -267,3 +267,14 @@ def test_the_injected_parameters_cell_is_folded_like_the_parameters_cell(tmp_pat
     assert "hide-input" not in cells[1].metadata.get("tags", [])
     for path in project.chapters():  # every chapter folds its parameters cell too
         assert 'tags=["parameters", "hide-input"]' in path.read_text(), path.name
+
+
+def test_chapter_kernels_use_unix_sockets_not_ports():
+    """Two chapters started at once cannot race for a TCP port (their kernels use sockets
+    named after the kernel)."""
+    import os
+
+    from normbook.core import execution
+
+    km = execution.kernel_manager()(kernel_name="python3")
+    assert km.transport == ("ipc" if os.name == "posix" else "tcp")

@@ -16,6 +16,24 @@ from . import project
 from .project import BuildError, build_dir, chapter_key, spec_for, write_atomic
 
 
+def kernel_manager():
+    """The kernel manager class papermill starts chapters with: on POSIX, kernels talk over
+    Unix sockets named after the kernel (``ipc``), not TCP ports. With TCP, jupyter_client
+    picks free ports, releases them and lets the kernel bind them later, so two chapters
+    started at once can pick the same port and one kernel dies before it answers (seen in
+    ``make test``: "ZMQError: Address already in use"; papermill issue 511)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    if os.name != "posix":
+        return AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(transport="ipc", **kwargs)
+
+    return IPCKernelManager
+
+
 def parse_overrides(path: Path, pairs: list[list[str]]) -> dict:
     """``-p name value`` pairs, validated against the chapter's spec (one-line errors)."""
     spec = spec_for(path)
@@ -82,6 +100,7 @@ def execute(
             cwd=str(path.parent),
             progress_bar=False,
             log_output=True,
+            kernel_manager_class=kernel_manager(),
         )
     except pm.PapermillExecutionError as exc:
         os.replace(running, out)  # for the reader of the error below; it has no stamp
