@@ -276,5 +276,8 @@ def test_chapter_kernels_use_unix_sockets_not_ports():
 
     from normbook.core import execution
 
-    km = execution.kernel_manager()(kernel_name="python3")
-    assert km.transport == ("ipc" if os.name == "posix" else "tcp")
+    make = execution.kernel_manager()
+    a, b = make(kernel_name="python3"), make(kernel_name="python3")
+    assert a.transport == ("ipc" if os.name == "posix" else "tcp")
+    if os.name == "posix":  # each kernel its own sockets, wherever it runs
+        assert a.ip != b.ip and len(a.ip) < 90

@@ -9,7 +9,9 @@ import logging
 import os
 import re
 import sys
+import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from . import project
@@ -29,7 +31,10 @@ def kernel_manager():
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
-            super().__init__(transport="ipc", **kwargs)
+            # sockets named after this kernel alone (jupyter_client's default, "kernel-ipc" in
+            # the working directory, is shared by every chapter started there: crossed messages)
+            name = Path(tempfile.gettempdir()) / f"normbook-kernel-{uuid.uuid4().hex[:12]}"
+            super().__init__(transport="ipc", ip=str(name), **kwargs)
 
     return IPCKernelManager
 
