@@ -46,21 +46,32 @@ run.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_clai
 # (ledger-summary)=
 # ## Verdicts at a glance
 #
-# {numref}`fig-ledger-summary` counts the {glue:text}`ledger_n` graded claims by verdict.
-# Each verdict answers its own question at level {glue:text}`ledger_alpha`; across the many
-# claims of one paper some decisive answers are expected by chance alone, so the table below
-# also counts them after a Benjamini–Hochberg adjustment of the deciding p-values, per paper
-# (as graded → adjusted). The adjustment is valid for independent or positively dependent
-# tests; several rows reuse the same networks (chapter A1's in A1, A3 and A4; chapter B1's in
-# B1–B4, where the one confounded CIFAR-10 contrast enters several rows), and the deciding
-# p-values mix the two questions (clears, falls short), so read the adjusted counts as a guide
-# to how many decisive verdicts chance alone could explain, not as an exact error rate.
+# {numref}`fig-ledger-summary` counts the {glue:text}`ledger_n` graded claims by final verdict.
+# A chapter grades each claim at level {glue:text}`ledger_alpha` for that claim alone; across
+# the many claims of one paper some decisive answers would come by chance, so the final verdict
+# is decided by the deciding p-value after Holm's adjustment over all the tested claims of the
+# same paper: a decisive grade whose adjusted p is not below {glue:text}`ledger_alpha` becomes
+# *not shown at this budget*, and its row says so. Holm's procedure bounds the chance of any
+# false decisive verdict in the family whatever the tests' dependence, which matters here:
+# several rows reuse the same networks (chapter A1's in A1, A3 and A4; chapter B1's in B1–B4).
+# Recorded paper-scale rows are a family of their own. The table counts the final verdicts and,
+# where the adjustment changed a count, the grades at each claim's own level.
 
 # %%
 report.figure("fig-ledger-summary", claims_ledger.verdict_summary(recs))
 
 # %%
 report.md(claims_ledger.counts_table(recs))
+
+# %% [markdown]
+# A claim *not shown at this budget* says what would decide it (the table's last column):
+# **power** (the seeds its test would need, with a chance of 80 %, if the truth were the
+# observed effect and spread; the Methods page's power calculation), **a measurement** (no kept
+# states tell whether the tested quantity was still moving), **a longer budget** (it may still
+# be moving the claim's way) or **a control** (a family failed its positive control). Per paper:
+
+# %%
+report.md(claims_ledger.needs_table(recs))
 
 # %%
 absent = claims_ledger.missing(recs)
@@ -88,8 +99,8 @@ report.md(
 # its SESOI (see the chapter it links to); "n/a" marks an interval that cannot be computed
 # (fewer than two seeds). "p(reproduce)" asks whether the effect clears the SESOI (for a band
 # comparison: lies inside the paper's band), "p(refute)" whether it falls short of it (lies
-# outside the band); "p adjusted" is the deciding one after the per-paper adjustment, with
-# the grade it leaves.
+# outside the band); "p adjusted (Holm)" is the deciding one after the per-paper adjustment,
+# which decides the verdict shown.
 
 # %%
 run.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")

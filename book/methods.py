@@ -490,14 +490,27 @@ report.md(methods.worked_examples())
 # chosen on the {ref}`budget calibration <calibration>` page, at seeds no chapter uses, by slope
 # reached per minute of training.
 #
-# **Many claims.** Each claim answers its own question at level {glue:text}`m_level`; the
-# {ref}`ledger` also counts the verdicts after a Benjamini–Hochberg adjustment of the deciding
-# p-values per paper.
+# **Many claims.** Each chapter grades a claim at level {glue:text}`m_level` for that claim
+# alone. The verdict of record, in the {ref}`ledger` and the introduction's findings, is decided
+# by Holm's adjustment of the deciding p-values over all the tested claims of one paper: a
+# decisive grade whose adjusted p is not below {glue:text}`m_level` becomes *not shown*. Holm's
+# procedure bounds the chance of any false decisive verdict in the family whatever the tests'
+# dependence (several claims reuse the same networks); a false-discovery rate would tolerate a
+# share of wrong verdicts in a ledger that is read one row at a time.
+#
+# **"Flat" is a claim.** Where symmetry makes a quantity 0 in expectation (the interior slope of
+# a network with no boundary, or with statistics that do not depend on the sample), the book
+# does not read a slope that is not significantly different from 0 as flat: it tests
+# equivalence, two one-sided $t$ tests that the mean over seeds lies within ± the SESOI, and a
+# slope too noisy to tell reads *not shown*. **Ordinal outcomes.** The layer where k* settles
+# at the classes is a whole number, and a network that never settles has no layer at all; its
+# claims use a paired sign test on the order (how many seeds settle earlier by more than the
+# SESOI), never a mean of sentinel values.
 #
 # A few rows compare our number with the paper's reported value instead (the PackNorm
 # transition, Table 1's accuracies); their "SESOI" is the paper's band. **Checks**: properties
 # that hold by construction (exact shift-equivariance, a control at chance, the nulls having no
-# boundary, a flat interior where symmetry demands it). A check cannot be a verdict on the
+# boundary). A check cannot be a verdict on the
 # paper; a failed check is a bug.
 #
 # (methods-sesoi)=

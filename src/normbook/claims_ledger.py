@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from .core import ledger
-from .core.claims import ALPHA, adjusted
+from .core.claims import ALPHA, MAX_UNITS, adjusted, units_needed
 from .core.figures import canvas, shared_legend
 from .core.fmt import table
 from .core.params import Spec
@@ -51,8 +51,9 @@ VERDICT_COLORS = {REPRODUCED: "#009E73", PARTLY: "#56B4E9", REFUTED: "#D55E00",
 
 
 def records(profile: str, chapters=GRADED) -> list[dict]:
-    """The chapters' records at ``profile``, in the book's order."""
-    return ledger.read(profile, order=list(chapters))
+    """The chapters' records at ``profile``, in the book's order, each claim with its final
+    verdict (:func:`final`)."""
+    return final(ledger.read(profile, order=list(chapters)))
 
 
 def missing(recs: list[dict], chapters=GRADED) -> list[str]:
@@ -89,10 +90,10 @@ def groups(recs: list[dict]) -> list[str]:
 
 
 def adjusted_p(recs: list[dict]) -> dict[tuple[int, int], float]:
-    """Benjamini-Hochberg adjusted p-value of every graded claim, per paper (:func:`group`):
-    the p of the question that decided its grade (clears or below the SESOI), among the claims
-    of that paper that were tested (a failed control or an untestable claim has no p). Keyed
-    by (record index, claim index)."""
+    """Holm-adjusted p-value of every graded claim, per paper (:func:`group`): the p of the
+    question that decided its grade (clears or below the SESOI), among the claims of that
+    paper that were tested (a failed control or an untestable claim has no p). Keyed by
+    (record index, claim index)."""
     out = {}
     for paper in groups(recs):
         idx = [(i, j) for i, r in enumerate(recs) for j, c in enumerate(r["claims"])
@@ -102,18 +103,100 @@ def adjusted_p(recs: list[dict]) -> dict[tuple[int, int], float]:
     return out
 
 
+def graded(c: dict) -> str:
+    """A claim's grade at its own level, before the paper-wide adjustment."""
+    return c.get("graded", c["verdict"])
+
+
 def adjusted_verdict(c: dict, p_adj: float | None) -> str:
-    """A claim's grade after the per-paper adjustment: a decisive grade whose adjusted p is
-    not below ALPHA becomes *not shown*."""
-    if c["verdict"] in DECISIVE and (p_adj is None or not p_adj < ALPHA):
+    """A claim's final grade: a decisive grade whose Holm-adjusted p is not below ALPHA
+    becomes *not shown*."""
+    if graded(c) in DECISIVE and (p_adj is None or not p_adj < ALPHA):
         return NOT_SHOWN
-    return c["verdict"]
+    return graded(c)
+
+
+def final(recs: list[dict]) -> list[dict]:
+    """The records with each claim's final verdict, decided by its Holm-adjusted p over its
+    paper's tested claims (:func:`adjusted_p`): ``verdict`` and ``why`` are final, ``graded``
+    and ``graded_why`` keep the chapter's grade at the claim's own level, ``p_adjusted`` the
+    adjusted p. Idempotent."""
+    adj = adjusted_p(recs)
+    n = {g: sum(group(c) == g and c.get("p_grade") is not None for r in recs
+                for c in r["claims"]) for g in groups(recs)}  # fmt: skip
+    out = []
+    for i, r in enumerate(recs):
+        claims = []
+        for j, c in enumerate(r["claims"]):
+            c = {**c, "graded": graded(c), "graded_why": c.get("graded_why", c.get("why", ""))}
+            p_adj = adj.get((i, j))
+            c["p_adjusted"] = p_adj
+            c["family_size"] = n[group(c)]
+            c["verdict"] = adjusted_verdict(c, p_adj)
+            c["why"] = c["graded_why"] if c["verdict"] == c["graded"] else (
+                f"{c['graded']} at its own level (p {p_text(c.get('p_grade'))}), not after Holm's "
+                f"adjustment over {group_name(group(c)).split(' (')[0]}'s {n[group(c)]} tested "
+                f"claims (p {p_text(p_adj)})"
+            )  # fmt: skip
+            claims.append(c)
+        out.append({**r, "claims": claims})
+    return out
+
+
+def needs(c: dict) -> str:
+    """What would decide a *not shown* claim (empty for any other verdict), from its record:
+    a control (a family failed its positive control), a measurement (no kept states tell
+    whether the tested quantity was still moving, or there is no interval), a longer budget
+    (it may still be moving the claim's way), or power (the seeds its test would need at the
+    observed effect and spread, :func:`normbook.core.claims.units_needed`; after Holm's
+    adjustment, at the strictest level of the paper's family)."""
+    if c["verdict"] != NOT_SHOWN:
+        return ""
+    failed = [k for k in c.get("controls", []) if not k["passed"]]
+    if failed:
+        return "a control: " + "; ".join(f"{k['family']} must pass ({k['check']})"
+                                         for k in failed)  # fmt: skip
+    why = c.get("graded_why", c.get("why", ""))
+    if "no kept states" in why:
+        return ("a measurement: the tested quantity at the kept states along training (whether "
+                "it was still moving)")  # fmt: skip
+    if "no interval" in why:
+        return "a measurement: at least two units with an interval"
+    if "may still be" in why:
+        return "a longer budget: the tested quantity may still be moving the claim's way"
+    level = ALPHA
+    if c.get("graded") in DECISIVE:  # decisive alone: Holm's strictest step
+        level = ALPHA / max(1, c.get("family_size", 1))
+    n = units_needed(*(c.get(k) if c.get(k) is not None else math.nan
+                       for k in ("effect", "low", "high")), int(c.get("n") or 0),
+                     c.get("sesoi") if c.get("sesoi") is not None else math.nan,
+                     c.get("test", ""), level)  # fmt: skip
+    if n is None:
+        return "power: more seeds or models (this test gives no closed-form count)"
+    if n > MAX_UNITS:
+        return f"power: no number of seeds up to {MAX_UNITS:,} (the effect sits at the SESOI)"
+    at = f" at level {level:.2g}" if level < ALPHA else ""
+    return f"power: about {n:,} seeds at the observed effect and spread{at} (has {c['n']})"
+
+
+def needs_table(recs: list[dict]) -> str:
+    """The *not shown* claims per paper by what would decide them (:func:`needs`)."""
+    recs = final(recs)
+    kinds = ("power", "a measurement", "a longer budget", "a control")
+    rows = []
+    for g in groups(recs):
+        got = [needs(c).split(":")[0] for r in recs for c in r["claims"]
+               if group(c) == g and c["verdict"] == NOT_SHOWN]  # fmt: skip
+        if got:
+            rows.append({"paper": group_name(g), **{k: str(got.count(k)) for k in kinds}})
+    return table(rows) if rows else "*(no claim is not shown)*"
 
 
 def claim_rows(recs: list[dict]) -> list[dict]:
-    """One table row per claim: where it comes from, the verdict and why, the effect with its
-    interval beside the smallest effect of interest, the test with its p-values (raw and
-    adjusted per paper), and the null."""
+    """One table row per claim: where it comes from, the final verdict and why, the effect with
+    its interval beside the smallest effect of interest, the test with its p-values (raw and
+    Holm-adjusted per paper), and the null."""
+    recs = final(recs)
     adj = adjusted_p(recs)
     rows = []
     for i, r in enumerate(recs):
@@ -132,8 +215,9 @@ def claim_rows(recs: list[dict]) -> list[dict]:
                     ),
                     "SESOI": c["sesoi_text"],
                     "test": f"{c['test']}; p {p_text(c['p'])}, p(below) {p_text(c['p_refute'])}",
-                    "p adjusted": f"{p_text(p_adj)} → {adjusted_verdict(c, p_adj)}",
+                    "p adjusted (Holm)": p_text(p_adj),
                     "compared with": c["null"],
+                    "what would decide it": needs(c),
                 }
             )
     return rows
@@ -152,23 +236,24 @@ def claims_table(recs: list[dict]) -> str:
     return f":::{{container}} ledger-table\n\n{table(claim_rows(recs))}\n:::"
 
 
-def counts(recs: list[dict], adjust: bool = False) -> dict[str, dict[str, int]]:
-    """Verdicts per paper: {paper: {grade: count}}, as graded or (``adjust``) after the
-    per-paper Benjamini-Hochberg adjustment."""
-    adj = adjusted_p(recs) if adjust else {}
+def counts(recs: list[dict], alone: bool = False) -> dict[str, dict[str, int]]:
+    """Final verdicts per paper (:func:`final`): {paper: {grade: count}}; ``alone``: the
+    grades each claim got at its own level, before the adjustment."""
+    recs = final(recs)
     out = {p: dict.fromkeys(GRADES, 0) for p in groups(recs)}
-    for i, r in enumerate(recs):
-        for j, c in enumerate(r["claims"]):
-            v = adjusted_verdict(c, adj.get((i, j))) if adjust else c["verdict"]
-            out[group(c)][v] += 1  # "B (our check)" counts under paper B
+    for r in recs:
+        for c in r["claims"]:
+            out[group(c)][c["graded"] if alone else c["verdict"]] += 1
     return out
 
 
 def counts_table(recs: list[dict]) -> str:
-    """Verdicts per paper, as graded and after the adjustment, side by side."""
-    raw, adj = counts(recs), counts(recs, adjust=True)
-    rows = [{"paper": group_name(p), **{g: f"{raw[p][g]} → {adj[p][g]}" for g in GRADES}}
-            for p in raw]  # fmt: skip
+    """Final verdicts per paper, with the grades at each claim's own level beside them where
+    the adjustment changed the count."""
+    fin, alone = counts(recs), counts(recs, alone=True)
+    rows = [{"paper": group_name(p), **{g: str(fin[p][g]) + (
+                f" (alone: {alone[p][g]})" if alone[p][g] != fin[p][g] else "") for g in GRADES}}
+            for p in fin]  # fmt: skip
     return table(rows)
 
 

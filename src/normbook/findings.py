@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .claims_ledger import PAPER_NAMES, _num, missing, section_title
+from .claims_ledger import PAPER_NAMES, _num, missing, needs, section_title
 from .core.params import Spec
 from .paper_a.recorded import BARE_COMMAND, COMMAND
 from .paper_a.recorded import CLAIM_PREFIX as PAPER_SCALE
@@ -100,7 +100,8 @@ def sentence(q: Question, claims: list[dict | None]) -> str:
             else f"effect {_effect(c)} against a smallest effect of interest of {c['sesoi_text']}"
         )  # fmt: skip
         where = f"{{ref}}`{section_title(c['section'])} <{c['section']}>`"
-        parts.append(f"*{c['claim']}*: **{c['verdict']}** ({effect}; {where})")
+        need = f"; it needs {needs(c)}" if needs(c) else ""
+        parts.append(f"*{c['claim']}*: **{c['verdict']}** ({effect}{need}; {where})")
     return f"**{q.text}** " + "; ".join(parts) + "."
 
 

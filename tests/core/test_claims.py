@@ -49,6 +49,28 @@ def test_mean_test_degenerate_cases():
         claims.paired([1, 2], [1, 2, 3], 0.05, null="z")
 
 
+def test_sign_test_uses_only_the_order_against_the_sesoi():
+    every = claims.sign_test(np.array([1, 1, 2, 1, 3]), 0.5, null="z")
+    assert every.p == 2**-5 and every.clears() and every.p_refute == 1.0
+    assert every.effect == 1.0 and (every.low, every.high) == (1.0, 3.0)  # median, x(1)..x(5)
+    # a sentinel's size changes nothing: "never settles" coded 14 or 5 is one seed above
+    far = claims.sign_test(np.array([1, 1, 13, 1, 1]), 0.5, null="z")
+    assert (far.p, far.p_refute) == (every.p, every.p_refute)
+    # the t test on the same values is moved by the sentinel: it cannot clear
+    assert not claims.mean_test(np.array([1, 1, 13, 1, 1]), 0.5, null="z").clears()
+    four = claims.sign_test(np.array([1, 1, 0, 1, 1]), 0.5, null="z")  # 4 of 5: p = 6/32
+    assert four.p == pytest.approx(6 / 32) and not four.clears() and not four.below()
+    assert four.clears() == (four.low > 0.5) and four.below() == (four.high < 0.5)
+    none = claims.sign_test(np.zeros(5), 0.5, null="z")
+    assert none.below() and none.p_refute == 2**-5 and none.high < 0.5
+    tied = claims.sign_test(np.array([1, 1, 1, 2, 0]), 1.0, null="z")  # ties at the SESOI drop
+    assert tied.p == tied.p_refute == 0.75 and "1 above it, 1 below" in tied.test
+    assert math.isnan(claims.sign_test(np.ones(3), 1.0, null="z").p)
+    assert math.isnan(claims.median_interval(np.arange(4.0))[0])  # 4 values cover 87.5 %
+    with pytest.raises(ValueError):
+        claims.sign_test(np.zeros((2, 2)), 0.5, null="z")
+
+
 def test_paired_is_the_mean_test_of_the_differences():
     x, y = np.array([0.3, 0.5, 0.2, 0.6, 0.4]), np.array([0.1, 0.1, 0.0, 0.2, 0.1])
     a, b = claims.paired(x, y, 0.1, null="y"), claims.mean_test(x - y, 0.1, null="y")
@@ -125,11 +147,21 @@ def test_late_gain_and_may_rise():
     assert claims.may_rise(flat[[0, 2]], np.array([0.75, 1.0]), 0.02)  # nothing by half
 
 
-def test_adjusted_is_benjamini_hochberg_and_skips_untested_rows():
+def test_adjusted_is_holm_and_skips_untested_rows():
     ps = [0.01, 0.04, float("nan"), 0.03]
     adj = claims.adjusted(ps)
     assert math.isnan(adj[2])
-    assert adj[[0, 1, 3]] == pytest.approx(sps.false_discovery_control([0.01, 0.04, 0.03]))
+    # sorted 0.01, 0.03, 0.04: x3, x2, x1, each at least the one before
+    assert adj[[0, 3, 1]] == pytest.approx([0.03, 0.06, 0.06])
+    assert claims.adjusted([0.5, 0.9]).tolist() == [1.0, 1.0]  # capped at 1
+    assert claims.adjusted([0.02, 0.02]).tolist() == [0.04, 0.04]  # ties: both x2
+    assert claims.adjusted([]).size == 0
+    # never below the unadjusted p, never above Bonferroni
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        p = rng.uniform(0, 0.2, 7)
+        a = claims.adjusted(p)
+        assert np.all(a >= p - 1e-15) and np.all(a <= np.minimum(1, 7 * p) + 1e-15)
 
 
 # ----------------------------------------------------------------------------- decide
@@ -205,3 +237,21 @@ def test_verdict_row_shows_effect_interval_sesoi_test_and_null():
 def test_failed_check_reads_as_a_bug():
     assert "bug" in verdicts.Check("A", "x", False, "e").row()["result"]
     assert verdicts.Check("A", "x", True, "e").row()["result"] == "holds"
+
+
+def test_units_needed_reaches_the_target_power_at_the_observed_effect():
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.08, 0.05, 5)  # SESOI 0.05: the interval straddles it
+    t = claims.mean_test(d, 0.05, null="z")
+    n = claims.units_needed(t.effect, t.low, t.high, t.n, 0.05, t.test)
+    sd, delta = float(d.std(ddof=1)), abs(t.effect - 0.05)
+    assert claims.t_power(n, sd, delta) >= claims.TARGET_POWER > claims.t_power(n - 1, sd, delta)
+    # a stricter level needs more seeds; an effect at the SESOI, none
+    assert claims.units_needed(t.effect, t.low, t.high, t.n, 0.05, t.test, alpha=0.001) > n
+    assert claims.units_needed(0.05, 0.0, 0.1, 5, 0.05, t.test) == claims.MAX_UNITS + 1
+    s = claims.sign_test(np.array([1, 1, 1, 1, 0]), 0.5, null="z")  # 4 of 5 earlier
+    m = claims.units_needed(s.effect, s.low, s.high, s.n, 0.5, s.test)
+    k = int(sps.binom.isf(claims.ALPHA, m, 0.5)) + 1
+    assert sps.binom.sf(k - 1, m, 0.8) >= claims.TARGET_POWER and m > 5
+    assert claims.units_needed(0.1, 0.0, 0.2, 5, 0.05, "Spearman rank correlation") is None
+    assert claims.units_needed(0.1, math.nan, math.nan, 5, 0.05, t.test) is None

@@ -9,7 +9,7 @@ from normbook import claims_ledger
 from normbook.core import ledger, project, report
 from normbook.core.claims import ClaimTest
 from normbook.core.params import Param, Spec
-from normbook.core.verdicts import REFUTED, REPRODUCED, Check, Grade, Verdict
+from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED, Check, Grade, Verdict
 
 SPEC = Spec(
     chapter="a1_localization",  # a graded chapter's name, so the ledger page orders it
@@ -47,7 +47,7 @@ def test_changing_a_chapter_result_changes_the_ledger(ledger_root):
     assert "**reproduced**" in before and "0.500 [0.400, 0.600]" in before
     assert "{ref}`A1 verdict <a1-verdict>`" in before
     assert claims_ledger.counts(recs)["A"][REPRODUCED] == 1
-    assert "SESOI" in before and "p adjusted" in before
+    assert "SESOI" in before and "p adjusted (Holm)" in before
 
     _execute_chapter(0.05, REFUTED)  # the same chapter, another result
     recs = claims_ledger.records("smoke")
@@ -111,15 +111,31 @@ def test_corrupt_record_says_how_to_fix(ledger_root):
         claims_ledger.records("smoke")
 
 
-def test_adjusted_counts_turn_a_chance_verdict_into_not_shown():
+def test_holm_decides_the_final_verdict():
     def claim(p, verdict=REPRODUCED):
-        return {"paper": "A", "verdict": verdict, "p_grade": p}
+        return {"paper": "A", "verdict": verdict, "why": "interval clears the SESOI",
+                "p_grade": p, "section": "a1-verdict", "claim": "c", "unit": ".2f",
+                "effect": 0.1, "low": 0.0, "high": 0.2, "sesoi_text": "0.05", "test": "t",
+                "p": p, "p_refute": 0.9, "null": "n"}  # fmt: skip
 
     recs = [{"chapter": "a1_localization", "claims": [claim(0.04), claim(0.001), claim(0.6)]}]
     adj = claims_ledger.adjusted_p(recs)
-    assert adj[0, 0] == pytest.approx(0.06) and adj[0, 1] == pytest.approx(0.003)
-    raw, after = claims_ledger.counts(recs), claims_ledger.counts(recs, adjust=True)
-    assert raw["A"][REPRODUCED] == 3 and after["A"][REPRODUCED] == 1
+    assert adj[0, 0] == pytest.approx(0.08) and adj[0, 1] == pytest.approx(0.003)
+    alone, after = claims_ledger.counts(recs, alone=True), claims_ledger.counts(recs)
+    assert alone["A"][REPRODUCED] == 3 and after["A"][REPRODUCED] == 1
+    fin = claims_ledger.final(recs)
+    first = fin[0]["claims"][0]
+    assert first["verdict"] == NOT_SHOWN and first["graded"] == REPRODUCED
+    assert first["why"].startswith("reproduced at its own level (p = 0.04), not after Holm")
+    assert "Paper A's 3 tested claims (p = 0.08)" in first["why"]
+    assert fin[0]["claims"][1]["why"] == "interval clears the SESOI"  # kept
+    assert claims_ledger.final(fin) == fin  # idempotent
+    assert recs[0]["claims"][0]["verdict"] == REPRODUCED  # the input is not changed
+    assert (
+        "**not shown at this budget** (reproduced at its own level"
+        in claims_ledger.claim_rows(recs)[0]["verdict"]
+    )
+    assert "1 (alone: 3)" in claims_ledger.counts_table(recs)
     untested = {"paper": "A", "verdict": REFUTED, "p_grade": None}  # no p: never decisive
     assert claims_ledger.adjusted_verdict(untested, None) != REFUTED
 
@@ -145,10 +161,43 @@ def test_recorded_paper_scale_claims_are_counted_and_adjusted_apart():
     recorded = "paper scale (recorded run)"
     recs = [{"chapter": "a1_localization",
              "claims": [claim(0.04), claim(0.001), claim(0.04, recorded)]}]  # fmt: skip
-    c = claims_ledger.counts(recs)
+    c = claims_ledger.counts(recs, alone=True)
     assert list(c) == ["A", "B", f"A, {recorded}"]
     assert c["A"][REPRODUCED] == 2 and c[f"A, {recorded}"][REPRODUCED] == 1
     adj = claims_ledger.adjusted_p(recs)
     assert adj[0, 2] == pytest.approx(0.04)  # alone in its family: unadjusted
     assert adj[0, 0] == pytest.approx(0.04)  # two in the profile's family
     assert "Paper A, paper scale" in claims_ledger.counts_table(recs)
+
+
+def test_a_not_shown_claim_says_what_would_decide_it():
+    base = {"paper": "A", "verdict": NOT_SHOWN, "p_grade": 0.3, "section": "a1-verdict",
+            "claim": "c", "unit": ".2f", "effect": 0.08, "low": 0.03, "high": 0.13,
+            "sesoi_text": "0.05", "sesoi": 0.05, "n": 5, "p": 0.3, "p_refute": 0.7,
+            "null": "n", "test": "paired t test, one-sided against the SESOI, 5 seeds",
+            "why": "interval contains the SESOI (too little power)"}  # fmt: skip
+    assert claims_ledger.needs(base).startswith("power: about ")
+    assert "(has 5)" in claims_ledger.needs(base)
+    bad = {**base, "controls": [{"family": "no norm", "check": "learned", "passed": False,
+                                 "evidence": ""}]}  # fmt: skip
+    assert claims_ledger.needs(bad) == "a control: no norm must pass (learned)"
+    kept = {**base, "why": "below the SESOI, but no kept states tell whether it was still rising"}
+    assert claims_ledger.needs(kept).startswith("a measurement: ")
+    assert claims_ledger.needs({**base, "why": "of the other sign, but may still be rising"}
+                               ).startswith("a longer budget")  # fmt: skip
+    assert claims_ledger.needs({**base, "verdict": REPRODUCED}) == ""
+    # decisive alone, not after Holm: seeds at the family's strictest level
+    held = claims_ledger.final([{"chapter": "a1_localization", "claims": [
+        {**base, "verdict": REPRODUCED, "p_grade": 0.03, "why": "interval clears the SESOI",
+         "low": 0.055, "high": 0.105},
+        {**base, "p_grade": 0.04}]}])[0]["claims"][0]  # fmt: skip
+    assert held["verdict"] == NOT_SHOWN and "at level 0.025" in claims_ledger.needs(held)
+    recs = [{"chapter": "a1_localization", "claims": [base, bad, kept]}]
+    table = claims_ledger.needs_table(recs)
+    assert "| 1 | 1 | 0 | 1 |" in table.replace("  ", " ")
+    assert "what would decide it" in claims_ledger.claim_rows(recs)[0]
+
+
+def test_check_records_keep_their_evidence():
+    rec = ledger.check_record(Check("A", "equivariant", True, "max change 0"), "a1-verdict")
+    assert rec["evidence"] == "max change 0"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED, Check
+from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED
 from normbook.paper_a import bands, interventions, stress, stress_verdicts
 from normbook.paper_a.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.detector import Moments
@@ -108,19 +108,27 @@ def _flat_curve(run):
                            values=lambda m: np.array([np.asarray(m(run), float)] * 3))  # fmt: skip
 
 
-def test_circular_training_and_symmetric_interventions_are_checks(fake_run, profile):
+def test_circular_training_is_a_check_and_its_flat_interior_an_equivalence_claim(fake_run, profile):
     flat = fake_run(profile["flat"], name="circular", jitter=0.0002)  # noise at its SE
     assert all(c.holds for c in stress_verdicts.circular_trained_checks(flat, np.zeros(5)))
+    assert not all(c.holds for c in stress_verdicts.circular_trained_checks(flat, np.ones(5)))
+    assert stress_verdicts.circular_flat(flat).verdict == REPRODUCED
     sloped = fake_run(profile["ramp"], name="leaky")
-    assert not all(c.holds for c in stress_verdicts.circular_trained_checks(sloped, np.zeros(5)))
-    se = {m: {"all": np.array([0.001, 0.001])} for m in interventions.MODES}
-    sweep = SimpleNamespace(name="instance", slopes=lambda m, c: np.array([0.0005, -0.0003]), se=se)
-    assert all(
-        isinstance(c, Check) and c.holds
-        for c in stress_verdicts.symmetric_intervention_checks(sweep)
-    )
-    sweep.slopes = lambda m, c: np.array([0.05, 0.04])  # a slope symmetry forbids: a bug
-    assert not any(c.holds for c in stress_verdicts.symmetric_intervention_checks(sweep))
+    assert stress_verdicts.circular_flat(sloped).verdict == REFUTED
+    se = {m: {"all": np.full(5, 0.001)} for m in interventions.MODES}
+    small = np.array([0.0005, -0.0003, 0.001, 0.0, -0.0008])
+    sweep = SimpleNamespace(name="instance", slopes=lambda m, c: small, se=se)
+    rows = stress_verdicts.symmetric_interventions(sweep)
+    assert len(rows) == 2 and all(v.verdict == REPRODUCED for v in rows)
+    assert rows[0].claim.startswith("(ours) instance with") and rows[0].test.band
+    sweep.slopes = lambda m, c: np.array([0.09, 0.08, 0.1, 0.07, 0.09])  # beyond the SESOI
+    assert all(v.verdict == REFUTED for v in stress_verdicts.symmetric_interventions(sweep))
+    # seeds scattered as widely as the SESOI, each "not significant": no longer "flat"
+    sweep.slopes = lambda m, c: np.array([0.06, -0.07, 0.01, 0.05, -0.04])
+    sweep.se = {m: {"all": np.full(5, 0.02)} for m in interventions.MODES}
+    noisy = stress_verdicts.symmetric_interventions(sweep)
+    assert all(v.verdict == NOT_SHOWN for v in noisy)
+    assert "straddles" in noisy[0].grade.why and noisy[0].sesoi_text().startswith("± ")
 
 
 def _sweep(base, after):

@@ -171,8 +171,9 @@ def test_checks_fail_when_the_property_fails():
     assert not verdicts.at_chance("o = 0", np.array([700]), 1000, [1e-30]).holds
     assert verdicts.cyclic_null("x", np.array([0.0, 3e-7])).holds
     assert not verdicts.cyclic_null("x", np.array([0.0, 0.2])).holds
-    assert verdicts.flat_interior("x", [0.001, -0.002], [0.001, 0.001]).holds
-    assert not verdicts.flat_interior("x", [0.05, -0.002], [0.001, 0.001]).holds
+    five = np.array([0.001, -0.002, 0.0, 0.002, -0.001])
+    assert verdicts.flat_interior("x", five, np.full(5, 0.001)).verdict == REPRODUCED
+    assert verdicts.flat_interior("x", five + 0.2, np.full(5, 0.001)).verdict == REFUTED
     with pytest.raises(ValueError, match="no model"):
         verdicts.at_chance("o = 0", np.array([]), 1000, [])
     eq = dict(name="none", shift=2, radius=4, reach=[4, 4], max_change=[0.0, 0.0])

@@ -19,6 +19,7 @@ evaluations: editing a claim test never re-runs an experiment.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -124,6 +125,41 @@ def mean_test(values, sesoi: float, null: str, what: str = "t test") -> ClaimTes
         p_ref = float(sps.ttest_1samp(d, sesoi, alternative="less").pvalue)
     power = t_power(n, float(d.std(ddof=1)), sesoi)
     return ClaimTest(mean, lo, hi, p, p_ref, n, name, null, sesoi, power)
+
+
+def median_interval(values, confidence: float = CLAIM_CONFIDENCE) -> tuple[float, float]:
+    """The distribution-free interval of a median: the order statistics x(j), x(n+1-j) with
+    the largest j whose binomial coverage is at least ``confidence`` (NaN when even the
+    extremes cover less, as with fewer than five values at 90 %)."""
+    d = np.sort(np.asarray(values, dtype=float))
+    n = d.size
+    for j in range(n // 2, 0, -1):  # innermost first: the narrowest interval that covers
+        if 1 - 2 * sps.binom.cdf(j - 1, n, 0.5) >= confidence:
+            return float(d[j - 1]), float(d[n - j])
+    return NAN, NAN
+
+
+def sign_test(values, sesoi: float, null: str) -> ClaimTest:
+    """A paired sign test of ordinal per-unit effects (a layer index, where "never" ranks after
+    the last layer and has no size) against the SESOI: ``p`` is the exact binomial chance of
+    at least this many units above the SESOI when the median is at it, ``p_refute`` of at
+    least this many below; units equal to it are dropped (a SESOI between whole numbers has
+    none). The effect is the median, with its distribution-free interval
+    (:func:`median_interval`); only the order of each unit's value against the SESOI is used."""
+    d = np.asarray(values, dtype=float)
+    if d.ndim != 1 or d.size == 0:
+        raise ValueError(f"sign_test needs a 1-D array of per-unit effects, got {d.shape}")
+    n = int(d.size)
+    above, below = int(np.sum(d > sesoi)), int(np.sum(d < sesoi))
+    name = (f"paired sign test, one-sided against the SESOI, {n} seeds "
+            f"({above} above it, {below} below)")  # fmt: skip
+    lo, hi = median_interval(d)
+    m = above + below
+    if m == 0:
+        return ClaimTest(float(np.median(d)), lo, hi, NAN, NAN, n, name, null, sesoi)
+    p = float(sps.binomtest(above, m, 0.5, alternative="greater").pvalue)
+    p_ref = float(sps.binomtest(below, m, 0.5, alternative="greater").pvalue)
+    return ClaimTest(float(np.median(d)), lo, hi, p, p_ref, n, name, null, sesoi)
 
 
 def mapped_estimate(est: float, se: float, dof: int, fn, sesoi: float, n: int, null: str,
@@ -273,14 +309,27 @@ def inside_band(values, lo: float, hi: float, null: str) -> ClaimTest:
     return ClaimTest(mean, low, high, p_inside, p_outside, n, name, null, NAN, band=True)
 
 
+def within(values, margin: float, null: str) -> ClaimTest:
+    """An equivalence test: the mean of per-unit values lies within ``margin`` (a SESOI) of 0,
+    by two one-sided t tests (:func:`inside_band` on [-margin, margin]); "not significantly
+    different from 0" is never read as "0". ``p`` is "inside", ``p_refute`` "wholly outside"."""
+    t = inside_band(values, -margin, margin, null)
+    return replace(t, test=f"equivalence within ± the SESOI: two one-sided t tests over "
+                   f"{t.n} seeds", sesoi=margin)  # fmt: skip
+
+
 def adjusted(ps) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control); NaN where
-    a row has no test."""
+    """Holm's step-down adjusted p-values (family-wise error at ALPHA over the family, valid
+    whatever the tests' dependence, which matters here: several rows reuse the same networks);
+    NaN where a row has no test. The k-th smallest p is multiplied by the number of p-values
+    not smaller than it, and each kept at least as large as the one before."""
     ps = np.asarray(ps, dtype=float)
     out = np.full(ps.shape, NAN)
-    ok = ~np.isnan(ps)
-    if ok.any():
-        out[ok] = sps.false_discovery_control(ps[ok], method="bh")
+    ok = np.flatnonzero(~np.isnan(ps))
+    if ok.size:
+        order = ok[np.argsort(ps[ok], kind="stable")]
+        scaled = (ok.size - np.arange(ok.size)) * ps[order]
+        out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
     return out
 
 
@@ -306,6 +355,50 @@ def may_rise(values, fractions, margin: float) -> bool:
     (too few units, or no state kept by half the budget)."""
     g = late_gain(values, fractions)
     return not g.high < margin
+
+
+TARGET_POWER = 0.8  # "seeds needed": the chance of a decisive answer a design should have
+MAX_UNITS = 10_000  # beyond this, "seeds needed" reads "more than"
+
+
+def units_needed(effect: float, low: float, high: float, n: int, sesoi: float, test: str,
+                 alpha: float = ALPHA) -> int | None:  # fmt: skip
+    """Seeds (units) a claim's test would need to decide it with chance ``TARGET_POWER`` if
+    the truth were the observed effect with the observed spread: for a t test, the spread is
+    read back from the interval (half-width = t quantile x sd / sqrt(n)) and the power is
+    :func:`t_power` at the distance between effect and SESOI; for a sign test
+    (:func:`sign_test`), the observed share of units on the effect's side of the SESOI and the
+    exact binomial. None where the test is neither, or the record lacks an interval; ``MAX_UNITS + 1`` where no number of
+    seeds up to MAX_UNITS would do (an effect at the SESOI)."""
+    if not (n >= 2 and np.isfinite([effect, low, high, sesoi]).all()):
+        return None
+    counts = re.search(r"\((\d+) above it, (\d+) below\)", test)
+    if "sign test" in test and counts:
+        k, j = (int(x) for x in counts.groups())
+        side = max(k, j) / (k + j) if k + j else 0.5  # observed share on the effect's side
+        if side <= 0.5:
+            return MAX_UNITS + 1
+        for m in range(2, MAX_UNITS + 1):
+            k = int(sps.binom.isf(alpha, m, 0.5)) + 1  # smallest count with P(>= k) < alpha
+            if k <= m and sps.binom.sf(k - 1, m, side) >= TARGET_POWER:
+                return m
+        return MAX_UNITS + 1
+    if "t test" not in test:
+        return None
+    half = (high - low) / 2
+    sd = half * math.sqrt(n) / float(sps.t.ppf(0.5 + CLAIM_CONFIDENCE / 2, n - 1))
+    delta = abs(effect - sesoi)
+    if not delta > 0:
+        return MAX_UNITS + 1
+    if sd == 0:
+        return n
+    lo, hi = 2, MAX_UNITS
+    if t_power(hi, sd, delta, alpha) < TARGET_POWER:
+        return MAX_UNITS + 1
+    while lo < hi:  # power rises with n: bisect for the smallest n that reaches the target
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if t_power(mid, sd, delta, alpha) < TARGET_POWER else (lo, mid)
+    return lo
 
 
 def simulate_power(ns, ratios, draws: int, seed: int = 0):

@@ -56,7 +56,8 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
 
 
 def check_record(c: Check, section: str) -> dict:
-    return {"paper": c.paper, "check": c.check, "holds": c.holds, "section": section}
+    return {"paper": c.paper, "check": c.check, "holds": c.holds, "section": section,
+            "evidence": c.evidence}  # fmt: skip
 
 
 def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: list[dict],

@@ -161,9 +161,10 @@ class Verdict:
         if self.sesoi is None:
             return "paper's band"
         spec = self.unit.replace("+", "")
+        sign = "± " if self.test.band else ""  # an equivalence test's margin, both ways
         if spec.endswith("%"):  # a fraction shown in percentage points
-            return f"{100 * self.sesoi.value:g} percentage points {self.sesoi.unit}"
-        return f"{_num(self.sesoi.value, spec)} {self.sesoi.unit}"
+            return f"{sign}{100 * self.sesoi.value:g} percentage points {self.sesoi.unit}"
+        return f"{sign}{_num(self.sesoi.value, spec)} {self.sesoi.unit}"
 
     def row(self) -> dict:
         t, f = self.test, self.unit

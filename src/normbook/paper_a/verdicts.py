@@ -25,7 +25,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.claims import ClaimTest, all_of, inside_band, may_rise, mean_test, paired, rank_trend
+from ..core.claims import (
+    ClaimTest,
+    all_of,
+    inside_band,
+    may_rise,
+    mean_test,
+    paired,
+    rank_trend,
+    within,
+)
 from ..core.fmt import join
 from ..core.verdicts import Check, Control, Verdict, decide
 from . import bands, multihop, reported
@@ -44,7 +53,6 @@ from .sesoi import (
 
 CHECK_LEVEL = 1e-3  # a control at chance "fails" only when its binomial p falls below this
 CYCLIC_TOLERANCE = 1e-4  # float rounding in pooled statistics under a cyclic shift
-FLAT_SE = 5.0  # a slope that must be 0 by symmetry "is 0" within this many standard errors
 NULL_NONE = "no-norm network (same seeds)"
 NULL_CIRCULAR = "same networks, circular padding"
 
@@ -178,16 +186,23 @@ def cyclic_null(name: str, max_change: np.ndarray) -> Check:
     )
 
 
-def flat_interior(what: str, slopes, se) -> Check:
-    """Where symmetry makes every interior index equivalent, the interior slope is 0 up to its
-    sampling error: within ``FLAT_SE`` standard errors in every seed."""
-    z = np.abs(np.asarray(slopes, float)) / np.asarray(se, float)
-    return Check(
+def flat_interior(what: str, slopes, se) -> Verdict:
+    """(ours) Where symmetry makes every interior index equivalent, the interior slope is 0;
+    graded as an equivalence claim (:func:`normbook.core.claims.within`): the mean slope over
+    seeds lies within ± the slope SESOI, so that a slope too noisy to tell from 0 is "not
+    shown", never "flat". More training cannot tilt a symmetric network's expectation
+    (``rising=False``). ``se``: each seed's own standard error, shown as evidence."""
+    slopes = np.asarray(slopes, float)
+    z = np.abs(slopes) / np.asarray(se, float)
+    test = within(slopes, SLOPE.value, null="a flat interior (slope 0, by symmetry)")
+    return Verdict(
         "A",
-        f"{what}: the interior mean prediction is flat (slope within {FLAT_SE:g} standard "
-        "errors of 0)",
-        bool(np.all(z <= FLAT_SE)),
-        f"interior slope {join(slopes, '.4f')}; |slope| / SE {join(z, '.1f')}",
+        f"(ours) {what}: the interior mean prediction is flat (slope within ± the SESOI of 0)",
+        decide(test, rising=False),
+        test,
+        SLOPE,
+        f"interior slope {join(slopes, '.4f')}; |slope| / its SE {join(z, '.1f')}",
+        unit="+.4f",
     )
 
 

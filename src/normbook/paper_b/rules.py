@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.claims import ClaimTest, Sesoi, may_rise, mean_test
+from ..core.claims import ClaimTest, Sesoi, may_rise, mean_test, sign_test
 from ..core.fmt import join
 from ..core.verdicts import Control
 from . import reported
@@ -82,12 +82,15 @@ def signed(bn, nobn, expect: str, relative: bool = False) -> np.ndarray:
 def direction(bn, nobn, expect: str, what: str, sesoi: Sesoi) -> ClaimTest:
     """The one test behind every direction claim: per seed, the effect ``signed`` the claim's
     way (relative for Davies-Bouldin indices, ``sesoi`` is :data:`.sesoi.DBI`), a t test over
-    seeds against the SESOI."""
+    seeds against the SESOI; for the settling layer (``sesoi`` is :data:`.sesoi.SETTLE`), an
+    ordinal outcome whose "never" has no size, a paired sign test (:func:`sign_test`)."""
     bn = np.asarray(bn, float)
     if bn.ndim != 1:
         raise ValueError(f"need one value per seed for BN and no BN, got {bn.shape}")
     d = signed(bn, nobn, expect, relative=sesoi is DBI)
     way = "BN − no BN" if expect == "higher" else "no BN − BN"
+    if sesoi is SETTLE:
+        return sign_test(d, sesoi.value, null=f"{what}: {way}, same seeds")
     return mean_test(d, sesoi.value, null=f"{what}: {way}, same seeds", what="paired t test")
 
 
