@@ -368,8 +368,9 @@ def units_needed(effect: float, low: float, high: float, n: int, sesoi: float, t
     read back from the interval (half-width = t quantile x sd / sqrt(n)) and the power is
     :func:`t_power` at the distance between effect and SESOI; for a sign test
     (:func:`sign_test`), the observed share of units on the effect's side of the SESOI and the
-    exact binomial. None where the test is neither, or the record lacks an interval; ``MAX_UNITS + 1`` where no number of
-    seeds up to MAX_UNITS would do (an effect at the SESOI)."""
+    exact binomial. None where the test is neither, or the record lacks an interval;
+    ``MAX_UNITS + 1`` where no number of seeds up to MAX_UNITS would do (an effect at the
+    SESOI)."""
     if not (n >= 2 and np.isfinite([effect, low, high, sesoi]).all()):
         return None
     counts = re.search(r"\((\d+) above it, (\d+) below\)", test)
