@@ -503,9 +503,12 @@ report.md(methods.worked_examples())
 # does not read a slope that is not significantly different from 0 as flat: it tests
 # equivalence, two one-sided $t$ tests that the mean over seeds lies within ± the SESOI, and a
 # slope too noisy to tell reads *not shown*. **Ordinal outcomes.** The layer where k* settles
-# at the classes is a whole number, and a network that never settles has no layer at all; its
-# claims use a paired sign test on the order (how many seeds settle earlier by more than the
-# SESOI), never a mean of sentinel values.
+# at the classes is a whole number, and a network that never settles has no layer at all (it
+# is censored after the last layer). Its claims use a rank test of the shift, Mann–Whitney's
+# $U$ of one family's layers against the other's shifted by the SESOI, exact over every split
+# of the networks (the generalized Wilcoxon comparison of censored data when every network is
+# censored at the same point), with the Hodges–Lehmann shift and its interval; never a mean of
+# sentinel values.
 #
 # A few rows compare our number with the paper's reported value instead (the PackNorm
 # transition, Table 1's accuracies); their "SESOI" is the paper's band. **Checks**: properties

@@ -49,26 +49,32 @@ def test_mean_test_degenerate_cases():
         claims.paired([1, 2], [1, 2, 3], 0.05, null="z")
 
 
-def test_sign_test_uses_only_the_order_against_the_sesoi():
-    every = claims.sign_test(np.array([1, 1, 2, 1, 3]), 0.5, null="z")
-    assert every.p == 2**-5 and every.clears() and every.p_refute == 1.0
-    assert every.effect == 1.0 and (every.low, every.high) == (1.0, 3.0)  # median, x(1)..x(5)
-    # a sentinel's size changes nothing: "never settles" coded 14 or 5 is one seed above
-    far = claims.sign_test(np.array([1, 1, 13, 1, 1]), 0.5, null="z")
-    assert (far.p, far.p_refute) == (every.p, every.p_refute)
-    # the t test on the same values is moved by the sentinel: it cannot clear
-    assert not claims.mean_test(np.array([1, 1, 13, 1, 1]), 0.5, null="z").clears()
-    four = claims.sign_test(np.array([1, 1, 0, 1, 1]), 0.5, null="z")  # 4 of 5: p = 6/32
-    assert four.p == pytest.approx(6 / 32) and not four.clears() and not four.below()
-    assert four.clears() == (four.low > 0.5) and four.below() == (four.high < 0.5)
-    none = claims.sign_test(np.zeros(5), 0.5, null="z")
-    assert none.below() and none.p_refute == 2**-5 and none.high < 0.5
-    tied = claims.sign_test(np.array([1, 1, 1, 2, 0]), 1.0, null="z")  # ties at the SESOI drop
-    assert tied.p == tied.p_refute == 0.75 and "1 above it, 1 below" in tied.test
-    assert math.isnan(claims.sign_test(np.ones(3), 1.0, null="z").p)
-    assert math.isnan(claims.median_interval(np.arange(4.0))[0])  # 4 values cover 87.5 %
+def test_rank_shift_test_uses_only_the_order_against_the_sesoi():
+    never = np.full(5, 14.0)  # no BN never settles (one past the last of 13 layers)
+    bn = np.array([11.0, 12, 12, 13, 11])
+    t = claims.rank_shift_test(never, bn, 0.5, null="z")
+    assert t.p == pytest.approx(1 / 252) and t.clears() and t.p_refute > 0.5  # C(10, 5)
+    assert t.effect == 2.0 and t.low > 0.5 and "P(x > y + SESOI) = 1.00" in t.test
+    # the sentinel's size changes nothing: "never" coded 100 ranks the same as 14
+    far = claims.rank_shift_test(np.full(5, 100.0), bn, 0.5, null="z")
+    assert (far.p, far.p_refute) == (t.p, t.p_refute)
+    # the paired t test on the same values is moved by the sentinel
+    assert claims.mean_test(never - bn, 0.5, null="z").effect != claims.mean_test(
+        np.full(5, 100.0) - bn, 0.5, null="z").effect  # fmt: skip
+    same = claims.rank_shift_test(bn, bn, 0.5, null="z")  # no shift: below the SESOI?
+    assert not same.clears()
+    below = claims.rank_shift_test(bn - 3, bn, 0.5, null="z")
+    assert below.below() and below.high < 0.5
+    # the interval and the tests say the same thing at every shift
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        a, b = rng.integers(1, 8, 5).astype(float), rng.integers(1, 8, 5).astype(float)
+        r = claims.rank_shift_test(a, b, 0.5, null="z")
+        assert r.clears() == (r.low > 0.5) and r.below() == (r.high < 0.5)
+    tied = claims.rank_shift_test(np.ones(5), np.ones(5) - 0.5, 0.5, null="z")
+    assert tied.p == tied.p_refute == 1.0
     with pytest.raises(ValueError):
-        claims.sign_test(np.zeros((2, 2)), 0.5, null="z")
+        claims.rank_shift_test(np.zeros((2, 2)), np.zeros(2), 0.5, null="z")
 
 
 def test_paired_is_the_mean_test_of_the_differences():
@@ -249,9 +255,9 @@ def test_units_needed_reaches_the_target_power_at_the_observed_effect():
     # a stricter level needs more seeds; an effect at the SESOI, none
     assert claims.units_needed(t.effect, t.low, t.high, t.n, 0.05, t.test, alpha=0.001) > n
     assert claims.units_needed(0.05, 0.0, 0.1, 5, 0.05, t.test) == claims.MAX_UNITS + 1
-    s = claims.sign_test(np.array([1, 1, 1, 1, 0]), 0.5, null="z")  # 4 of 5 earlier
-    m = claims.units_needed(s.effect, s.low, s.high, s.n, 0.5, s.test)
-    k = int(sps.binom.isf(claims.ALPHA, m, 0.5)) + 1
-    assert sps.binom.sf(k - 1, m, 0.8) >= claims.TARGET_POWER and m > 5
+    r = claims.rank_shift_test(np.array([3.0, 4, 2, 5, 4]), np.array([2.0, 3, 3, 2, 4]), 0.5,
+                               null="z")  # fmt: skip
+    m = claims.units_needed(r.effect, r.low, r.high, r.n, 0.5, r.test)
+    assert m > 5  # not decided by five: Noether's formula asks for more
     assert claims.units_needed(0.1, 0.0, 0.2, 5, 0.05, "Spearman rank correlation") is None
     assert claims.units_needed(0.1, math.nan, math.nan, 5, 0.05, t.test) is None

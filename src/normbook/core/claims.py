@@ -127,39 +127,44 @@ def mean_test(values, sesoi: float, null: str, what: str = "t test") -> ClaimTes
     return ClaimTest(mean, lo, hi, p, p_ref, n, name, null, sesoi, power)
 
 
-def median_interval(values, confidence: float = CLAIM_CONFIDENCE) -> tuple[float, float]:
-    """The distribution-free interval of a median: the order statistics x(j), x(n+1-j) with
-    the largest j whose binomial coverage is at least ``confidence`` (NaN when even the
-    extremes cover less, as with fewer than five values at 90 %)."""
-    d = np.sort(np.asarray(values, dtype=float))
-    n = d.size
-    for j in range(n // 2, 0, -1):  # innermost first: the narrowest interval that covers
-        if 1 - 2 * sps.binom.cdf(j - 1, n, 0.5) >= confidence:
-            return float(d[j - 1]), float(d[n - j])
-    return NAN, NAN
+def rank_shift_test(x, y, sesoi: float, null: str) -> ClaimTest:
+    """Whether ``x`` exceeds ``y`` by more than the SESOI, for ordinal values with a common
+    censoring point (a layer index, where "never" ranks after the last layer and has no
+    size): Mann-Whitney's U of x against y + SESOI, exact over every split of the units
+    (ties take mid-ranks), one-sided both ways; unpaired, as a never-settling network has no
+    layer to pair a difference with. This is the generalized Wilcoxon (Gehan) comparison of
+    survival data, to which it reduces when every unit is censored at the same point. The
+    effect is the Hodges-Lehmann shift (the median of the pairwise differences x_i - y_j),
+    with the interval from inverting the same test over shifts, so that "clears" is exactly
+    "its lower end is above the SESOI"."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.ndim != 1 or y.ndim != 1 or not x.size or not y.size:
+        raise ValueError(f"rank_shift_test needs two 1-D samples, got {x.shape}, {y.shape}")
+    diffs = np.unique(np.subtract.outer(x, y).ravel())
+    exact = sps.PermutationMethod(n_resamples=np.inf)
 
+    def p(shift: float, alternative: str) -> float:
+        if np.all(x == x[0]) and np.all(y + shift == x[0]):
+            return 1.0  # every unit tied: no evidence either way
+        return float(sps.mannwhitneyu(x, y + shift, alternative=alternative,
+                                      method=exact).pvalue)  # fmt: skip
 
-def sign_test(values, sesoi: float, null: str) -> ClaimTest:
-    """A paired sign test of ordinal per-unit effects (a layer index, where "never" ranks after
-    the last layer and has no size) against the SESOI: ``p`` is the exact binomial chance of
-    at least this many units above the SESOI when the median is at it, ``p_refute`` of at
-    least this many below; units equal to it are dropped (a SESOI between whole numbers has
-    none). The effect is the median, with its distribution-free interval
-    (:func:`median_interval`); only the order of each unit's value against the SESOI is used."""
-    d = np.asarray(values, dtype=float)
-    if d.ndim != 1 or d.size == 0:
-        raise ValueError(f"sign_test needs a 1-D array of per-unit effects, got {d.shape}")
-    n = int(d.size)
-    above, below = int(np.sum(d > sesoi)), int(np.sum(d < sesoi))
-    name = (f"paired sign test, one-sided against the SESOI, {n} seeds "
-            f"({above} above it, {below} below)")  # fmt: skip
-    lo, hi = median_interval(d)
-    m = above + below
-    if m == 0:
-        return ClaimTest(float(np.median(d)), lo, hi, NAN, NAN, n, name, null, sesoi)
-    p = float(sps.binomtest(above, m, 0.5, alternative="greater").pvalue)
-    p_ref = float(sps.binomtest(below, m, 0.5, alternative="greater").pvalue)
-    return ClaimTest(float(np.median(d)), lo, hi, p, p_ref, n, name, null, sesoi)
+    # the p-values change only where a shift equals a pairwise difference: test the midpoints
+    mids = np.concatenate([[diffs[0] - 1], (diffs[:-1] + diffs[1:]) / 2, [diffs[-1] + 1]])
+    ends = np.concatenate([[-np.inf], diffs, [np.inf]])
+    alpha = (1 - CLAIM_CONFIDENCE) / 2
+    up = [i for i, m in enumerate(mids) if p(m, "greater") > alpha]  # shifts not rejected
+    down = [i for i, m in enumerate(mids) if p(m, "less") > alpha]
+    low = float(ends[up[0]]) if up and up[0] > 0 else NAN
+    high = float(ends[down[-1] + 1]) if down and down[-1] < len(mids) - 1 else NAN
+    n1, n2 = x.size, y.size
+    share = float(np.mean(np.subtract.outer(x, y + sesoi) > 0)
+                  + 0.5 * np.mean(np.subtract.outer(x, y + sesoi) == 0))  # fmt: skip
+    name = (f"Mann-Whitney U against the SESOI shift, exact, one-sided, {n1} and {n2} seeds "
+            f"(P(x > y + SESOI) = {share:.2f})")  # fmt: skip
+    return ClaimTest(float(np.median(np.subtract.outer(x, y))), low, high,
+                     p(sesoi, "greater"), p(sesoi, "less"), min(n1, n2), name, null,
+                     sesoi)  # fmt: skip
 
 
 def mapped_estimate(est: float, se: float, dof: int, fn, sesoi: float, n: int, null: str,
@@ -366,24 +371,21 @@ def units_needed(effect: float, low: float, high: float, n: int, sesoi: float, t
     """Seeds (units) a claim's test would need to decide it with chance ``TARGET_POWER`` if
     the truth were the observed effect with the observed spread: for a t test, the spread is
     read back from the interval (half-width = t quantile x sd / sqrt(n)) and the power is
-    :func:`t_power` at the distance between effect and SESOI; for a sign test
-    (:func:`sign_test`), the observed share of units on the effect's side of the SESOI and the
-    exact binomial. None where the test is neither, or the record lacks an interval;
-    ``MAX_UNITS + 1`` where no number of seeds up to MAX_UNITS would do (an effect at the
-    SESOI)."""
+    :func:`t_power` at the distance between effect and SESOI; for the rank test
+    (:func:`rank_shift_test`), Noether's formula at the observed chance that a unit of one
+    group exceeds one of the other by the SESOI (seeds per group). None where the test is
+    neither, or the record lacks an interval; ``MAX_UNITS + 1`` where no number of seeds up to
+    MAX_UNITS would do (an effect at the SESOI)."""
     if not (n >= 2 and np.isfinite([effect, low, high, sesoi]).all()):
         return None
-    counts = re.search(r"\((\d+) above it, (\d+) below\)", test)
-    if "sign test" in test and counts:
-        k, j = (int(x) for x in counts.groups())
-        side = max(k, j) / (k + j) if k + j else 0.5  # observed share on the effect's side
-        if side <= 0.5:
+    share = re.search(r"P\(x > y \+ SESOI\) = ([0-9.]+)", test)
+    if "Mann-Whitney" in test and share:
+        # Noether's formula for the rank test: seeds per group at the observed P(x > y + SESOI)
+        away = abs(float(share.group(1)) - 0.5)
+        if away == 0:
             return MAX_UNITS + 1
-        for m in range(2, MAX_UNITS + 1):
-            k = int(sps.binom.isf(alpha, m, 0.5)) + 1  # smallest count with P(>= k) < alpha
-            if k <= m and sps.binom.sf(k - 1, m, side) >= TARGET_POWER:
-                return m
-        return MAX_UNITS + 1
+        z = sps.norm.ppf(1 - alpha) + sps.norm.ppf(TARGET_POWER)
+        return min(MAX_UNITS + 1, max(2, math.ceil(z**2 / (12 * 0.25 * away**2) / 2)))
     if "t test" not in test:
         return None
     half = (high - low) / 2

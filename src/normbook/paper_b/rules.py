@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.claims import ClaimTest, Sesoi, may_rise, mean_test, sign_test
+from ..core.claims import ClaimTest, Sesoi, may_rise, mean_test, rank_shift_test
 from ..core.fmt import join
 from ..core.verdicts import Control
 from . import reported
@@ -83,14 +83,18 @@ def direction(bn, nobn, expect: str, what: str, sesoi: Sesoi) -> ClaimTest:
     """The one test behind every direction claim: per seed, the effect ``signed`` the claim's
     way (relative for Davies-Bouldin indices, ``sesoi`` is :data:`.sesoi.DBI`), a t test over
     seeds against the SESOI; for the settling layer (``sesoi`` is :data:`.sesoi.SETTLE`), an
-    ordinal outcome whose "never" has no size, a paired sign test (:func:`sign_test`)."""
+    ordinal outcome whose "never" has no size, a rank test of the shift
+    (:func:`rank_shift_test`)."""
     bn = np.asarray(bn, float)
     if bn.ndim != 1:
         raise ValueError(f"need one value per seed for BN and no BN, got {bn.shape}")
     d = signed(bn, nobn, expect, relative=sesoi is DBI)
     way = "BN − no BN" if expect == "higher" else "no BN − BN"
     if sesoi is SETTLE:
-        return sign_test(d, sesoi.value, null=f"{what}: {way}, same seeds")
+        x, y = (
+            (bn, np.asarray(nobn, float)) if expect == "higher" else (np.asarray(nobn, float), bn)
+        )
+        return rank_shift_test(x, y, sesoi.value, null=f"{what}: {way}")
     return mean_test(d, sesoi.value, null=f"{what}: {way}, same seeds", what="paired t test")
 
 

@@ -43,9 +43,9 @@ SILHOUETTE = Sesoi(
 SETTLE = Sesoi(
     0.5,
     "conv layer",
-    "'in earlier layers' means a different layer: at least one layer earlier in most seeds, by "
-    "a sign test on the order (the settling layer is a whole number and 'never' has no size; "
-    "a SESOI between 0 and 1 counts no seed as a tie)",
+    "'in earlier layers' means a different layer: at least one layer earlier, by a rank test "
+    "of the shift (the settling layer is a whole number and 'never' has no size; a SESOI "
+    "between 0 and 1 makes no network tie with a shifted one)",
     name="settling layer",
 )
 
