@@ -90,7 +90,7 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 #   [every profile: results/paper/a1.json]
 
 # %%
-from normbook.core import report
+from normbook.core import fmt, report
 from normbook.paper_a import (
     localization,
     reach,
@@ -224,9 +224,18 @@ run.record("a5-length", claims=rows)
 # (a5-law)=
 # ## A law, and what it predicts for paper A's network
 #
-# We fit the share kept, model by model, as a power law: $\log_2$ of the share linear in
-# $\log_2 N$ (normalization layers) and $\log_2 \ell$, by ordinary least squares
-# ({numref}`fig-a5-law`; the {ref}`Methods page <methods-symmetry>` predicts its exponents).
+# We fit the share kept, model by model, as a power law on the linear scale: its expected
+# value is $2^{b_0 + b_1 \log_2 (N/N_0) + b_2 \log_2 (\ell/\ell_0)}$ ($N$ normalization
+# layers), fitted by weighted nonlinear least squares (quasi-likelihood) that keeps every
+# model, a share at or below 0 included: taking logarithms would drop those models, and
+# dropping them biases the law upward where shares are small. Each model's variance is its own
+# squared standard error plus a multiplicative spread between models, $(\tau\,\mathrm{E}[y])^2$,
+# with $\tau$ set so that the Pearson statistic equals its degrees of freedom; the coefficients'
+# standard errors are sandwich (HC1) estimates, and intervals use $t$ on models − terms degrees
+# of freedom ({numref}`fig-a5-law`; the {ref}`Methods page <methods-symmetry>` predicts its
+# exponents). Before the law grades anything it must fit its own families: a pure-error
+# lack-of-fit $F$ test (the families' means against the law, beside the scatter within
+# families) must be testable and must not reject.
 # The predictions for paper A's network ({glue:text}`a5_paper_layers` normalization layers, $\ell$ =
 # {glue:text}`a5_paper_len`) come from the same fit of the slope beyond one hop itself (the
 # first band's slope grows with $N$ too, so a product of the share with a measured first band
@@ -242,6 +251,8 @@ share_law = reach.fit_law(study.reaches, *reach.base_geometry(study))
 report.figure("fig-a5-law", reach_figures.law_fit(study.reaches, share_law))
 run.glue("a5_law", reach_figures.law_text(share_law))
 run.glue("a5_exponents", reach_figures.exponents_text(share_law))
+run.glue_all("a5", {"n_lens": len(P.reach_lens), "lens": fmt.join(P.reach_lens, ",", " and "),
+                    "len_steps": fmt.join(P.reach_len_steps, ",", " and ")})  # fmt: skip
 
 # %%
 rows = reach_verdicts.paper_prediction(study, reach_verdicts.beyond_law(study))
@@ -262,6 +273,14 @@ run.record("a5-law", claims=rows)
 #
 # The fit: {glue:text}`a5_law`. Against the symmetry argument of the
 # {ref}`Methods page <methods-symmetry>`: {glue:text}`a5_exponents`.
+#
+# The length axis has {glue:text}`a5_n_lens` lengths ({glue:text}`a5_lens`, trained
+# {glue:text}`a5_len_steps` steps: a longer sequence needs more steps before its family passes
+# its positive controls), so the length exponent rests on them alone and a rank trend over
+# lengths is weak evidence; three lengths or more would need more training than this profile's
+# budget holds. The axis that decides the prediction for paper A's network is then the
+# recorded run at the paper's own geometry ({ref}`a5-recorded`), which measures the share kept
+# there instead of extrapolating to it.
 
 # %% [markdown]
 # (a5-recorded)=

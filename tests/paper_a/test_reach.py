@@ -1,6 +1,7 @@
 """Chapter A5: kernel-1 blocks, the study's families, the reach measures, the fitted law and
 the verdict rules, each able to come out either way."""
 
+import math
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -146,9 +147,9 @@ def test_length_rule_goes_every_way():
     assert rv.falls_with_length(never).verdict == NOT_SHOWN
 
 
-def _fake_law(est: float, se: float, terms=(True, True)):
+def _fake_law(est: float, se: float, terms=(True, True), fit_p=0.5):
     cov = np.diag([se**2, se**2 if terms[0] else 0.0, se**2 if terms[1] else 0.0])
-    law = reach.Law(np.array([est, 0.0, 0.0]), cov, 20, 4, L, 23)
+    law = reach.Law(np.array([est, 0.0, 0.0]), cov, 20, 4, L, 23, 0.3, (fit_p, 1, 19))
     law.predict = lambda n, length: (est, se)  # the prediction at the paper's network
     return law
 
@@ -163,9 +164,10 @@ def test_prediction_rows_go_every_way():
     one_axis = _fake_law(np.log2(0.5), 0.1, terms=(True, False))
     rows = rv.paper_prediction(s, one_axis)
     assert {r.verdict for r in rows} == {NOT_TESTABLE} and "sequence length" in rows[0].grade.why
-    dropped = _fake_law(np.log2(0.5), 0.1)
-    dropped.n_dropped = 2
-    assert "power law" in rv.paper_prediction(s, dropped)[0].grade.why
+    misfit = rv.paper_prediction(s, _fake_law(np.log2(0.5), 0.1, fit_p=0.01))[0]
+    assert misfit.verdict == NOT_SHOWN and "the law (fits its families" in misfit.grade.why
+    saturated = rv.paper_prediction(s, _fake_law(np.log2(0.5), 0.1, fit_p=float("nan")))[0]
+    assert saturated.verdict == NOT_SHOWN and "not testable" in saturated.controls[-1].evidence
 
 
 def test_undiminished_rule_goes_both_ways():
@@ -173,34 +175,70 @@ def test_undiminished_rule_goes_both_ways():
     assert rv.undiminished(_study({4: 0.01, 8: 0.01})).verdict == REFUTED
 
 
+def _with_se(r):
+    return r.kept, r.se
+
+
+def _law_data(rng, points, b1=1.0, b2=-1.0, spread=0.1, se=0.001, seeds=6):
+    reaches = []
+    for n, length in points:
+        share = 0.02 * (n / 4) ** b1 * (length / 75) ** b2
+        kept = share * 2 ** rng.normal(0, spread, seeds) + rng.normal(0, se, seeds)
+        reaches.append(SimpleNamespace(family=_family(n, length), kept=kept,
+                                       se=np.full(seeds, se)))  # fmt: skip
+    return reaches
+
+
+POINTS = [(4, 75), (8, 75), (16, 75), (4, 150), (4, 300)]
+
+
 def test_the_law_recovers_a_power_law_and_its_prediction():
-    rng = np.random.default_rng(0)
-    fams, reaches = [], []
-    for n, length in [(4, 75), (8, 75), (16, 75), (4, 150), (4, 300)]:
-        f = _family(n, length)
-        share = 0.02 * (n / 4) ** 1.0 * (length / 75) ** -1.0
-        kept = share * 2 ** rng.normal(0, 0.1, 6)
-        reaches.append(SimpleNamespace(family=f, kept=kept))
-        fams.append(f)
-    law = reach.fit_law(reaches, 4, 75)
+    law = reach.fit_law(_law_data(np.random.default_rng(0), POINTS), 4, 75, _with_se)
     for i, truth in ((1, 1.0), (2, -1.0)):
         lo, hi = law.interval(i, 0.99)
         assert lo < truth < hi and hi - lo < 0.5
     est, lo, hi = law.share(32, 600, 0.99)
     assert lo < 0.02 < hi  # (32/4) * (600/75)^-1 = 1
     assert law.n_models == 30 and law.dof == 27
+    assert 0.03 < law.tau < 0.2  # the multiplicative spread: 2^N(0, 0.1) is about 7 %
+    p, d_lof, d_pe = law.lack_of_fit
+    assert (d_lof, d_pe) == (2, 25) and p > 0.01
+
+
+def test_the_law_keeps_models_at_or_below_zero_and_is_not_biased_by_them():
+    # small shares measured with an error as large as themselves: many models <= 0
+    rng = np.random.default_rng(1)
+    pts = [(4, 75), (8, 75), (4, 150), (4, 300)]
+    fits = [reach.fit_law(_law_data(rng, pts, spread=0.05, se=0.02, seeds=8), 4, 75, _with_se)
+            for _ in range(40)]  # fmt: skip
+    assert all(f.n_models == 32 for f in fits)  # nothing dropped
+    b2 = np.array([f.coef[2] for f in fits])
+    assert abs(np.median(b2) - (-1.0)) < 0.25  # the log fit of the positive ones drifts to 0
+    covered = np.mean([f.interval(2, 0.9)[0] < -1.0 < f.interval(2, 0.9)[1] for f in fits])
+    assert covered >= 0.75
+
+
+def test_lack_of_fit_rejects_a_law_its_families_do_not_follow():
+    rng = np.random.default_rng(2)
+    reaches = _law_data(rng, POINTS, spread=0.02, se=0.0002)
+    reaches[2].kept = reaches[2].kept * 8  # 16 norm layers far above the law
+    law = reach.fit_law(reaches, 4, 75, _with_se)
+    assert law.lack_of_fit[0] < 0.01
+    assert not rv._law_control(law).passed and rv._law_control(_fake_law(0, 0.1)).passed
 
 
 def test_law_without_variation_on_an_axis_fixes_its_term_at_zero():
-    reaches = [SimpleNamespace(family=_family(n), kept=np.array([0.01 * n, 0.011 * n]))
-               for n in (4, 8)]  # fmt: skip
-    law = reach.fit_law(reaches, 4, 75)
+    reaches = [SimpleNamespace(family=_family(n), kept=np.array([0.01 * n, 0.011 * n]),
+                               se=np.full(2, 0.001)) for n in (4, 8)]  # fmt: skip
+    law = reach.fit_law(reaches, 4, 75, _with_se)
     assert law.coef[2] == 0 and law.cov[2, 2] == 0 and law.fitted
     assert law.has_term(1) and not law.has_term(2)
-    assert reach.fit_law(reaches[:1], 4, 75).dof == 1
-    nothing = [SimpleNamespace(family=_family(4), kept=np.array([-0.1, 0.0]))]
-    empty = reach.fit_law(nothing, 4, 75)
-    assert not empty.fitted and empty.n_dropped == 2 and empty.n_models == 0
+    assert math.isnan(law.lack_of_fit[0])  # two families, two terms: saturated
+    assert reach.fit_law(reaches[:1], 4, 75, _with_se).dof == 1
+    nothing = [SimpleNamespace(family=_family(4), kept=np.array([-0.1, 0.0]),
+                               se=np.full(2, 0.01))]  # fmt: skip
+    empty = reach.fit_law(nothing, 4, 75, _with_se)
+    assert not empty.fitted and empty.n_models == 2  # kept, but a mean <= 0 has no power law
 
 
 def test_mapped_estimate_is_the_t_test_through_a_monotone_map():

@@ -5,9 +5,9 @@ and the sequence length.
   normalization layers at the same receptive field (kernel-1 blocks, ``CNNConfig.mix``), and
   longer sequences at the same depth.
 - :class:`Reach`: one family's band slopes (:mod:`.bands`), their ratio, and two reaches.
-- :func:`fit_law`: the share of the first band's slope kept one hop on, against log2 of the
-  number of normalization layers and of l (ordinary least squares), and its prediction for
-  paper A's network.
+- :func:`fit_law`: the share of the first band's slope kept one hop on (or the slope beyond
+  one hop), a power law in the number of normalization layers and in l fitted on the linear
+  scale with every model kept, and its prediction for paper A's network.
 - :func:`flag_rate`: the fraction of indices the span test would flag at a given slope and
   number of predictions (the normal approximation of Welch's test).
 
@@ -16,11 +16,13 @@ Nothing here is cached itself: the networks and their evaluations are chapter A1
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import linalg
 from scipy import stats as sps
+from scipy.optimize import brentq, least_squares
 
 from . import bands, localization
 from .localization import Setup
@@ -246,10 +248,14 @@ def kept_at(run, fams: list[Family]) -> np.ndarray:
 
 @dataclass
 class Law:
-    """log2(y) = b0 + b1 log2(N / N0) + b2 log2(l / l0), fitted by ordinary least squares over
-    every model of the study (y: the share kept, or the slope beyond one hop; N: normalization
-    layers; N0, l0: the base family's). A power law: b1 is the exponent of N, b2 that of l
-    (the Methods page's symmetry argument predicts b1 near 1 and b2 near -1 for the share)."""
+    """E[y] = 2^(b0 + b1 log2(N / N0) + b2 log2(l / l0)), fitted on the linear scale over every
+    model of the study (y: the share kept, or the slope beyond one hop, which may be 0 or
+    negative in a model; N: normalization layers; N0, l0: the base family's). A power law: b1
+    is the exponent of N, b2 that of l (the Methods page's symmetry argument predicts b1 near 1
+    and b2 near -1 for the share). Fitted by weighted nonlinear least squares (quasi-likelihood)
+    with each model's variance its own squared standard error plus (tau E[y])^2, tau a
+    multiplicative spread between models set so that the Pearson statistic equals its degrees
+    of freedom; sandwich (HC1) covariance; t on models - terms degrees of freedom."""
 
     coef: np.ndarray  # (3,)
     cov: np.ndarray  # (3, 3)
@@ -257,19 +263,21 @@ class Law:
     n0: int
     l0: int
     n_models: int
-    n_dropped: int = 0  # models whose share kept was not positive (no logarithm)
+    tau: float = float("nan")  # multiplicative spread between models (coefficient of variation)
+    # the pure-error F test: (p, lack-of-fit dof, pure-error dof); NaN p when not testable
+    lack_of_fit: tuple[float, int, int] = (float("nan"), 0, 0)
 
     def design(self, norm_layers, seq_len) -> np.ndarray:
         n, s = np.atleast_1d(norm_layers).astype(float), np.atleast_1d(seq_len).astype(float)
         return np.column_stack([np.ones_like(n), np.log2(n / self.n0), np.log2(s / self.l0)])
 
     def predict(self, norm_layers, seq_len) -> tuple[float, float]:
-        """The fitted log2 share at (N, l) and its standard error (of the fitted mean)."""
+        """The fitted log2 of E[y] at (N, l) and its standard error (of the fitted mean)."""
         x = self.design(norm_layers, seq_len)[0]
         return float(x @ self.coef), float(np.sqrt(x @ self.cov @ x))
 
     def share(self, norm_layers, seq_len, confidence: float) -> tuple[float, float, float]:
-        """The fitted share kept at (N, l) with its ``confidence`` interval."""
+        """The fitted E[y] at (N, l) with its ``confidence`` interval."""
         est, se = self.predict(norm_layers, seq_len)
         q = float(sps.t.ppf(0.5 + confidence / 2, max(self.dof, 1)))
         return 2.0**est, 2.0 ** (est - q * se), 2.0 ** (est + q * se)
@@ -288,33 +296,116 @@ class Law:
         return self.fitted and self.cov[i, i] > 0
 
 
-def fit_law(reaches: list[Reach], n0: int, l0: int, measure=lambda r: r.kept) -> Law:
-    """OLS of every model's log2 ``measure`` (default: the share kept) on log2 N and log2 l.
-    Seeds whose value is undefined or not positive drop out (counted); an axis with one value
-    gets no term."""
-    n, s, y, dropped = [], [], [], 0
+def share_kept(r: Reach) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the share kept and its standard error (the band's own; the first band's
+    slope is known far better)."""
+    return r.kept, r.beyond_se / np.abs(r.first)
+
+
+def slope_beyond(r: Reach) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the slope beyond one hop and its standard error."""
+    return r.beyond, r.beyond_se
+
+
+def _exp2(x):
+    """2^x, bounded: a family whose mean is at or below 0 drives its term toward minus
+    infinity, and the fit must stay finite while its standard error grows without bound."""
+    return np.exp2(np.clip(x, -200.0, 200.0))
+
+
+def _weighted_fit(X, y, se, tau, start):
+    """Weighted nonlinear least squares of y on 2^(X b) with variances se^2 + (tau mu)^2, the
+    weights updated from the fitted means until they settle (iteratively reweighted)."""
+    b = start
+    for _ in range(50):
+        mu = _exp2(X @ b)
+        w = 1 / np.sqrt(se**2 + (tau * mu) ** 2)
+        res = least_squares(lambda c, w=w: (y - _exp2(X @ c)) * w, b, method="lm")
+        done = np.allclose(res.x, b, rtol=1e-10, atol=1e-12)
+        b = res.x
+        if done:
+            break
+    return b
+
+
+def _tau(X, y, se, b, dof) -> float:
+    """The multiplicative spread that makes the Pearson statistic equal ``dof`` (0 when the
+    models' own standard errors already explain the scatter)."""
+    mu = _exp2(X @ b)
+    pearson = lambda t: float(np.sum((y - mu) ** 2 / (se**2 + (t * mu) ** 2))) - dof
+    if pearson(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while pearson(hi) > 0 and hi < 1e6:
+        hi *= 10
+    return float(brentq(pearson, 0.0, hi)) if pearson(hi) < 0 else hi
+
+
+def _lack_of_fit_sums(y, mu, weights, group) -> tuple[float, float, int]:
+    """The weighted sums of squares of the pure-error F test: (lack of fit, the families'
+    weighted means against the law; pure error, the models against their family's mean;
+    the number of families)."""
+    ids = np.unique(group)
+    ss_pe = ss_lof = 0.0
+    for g in ids:
+        i = group == g
+        mean = np.average(y[i], weights=weights[i])
+        ss_pe += float(np.sum(weights[i] * (y[i] - mean) ** 2))
+        ss_lof += float(np.sum(weights[i] * (mean - mu[i]) ** 2))
+    return ss_lof, ss_pe, len(ids)
+
+
+def fit_law(reaches: list[Reach], n0: int, l0: int, measure=share_kept) -> Law:
+    """The law (:class:`Law`) of ``measure`` (per reach: values per seed and their standard
+    errors; default the share kept) over every model with a finite value, zero and negative
+    values included (no logarithm is taken of them). An axis with one value gets no term."""
+    n, s, y, se = [], [], [], []
     for r in reaches:
-        for v in measure(r):
-            if np.isfinite(v) and v > 0:
+        for v, e in zip(*measure(r)):
+            if np.isfinite(v) and np.isfinite(e):
                 n.append(r.family.norm_layers)
                 s.append(r.family.seq_len)
-                y.append(np.log2(v))
-            elif np.isfinite(v):
-                dropped += 1
-    X, y = Law(None, None, 0, n0, l0, 0).design(n, s), np.asarray(y)
-    if not len(y):
-        return Law(np.full(3, np.nan), np.full((3, 3), np.nan), 0, n0, l0, 0, dropped)
+                y.append(float(v))
+                se.append(float(e))
+    empty = Law(np.full(3, np.nan), np.full((3, 3), np.nan), 0, n0, l0, len(y))
+    if not y:
+        return empty
+    X, y, se = Law(None, None, 0, n0, l0, 0).design(n, s), np.asarray(y), np.asarray(se)
     keep = [0] + [j for j in (1, 2) if np.ptp(X[:, j]) > 0]
-    coef, cov = np.full(3, np.nan), np.full((3, 3), np.nan)
-    dof = len(y) - len(keep)
-    if dof > 0:
-        fit, *_ = linalg.lstsq(X[:, keep], y)
-        resid = y - X[:, keep] @ fit
-        coef[:], cov[:] = 0.0, 0.0  # a term without data is fixed at 0, with no error
-        coef[keep] = fit
-        xtx_inv = linalg.inv(X[:, keep].T @ X[:, keep])
-        cov[np.ix_(keep, keep)] = float(resid @ resid / dof) * xtx_inv
-    return Law(coef, cov, max(dof, 0), n0, l0, len(y), dropped)
+    Xk, dof = X[:, keep], len(y) - len(keep)
+    if dof <= 0 or not np.mean(y) > 0:
+        return replace(empty, dof=max(dof, 0))
+    b = np.zeros(len(keep))  # start: the overall mean, flat along both axes
+    b[0] = np.log2(np.mean(y))
+    tau = 0.0
+    for _ in range(20):  # alternate the fit and the spread until both settle
+        b = _weighted_fit(Xk, y, se, tau, b)
+        new = _tau(Xk, y, se, b, dof)
+        if abs(new - tau) <= 1e-8 * max(1.0, tau):
+            tau = new
+            break
+        tau = new
+    mu = _exp2(Xk @ b)
+    v = se**2 + (tau * mu) ** 2
+    J = (mu * np.log(2))[:, None] * Xk  # d mu / d b
+    with warnings.catch_warnings():  # a term the data cannot pin down: its SE is huge, as it
+        warnings.simplefilter("ignore", linalg.LinAlgWarning)  # should be (not an error)
+        try:
+            bread = linalg.inv(J.T @ (J / v[:, None]))
+        except linalg.LinAlgError:  # every fitted mean underflowed: no law to speak of
+            return replace(empty, dof=dof)
+    e = (y - mu) / v
+    meat = (J * e[:, None]).T @ (J * e[:, None])
+    cov_k = bread @ meat @ bread * len(y) / dof  # HC1
+    coef, cov = np.zeros(3), np.zeros((3, 3))  # a term without data is fixed at 0, no error
+    coef[keep] = b
+    cov[np.ix_(keep, keep)] = cov_k
+    group = np.array([f"{a}/{c}" for a, c in zip(n, s)])
+    ss_lof, ss_pe, g = _lack_of_fit_sums(y, mu, 1 / v, group)
+    d_lof, d_pe = g - len(keep), len(y) - g
+    p = float(sps.f.sf((ss_lof / d_lof) / (ss_pe / d_pe), d_lof, d_pe)) if (
+        d_lof > 0 and d_pe > 0 and ss_pe > 0) else float("nan")  # fmt: skip
+    return Law(coef, cov, dof, n0, l0, len(y), tau, (p, max(d_lof, 0), max(d_pe, 0)))
 
 
 def flag_rate(slope: np.ndarray, seq_len: int, sigma: float, n_per_index: int,

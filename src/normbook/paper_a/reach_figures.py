@@ -13,6 +13,7 @@ from . import reach, reported
 from .reach import AXES, Law, Reach
 from .sesoi import SLOPE
 
+LINEAR_BELOW = 0.01  # law_fit's y axis: linear within ± this share (zero and negative shares)
 AXIS_TITLES = {"norm layers": "more norm layers (fixed l and R)",
                "length": "longer sequences (fixed R and depth)"}  # fmt: skip
 
@@ -55,8 +56,9 @@ def _law_line(ax, law: Law, points, color: str) -> None:
 def law_fit(reaches: list[Reach], law: Law):
     """Every model's share kept (second band over first) against the number of normalization
     layers (left) and l (right), log-log, with the fitted power law and its interval, extended
-    to paper A's network (the law's value there is a prediction, not a measurement); models
-    whose share is not positive cannot be drawn (the law leaves them out too)."""
+    to paper A's network (the law's value there is a prediction, not a measurement). Every
+    model is drawn, as the law keeps every model: the y axis is logarithmic above
+    ``LINEAR_BELOW`` and linear around 0, where shares at or below 0 lie."""
     fig, axes = canvas(ncols=2, height=3.4, sharey=True)
     specs = (
         ("norm layers", lambda r: r.family.norm_layers, law.n0, reported.NORM_LAYERS,
@@ -67,7 +69,7 @@ def law_fit(reaches: list[Reach], law: Law):
     for ax, (axis, x_of, x0, x_paper, args, xlabel) in zip(axes[0], specs):
         on = [r for r in reaches if axis in r.family.axes]
         for r in on:
-            keep = r.kept > 0
+            keep = np.isfinite(r.kept)
             x = np.full(keep.sum(), x_of(r), dtype=float)
             ax.plot(x, r.kept[keep], "o", color="C0", ms=4, alpha=0.8)
         if law.fitted:
@@ -76,7 +78,8 @@ def law_fit(reaches: list[Reach], law: Law):
             _law_line(ax, law, [(x, args(x)) for x in xs], "C1")
         ax.axvline(x_paper, color="0.4", ls="--", lw=0.8, label="paper A's value")
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        ax.set_yscale("symlog", linthresh=LINEAR_BELOW)
+        ax.axhline(0, color="0.6", lw=0.6)
         ax.set_xlabel(xlabel)
     axes[0, 0].set_ylabel("share of the first band's slope kept")
     shared_legend(fig)
@@ -126,14 +129,17 @@ def law_text(law: Law) -> str:
     """The fitted law in words, with each coefficient's interval."""
     if not law.fitted:
         return "too few models to fit it"
-    parts = [f"log2 share kept = {law.coef[0]:.2f}"]
+    parts = [f"log2 E[share kept] = {law.coef[0]:.2f}"]
     for i, name in ((1, f"log2(N / {law.n0})"), (2, f"log2(l / {law.l0})")):
         if law.cov[i, i] > 0:
             lo, hi = law.interval(i, CLAIM_CONFIDENCE)
             parts.append(f"{law.coef[i]:+.2f} [{lo:.2f}, {hi:.2f}] × {name}")
-    dropped = f"; {law.n_dropped} with a share ≤ 0 left out" if law.n_dropped else ""
-    return (" ".join(parts) + f" ({CLAIM_CONFIDENCE:.0%} intervals; {law.n_models} models"
-            f"{dropped}; {law.dof} residual degrees of freedom)")  # fmt: skip
+    p, d_lof, d_pe = law.lack_of_fit
+    fit = (f"lack of fit F test p = {p:.3g} on {d_lof} and {d_pe} degrees of freedom" if p == p
+           else "lack of fit not testable (as many families as terms)")  # fmt: skip
+    return (" ".join(parts) + f" ({CLAIM_CONFIDENCE:.0%} intervals, sandwich standard errors; "
+            f"every one of {law.n_models} models kept, a multiplicative spread between models of "
+            f"{law.tau:.2f}; {law.dof} residual degrees of freedom; {fit})")  # fmt: skip
 
 
 def exponents_text(law: Law) -> str:

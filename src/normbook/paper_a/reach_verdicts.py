@@ -122,24 +122,31 @@ def falls_with_length(study) -> Verdict:
 
 
 def beyond_law(study) -> reach.Law:
-    """The power law of the slope beyond one hop (what the predictions extrapolate)."""
-    return reach.fit_law(study.reaches, *reach.base_geometry(study), lambda r: r.beyond)
+    """The law of the slope beyond one hop (what the predictions extrapolate), every model
+    kept (:func:`reach.fit_law`)."""
+    return reach.fit_law(study.reaches, *reach.base_geometry(study), reach.slope_beyond)
 
 
 def _law_control(law: reach.Law) -> Control:
+    """The law must fit the families it was fitted on: the pure-error F test of lack of fit
+    (the families' means against the law, beside the scatter within families) must be
+    testable (more families than terms) and not reject at ALPHA. A law that misses its own
+    families grades no extrapolation."""
+    p, d_lof, d_pe = law.lack_of_fit
     return Control(
-        "power law",
-        "every model's slope beyond one hop is positive (its logarithm enters the fit)",
-        law.n_dropped == 0 and law.n_models > 0,
-        f"{law.n_dropped} of {law.n_models + law.n_dropped} models not positive",
-    )
+        "the law",
+        f"fits its families: lack-of-fit F test testable and p ≥ {ALPHA:g}",
+        bool(p == p and p >= ALPHA),
+        f"F test on {d_lof} and {d_pe} degrees of freedom, p = {p:.3g}" if p == p else
+        f"not testable: {d_lof} degrees of freedom for lack of fit ({law.n_models} models)",
+    )  # fmt: skip
 
 
 def _testable(study, law: reach.Law) -> tuple[bool, str]:
     """The prediction is testable when both axes were measured and the base family is not
     paper A's network itself (then chapter A1 grades it directly)."""
     n0, l0 = reach.base_geometry(study)
-    if not law.fitted:  # too few positive slopes: the power-law control says so
+    if not law.fitted:  # too few models, or no positive mean: there is no interval
         return True, ""
     if (n0, l0) == (reported.NORM_LAYERS, reported.SEQ_LEN):
         return False, "the base family is paper A's network: chapter A1 grades it directly"
@@ -180,7 +187,8 @@ def paper_prediction(study, law: reach.Law) -> list[Verdict]:
     where = f"paper A's network ({reported.NORM_LAYERS} norm layers, l = {reported.SEQ_LEN})"
     slope = _prediction(
         study, law, _clip_exp2, SLOPE, f"a slope of {SLOPE.value:g} beyond 3R",
-        "OLS prediction of the log2 slope beyond one hop",
+        "the law's prediction of the log2 mean slope beyond one hop (quasi-likelihood, "
+        "sandwich SE)",
         f"Extrapolated to {where}, the fitted law predicts a slope beyond one hop of at least "
         f"{SLOPE.value:g} (whole-sequence localization by effect size; a prediction)",
         f"predicted log2 slope {est:.2f} ± {se:.2f} (SE of the fitted mean)", ".3g",
@@ -188,7 +196,8 @@ def paper_prediction(study, law: reach.Law) -> list[Verdict]:
     flags = _prediction(
         study, law, paper_flag_rate(sigma, reported.WELCH_ALPHA), FLAGGED,
         f"{FLAGGED.value:.0%} of the indices beyond 3R flagged",
-        "OLS prediction of the log2 slope beyond one hop, through the span test's power",
+        "the law's prediction of the log2 mean slope beyond one hop (quasi-likelihood, "
+        "sandwich SE), through the span test's power",
         f"Extrapolated to {where} and its {reported.SAMPLES_PER_INDEX:,} predictions per "
         f"index, the fitted law predicts that the test flags at least {FLAGGED.value:.0%} of "
         "the indices beyond 3R (whole-sequence localization by significance; a prediction)",
