@@ -199,3 +199,24 @@ def test_a_curve_is_rising_until_its_late_gain_is_bounded_below_half_the_sesoi(f
 def test_partly_needs_a_claim_of_parts():
     test = verdicts.beyond_nulls([0.5] * 5, {"a": [0.0] * 5}, 0.05)
     assert verdicts.decide(test, rising=False).verdict != PARTLY
+
+
+def test_dead_null_networks_leave_the_comparison_with_their_seeds(fake_run, profile):
+    from types import SimpleNamespace
+
+    none, circ = _nulls(fake_run, profile)
+    ramp = fake_run(profile["ramp"])
+    assert verdicts.alive(none).all() and verdicts.null_learned(none).passed
+    dead = fake_run(profile["flat"], name="none")  # every null network learned nothing
+    two = SimpleNamespace(**{**vars(none), "per_seed": [*none.per_seed[:2], *dead.per_seed[2:]]})
+    two.slope_interior = [s.effect_interior.slope for s in two.per_seed]
+    assert verdicts.alive(two).tolist() == [True, True, False, False, False]
+    v = verdicts.localizes_verdict("c", ramp, two, circ, _curve(ramp))
+    assert v.test.n == 2 and "3 of 5 died" in v.test.null  # paired on the two live seeds
+    assert verdicts.null_learned(two).passed  # two learned: still a null
+    one = SimpleNamespace(**{**vars(none), "per_seed": [none.per_seed[0], *dead.per_seed[1:]]})
+    one.slope_interior = [s.effect_interior.slope for s in one.per_seed]
+    w = verdicts.localizes_verdict("c", ramp, one, circ, _curve(ramp))
+    assert w.verdict == NOT_SHOWN and "no normalization (the null)" in w.grade.why
+    gone = verdicts.localizes_verdict("c", ramp, dead, circ, _curve(ramp))  # none alive
+    assert gone.verdict == NOT_SHOWN and gone.test.n == 1

@@ -121,23 +121,68 @@ def beyond_nulls(values, nulls: dict[str, list[float]], sesoi: float) -> ClaimTe
     return all_of(*(paired(values, v, sesoi, null=name) for name, v in nulls.items()))
 
 
-def slope_beyond_nulls(measure, run, none, circular, sesoi=SLOPE) -> ClaimTest:
-    """:func:`beyond_nulls` of ``measure`` (per seed, a slope) of a run and its two nulls."""
-    return beyond_nulls(
-        measure(run), {NULL_NONE: measure(none), NULL_CIRCULAR: measure(circular)}, sesoi.value
+def alive(none) -> np.ndarray:
+    """Per seed, whether the no-norm null network learned (its own learning control,
+    :func:`learned`: R² against the ramp ≥ ``LEARNED_R2``). The rule, fixed before any
+    result: a null network that died (every ReLU dead, or it learned nothing) is no null for
+    a network that learned; its seed leaves every paired comparison with that null, for the
+    compared network and the circular null too (they are paired by seed)."""
+    r2 = np.array([s.effect_all.r2 for s in none.per_seed], dtype=float)
+    return np.nan_to_num(r2) >= LEARNED_R2
+
+
+def _kept_seeds(none) -> np.ndarray:
+    """:func:`alive`, or the first seed alone when every null died (its comparison then has
+    one unit and no interval: *not shown*, never an error)."""
+    keep = alive(none)
+    if not keep.any():
+        keep = np.arange(keep.size) == 0
+    return keep
+
+
+def null_learned(none) -> Control:
+    """The no-norm null's own control, under the dead-null rule (:func:`alive`): at least two
+    of its networks learned, so that a paired comparison with it has an interval."""
+    r2 = np.array([s.effect_all.r2 for s in none.per_seed], dtype=float)
+    return Control(
+        "no normalization (the null)",
+        f"at least two null networks learned (R² ≥ {LEARNED_R2:g}); the others are left out "
+        "with their seeds",
+        int(alive(none).sum()) >= 2,
+        f"R² {join(r2, '.2f')}",
     )
+
+
+def _null_name(none) -> str:
+    keep = alive(none)
+    dead = int((~keep).sum())
+    return NULL_NONE if not dead else (
+        f"{NULL_NONE}; {dead} of {keep.size} died (R² < {LEARNED_R2:g}) and are left out with "
+        "their seeds"
+    )  # fmt: skip
+
+
+def slope_beyond_nulls(measure, run, none, circular, sesoi=SLOPE) -> ClaimTest:
+    """:func:`beyond_nulls` of ``measure`` (per seed, a slope) of a run and its two nulls, on
+    the seeds whose no-norm null learned (:func:`alive`)."""
+    keep = _kept_seeds(none)
+    values = [np.asarray(measure(r), float)[keep] for r in (run, none, circular)]
+    return beyond_nulls(values[0], {_null_name(none): values[1], NULL_CIRCULAR: values[2]},
+                        sesoi.value)  # fmt: skip
 
 
 def reach_test(run, none, circular, factor: float) -> ClaimTest:
     """How far the depth probes localize beyond ``factor`` * R(d) at their best depth
     (:func:`multihop.excess_beyond`), in layers of receptive-field growth (⌊k/2⌋ indices),
-    against both nulls' reach."""
+    against both nulls' reach, on the seeds whose no-norm null learned (:func:`alive`)."""
     layer = max(run.cnn.kernel // 2, 1)
+    keep = _kept_seeds(none)
     reach = [
-        multihop.excess_beyond(r.probe_distances, r.cnn.kernel, factor) / layer
+        np.asarray(multihop.excess_beyond(r.probe_distances, r.cnn.kernel, factor))[keep] / layer
         for r in (run, none, circular)
     ]
-    return beyond_nulls(reach[0], {NULL_NONE: reach[1], NULL_CIRCULAR: reach[2]}, REACH.value)
+    return beyond_nulls(reach[0], {_null_name(none): reach[1], NULL_CIRCULAR: reach[2]},
+                        REACH.value)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- checks
@@ -217,21 +262,22 @@ def localizes_verdict(
     claim: str, run, none, circular, curve=None, extra: str = "", family: str | None = None
 ) -> Verdict:
     """A "this family localizes beyond R" claim: the interior slope beats both nulls by the
-    SESOI; control: the family learned; the interior slope's curve must have flattened for
+    SESOI; controls: the family learned, and so did at least two no-norm nulls (dead ones
+    leave the comparison, :func:`alive`); the interior slope's curve must have flattened for
     *refuted* (no curve: it cannot be refuted)."""
     test = slope_beyond_nulls(bands.interior_slope, run, none, circular)
     up = None if curve is None else rising(curve, bands.interior_slope)
-    control = learned(run, family)
+    controls = (learned(run, family), null_learned(none))
     return Verdict(
         "A",
         claim,
-        decide(test, [control], rising=up),
+        decide(test, controls, rising=up),
         test,
         SLOPE,
         f"interior slope {_t(run.slope_interior, '.3f')} vs nulls {_t(none.slope_interior, '.3f')}"
         f" / {_t(circular.slope_interior, '.3f')}{extra}",
         unit=".3f",
-        controls=(control,),
+        controls=controls,
     )
 
 
@@ -241,7 +287,8 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
     networks' compute-to-effect curve."""
     half = (normed.seq_len - 1) // 2
     whole = slope_beyond_nulls(bands.beyond_hop_slope, normed, none, circular)
-    controls = (learned(normed),)  # no side channel at all would be evidence, not a failure
+    # no side channel at all would be evidence, not a failure: the controls are learning only
+    controls = (learned(normed), null_learned(none))
     spread = reach_test(normed, none, circular, factor=1.0)
     excess = [
         multihop.excess_beyond(r.probe_distances, r.cnn.kernel) for r in (normed, none, circular)
@@ -274,14 +321,14 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
             "A",
             "With normalization the depth probes localize beyond R(depth) at some depth, farther "
             "than the nulls' probes (Fig. 1b: localization spreads inward faster than R)",
-            decide(spread, [learned(normed)], rising=None),
+            decide(spread, controls, rising=None),
             spread,
             REACH,
             f"reach beyond R(d) at the best depth, in indices, per seed: {_t(excess[0], '.0f')} "
             f"(nulls: {_t(excess[1], '.0f')} / {_t(excess[2], '.0f')}); probes of the trained "
             "networks only (no kept states)",
             unit=".2f",
-            controls=(learned(normed),),
+            controls=controls,
         ),
     ]
     checks = [exactly_equivariant(eq_none), cyclic_null(circular.name, cyc)]
@@ -323,13 +370,13 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
             "A",
             f"At some depth the probes localize beyond one hop ({hop_factor:g}R(d)), farther "
             "than the nulls' probes (the multi-hop reading)",
-            decide(hop, [learned(normed)], rising=None),
+            decide(hop, [learned(normed), null_learned(none)], rising=None),
             hop,
             REACH,
             f"reach beyond {hop_factor:g}R(d) at the best depth, in indices, per seed: "
             f"{_t(excess, '.0f')}; probes of the trained networks only (no kept states)",
             unit=".2f",
-            controls=(learned(normed),),
+            controls=(learned(normed), null_learned(none)),
         ),
     ]
     checks = []
@@ -371,9 +418,11 @@ def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[l
                     "reproduced)", bn_claim.verdict == "reproduced", bn_claim.verdict)  # fmt: skip
     bnd_none = boundary_fractions(none, "batch_mean")  # App. D's measure
     bnd_mb = boundary_fractions(mb, "batch_mean")
-    bnd = paired(bnd_none, bnd_mb, BOUNDARY_GAP.value, null="no-norm network's boundary fraction")
-    bnd_controls = (learned(mb, "BatchNorm, minibatch statistics"),
-                    learned(none, "no normalization"))  # fmt: skip
+    keep = _kept_seeds(none)  # the dead-null rule (alive), as for every null comparison
+    bnd = paired(np.asarray(bnd_none)[keep], np.asarray(bnd_mb)[keep], BOUNDARY_GAP.value,
+                 null="no-norm network's boundary fraction"
+                 + _null_name(none).removeprefix(NULL_NONE))  # fmt: skip
+    bnd_controls = (learned(mb, "BatchNorm, minibatch statistics"), null_learned(none))
     ref, big = sizes.runs[sizes.reference], sizes.runs[sizes.largest]
     with np.errstate(divide="ignore", invalid="ignore"):
         lost = 1 - np.asarray(big.slope_interior) / np.asarray(ref.slope_interior)
