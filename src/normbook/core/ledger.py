@@ -19,7 +19,7 @@ from . import cache
 from .params import Params, Spec
 from .verdicts import Check, Verdict
 
-FORMAT = 3  # bump when the record's fields change
+FORMAT = 4  # bump when the record's fields change
 PROFILE_SCALE = "profile"  # a claim graded on this build's own run (else: a recorded run's scale)
 
 
@@ -33,7 +33,26 @@ def _number(v):
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
+def _test_numbers(t) -> dict:
+    return {k: _number(x) for k, x in asdict(t).items()}
+
+
+def _late_gain(grade) -> dict | None:
+    rise = grade.rising
+    return None if rise is None else {k: _number(x) for k, x in rise.record().items()}
+
+
+def part_record(name: str, g) -> dict:
+    """One part of a claim of parts: its grade and why, its test's numbers, its late gain."""
+    return {"name": name, "verdict": g.verdict, "why": g.why, "p_grade": _number(g.p),
+            **(_test_numbers(g.test) if g.test is not None else {}),
+            "late_gain": _late_gain(g)}  # fmt: skip
+
+
 def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
+    """Everything a ledger row shows, and enough to re-derive its grade: the test's numbers,
+    every part's (for a claim of parts), the late gain that decided "may still be rising", and
+    each control's evidence."""
     t = asdict(v.test)
     return {
         "paper": v.paper,
@@ -52,6 +71,8 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
             for c in v.controls
         ],
         **{k: _number(x) for k, x in t.items()},
+        "parts": [part_record(name, g) for name, g in v.grade.parts],
+        "late_gain": _late_gain(v.grade),
     }
 
 

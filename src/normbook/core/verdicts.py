@@ -21,7 +21,7 @@ measured values, and its docstring states the rule.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .claims import ALPHA, CLAIM_CONFIDENCE, ClaimTest, Sesoi
 
@@ -55,6 +55,9 @@ class Grade:
     verdict: str  # one of GRADES
     why: str  # the part of the rule that decided it
     p: float = float("nan")  # the p-value of the question that decided it (for adjustment)
+    test: ClaimTest | None = None  # the test it graded (kept so that a row can be re-derived)
+    rising: object = None  # the Rise (late gain against its margin) where one was measured
+    parts: tuple = ()  # a claim of parts: ((name, Grade), ...)
 
 
 def decide(
@@ -65,10 +68,17 @@ def decide(
     testable: bool = True,
     alpha: float = ALPHA,
 ) -> Grade:
-    """The grade of one claim from its test (module docstring). ``rising`` (required, so that
-    no claim skips the rule by default): whether the tested quantity may still be rising at
-    the end of the budget; ``None``: no kept states can tell, which blocks *refuted* the same
-    way; ``False`` only for a quantity that more training cannot raise."""
+    """The grade of one claim from its test (module docstring), carrying the test and the
+    evidence on rising. ``rising`` (required, so that no claim skips the rule by default):
+    whether the tested quantity may still be rising at the end of the budget (a bool, or a
+    :class:`normbook.core.claims.Rise` with its late gain); ``None``: no kept states can tell,
+    which blocks *refuted* the same way; ``False`` only for a quantity that more training
+    cannot raise."""
+    g = _decide(test, controls, rising=rising, testable=testable, alpha=alpha)
+    return replace(g, test=test, rising=rising if hasattr(rising, "record") else None)
+
+
+def _decide(test, controls, *, rising, testable, alpha) -> Grade:
     if not testable:
         return Grade(NOT_TESTABLE, "this profile cannot test it")
     failed = [c for c in controls if not c.passed]
@@ -117,6 +127,11 @@ def decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
     Bonferroni over the parts, is below ALPHA (which part holds was not fixed in advance);
     none, but a part refuted at the same adjusted level, *refuted*; otherwise *not shown*. The
     reason names each part's grade."""
+    g = _decide_parts(parts)
+    return replace(g, parts=tuple(parts))
+
+
+def _decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
     grades = [g.verdict for _, g in parts]
     why = "; ".join(f"{name}: {g.verdict}" + (f" ({g.why})" if g.verdict == NOT_SHOWN else "")
                     for name, g in parts)  # fmt: skip

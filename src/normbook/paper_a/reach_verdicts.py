@@ -7,9 +7,11 @@ can."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from ..core.claims import ALPHA, late_gain, mapped_estimate, mean_test, rank_trend
+from ..core.claims import ALPHA, Rise, late_gain, mapped_estimate, mean_test, rank_trend
 from ..core.fmt import join
 from ..core.verdicts import REFUTED, REPRODUCED, Control, Verdict, decide
 from . import bands, reach, reported
@@ -25,15 +27,18 @@ def controls(study) -> tuple[Control, ...]:
                  for c in (learned(r, f.label), side_channel(r, f.label)))  # fmt: skip
 
 
-def may_move(study, measure, sesoi) -> bool:
+def may_move(study, measure, sesoi) -> Rise | bool:
     """Whether ``measure`` (per seed, of an evaluated run) may still move by half of ``sesoi``
-    over the last half of any family's budget, up or down."""
+    over the last half of any family's budget, up or down: the first family's late gain that
+    may, else the one that came closest (False without curves)."""
     m = flat_margin(sesoi)
-    for c in study.curves:
-        g = late_gain(c.values(measure), c.fractions)
+    gains = [late_gain(c.values(measure), c.fractions) for c in study.curves]
+    for g in gains:
         if not (g.high < m and g.low > -m):
-            return True
-    return False
+            return Rise(True, g, m)
+    if not gains:
+        return False
+    return Rise(False, max(gains, key=lambda g: max(abs(g.low), abs(g.high))), m)
 
 
 def _beyond(study):
@@ -174,7 +179,7 @@ def _prediction(study, law, fn, sesoi, null, what, claim, evidence, unit) -> Ver
     ok, why = _testable(study, law)
     grade = decide(test, ctrl, rising=beyond_may_move(study), testable=ok)
     if not ok:
-        grade = type(grade)(grade.verdict, why)
+        grade = replace(grade, why=why)
     return Verdict("A", claim, grade, test, sesoi, evidence, unit=unit, controls=ctrl)
 
 
