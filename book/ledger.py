@@ -40,7 +40,15 @@ from normbook.core import claims, report
 P, run = report.start(claims_ledger.LEDGER, globals())
 recs = claims_ledger.records(P.profile)
 n_claims = sum(len(r["claims"]) for r in recs)
-run.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_claims})
+run.glue_all(
+    "ledger",
+    {
+        "profile": P.profile,
+        "alpha": claims.ALPHA,
+        "n": n_claims,
+        "holm": "{} of {}".format(*claims_ledger.holm_would_leave(recs)),
+    },
+)
 
 # %% [markdown]
 # (ledger-summary)=
@@ -49,13 +57,17 @@ run.glue_all("ledger", {"profile": P.profile, "alpha": claims.ALPHA, "n": n_clai
 # {numref}`fig-ledger-summary` counts the {glue:text}`ledger_n` graded claims by final verdict.
 # A chapter grades each claim at level {glue:text}`ledger_alpha` for that claim alone; across
 # the many claims of one paper some decisive answers would come by chance, so the final verdict
-# is decided by the deciding p-value after Holm's adjustment over all the tested claims of the
-# same paper: a decisive grade whose adjusted p is not below {glue:text}`ledger_alpha` becomes
-# *not shown at this budget*, and its row says so. Holm's procedure bounds the chance of any
-# false decisive verdict in the family whatever the tests' dependence, which matters here:
-# several rows reuse the same networks (chapter A1's in A1, A3 and A4; chapter B1's in B1–B4).
-# Recorded paper-scale rows are a family of their own. The table counts the final verdicts and,
-# where the adjustment changed a count, the grades at each claim's own level.
+# is decided by the deciding p-value after a Benjamini–Hochberg adjustment over all the tested
+# claims of the same paper: a decisive grade whose adjusted p is not below
+# {glue:text}`ledger_alpha` becomes *not shown at this budget*, and its row says so. This is a
+# false-discovery reading: among a paper's decisive verdicts, the expected share of wrong ones
+# is at most {glue:text}`ledger_alpha`. It holds for independent or positively dependent tests;
+# several rows reuse the same networks (chapter A1's in A1, A3 and A4; chapter B1's in B1–B4),
+# which makes their tests positively dependent. Holm's family-wise adjustment, which bounds the
+# chance of any wrong decisive verdict in a paper, would leave {glue:text}`ledger_holm` of the
+# final decisive verdicts. Recorded paper-scale rows are a family of their own. The table counts
+# the final verdicts and, where the adjustment changed a count, the grades at each claim's own
+# level.
 
 # %%
 report.figure("fig-ledger-summary", claims_ledger.verdict_summary(recs))
@@ -99,8 +111,8 @@ report.md(
 # its SESOI (see the chapter it links to); "n/a" marks an interval that cannot be computed
 # (fewer than two seeds). "p(reproduce)" asks whether the effect clears the SESOI (for a band
 # comparison: lies inside the paper's band), "p(refute)" whether it falls short of it (lies
-# outside the band); "p adjusted (Holm)" is the deciding one after the per-paper adjustment,
-# which decides the verdict shown.
+# outside the band); "p adjusted" is the deciding one after the per-paper adjustment, which
+# decides the verdict shown.
 
 # %%
 run.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")

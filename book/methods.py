@@ -492,11 +492,12 @@ report.md(methods.worked_examples())
 #
 # **Many claims.** Each chapter grades a claim at level {glue:text}`m_level` for that claim
 # alone. The verdict of record, in the {ref}`ledger` and the introduction's findings, is decided
-# by Holm's adjustment of the deciding p-values over all the tested claims of one paper: a
-# decisive grade whose adjusted p is not below {glue:text}`m_level` becomes *not shown*. Holm's
-# procedure bounds the chance of any false decisive verdict in the family whatever the tests'
-# dependence (several claims reuse the same networks); a false-discovery rate would tolerate a
-# share of wrong verdicts in a ledger that is read one row at a time.
+# by a Benjamini–Hochberg adjustment of the deciding p-values over all the tested claims of one
+# paper: a decisive grade whose adjusted p is not below {glue:text}`m_level` becomes *not
+# shown*. The ledger is read as a set of findings, so the adjustment controls the expected share
+# of wrong verdicts among the decisive ones (the false-discovery rate), valid for positively
+# dependent tests such as rows that share networks; the ledger also says how many verdicts
+# Holm's family-wise adjustment would leave.
 #
 # **"Flat" is a claim.** Where symmetry makes a quantity 0 in expectation (the interior slope of
 # a network with no boundary, or with statistics that do not depend on the sample), the book

@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from .core import ledger
-from .core.claims import ALPHA, MAX_UNITS, adjusted, units_needed
+from .core.claims import ALPHA, MAX_UNITS, MULTIPLICITY, adjusted, units_needed
 from .core.figures import canvas, shared_legend
 from .core.fmt import table
 from .core.params import Spec
@@ -89,17 +89,17 @@ def groups(recs: list[dict]) -> list[str]:
     return [*PAPER_NAMES, *extra]
 
 
-def adjusted_p(recs: list[dict]) -> dict[tuple[int, int], float]:
-    """Holm-adjusted p-value of every graded claim, per paper (:func:`group`): the p of the
-    question that decided its grade (clears or below the SESOI), among the claims of that
-    paper that were tested (a failed control or an untestable claim has no p). Keyed by
-    (record index, claim index)."""
+def adjusted_p(recs: list[dict], method: str = MULTIPLICITY) -> dict[tuple[int, int], float]:
+    """Adjusted p-value of every graded claim, per paper (:func:`group`; Benjamini-Hochberg,
+    or ``method``, :func:`normbook.core.claims.adjusted`): the p of the question that decided
+    its grade (clears or below the SESOI), among the claims of that paper that were tested (a
+    failed control or an untestable claim has no p). Keyed by (record index, claim index)."""
     out = {}
     for paper in groups(recs):
         idx = [(i, j) for i, r in enumerate(recs) for j, c in enumerate(r["claims"])
                if group(c) == paper and c.get("p_grade") is not None]  # fmt: skip
         ps = [recs[i]["claims"][j]["p_grade"] for i, j in idx]
-        out |= dict(zip(idx, adjusted(ps).tolist()))
+        out |= dict(zip(idx, adjusted(ps, method).tolist()))
     return out
 
 
@@ -109,21 +109,28 @@ def graded(c: dict) -> str:
 
 
 def adjusted_verdict(c: dict, p_adj: float | None) -> str:
-    """A claim's final grade: a decisive grade whose Holm-adjusted p is not below ALPHA
-    becomes *not shown*."""
+    """A claim's final grade: a decisive grade whose adjusted p is not below ALPHA becomes
+    *not shown*."""
     if graded(c) in DECISIVE and (p_adj is None or not p_adj < ALPHA):
         return NOT_SHOWN
     return graded(c)
 
 
 def final(recs: list[dict]) -> list[dict]:
-    """The records with each claim's final verdict, decided by its Holm-adjusted p over its
-    paper's tested claims (:func:`adjusted_p`): ``verdict`` and ``why`` are final, ``graded``
-    and ``graded_why`` keep the chapter's grade at the claim's own level, ``p_adjusted`` the
-    adjusted p. Idempotent."""
+    """The records with each claim's final verdict, decided by its adjusted p over its paper's
+    tested claims (:func:`adjusted_p`): ``verdict`` and ``why`` are final, ``graded`` and
+    ``graded_why`` keep the chapter's grade at the claim's own level, ``p_adjusted`` the
+    adjusted p, ``level`` the raw p the adjustment asks of the claim at its rank (ALPHA times
+    its rank over the family's size). Idempotent."""
     adj = adjusted_p(recs)
     n = {g: sum(group(c) == g and c.get("p_grade") is not None for r in recs
                 for c in r["claims"]) for g in groups(recs)}  # fmt: skip
+    rank = {}  # each tested claim's rank by p within its paper (1: the smallest)
+    for g in groups(recs):
+        tested = sorted(((c["p_grade"], (i, j)) for i, r in enumerate(recs)
+                         for j, c in enumerate(r["claims"])
+                         if group(c) == g and c.get("p_grade") is not None))  # fmt: skip
+        rank |= {key: k + 1 for k, (_, key) in enumerate(tested)}
     out = []
     for i, r in enumerate(recs):
         claims = []
@@ -131,12 +138,12 @@ def final(recs: list[dict]) -> list[dict]:
             c = {**c, "graded": graded(c), "graded_why": c.get("graded_why", c.get("why", ""))}
             p_adj = adj.get((i, j))
             c["p_adjusted"] = p_adj
-            c["family_size"] = n[group(c)]
+            c["level"] = rank.get((i, j), 1) * ALPHA / max(1, n[group(c)])
             c["verdict"] = adjusted_verdict(c, p_adj)
             c["why"] = c["graded_why"] if c["verdict"] == c["graded"] else (
-                f"{c['graded']} at its own level (p {p_text(c.get('p_grade'))}), not after Holm's "
-                f"adjustment over {group_name(group(c)).split(' (')[0]}'s {n[group(c)]} tested "
-                f"claims (p {p_text(p_adj)})"
+                f"{c['graded']} at its own level (p {p_text(c.get('p_grade'))}), not after the "
+                f"false-discovery adjustment over {group_name(group(c)).split(' (')[0]}'s "
+                f"{n[group(c)]} tested claims (p {p_text(p_adj)})"
             )  # fmt: skip
             claims.append(c)
         out.append({**r, "claims": claims})
@@ -148,8 +155,8 @@ def needs(c: dict) -> str:
     a control (a family failed its positive control), a measurement (no kept states tell
     whether the tested quantity was still moving, or there is no interval), a longer budget
     (it may still be moving the claim's way), or power (the seeds its test would need at the
-    observed effect and spread, :func:`normbook.core.claims.units_needed`; after Holm's
-    adjustment, at the strictest level of the paper's family)."""
+    observed effect and spread, :func:`normbook.core.claims.units_needed`; for a claim decisive
+    alone but not after the adjustment, at the level the adjustment asks of it)."""
     if c["verdict"] != NOT_SHOWN:
         return ""
     failed = [k for k in c.get("controls", []) if not k["passed"]]
@@ -165,8 +172,8 @@ def needs(c: dict) -> str:
     if "may still be" in why:
         return "a longer budget: the tested quantity may still be moving the claim's way"
     level = ALPHA
-    if c.get("graded") in DECISIVE:  # decisive alone: Holm's strictest step
-        level = ALPHA / max(1, c.get("family_size", 1))
+    if c.get("graded") in DECISIVE:  # decisive alone: the level its rank asks of it
+        level = c.get("level", ALPHA)
     n = units_needed(*(c.get(k) if c.get(k) is not None else math.nan
                        for k in ("effect", "low", "high")), int(c.get("n") or 0),
                      c.get("sesoi") if c.get("sesoi") is not None else math.nan,
@@ -195,7 +202,7 @@ def needs_table(recs: list[dict]) -> str:
 def claim_rows(recs: list[dict]) -> list[dict]:
     """One table row per claim: where it comes from, the final verdict and why, the effect with
     its interval beside the smallest effect of interest, the test with its p-values (raw and
-    Holm-adjusted per paper), and the null."""
+    adjusted per paper), and the null."""
     recs = final(recs)
     adj = adjusted_p(recs)
     rows = []
@@ -215,7 +222,7 @@ def claim_rows(recs: list[dict]) -> list[dict]:
                     ),
                     "SESOI": c["sesoi_text"],
                     "test": f"{c['test']}; p {p_text(c['p'])}, p(below) {p_text(c['p_refute'])}",
-                    "p adjusted (Holm)": p_text(p_adj),
+                    "p adjusted": p_text(p_adj),
                     "compared with": c["null"],
                     "what would decide it": needs(c),
                 }
@@ -245,6 +252,19 @@ def counts(recs: list[dict], alone: bool = False) -> dict[str, dict[str, int]]:
         for c in r["claims"]:
             out[group(c)][c["graded"] if alone else c["verdict"]] += 1
     return out
+
+
+def holm_would_leave(recs: list[dict]) -> tuple[int, int]:
+    """(decisive verdicts Holm's family-wise adjustment would leave, decisive verdicts after
+    the adjustment that decides), over every family: how much the choice matters."""
+    recs = final(recs)
+    holm = adjusted_p(recs, "holm")
+    kept = decisive = 0
+    for i, r in enumerate(recs):
+        for j, c in enumerate(r["claims"]):
+            decisive += c["verdict"] in DECISIVE
+            kept += c["verdict"] in DECISIVE and holm.get((i, j), 1.0) < ALPHA
+    return kept, decisive
 
 
 def counts_table(recs: list[dict]) -> str:

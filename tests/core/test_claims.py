@@ -153,21 +153,26 @@ def test_late_gain_and_may_rise():
     assert claims.may_rise(flat[[0, 2]], np.array([0.75, 1.0]), 0.02)  # nothing by half
 
 
-def test_adjusted_is_holm_and_skips_untested_rows():
+def test_adjusted_is_benjamini_hochberg_or_holm_and_skips_untested_rows():
     ps = [0.01, 0.04, float("nan"), 0.03]
     adj = claims.adjusted(ps)
     assert math.isnan(adj[2])
+    assert adj[[0, 1, 3]] == pytest.approx(sps.false_discovery_control([0.01, 0.04, 0.03]))
+    holm = claims.adjusted(ps, "holm")
     # sorted 0.01, 0.03, 0.04: x3, x2, x1, each at least the one before
-    assert adj[[0, 3, 1]] == pytest.approx([0.03, 0.06, 0.06])
-    assert claims.adjusted([0.5, 0.9]).tolist() == [1.0, 1.0]  # capped at 1
-    assert claims.adjusted([0.02, 0.02]).tolist() == [0.04, 0.04]  # ties: both x2
+    assert holm[[0, 3, 1]] == pytest.approx([0.03, 0.06, 0.06]) and math.isnan(holm[2])
+    assert claims.adjusted([0.5, 0.9], "holm").tolist() == [1.0, 1.0]  # capped at 1
+    assert claims.adjusted([0.02, 0.02], "holm").tolist() == [0.04, 0.04]  # ties: both x2
     assert claims.adjusted([]).size == 0
-    # never below the unadjusted p, never above Bonferroni
+    # Holm never below BH, never below the raw p, never above Bonferroni
     rng = np.random.default_rng(0)
     for _ in range(20):
         p = rng.uniform(0, 0.2, 7)
-        a = claims.adjusted(p)
-        assert np.all(a >= p - 1e-15) and np.all(a <= np.minimum(1, 7 * p) + 1e-15)
+        h, b = claims.adjusted(p, "holm"), claims.adjusted(p)
+        assert np.all(h >= b - 1e-15) and np.all(b >= p - 1e-15)
+        assert np.all(h <= np.minimum(1, 7 * p) + 1e-15)
+    with pytest.raises(ValueError):
+        claims.adjusted(ps, "bonferroni")
 
 
 # ----------------------------------------------------------------------------- decide

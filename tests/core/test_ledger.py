@@ -47,7 +47,7 @@ def test_changing_a_chapter_result_changes_the_ledger(ledger_root):
     assert "**reproduced**" in before and "0.500 [0.400, 0.600]" in before
     assert "{ref}`A1 verdict <a1-verdict>`" in before
     assert claims_ledger.counts(recs)["A"][REPRODUCED] == 1
-    assert "SESOI" in before and "p adjusted (Holm)" in before
+    assert "SESOI" in before and "p adjusted" in before
 
     _execute_chapter(0.05, REFUTED)  # the same chapter, another result
     recs = claims_ledger.records("smoke")
@@ -111,23 +111,25 @@ def test_corrupt_record_says_how_to_fix(ledger_root):
         claims_ledger.records("smoke")
 
 
-def test_holm_decides_the_final_verdict():
+def test_the_adjusted_p_decides_the_final_verdict():
     def claim(p, verdict=REPRODUCED):
         return {"paper": "A", "verdict": verdict, "why": "interval clears the SESOI",
                 "p_grade": p, "section": "a1-verdict", "claim": "c", "unit": ".2f",
                 "effect": 0.1, "low": 0.0, "high": 0.2, "sesoi_text": "0.05", "test": "t",
                 "p": p, "p_refute": 0.9, "null": "n"}  # fmt: skip
 
-    recs = [{"chapter": "a1_localization", "claims": [claim(0.04), claim(0.001), claim(0.6)]}]
-    adj = claims_ledger.adjusted_p(recs)
-    assert adj[0, 0] == pytest.approx(0.08) and adj[0, 1] == pytest.approx(0.003)
+    recs = [{"chapter": "a1_localization",
+             "claims": [claim(0.04), claim(0.001), claim(0.6), claim(0.03)]}]  # fmt: skip
+    adj = claims_ledger.adjusted_p(recs)  # BH: 0.001 x 4, 0.03 x 4/2, 0.04 x 4/3 -> 0.053
+    assert adj[0, 1] == pytest.approx(0.004) and adj[0, 3] == pytest.approx(0.0533, abs=1e-3)
     alone, after = claims_ledger.counts(recs, alone=True), claims_ledger.counts(recs)
-    assert alone["A"][REPRODUCED] == 3 and after["A"][REPRODUCED] == 1
+    assert alone["A"][REPRODUCED] == 4 and after["A"][REPRODUCED] == 1
     fin = claims_ledger.final(recs)
     first = fin[0]["claims"][0]
     assert first["verdict"] == NOT_SHOWN and first["graded"] == REPRODUCED
-    assert first["why"].startswith("reproduced at its own level (p = 0.04), not after Holm")
-    assert "Paper A's 3 tested claims (p = 0.08)" in first["why"]
+    assert first["why"].startswith("reproduced at its own level (p = 0.04), not after the false")
+    assert "Paper A's 4 tested claims (p = 0.0533)" in first["why"]
+    assert first["level"] == pytest.approx(0.05 * 3 / 4)  # third smallest of four
     assert fin[0]["claims"][1]["why"] == "interval clears the SESOI"  # kept
     assert claims_ledger.final(fin) == fin  # idempotent
     assert recs[0]["claims"][0]["verdict"] == REPRODUCED  # the input is not changed
@@ -135,7 +137,8 @@ def test_holm_decides_the_final_verdict():
         "**not shown at this budget** (reproduced at its own level"
         in claims_ledger.claim_rows(recs)[0]["verdict"]
     )
-    assert "1 (alone: 3)" in claims_ledger.counts_table(recs)
+    assert "1 (alone: 4)" in claims_ledger.counts_table(recs)
+    assert claims_ledger.holm_would_leave(recs) == (1, 1)  # Holm: 0.004 only
     untested = {"paper": "A", "verdict": REFUTED, "p_grade": None}  # no p: never decisive
     assert claims_ledger.adjusted_verdict(untested, None) != REFUTED
 
@@ -186,12 +189,12 @@ def test_a_not_shown_claim_says_what_would_decide_it():
     assert claims_ledger.needs({**base, "why": "of the other sign, but may still be rising"}
                                ).startswith("a longer budget")  # fmt: skip
     assert claims_ledger.needs({**base, "verdict": REPRODUCED}) == ""
-    # decisive alone, not after Holm: seeds at the family's strictest level
+    # decisive alone, not after the adjustment: seeds at the level its rank asks of it
     held = claims_ledger.final([{"chapter": "a1_localization", "claims": [
-        {**base, "verdict": REPRODUCED, "p_grade": 0.03, "why": "interval clears the SESOI",
+        {**base, "verdict": REPRODUCED, "p_grade": 0.04, "why": "interval clears the SESOI",
          "low": 0.055, "high": 0.105},
-        {**base, "p_grade": 0.04}]}])[0]["claims"][0]  # fmt: skip
-    assert held["verdict"] == NOT_SHOWN and "at level 0.025" in claims_ledger.needs(held)
+        {**base, "p_grade": 0.03}, {**base, "p_grade": 0.5}]}])[0]["claims"][0]  # fmt: skip
+    assert held["verdict"] == NOT_SHOWN and "at level 0.033" in claims_ledger.needs(held)
     recs = [{"chapter": "a1_localization", "claims": [base, bad, kept]}]
     table = claims_ledger.needs_table(recs)
     assert "| 1 | 1 | 0 | 1 |" in table.replace("  ", " ")
@@ -201,3 +204,28 @@ def test_a_not_shown_claim_says_what_would_decide_it():
 def test_check_records_keep_their_evidence():
     rec = ledger.check_record(Check("A", "equivariant", True, "max change 0"), "a1-verdict")
     assert rec["evidence"] == "max change 0"
+
+
+def test_a_claim_record_holds_what_re_derives_its_grade():
+    import numpy as np
+
+    from normbook.core.claims import may_rise, mean_test
+    from normbook.core.verdicts import Control, decide, decide_parts
+
+    fr = np.array([0.25, 0.5, 1.0])
+    flat = np.array([[0.0] * 5, [0.01, 0.0, 0.02, 0.01, 0.0], [0.01, 0.0, 0.02, 0.01, 0.0]])
+    rise = may_rise(flat, fr, 0.025)
+    assert not rise and rise.gain.high < 0.025
+    low = mean_test(np.array([0.001, 0.0, 0.002, -0.001, 0.001]), 0.05, null="n")
+    high = mean_test(np.array([0.3, 0.31, 0.29, 0.3, 0.32]), 0.05, null="m")
+    ok = Control("f", "learned", True, "R² 0.9")
+    parts = [("a", decide(low, [ok], rising=rise)), ("b", decide(high, [ok], rising=False))]
+    v = Verdict("A", "two parts", decide_parts(parts), high, controls=(ok,))
+    rec = ledger.claim_record(v, "a1-verdict")
+    assert [p["name"] for p in rec["parts"]] == ["a", "b"]
+    a, b = rec["parts"]
+    assert a["verdict"] == REFUTED and a["effect"] == low.effect and a["high"] == low.high
+    assert a["late_gain"]["high"] == rise.gain.high and a["late_gain"]["margin"] == 0.025
+    assert b["verdict"] == REPRODUCED and b["late_gain"] is None  # False: nothing measured
+    assert rec["controls"][0]["evidence"] == "R² 0.9"
+    json.dumps(rec)  # plain JSON

@@ -323,18 +323,30 @@ def within(values, margin: float, null: str) -> ClaimTest:
                    f"{t.n} seeds", sesoi=margin)  # fmt: skip
 
 
-def adjusted(ps) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error at ALPHA over the family, valid
-    whatever the tests' dependence, which matters here: several rows reuse the same networks);
-    NaN where a row has no test. The k-th smallest p is multiplied by the number of p-values
-    not smaller than it, and each kept at least as large as the one before."""
+MULTIPLICITY = "bh"  # the control that decides a verdict: Benjamini-Hochberg (see adjusted)
+
+
+def adjusted(ps, method: str = MULTIPLICITY) -> np.ndarray:
+    """Adjusted p-values over one family; NaN where a row has no test. ``"bh"`` (what decides
+    a verdict): Benjamini-Hochberg (scipy.stats.false_discovery_control), a false-discovery
+    reading: among the decisive verdicts, the expected share of wrong ones is at most ALPHA
+    (for independent or positively dependent tests; the rows that share networks are
+    positively dependent). ``"holm"``: Holm's step-down (the k-th smallest p times the number
+    not smaller than it, kept increasing), family-wise, valid under any dependence; the ledger
+    reports how many verdicts it would leave."""
     ps = np.asarray(ps, dtype=float)
     out = np.full(ps.shape, NAN)
     ok = np.flatnonzero(~np.isnan(ps))
-    if ok.size:
+    if not ok.size:
+        return out
+    if method == "bh":
+        out[ok] = sps.false_discovery_control(ps[ok], method="bh")
+    elif method == "holm":
         order = ok[np.argsort(ps[ok], kind="stable")]
         scaled = (ok.size - np.arange(ok.size)) * ps[order]
         out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    else:
+        raise ValueError(f"method must be 'bh' or 'holm', got {method!r}")
     return out
 
 
@@ -354,12 +366,32 @@ def late_gain(values, fractions, what: str = "effect") -> ClaimTest:
     )  # fmt: skip
 
 
-def may_rise(values, fractions, margin: float) -> bool:
+@dataclass(frozen=True)
+class Rise:
+    """Whether a tested quantity may still be moving the claim's way at the end of the budget
+    (true as a bool when it may), with the evidence: its late gain (:func:`late_gain`) and the
+    margin the gain's upper end was held against."""
+
+    may: bool
+    gain: ClaimTest
+    margin: float
+
+    def __bool__(self) -> bool:
+        return self.may
+
+    def record(self) -> dict:
+        """The numbers a ledger row needs to re-derive the decision."""
+        g = self.gain
+        return {"gain": g.effect, "low": g.low, "high": g.high, "n": g.n, "what": g.test,
+                "margin": self.margin, "may_rise": self.may}  # fmt: skip
+
+
+def may_rise(values, fractions, margin: float) -> Rise:
     """Whether the tested quantity may still be rising at the end of the budget: the upper end
     of its late gain's interval (:func:`late_gain`) reaches ``margin``, or there is no interval
     (too few units, or no state kept by half the budget)."""
     g = late_gain(values, fractions)
-    return not g.high < margin
+    return Rise(not g.high < margin, g, margin)
 
 
 TARGET_POWER = 0.8  # "seeds needed": the chance of a decisive answer a design should have

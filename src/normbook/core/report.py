@@ -73,7 +73,7 @@ def show_verdicts(prefix: str, claims: list) -> None:
         glue(f"{prefix}_verdict_{i}", v.verdict)
     md(table([v.row() for v in claims]))
     md("*Graded at each claim's own level; the {ref}`ledger` gives the final verdict, after "
-       "Holm's adjustment over the paper's claims.*")  # fmt: skip
+       "the false-discovery adjustment over the paper's claims.*")  # fmt: skip
 
 
 def show_checks(prefix: str, checks: list) -> None:
