@@ -183,37 +183,37 @@ def _curves(effect_at, dataset="mnist", fractions=(0.25, 0.5), layers=4, expect=
 def test_moving_means_the_effect_may_still_gain_half_its_sesoi():
     half = 0.5 * SPARSITY.value
     flat = _curves(np.tile(0.05 + JITTER[True] / 10, (3, 1)))
-    assert verdicts.moving(flat, "mnist", "lower", verdicts.layer_mean, SPARSITY) is False
+    assert verdicts.moving(flat, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is False
     # gained more than half the SESOI over the last half of the budget (0.5 -> 1.0)
     late = _curves(np.stack([0.0 + JITTER[True] / 10, 0.03 + JITTER[True] / 10,
                              0.03 + 1.5 * half + JITTER[True] / 10]))  # fmt: skip
-    assert verdicts.moving(late, "mnist", "lower", verdicts.layer_mean, SPARSITY) is True
+    assert verdicts.moving(late, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is True
     # without spread: just above and just below half the SESOI
     for gain, expected in ((1.1 * half, True), (0.9 * half, False)):
         c = _curves(np.tile([[0.0], [0.03], [0.03 + gain]], (1, 5)))
-        assert verdicts.moving(c, "mnist", "lower", verdicts.layer_mean, SPARSITY) is expected
+        assert verdicts.moving(c, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is expected
     # it gained early on only (0.25 -> 0.5), then stopped: not moving
     early = _curves(np.tile([[0.0], [0.05], [0.05]], (1, 5)))
-    assert verdicts.moving(early, "mnist", "lower", verdicts.layer_mean, SPARSITY) is False
+    assert verdicts.moving(early, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is False
     # shrinking (moving against the claim) cannot turn a refutation into a reproduction
     shrinking = _curves(np.tile([[0.1], [0.1], [0.05]], (1, 5)))
-    assert verdicts.moving(shrinking, "mnist", "lower", verdicts.layer_mean, SPARSITY) is False
+    assert verdicts.moving(shrinking, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is False
     # the same effect read the other way ("higher") is moving
     up = _curves(np.tile([[0.0], [0.0], [0.05]], (1, 5)), expect="higher")
-    assert verdicts.moving(up, "mnist", "higher", verdicts.layer_mean, SPARSITY) is True
-    assert verdicts.moving(up, "mnist", "lower", verdicts.layer_mean, SPARSITY) is False
+    assert verdicts.moving(up, "mnist", "higher", verdicts.layer_mean, SPARSITY).may is True
+    assert verdicts.moving(up, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is False
     # no state kept by half the budget: it cannot tell, so it may be moving
     late_only = _curves(np.tile([[0.05], [0.05]], (1, 5)), fractions=(0.75,))
-    assert verdicts.moving(late_only, "mnist", "lower", verdicts.layer_mean, SPARSITY) is True
+    assert verdicts.moving(late_only, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is True
     assert verdicts.moving(None, "mnist", "lower", verdicts.layer_mean, SPARSITY) is None
 
 
 def test_moving_reads_dbi_effects_relative_to_the_no_bn_index():
     # no BN 0.5: an absolute gain of 0.02 is 4 % of the index, more than half of DBI's 5 %
     c = _curves(np.tile([[0.0], [0.0], [0.02]], (1, 5)))
-    assert verdicts.moving(c, "mnist", "lower", verdicts.deeper_half, DBI) is True
+    assert verdicts.moving(c, "mnist", "lower", verdicts.deeper_half, DBI).may is True
     c = _curves(np.tile([[0.0], [0.0], [0.01]], (1, 5)))  # 2 %: less than half of 5 %
-    assert verdicts.moving(c, "mnist", "lower", verdicts.deeper_half, DBI) is False
+    assert verdicts.moving(c, "mnist", "lower", verdicts.deeper_half, DBI).may is False
 
 
 def _models(acc: dict, checkpoints=(0.5,), late: dict | None = None):
@@ -249,10 +249,10 @@ def test_accuracy_curve_and_whether_the_gain_still_moves():
     assert fracs.tolist() == [0.5, 1.0] and rows.shape == (2, 5)
     np.testing.assert_allclose(rows[1], acc["mnist", True] - acc["mnist", False])
     np.testing.assert_allclose(rows[0], rows[1])  # no gain over the last half
-    assert verdicts.accuracy_moving(_models(acc), "mnist") is False
+    assert verdicts.accuracy_moving(_models(acc), "mnist").may is False
     rising = _models(acc, late={("mnist", True): 0.01})  # BN gained a point since epoch 1
-    assert verdicts.accuracy_moving(rising, "mnist") is True
-    assert verdicts.accuracy_moving(rising, "cifar10") is False
+    assert verdicts.accuracy_moving(rising, "mnist").may is True
+    assert verdicts.accuracy_moving(rising, "cifar10").may is False
     assert verdicts.accuracy_curve(_models(acc, checkpoints=()), "mnist") is None
     assert verdicts.accuracy_moving(_models(acc, checkpoints=()), "mnist") is None
 
