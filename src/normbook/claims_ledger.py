@@ -215,7 +215,8 @@ def claim_rows(recs: list[dict]) -> list[dict]:
                     "paper": c["paper"],
                     "chapter": chapter_label(r["chapter"]),
                     "from": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
-                    "claim": c["claim"],
+                    "claim (as tested)": c["claim"],
+                    "paper says": c.get("paper_says") or "(ours)",
                     "verdict": f"**{c['verdict']}** ({c['why']})",
                     "effect [90% CI]": (
                         f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]"

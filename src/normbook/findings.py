@@ -32,16 +32,18 @@ class Question:
 
 CENTRAL = (
     Question("A", "Do normalization layers let a CNN localize positions beyond its receptive "
-             "field?", (("a1-verdict", "With instance, indices beyond the receptive field"),)),
+             "field?", (("a1-verdict", "With instance: the interior mean prediction"),)),
     Question("A", "Is the whole sequence localized, as in the paper's Fig. 1a?",
-             (("a1-verdict", "With instance the whole sequence is localized"),)),
+             (("a1-verdict", "With instance: the mean prediction beyond one hop"),)),
     Question("A", "At the paper's own scale (a recorded run), is the whole sequence localized?",
-             (("a1-paper-scale", f"{PAPER_SCALE}With instance, indices beyond the receptive"),
-              ("a1-paper-scale", f"{PAPER_SCALE}With instance the whole sequence is localized")),
+             (("a1-paper-scale", f"{PAPER_SCALE}With instance: the interior mean prediction"),
+              ("a1-paper-scale",
+               f"{PAPER_SCALE}With instance: the mean prediction beyond one hop")),
              recorded=True),
     Question("A", "Does the signal reach farther with more normalization layers (multi-hop "
              "message passing)?",
-             (("a5-layers", "At a fixed receptive field, more normalization layers"),)),
+             (("a5-layers",
+               "At a fixed receptive field, the share of the first band's slope kept"),)),
     Question("B", "Does BatchNorm change representational sparsity?",
              (("b2-verdict", "MNIST: BN representations are less sparse"),
               ("b2-verdict", "CIFAR-10: BN representations are more sparse"))),

@@ -68,7 +68,9 @@ def test_bn_itself_needs_both_simple_effects_not_the_main_effect():
     assert row.verdict == PARTLY  # not reproduced: BN itself does not raise accuracy at 1e-4
     assert row.grade.why.startswith("at lr 1e-3: reproduced; at lr 1e-4: not shown at this budget")
     assert row.claim == ("CIFAR-10: BN itself raises the test accuracy, BN and no BN at the same "
-                         "learning rate, at each of two rates")  # fmt: skip
+                         "learning rate, at each of two rates, by at least 0.5 percentage "
+                         "points of test accuracy")  # fmt: skip
+    assert row.paper_says.startswith("not in the paper (the reviewers' question")
     assert "at lr 1e-3: reproduced; at lr 1e-4: not shown" in row.evidence
     assert "interaction +0.15" in row.evidence and row.sesoi is ACCURACY
     assert row.test.effect == pytest.approx(-0.05)  # the binding part: the larger p
@@ -196,7 +198,7 @@ def test_cluster_count_ledger_grades_silhouettes_and_has_no_edge_row():
     assert rows["mnist", "class_sil"].test.effect == pytest.approx(0.2)
     assert rows["mnist", "kmeans_sil"].claim == (
         "(ours) MNIST: clusters are purer with BN by the silhouette of k-means at k = 10 "
-        "(higher), deeper half"
+        "(higher), deeper half, by at least 0.020 silhouette score"
     )
     assert rows["mnist", "kmeans_sil"].verdict == NOT_SHOWN  # equal: below, no kept states
     assert rows["mnist", "kmeans_sil"].test.below()
@@ -242,7 +244,8 @@ def test_threshold_ledger_needs_every_threshold_for_reproduced():
     assert rows["mnist"].verdict == REPRODUCED
     assert rows["mnist"].grade.why == "t = 0: reproduced; t = 0.01: reproduced; t = 0.1: reproduced"
     assert rows["mnist"].claim == ("MNIST: BN representations are less sparse at every threshold "
-                                   "t × mean_abs (t = 0, 0.01, 0.1)")  # fmt: skip
+                                   "t × mean_abs (t = 0, 0.01, 0.1), each by at least 0.020 of "
+                                   "activations (fraction exactly zero)")  # fmt: skip
     assert rows["cifar10"].verdict == PARTLY
     assert rows["cifar10"].grade.why.startswith(
         "t = 0: reproduced; t = 0.01: reproduced; t = 0.1: not shown"
@@ -265,7 +268,8 @@ def test_direction_ledger_on_other_networks_or_images():
     assert set(rows) == {("mnist", "sparsity"), ("mnist", "class_dbi")}  # what was analysed
     assert [rows["mnist", k].verdict for k in ("sparsity", "class_dbi")] == [REPRODUCED] * 2
     assert rows["mnist", "sparsity"].claim == (
-        "MNIST (test images): BN representations are less sparse"
+        "MNIST (test images): BN representations are less sparse, by at least 0.020 of "
+        "activations (fraction exactly zero)"
     )
     assert rows["mnist", "class_dbi"].test.effect == pytest.approx(0.5, abs=0.02)  # relative
     every = analysis.Sparsity(analysis.SparsityConfig(), sp, sp, {}, 20, 0, 1.0)

@@ -58,6 +58,7 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
         "paper": v.paper,
         "scale": scale,
         "claim": v.claim,
+        "paper_says": v.paper_says,
         "verdict": v.verdict,
         "why": v.grade.why,
         "p_grade": _number(v.grade.p),

@@ -157,16 +157,26 @@ def _decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
     return Grade(NOT_SHOWN, why, min((g.p for _, g in parts if g.p == g.p), default=math.nan))
 
 
+def sesoi_phrase(sesoi: Sesoi, unit: str = ".3f") -> str:
+    """A SESOI in words, in the format of its claim's effect (``unit``): "0.050 of the ramp's
+    slope", "0.5 percentage points of test accuracy"."""
+    spec = unit.replace("+", "")
+    if spec.endswith("%"):  # a fraction shown in percentage points
+        return f"{100 * sesoi.value:g} percentage points {sesoi.unit}"
+    return f"{_num(sesoi.value, spec)} {sesoi.unit}"
+
+
 @dataclass(frozen=True)
 class Verdict:
     paper: str  # "A" or "B"
-    claim: str  # the paper's claim, in our words
+    claim: str  # what the test tests, in words (with the SESOI where the claim is about size)
     grade: Grade
     test: ClaimTest  # the effect, its interval, the test, its p-values and the null
     sesoi: Sesoi | None = None  # the smallest effect of interest (None: a band comparison)
     evidence: str = ""  # further numbers the rule used
     unit: str = ".3f"  # format of the effect, its interval and the SESOI
     controls: tuple[Control, ...] = field(default_factory=tuple)
+    paper_says: str = ""  # the paper's own wording ("" for a claim of ours)
 
     @property
     def verdict(self) -> str:
@@ -175,16 +185,13 @@ class Verdict:
     def sesoi_text(self) -> str:
         if self.sesoi is None:
             return "paper's band"
-        spec = self.unit.replace("+", "")
-        sign = "± " if self.test.band else ""  # an equivalence test's margin, both ways
-        if spec.endswith("%"):  # a fraction shown in percentage points
-            return f"{sign}{100 * self.sesoi.value:g} percentage points {self.sesoi.unit}"
-        return f"{sign}{_num(self.sesoi.value, spec)} {self.sesoi.unit}"
+        return ("± " if self.test.band else "") + sesoi_phrase(self.sesoi, self.unit)
 
     def row(self) -> dict:
         t, f = self.test, self.unit
         return {
-            "claim": self.claim,
+            "claim (as tested)": self.claim,
+            "paper says": self.paper_says or "(ours)",
             "verdict": f"**{self.verdict}** ({self.grade.why})",
             f"effect [{CLAIM_CONFIDENCE:.0%} CI]": (
                 f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]"

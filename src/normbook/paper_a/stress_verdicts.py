@@ -18,6 +18,7 @@ from .stress import MODE_DOC
 from .verdicts import (
     CYCLIC_TOLERANCE,
     accuracy_learned,
+    beats_nulls,
     flat_interior,
     learned,
     localizes_verdict,
@@ -112,6 +113,7 @@ def interior_statistics(sweep, normed) -> Verdict:
         f"{join(removed, '.2f')}",
         unit=".2f",
         controls=controls,
+        paper_says="The side channel runs through the normalization statistics (the mechanism)",
     )
 
 
@@ -134,9 +136,9 @@ def receptive_field_rows(heads: dict) -> list[Verdict]:
         rows.append(
             Verdict(
                 "A",
-                f"PackNorm's overlap transition measures receptive-field overlap: with kernel "
-                f"1 (R = 0) and a {head} head, accuracy stays at chance below the paper's "
-                f"transition (at o = {o[at]} of {full})",
+                f"PackNorm with kernel 1 (R = 0) and a {head} head: below the paper's "
+                f"transition (at o = {o[at]} of {full}) every model's accuracy stays within "
+                f"± {CHANCE.value:g} of chance",
                 decide(test, [control], rising=False),
                 test,
                 replace(CHANCE, unit="from chance (1/2), at most"),
@@ -144,6 +146,8 @@ def receptive_field_rows(heads: dict) -> list[Verdict]:
                 f"{join(acc.acc[-1], '.3f')}",
                 unit=".3f",
                 controls=(control,),
+                paper_says="PackNorm's overlap transition measures receptive-field overlap "
+                "(Fig. 3)",
             )
         )
     return rows
@@ -155,10 +159,12 @@ def architecture_localizes(runs, what: str) -> Verdict:
     the SESOI; control: they learned the task. Without kept states it
     cannot be refuted."""
     return localizes_verdict(
-        f"The side channel works in {what}: with {runs.norm.name} it localizes beyond R",
+        beats_nulls(f"The side channel in {what}, with {runs.norm.name}"),
         runs.norm, runs.none, runs.circular, None,
         f"; interior fraction {join(runs.norm.frac_interior, '.2f')}",
         family=f"{what}, {runs.norm.name}",
+        paper_says="Normalization layers enable side-channel spatial communication in CNNs "
+        "(one architecture, 1-D)",
     )  # fmt: skip
 
 

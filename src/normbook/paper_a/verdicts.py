@@ -258,8 +258,21 @@ def _t(values, spec: str = ".2f") -> str:
     return join(values, spec)
 
 
+def beats_nulls(who: str) -> str:
+    """The tested wording of a "localizes beyond R" claim about ``who``."""
+    return (f"{who}: the interior mean prediction (beyond R from both ends) rises faster than "
+            f"both nulls' by at least {SLOPE.value:g} of the ramp's slope")  # fmt: skip
+
+
 def localizes_verdict(
-    claim: str, run, none, circular, curve=None, extra: str = "", family: str | None = None
+    claim: str,
+    run,
+    none,
+    circular,
+    curve=None,
+    extra: str = "",
+    family: str | None = None,
+    paper_says: str = "",
 ) -> Verdict:
     """A "this family localizes beyond R" claim: the interior slope beats both nulls by the
     SESOI; controls: the family learned, and so did at least two no-norm nulls (dead ones
@@ -278,6 +291,7 @@ def localizes_verdict(
         f" / {_t(circular.slope_interior, '.3f')}{extra}",
         unit=".3f",
         controls=controls,
+        paper_says=paper_says,
     )
 
 
@@ -295,18 +309,19 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
     ]
     claims = [
         localizes_verdict(
-            f"With {normed.name}, indices beyond the receptive field are localized (the side "
-            "channel)",
+            beats_nulls(f"With {normed.name}"),
             normed,
             none,
             circular,
             curve,
             f"; interior fraction {_t(normed.frac_interior)}",
+            paper_says="Normalization lets the network localize indices beyond its receptive "
+            "field (the side channel)",
         ),  # fmt: skip
         Verdict(
             "A",
-            f"With {normed.name} the whole sequence is localized (Fig. 1a): the mean prediction "
-            f"rises beyond one hop, farther than 3R from both ends",
+            f"With {normed.name}: the mean prediction beyond one hop (farther than 3R from both "
+            f"ends) rises faster than both nulls' by at least {SLOPE.value:g} of the ramp's slope",
             decide(whole, controls, rising=rising(curve, bands.beyond_hop_slope)),
             whole,
             SLOPE,
@@ -316,11 +331,12 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
             f"{normed.distances} (middle: {half})",
             unit=".4f",
             controls=controls,
+            paper_says=f"With {normed.name} the whole sequence is localized (Fig. 1a)",
         ),
         Verdict(
             "A",
-            "With normalization the depth probes localize beyond R(depth) at some depth, farther "
-            "than the nulls' probes (Fig. 1b: localization spreads inward faster than R)",
+            "With normalization: at their best depth the depth probes localize beyond R(depth) "
+            "by at least one layer of receptive-field growth more than both nulls' probes",
             decide(spread, controls, rising=None),
             spread,
             REACH,
@@ -329,6 +345,8 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
             "networks only (no kept states)",
             unit=".2f",
             controls=controls,
+            paper_says="Localization spreads inward faster than the receptive field grows "
+            "(Fig. 1b)",
         ),
     ]
     checks = [exactly_equivariant(eq_none), cyclic_null(circular.name, cyc)]
@@ -350,9 +368,8 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
     claims = [
         Verdict(
             "A",
-            "The transition lies at about half the path length "
-            f"(o ≈ {reported.PACK_TRANSITION[0]}–{reported.PACK_TRANSITION[1]} of "
-            f"{reported.PACK_PATH_LEN})",
+            f"PackNorm's transition, as a fraction of the path length, lies inside the paper's "
+            f"band ({lo:.2f}–{hi:.2f})",
             decide(band, [pack_ok], rising=None),
             band,
             None,
@@ -365,11 +382,14 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
             f"{pack.grid_step:.2f} l'",
             unit=".2f",
             controls=(pack_ok,),
+            paper_says="The transition lies at about half the path length "
+            f"(o ≈ {reported.PACK_TRANSITION[0]}–{reported.PACK_TRANSITION[1]} of "
+            f"{reported.PACK_PATH_LEN}, Fig. 3)",
         ),
         Verdict(
             "A",
-            f"At some depth the probes localize beyond one hop ({hop_factor:g}R(d)), farther "
-            "than the nulls' probes (the multi-hop reading)",
+            f"At their best depth the probes localize beyond one hop ({hop_factor:g}R(d)) by at "
+            "least one layer of receptive-field growth more than both nulls' probes",
             decide(hop, [learned(normed), null_learned(none)], rising=None),
             hop,
             REACH,
@@ -377,6 +397,8 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
             f"{_t(excess, '.0f')}; probes of the trained networks only (no kept states)",
             unit=".2f",
             controls=(learned(normed), null_learned(none)),
+            paper_says="Position travels several hops, one per normalization layer (the "
+            "multi-hop reading)",
         ),
     ]
     checks = []
@@ -411,8 +433,9 @@ def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[l
     g_rising = any(rising(c, bands.interior_slope) for c in group_curves)
     mb, none, circ = bn.minibatch, bn.none, bn.circular
     bn_claim = localizes_verdict(
-        "BatchNorm with minibatch statistics at inference localizes (Fig. 5)",
+        beats_nulls("BatchNorm with minibatch statistics at inference"),
         mb, none, circ, bn_curve, family="BatchNorm, minibatch statistics",
+        paper_says="BatchNorm with minibatch statistics at inference localizes (Fig. 5)",
     )  # fmt: skip
     mb_ok = Control("BatchNorm, minibatch statistics", "localizes beyond R (the claim above is "
                     "reproduced)", bn_claim.verdict == "reproduced", bn_claim.verdict)  # fmt: skip
@@ -430,7 +453,8 @@ def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[l
     claims = [
         Verdict(
             "A",
-            "GroupNorm: localization grows with the number of groups G, for G < C (Fig. 4)",
+            f"GroupNorm with G < C: the interior slope rises with the number of groups G "
+            f"(Spearman's ρ over every model at least {TREND.value:g})",
             decide(trend, g_controls, rising=g_rising),
             trend,
             TREND,
@@ -438,11 +462,13 @@ def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[l
             + join(f"{g}: {slopes[i].mean():.3f}" for i, g in enumerate(gs)),
             unit=".2f",
             controls=g_controls,
+            paper_says="Localization grows with the number of groups G (Fig. 4)",
         ),
         bn_claim,
         Verdict(
             "A",
-            "BatchNorm (minibatch) misses some indices near the boundary (App. D)",
+            f"BatchNorm (minibatch): the batch-mean test localizes a share of the indices within "
+            f"R at least {BOUNDARY_GAP.value:g} smaller than the no-norm network's",
             decide(bnd, bnd_controls, rising=None),
             bnd,
             BOUNDARY_GAP,
@@ -450,6 +476,7 @@ def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[l
             f"{_t(bnd_mb)}",
             unit=".2f",
             controls=bnd_controls,
+            paper_says="BatchNorm misses some indices near the boundary (App. D)",
         ),
         Verdict(
             "A",

@@ -41,6 +41,7 @@ from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for th
     Verdict,
     decide,
     decide_parts,
+    sesoi_phrase,
 )
 from . import reported
 from .analysis import Clusters, Sparsity, TrainingCurves
@@ -171,13 +172,14 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
             Verdict(
                 "B",
                 f"BN models reach higher test accuracy than no-BN models on "
-                f"{DATASET_NAMES[ds]} ({setting})",
+                f"{DATASET_NAMES[ds]} ({setting}), by at least {sesoi_phrase(ACCURACY, '+.2%')}",
                 decide(test, controls, rising=accuracy_moving(models, ds)),
                 test,
                 ACCURACY,
                 _seed_counts(acc[ds, True], acc[ds, False], "higher", ".2%"),
                 unit="+.2%",
                 controls=controls,
+                paper_says="BN models reach higher test accuracy than no-BN models (Table 1)",
             )
         )
     capped = not all(t.early_stopped for bn in (True, False) for t in models.trained["cifar10", bn])
@@ -195,6 +197,7 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
             None,
             f"ours: {ours}; profile `{profile}`",
             unit=".2%",
+            paper_says="Table 1",
         )
     )
     return ledger
@@ -216,9 +219,12 @@ def b2_ledger(sparsity: Sparsity, models: Models, curves: TrainingCurves | None)
         grade = decide(test, controls, rising=up)
         grades[ds] = grade
         rows.append(Verdict(
-            "B", f"{DATASET_NAMES[ds]}: BN representations are {word} sparse than no-BN ones",
+            "B", f"{DATASET_NAMES[ds]}: BN representations are {word} sparse than no-BN ones "
+            f"(layer sparsity, mean over conv layers), by at least {sesoi_phrase(SPARSITY)}",
             grade, test, SPARSITY,
             _seed_counts(layer_mean(c.bn), layer_mean(c.nobn), expect), controls=controls,
+            paper_says=f"{DATASET_NAMES[ds]}: BN representations are {word} sparse (no "
+            "consistent sparsity signature across datasets)",
         ))  # fmt: skip
     return rows
 
@@ -254,10 +260,12 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
         up = moving(curves, ds, "lower", deeper_half, DBI)
         ledger.append(Verdict(
             "B", f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower DBI), "
-            "over the deeper half of the layers (paper: especially in deeper layers)",
+            f"over the deeper half of the layers, by at least {sesoi_phrase(DBI, '.2f')}",
             decide(test, controls, rising=up), test, DBI,
             _seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower", ".2f"),
             unit=".2f", controls=controls,
+            paper_says="Class-based clusters are purer with BN (lower Davies-Bouldin index), "
+            "especially in deeper layers",
         ))  # fmt: skip
     every = tuple(c for ds in DATASETS for c in learned(acc, both(ds)))
     settle = {ds: settling_test(clusters.k_star[ds, True], clusters.k_star[ds, False], ds)
@@ -265,20 +273,24 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
     parts = [(DATASET_NAMES[ds], decide(t, learned(acc, both(ds)), rising=None))
              for ds, t in settle.items()]  # fmt: skip
     ledger.append(Verdict(
-        "B", "With BN, k* reaches the number of classes in earlier layers (both datasets)",
+        "B", f"With BN, k* reaches the number of classes ({reported.N_CLASSES} ± "
+        f"{reported.K_STAR_TOLERANCE}) at least one layer earlier, on both datasets (a shift "
+        f"beyond {SETTLE.value:g} layer)",
         decide_parts(parts), settle["mnist"], SETTLE,
         "; ".join(f"{DATASET_NAMES[ds]} settling layer: " + _seed_counts(
             *(settling_layers(clusters.k_star[ds, bn]) for bn in (True, False)), "lower", ".1f",
             "earlier") for ds in DATASETS) + "; " + _grades(parts), unit=".2f", controls=every,
+        paper_says="With BN, k* reaches the number of classes in earlier layers",
     ))  # fmt: skip
     cifar = dbi_k_star["cifar10"]
     test = cifar.test("deeper", "lower", "CIFAR-10 DBI(k*)", DBI)
     ledger.append(Verdict(
-        "B", "CIFAR-10: DBI(k*) is lower with BN over the deeper half of the layers (paper: "
-        "especially in deeper layers)",
+        "B", "CIFAR-10: DBI(k*) is lower with BN over the deeper half of the layers, by at "
+        f"least {sesoi_phrase(DBI, '.2f')}",
         decide(test, learned(acc, both("cifar10")), rising=None), test, DBI,
         _seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
         unit=".2f", controls=learned(acc, both("cifar10")),
+        paper_says="CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
     ))  # fmt: skip
     mnist = dbi_k_star["mnist"]
     n = mnist.n_layers
@@ -289,9 +301,11 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
     parts = [(f"higher over conv1–conv{n - 1}", decide(rest, m_controls, rising=None)),
              (f"lower at conv{n}", decide(last, m_controls, rising=None))]  # fmt: skip
     ledger.append(Verdict(
-        "B", "MNIST: DBI(k*) is higher with BN except at the last layer", decide_parts(parts),
+        "B", "MNIST: DBI(k*) is higher with BN except at the last layer, each part by at least "
+        f"{sesoi_phrase(DBI, '.2f')}", decide_parts(parts),
         rest, DBI, _grades(parts) + f"; at conv{n}: effect {last.effect:+.2f} "
         f"[{last.low:+.2f}, {last.high:+.2f}]", unit=".2f", controls=m_controls,
+        paper_says="MNIST: DBI(k*) is higher with BN except at the last layer",
     ))  # fmt: skip
     k = clusters.config.fixed_k
     fixed = {ds: c.test("deeper", "lower", f"{DATASET_NAMES[ds]} DBI at k = {k}", DBI)
@@ -300,7 +314,8 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
              for ds, t in fixed.items()]  # fmt: skip
     ledger.append(Verdict(
         "B (ours)", f"(ours) At fixed k = {k}, k-means clusters are purer with BN in deeper "
-        "layers, on both datasets (no selection on DBI)", decide_parts(parts), fixed["mnist"],
+        f"layers, on both datasets (no selection on DBI), by at least {sesoi_phrase(DBI, '.2f')}",
+        decide_parts(parts), fixed["mnist"],
         DBI, "; ".join(f"{DATASET_NAMES[ds]}: relative DBI reduction {t.effect:+.2f} "
                        f"[{t.low:+.2f}, {t.high:+.2f}]" for ds, t in fixed.items())
         + "; " + _grades(parts), unit=".2f", controls=every,
