@@ -168,7 +168,7 @@ bn_curve = localization.curve(setup, bn.minibatch.cnn)
 report.figure("fig-a3-curve", figures.compute_to_effect([*curves, bn_curve], P.alpha))
 proper = [c for c in curves if c.cnn.groups < P.width]  # G = C is InstanceNorm
 groups_rising = any(verdicts.rising(c, bands.interior_slope) for c in proper)
-bn_rising = verdicts.rising(bn_curve, bands.interior_slope)
+bn_rising = bool(verdicts.rising(bn_curve, bands.interior_slope))
 maybe = {True: "may still be rising", False: "have flattened"}
 run.glue("a3_curve_fracs", fmt.join(P.curve_fractions, ".3g"))
 run.glue_all("a3", {"groups_rising": maybe[groups_rising], "bn_rising": maybe[bn_rising]})
