@@ -110,15 +110,16 @@ def test_a1_whole_sequence_is_graded_beyond_one_hop(fake_run, profile):
     assert grades[1] == REFUTED
 
 
-def _a3(fake_run, profile, bn_profile, gn_slopes):
+def _a3(fake_run, profile, bn_profile, gn_slopes, gn_profile=None):
     none, circ = _nulls(fake_run, profile)
     mb = fake_run(profile[bn_profile], name="BatchNorm")
+    gn = fake_run(profile[gn_profile], name="GroupNorm") if gn_profile else mb
     mb.batch_mean = mb.per_seed
     none.batch_mean = none.per_seed
     bn = SimpleNamespace(minibatch=mb, population=none, none=none, circular=circ)
     sizes = SimpleNamespace(runs={32: mb, 128: none}, reference=32, largest=128)
-    runs = {g: SimpleNamespace(slope_interior=s, out=mb.out, radius=8, name=f"G={g}", seq_len=75,
-                               per_seed=mb.per_seed) for g, s in gn_slopes.items()}  # fmt: skip
+    runs = {g: SimpleNamespace(slope_interior=s, out=gn.out, radius=8, name=f"G={g}", seq_len=75,
+                               per_seed=gn.per_seed) for g, s in gn_slopes.items()}  # fmt: skip
     groups = SimpleNamespace(group_counts=list(gn_slopes), width=max(gn_slopes), runs=runs)
     eq = SimpleNamespace(name="population", shift=4, exact=[True] * 5, reach=[8] * 5,
                          radius=8, max_change=[0.0] * 5)  # fmt: skip
@@ -143,6 +144,15 @@ def test_a3_ledger_rows_come_out_the_right_way_round(fake_run, profile):
     # BatchNorm never learned: its claims are not shown, never refuted
     claims, _ = _a3(fake_run, profile, "flat", RISING)
     assert claims[1].verdict == NOT_SHOWN and claims[2].verdict == NOT_SHOWN
+
+
+def test_the_groupnorm_trend_needs_a_family_that_shows_the_side_channel(fake_run, profile):
+    # every G < C family learned the ends only: a trend in their slopes is a trend in noise
+    trend = _a3(fake_run, profile, "ramp", RISING, gn_profile="boundary")[0][0]
+    assert (
+        trend.verdict == NOT_SHOWN and "GroupNorm, G < C (shows the side channel" in trend.grade.why
+    )
+    assert _a3(fake_run, profile, "ramp", RISING, gn_profile="one_hop")[0][0].verdict == REPRODUCED
 
 
 def test_by_construction_properties_are_checks_not_claims(fake_run, profile):
@@ -218,5 +228,6 @@ def test_dead_null_networks_leave_the_comparison_with_their_seeds(fake_run, prof
     one.slope_interior = [s.effect_interior.slope for s in one.per_seed]
     w = verdicts.localizes_verdict("c", ramp, one, circ, _curve(ramp))
     assert w.verdict == NOT_SHOWN and "no normalization (the null)" in w.grade.why
+    assert w.test.n == 5 and "4 of 5 died" in w.test.null  # shown over every seed, grades nothing
     gone = verdicts.localizes_verdict("c", ramp, dead, circ, _curve(ramp))  # none alive
-    assert gone.verdict == NOT_SHOWN and gone.test.n == 1
+    assert gone.verdict == NOT_SHOWN and gone.test.n == 5 and "no null" in gone.test.null
