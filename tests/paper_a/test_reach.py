@@ -83,6 +83,7 @@ def _profile(kept: float):
 def _family(norm_layers: int, seq_len: int = L, axes=("norm layers",), a1=False):
     return SimpleNamespace(norm_layers=norm_layers, seq_len=seq_len, axes=axes, a1=a1,
                            cnn=SimpleNamespace(receptive_radius=R),
+                           setup=SimpleNamespace(train=SimpleNamespace(steps=100 * seq_len)),
                            label=f"{norm_layers} norm layers, l = {seq_len}")  # fmt: skip
 
 
@@ -145,6 +146,8 @@ def test_length_rule_goes_every_way():
     assert rv.falls_with_length(grows).verdict == REFUTED
     never = _study({75: 0.2, 150: 0.05}, axis="length", learned=False)
     assert rv.falls_with_length(never).verdict == NOT_SHOWN
+    row = rv.falls_with_length(falls)
+    assert "l = 150: kept " in row.evidence and "(15,000 steps)" in row.evidence
 
 
 def _fake_law(est: float, se: float, terms=(True, True), fit_p=0.5):

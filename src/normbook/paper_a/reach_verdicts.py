@@ -63,7 +63,10 @@ def _per_model(reaches, x) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _kept_detail(reaches, name) -> str:
-    return "; ".join(f"{name(r)}: kept {join(r.kept, '.3f')}" for r in reaches)
+    """Each family's shares kept and its training budget (the families' budgets differ where a
+    longer sequence needs more steps to pass its controls: the row shows it)."""
+    return "; ".join(f"{name(r)}: kept {join(r.kept, '.3f')} "
+                     f"({r.family.setup.train.steps:,} steps)" for r in reaches)  # fmt: skip
 
 
 def undiminished(study) -> Verdict:
