@@ -65,6 +65,7 @@ unit: venv
 smoke: venv
 	rm -rf _build/smoke/cache
 	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force $(if $(JOBS),--jobs $(JOBS))
+	$(PY) -m normbook.refutable smoke
 	$(PY) -m normbook.core.sitecheck _build/smoke/site/_build/html
 	$(PY) -m normbook.core.browser _build/smoke/site/_build/html
 

@@ -72,6 +72,7 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
             for c in v.controls
         ],
         **{k: _number(x) for k, x in t.items()},
+        "refutable": v.grade.refutable,
         "parts": [part_record(name, g) for name, g in v.grade.parts],
         "late_gain": _late_gain(v.grade),
     }

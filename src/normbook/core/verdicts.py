@@ -58,6 +58,10 @@ class Grade:
     test: ClaimTest | None = None  # the test it graded (kept so that a row can be re-derived)
     rising: object = None  # the Rise (late gain against its margin) where one was measured
     parts: tuple = ()  # a claim of parts: ((name, Grade), ...)
+    # whether the rule could have graded it refuted: False where no kept states tell whether the
+    # tested quantity was still rising (``rising=None``), so that *refuted* is blocked by
+    # construction; a claim of parts, when some part could be
+    refutable: bool = True
 
 
 def decide(
@@ -75,7 +79,8 @@ def decide(
     which blocks *refuted* the same way; ``False`` only for a quantity that more training
     cannot raise."""
     g = _decide(test, controls, rising=rising, testable=testable, alpha=alpha)
-    return replace(g, test=test, rising=rising if hasattr(rising, "record") else None)
+    return replace(g, test=test, rising=rising if hasattr(rising, "record") else None,
+                   refutable=rising is not None)  # fmt: skip
 
 
 def _decide(test, controls, *, rising, testable, alpha) -> Grade:
@@ -128,7 +133,7 @@ def decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
     none, but a part refuted at the same adjusted level, *refuted*; otherwise *not shown*. The
     reason names each part's grade."""
     g = _decide_parts(parts)
-    return replace(g, parts=tuple(parts))
+    return replace(g, parts=tuple(parts), refutable=any(p.refutable for _, p in parts))
 
 
 def _decide_parts(parts: list[tuple[str, Grade]]) -> Grade:

@@ -1,0 +1,99 @@
+"""Which claim rows could not come out *refuted*, by construction: the rule needs to know
+whether the tested quantity was still rising at the end of the budget, and for these rows no
+kept states measure it (``rising=None``), so an interval wholly below the SESOI reads *not
+shown* whatever it is.
+
+Every such row is declared here, with the measurement it waits for. ``make test`` runs
+``python -m normbook.refutable smoke`` after the smoke build: it fails when a row is blocked
+that is not declared (a new claim that cannot be refuted), and when a declared row is no
+longer blocked (the list must shrink with the work). Rows declared not testable at a profile
+are exempt.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import claims_ledger
+from .core.verdicts import NOT_TESTABLE
+
+# (section, start of the claim as tested): the measurement that would unblock it, each metric
+# at the kept states, as chapter A1's slopes and chapter B2's sparsity already are.
+_PROBES = "the depth probes at the kept states"
+_KMEANS = "k-means at chapter B1's kept weights"
+_B4 = "the metric at the kept weights of the networks it compares"
+AWAITING = {
+    ("a1-verdict", "With normalization: at their best depth the depth probes"): _PROBES,
+    ("a2-verdict", "PackNorm's transition"): "PackNorm's accuracy at its kept states",
+    ("a2-verdict", "At their best depth the probes localize beyond one hop"): _PROBES,
+    (
+        "a3-verdict",
+        "BatchNorm (minibatch): the batch-mean test",
+    ): "the batch-mean test at BatchNorm's kept states",
+    ("a3-verdict", "(ours) At evaluation batch"): "the evaluation-batch sweep at kept states",
+    (
+        "a4-interventions",
+        "Statistics of the interior alone",
+    ): "the interventions at the kept states",
+    ("a4-unet", "The side channel in a 1-D U-Net"): "the U-Net's kept states",
+    ("a4-2d", "The side channel in a 2-D CNN"): "the 2-D CNN's kept states",
+    ("b3-verdict", "With BN, k* reaches the number of classes"): _KMEANS,
+    ("b3-verdict", "CIFAR-10: DBI(k*) is lower with BN"): _KMEANS,
+    ("b3-verdict", "MNIST: DBI(k*) is higher with BN"): _KMEANS,
+    ("b3-verdict", "(ours) At fixed k = 10"): _KMEANS,
+    ("b4-verdict", "CIFAR-10: BN itself"): _B4,
+    ("b4-verdict", "Critics' confound"): _B4,
+    ("b4-verdict", "(ours) MNIST: clusters are purer with BN by the"): _B4,
+    ("b4-verdict", "(ours) CIFAR-10: clusters are purer with BN by the"): _B4,
+    ("b4-verdict", "MNIST: BN representations are less sparse at every threshold"): _B4,
+    ("b4-verdict", "CIFAR-10: BN representations are more sparse at every threshold"): _B4,
+    ("b4-verdict", "MNIST (test images)"): _B4,
+    ("b4-verdict", "CIFAR-10 (test images)"): _B4,
+    ("b4-verdict", "CIFAR-10 (equal validation accuracy)"): _B4,
+}
+
+
+def _row(c: dict) -> str:
+    return f"{c['section']}: {c['claim'][:90]}"
+
+
+def blocked(recs: list[dict]) -> list[dict]:
+    """The claims whose rule could not grade them refuted (not testable ones exempt)."""
+    return [c for r in recs for c in r["claims"]
+            if not c.get("refutable", True) and c["graded"] != NOT_TESTABLE]  # fmt: skip
+
+
+def declared(c: dict) -> bool:
+    return any(c["section"] == s and c["claim"].startswith(start) for s, start in AWAITING)
+
+
+def problems(recs: list[dict]) -> list[str]:
+    """Undeclared blocked rows, and declared rows that are no longer blocked."""
+    stuck = blocked(recs)
+    out = [f"blocked by construction and not declared: {_row(c)}" for c in stuck
+           if not declared(c)]  # fmt: skip
+    for s, start in AWAITING:
+        found = [c for r in recs for c in r["claims"]
+                 if c["section"] == s and c["claim"].startswith(start)]  # fmt: skip
+        if found and not any(c in stuck for c in found):
+            out.append(f"declared as blocked but refutable now (drop it from AWAITING): {s}: "
+                       f"{start}")  # fmt: skip
+    return out
+
+
+def main(argv: list[str]) -> int:
+    profile = argv[0] if argv else "smoke"
+    recs = claims_ledger.records(profile)
+    found = problems(recs)
+    n = sum(len(r["claims"]) for r in recs)
+    print(
+        f"[refutable] {n} claims at {profile}; {len(blocked(recs))} blocked by construction, "
+        f"all declared"
+        if not found
+        else "\n".join(f"[refutable] {p}" for p in found)
+    )
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,31 @@
+"""The inventory of rows that cannot come out refuted: it fails on an undeclared one, and on a
+declared one that became refutable."""
+
+from normbook import refutable
+from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, REPRODUCED
+
+SECTION, START = next(iter(refutable.AWAITING))
+
+
+def _claim(section, claim, refutable_=True, verdict=NOT_SHOWN):
+    return {"section": section, "claim": claim, "refutable": refutable_, "graded": verdict}
+
+
+def test_an_undeclared_blocked_row_fails_and_a_declared_one_passes():
+    ok = [{"claims": [_claim(SECTION, START + " ...", False), _claim("x-verdict", "free")]}]
+    assert refutable.problems(ok) == []
+    new = [{"claims": [_claim(SECTION, START, False), _claim("x-verdict", "new row", False)]}]
+    assert refutable.problems(new) == [
+        "blocked by construction and not declared: x-verdict: new row"
+    ]
+
+
+def test_a_declared_row_that_became_refutable_must_leave_the_list():
+    done = [{"claims": [_claim(SECTION, START, True, REPRODUCED)]}]
+    (msg,) = refutable.problems(done)
+    assert msg.startswith("declared as blocked but refutable now") and START in msg
+
+
+def test_rows_not_testable_at_the_profile_are_exempt():
+    exempt = [{"claims": [_claim("x-verdict", "absolute numbers", False, NOT_TESTABLE)]}]
+    assert refutable.blocked(exempt) == [] and refutable.problems(exempt) == []
