@@ -26,8 +26,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.claims import (
-    ClaimTest,
-    all_of,
     inside_band,
     may_rise,
     mean_test,
@@ -40,6 +38,17 @@ from ..core.verdicts import Check, Control, Verdict, decide
 from . import bands, multihop, reported
 from .batchstats import boundary_fractions
 from .equivariance import SHIFT_TOLERANCE
+from .nulls import (  # noqa: F401  (re-exported: the chapters and tests read them here)
+    NULL_CIRCULAR,
+    NULL_NONE,
+    _kept_seeds,
+    _null_name,
+    alive,
+    beyond_nulls,
+    null_learned,
+    reach_test,
+    slope_beyond_nulls,
+)
 from .sesoi import (
     BOUNDARY_GAP,
     CHANCE_MARGIN,
@@ -53,8 +62,6 @@ from .sesoi import (
 
 CHECK_LEVEL = 1e-3  # a control at chance "fails" only when its binomial p falls below this
 CYCLIC_TOLERANCE = 1e-4  # float rounding in pooled statistics under a cyclic shift
-NULL_NONE = "no-norm network (same seeds)"
-NULL_CIRCULAR = "same networks, circular padding"
 
 
 # ----------------------------------------------------------------------------- controls
@@ -110,80 +117,6 @@ def late_gain(curve, measure=bands.interior_slope):
     from ..core.claims import late_gain as gain
 
     return gain(curve.values(measure), curve.fractions, "interior slope")
-
-
-# ----------------------------------------------------------------------------- tests
-
-
-def beyond_nulls(values, nulls: dict[str, list[float]], sesoi: float) -> ClaimTest:
-    """Paired t tests of a per-seed measure against every null's same measure, by at least
-    ``sesoi``, combined as an intersection-union test (the claim must beat each null)."""
-    return all_of(*(paired(values, v, sesoi, null=name) for name, v in nulls.items()))
-
-
-def alive(none) -> np.ndarray:
-    """Per seed, whether the no-norm null network learned (its own learning control,
-    :func:`learned`: R² against the ramp ≥ ``LEARNED_R2``). The rule, fixed before any
-    result: a null network that died (every ReLU dead, or it learned nothing) is no null for
-    a network that learned; its seed leaves every paired comparison with that null, for the
-    compared network and the circular null too (they are paired by seed)."""
-    r2 = np.array([s.effect_all.r2 for s in none.per_seed], dtype=float)
-    return np.nan_to_num(r2) >= LEARNED_R2
-
-
-def _kept_seeds(none) -> np.ndarray:
-    """:func:`alive`; every seed when fewer than two null networks learned: then the null's
-    own control fails (:func:`null_learned`) and the claim grades nothing, and its numbers are
-    shown over every seed."""
-    keep = alive(none)
-    return keep if keep.sum() >= 2 else np.ones_like(keep)
-
-
-def null_learned(none) -> Control:
-    """The no-norm null's own control, under the dead-null rule (:func:`alive`): at least two
-    of its networks learned, so that a paired comparison with it has an interval."""
-    r2 = np.array([s.effect_all.r2 for s in none.per_seed], dtype=float)
-    return Control(
-        "no normalization (the null)",
-        f"at least two null networks learned (R² ≥ {LEARNED_R2:g}); the others are left out "
-        "with their seeds",
-        int(alive(none).sum()) >= 2,
-        f"R² {join(r2, '.2f')}",
-    )
-
-
-def _null_name(none) -> str:
-    keep = alive(none)
-    dead = int((~keep).sum())
-    if keep.sum() < 2:
-        return f"{NULL_NONE}; {dead} of {keep.size} died (R² < {LEARNED_R2:g}): no null"
-    return NULL_NONE if not dead else (
-        f"{NULL_NONE}; {dead} of {keep.size} died (R² < {LEARNED_R2:g}) and are left out with "
-        "their seeds"
-    )  # fmt: skip
-
-
-def slope_beyond_nulls(measure, run, none, circular, sesoi=SLOPE) -> ClaimTest:
-    """:func:`beyond_nulls` of ``measure`` (per seed, a slope) of a run and its two nulls, on
-    the seeds whose no-norm null learned (:func:`alive`)."""
-    keep = _kept_seeds(none)
-    values = [np.asarray(measure(r), float)[keep] for r in (run, none, circular)]
-    return beyond_nulls(values[0], {_null_name(none): values[1], NULL_CIRCULAR: values[2]},
-                        sesoi.value)  # fmt: skip
-
-
-def reach_test(run, none, circular, factor: float) -> ClaimTest:
-    """How far the depth probes localize beyond ``factor`` * R(d) at their best depth
-    (:func:`multihop.excess_beyond`), in layers of receptive-field growth (⌊k/2⌋ indices),
-    against both nulls' reach, on the seeds whose no-norm null learned (:func:`alive`)."""
-    layer = max(run.cnn.kernel // 2, 1)
-    keep = _kept_seeds(none)
-    reach = [
-        np.asarray(multihop.excess_beyond(r.probe_distances, r.cnn.kernel, factor))[keep] / layer
-        for r in (run, none, circular)
-    ]
-    return beyond_nulls(reach[0], {_null_name(none): reach[1], NULL_CIRCULAR: reach[2]},
-                        REACH.value)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- checks
