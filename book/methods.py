@@ -35,6 +35,7 @@ from normbook import claims_ledger, methods, refutable
 from normbook.chapters import SPECS
 from normbook.core import claims, ledger, report, stats
 from normbook.paper_a import calibration, figures, localization, sesoi, stress_verdicts
+from normbook.paper_a import nulls as nulls_a
 from normbook.paper_a import reported as reported_a
 from normbook.paper_a import verdicts as verdicts_a
 from normbook.paper_b import sesoi as sesoi_b
@@ -539,7 +540,7 @@ run.glue_all("m", {"learned": f"{sesoi.LEARNED_R2:g}",
 # The rules, from their source:
 
 # %%
-report.md(methods.rules_table(verdicts_a, stress_verdicts, verdicts_b))
+report.md(methods.rules_table(verdicts_a, nulls_a, stress_verdicts, verdicts_b))
 report.md(methods.rules_table(stress_verdicts_b, only=methods.B4_RULES))
 
 # %% [markdown]
