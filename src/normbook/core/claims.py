@@ -182,7 +182,9 @@ def mapped_estimate(est: float, se: float, dof: int, fn, sesoi: float, n: int, n
     lo, hi = est - 50 - 50 * se, est + 50 + 50 * se
     if not fn(lo) < sesoi < fn(hi):
         return ClaimTest(float(fn(est)), NAN, NAN, NAN, NAN, n, name, null, sesoi)
-    threshold = brentq(lambda x: fn(x) - sesoi, lo, hi)
+    # a near-degenerate fit (a huge se) makes the bracket wide and flat at both ends: Brent
+    # needs more than its default 100 steps there
+    threshold = brentq(lambda x: fn(x) - sesoi, lo, hi, maxiter=2000)
     t = (est - threshold) / se
     return ClaimTest(
         float(fn(est)), float(fn(est - q * se)), float(fn(est + q * se)),
