@@ -14,6 +14,7 @@ from .core.figures import canvas, shared_legend
 from .core.fmt import table
 from .core.params import Spec
 from .core.verdicts import (
+    BY_SYMMETRY,
     DECISIVE,
     GRADES,
     NOT_SHOWN,
@@ -76,7 +77,8 @@ def group(c: dict) -> str:
     """A claim's family for the counts and the adjustment: its paper (``A``, ``B``), or its
     paper at a recorded run's scale (graded on other data, so counted and adjusted apart)."""
     scale = c.get("scale", ledger.PROFILE_SCALE)
-    return c["paper"][0] if scale == ledger.PROFILE_SCALE else f"{c['paper'][0]}, {scale}"
+    base = c["paper"][0] + (", by symmetry" if c["paper"].endswith(BY_SYMMETRY) else "")
+    return base if scale == ledger.PROFILE_SCALE else f"{base}, {scale}"
 
 
 def group_name(g: str) -> str:

@@ -266,3 +266,18 @@ def test_units_needed_reaches_the_target_power_at_the_observed_effect():
     assert m > 5  # not decided by five: Noether's formula asks for more
     assert claims.units_needed(0.1, 0.0, 0.2, 5, 0.05, "Spearman rank correlation") is None
     assert claims.units_needed(0.1, math.nan, math.nan, 5, 0.05, t.test) is None
+
+
+def test_units_needed_has_no_count_for_equivalence_and_bounds_the_no_spread_case():
+    w = claims.within(np.array([-0.03, -0.07, 0.01, -0.05, -0.01]), 0.05, null="z")
+    assert claims.units_needed(w.effect, w.low, w.high, w.n, 0.05, w.test) is None
+    same = claims.mean_test(np.full(4, 0.2), 0.05, null="z")  # no spread, 4 seeds: 2^-4 > 0.05
+    assert not same.clears()
+    assert claims.units_needed(same.effect, same.low, same.high, 4, 0.05, same.test) == 5
+    r = claims.rank_shift_test(np.array([3.0, 4, 2, 5, 4]), np.array([2.0, 3, 3, 2, 4]), 0.5,
+                               null="z")  # fmt: skip
+    share = float(r.test.split("= ")[-1].rstrip(")"))
+    z = sps.norm.ppf(0.95) + sps.norm.ppf(claims.TARGET_POWER)
+    # Noether's formula, per group: N_total = z^2 / (12 c (1 - c) (P - 1/2)^2), c = 1/2
+    per_group = math.ceil(z**2 / (12 * 0.25 * (share - 0.5) ** 2) / 2)
+    assert claims.units_needed(r.effect, r.low, r.high, r.n, 0.5, r.test) == per_group

@@ -229,3 +229,16 @@ def test_a_claim_record_holds_what_re_derives_its_grade():
     assert b["verdict"] == REPRODUCED and b["late_gain"] is None  # False: nothing measured
     assert rec["controls"][0]["evidence"] == "R² 0.9"
     json.dumps(rec)  # plain JSON
+
+
+def test_rows_that_hold_by_symmetry_are_adjusted_apart():
+    def claim(p, paper="A"):
+        return {"paper": paper, "verdict": REPRODUCED, "p_grade": p, "why": "w"}
+
+    # a near-certain p in the paper's family would lower the BH bar for a borderline claim
+    mixed = [{"chapter": "a1_localization", "claims": [claim(0.04), claim(1e-9), claim(1e-9)]}]
+    assert claims_ledger.adjusted_p(mixed)[0, 0] == pytest.approx(0.04)
+    apart = [{"chapter": "a1_localization",
+              "claims": [claim(0.04), claim(1e-9, "A (by symmetry)"), claim(0.5)]}]  # fmt: skip
+    assert claims_ledger.adjusted_p(apart)[0, 0] == pytest.approx(0.08)  # two in its family
+    assert "A, by symmetry" in claims_ledger.counts(apart)

@@ -132,11 +132,13 @@ def rank_shift_test(x, y, sesoi: float, null: str) -> ClaimTest:
     censoring point (a layer index, where "never" ranks after the last layer and has no
     size): Mann-Whitney's U of x against y + SESOI, exact over every split of the units
     (ties take mid-ranks), one-sided both ways; unpaired, as a never-settling network has no
-    layer to pair a difference with. This is the generalized Wilcoxon (Gehan) comparison of
-    survival data, to which it reduces when every unit is censored at the same point. The
-    effect is the Hodges-Lehmann shift (the median of the pairwise differences x_i - y_j),
-    with the interval from inverting the same test over shifts, so that "clears" is exactly
-    "its lower end is above the SESOI"."""
+    layer to pair a difference with. Known limit: after the shift two "never" units no longer
+    tie (a Gehan score would count them 0), so many "never" on both sides lean toward "below";
+    the rows it grades cannot be refuted yet (no kept states), and this must be mended before
+    they can. The effect is the Hodges-Lehmann shift (the median of the pairwise differences
+    x_i - y_j, "never" counted one layer past the last: a lower bound), with the interval from
+    inverting the same test over shifts, so that "clears" is "its lower end is above the
+    SESOI" wherever the SESOI is not itself a pairwise difference."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.ndim != 1 or y.ndim != 1 or not x.size or not y.size:
         raise ValueError(f"rank_shift_test needs two 1-D samples, got {x.shape}, {y.shape}")
@@ -420,15 +422,15 @@ def units_needed(effect: float, low: float, high: float, n: int, sesoi: float, t
             return MAX_UNITS + 1
         z = sps.norm.ppf(1 - alpha) + sps.norm.ppf(TARGET_POWER)
         return min(MAX_UNITS + 1, max(2, math.ceil(z**2 / (12 * 0.25 * away**2) / 2)))
-    if "t test" not in test:
+    if "t test" not in test or "equivalence" in test:  # TOST power is another calculation
         return None
     half = (high - low) / 2
     sd = half * math.sqrt(n) / float(sps.t.ppf(0.5 + CLAIM_CONFIDENCE / 2, n - 1))
     delta = abs(effect - sesoi)
     if not delta > 0:
         return MAX_UNITS + 1
-    if sd == 0:
-        return n
+    if sd == 0:  # no spread: mean_test's sign-test bound 2^-n must fall below the level
+        return max(n, math.floor(math.log2(1 / alpha)) + 1)
     lo, hi = 2, MAX_UNITS
     if t_power(hi, sd, delta, alpha) < TARGET_POWER:
         return MAX_UNITS + 1

@@ -29,6 +29,9 @@ REPRODUCED, PARTLY, REFUTED = "reproduced", "partly reproduced", "refuted"
 NOT_SHOWN, NOT_TESTABLE = "not shown at this budget", "not testable at this profile"
 GRADES = (REPRODUCED, PARTLY, REFUTED, NOT_SHOWN, NOT_TESTABLE)
 DECISIVE = (REPRODUCED, PARTLY, REFUTED)
+# a claim that holds by symmetry if the code is right (a flat interior where nothing can tilt
+# it): graded, but adjusted and counted as a family of its own, apart from the paper's claims
+BY_SYMMETRY = "(by symmetry)"
 
 
 def _num(v: float, spec: str) -> str:

@@ -27,17 +27,17 @@ def controls(study) -> tuple[Control, ...]:
                  for c in (learned(r, f.label), side_channel(r, f.label)))  # fmt: skip
 
 
-def may_move(study, measure, sesoi) -> Rise | bool:
+def may_move(study, measure, sesoi) -> Rise | None:
     """Whether ``measure`` (per seed, of an evaluated run) may still move by half of ``sesoi``
     over the last half of any family's budget, up or down: the first family's late gain that
-    may, else the one that came closest (False without curves)."""
+    may, else the one that came closest (None without curves: nothing tells)."""
     m = flat_margin(sesoi)
     gains = [late_gain(c.values(measure), c.fractions) for c in study.curves]
     for g in gains:
         if not (g.high < m and g.low > -m):
             return Rise(True, g, m)
     if not gains:
-        return False
+        return None
     return Rise(False, max(gains, key=lambda g: max(abs(g.low), abs(g.high))), m)
 
 
@@ -46,7 +46,7 @@ def _beyond(study):
     return lambda run: bands.band_slope(run, lo, hi)[0]
 
 
-def beyond_may_move(study) -> bool:
+def beyond_may_move(study) -> Rise | None:
     """:func:`may_move` of the slope beyond one hop, against the SESOI of a slope."""
     return may_move(study, _beyond(study), SLOPE)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.claims import (
+    Rise,
     inside_band,
     may_rise,
     mean_test,
@@ -34,7 +35,7 @@ from ..core.claims import (
     within,
 )
 from ..core.fmt import join
-from ..core.verdicts import Check, Control, Verdict, decide
+from ..core.verdicts import BY_SYMMETRY, Check, Control, Verdict, decide
 from . import bands, multihop, reported
 from .batchstats import boundary_fractions
 from .equivariance import SHIFT_TOLERANCE
@@ -105,7 +106,7 @@ def accuracy_learned(acc, family: str) -> Control:
     )
 
 
-def rising(curve, measure, sesoi=SLOPE) -> bool:
+def rising(curve, measure, sesoi=SLOPE) -> Rise:
     """Whether ``measure`` (a per-seed function of an evaluated run) may still be rising at
     the end of ``curve``'s budget (:func:`normbook.core.claims.may_rise`, margin half the
     SESOI)."""
@@ -170,12 +171,14 @@ def flat_interior(what: str, slopes, se) -> Verdict:
     graded as an equivalence claim (:func:`normbook.core.claims.within`): the mean slope over
     seeds lies within ± the slope SESOI, so that a slope too noisy to tell from 0 is "not
     shown", never "flat". More training cannot tilt a symmetric network's expectation
-    (``rising=False``). ``se``: each seed's own standard error, shown as evidence."""
+    (``rising=False``). A family of its own (``BY_SYMMETRY``): its near-certain p-values would
+    loosen the false-discovery adjustment of the paper's claims. ``se``: each seed's own
+    standard error, shown as evidence."""
     slopes = np.asarray(slopes, float)
     z = np.abs(slopes) / np.asarray(se, float)
     test = within(slopes, SLOPE.value, null="a flat interior (slope 0, by symmetry)")
     return Verdict(
-        "A",
+        f"A {BY_SYMMETRY}",
         f"(ours) {what}: the interior mean prediction is flat (slope within ± the SESOI of 0)",
         decide(test, rising=False),
         test,

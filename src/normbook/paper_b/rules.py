@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.claims import ClaimTest, Sesoi, may_rise, mean_test, rank_shift_test
+from ..core.claims import ClaimTest, Rise, Sesoi, may_rise, mean_test, rank_shift_test
 from ..core.fmt import join
 from ..core.verdicts import Control
 from . import reported
@@ -88,13 +88,13 @@ def direction(bn, nobn, expect: str, what: str, sesoi: Sesoi) -> ClaimTest:
     bn = np.asarray(bn, float)
     if bn.ndim != 1:
         raise ValueError(f"need one value per seed for BN and no BN, got {bn.shape}")
-    d = signed(bn, nobn, expect, relative=sesoi is DBI)
     way = "BN − no BN" if expect == "higher" else "no BN − BN"
     if sesoi is SETTLE:
         x, y = (
             (bn, np.asarray(nobn, float)) if expect == "higher" else (np.asarray(nobn, float), bn)
         )
         return rank_shift_test(x, y, sesoi.value, null=f"{what}: {way}")
+    d = signed(bn, nobn, expect, relative=sesoi is DBI)
     return mean_test(d, sesoi.value, null=f"{what}: {way}, same seeds", what="paired t test")
 
 
@@ -118,7 +118,7 @@ def both(dataset: str) -> list[Variant]:
 
 
 def moving(curves: TrainingCurves | None, dataset: str, expect: str, contrast,
-           sesoi: Sesoi) -> bool | None:  # fmt: skip
+           sesoi: Sesoi) -> Rise | None:  # fmt: skip
     """Whether the BN-vs-no-BN effect (``signed``, per seed, of ``contrast`` over layers) may
     still be moving the claim's way at the end of training: its gain over the last half of
     the epoch budget may reach half the SESOI (:func:`normbook.core.claims.may_rise`). None
@@ -160,7 +160,7 @@ def accuracy_curve(models: Models, dataset: str) -> tuple[np.ndarray, np.ndarray
     return np.array([*cfg.checkpoints, 1.0]), np.array(rows)  # fmt: skip
 
 
-def accuracy_moving(models: Models, dataset: str) -> bool | None:
+def accuracy_moving(models: Models, dataset: str) -> Rise | None:
     """:func:`moving` for the accuracy gain, on validation accuracy through training."""
     curve = accuracy_curve(models, dataset)
     if curve is None:
