@@ -4,6 +4,7 @@ import pytest
 
 from normbook.core.params import ParameterError
 from normbook.paper_a.specs import A1, A2, A3
+from normbook.paper_a.specs_stress import A4
 
 
 def test_a2_a3_derive_their_localization_settings_from_a1():
@@ -52,6 +53,7 @@ def test_a2_a3_derive_their_localization_settings_from_a1():
         (A3, {"bn_eval_batch_sizes": [8, 40000]}, "parameter 'bn_eval_batch_sizes'"),
         (A3, {"norm": "batch"}, "unknown parameter 'norm'"),
         (A3, {"seq_len": 16}, "parameter 'depth': receptive-field radius R"),
+        (A4, {"unet_kernel": 2}, r"parameters 'unet_\*' \(U-Net\): unet_kernel must be odd"),
     ],
 )
 def test_a2_a3_bad_parameters_give_a_one_line_error(spec, overrides, match):

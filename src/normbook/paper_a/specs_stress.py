@@ -192,11 +192,11 @@ def _architectures(P) -> str | None:
     from .grid2d import Grid2dConfig
     from .unet import UNetConfig
 
-    for name, cls in (("U-Net", UNetConfig), ("2-D CNN", Grid2dConfig)):
+    for name, prefix, cls in (("U-Net", "unet", UNetConfig), ("2-D CNN", "grid", Grid2dConfig)):
         try:
             cls.from_params(P)
-        except ValueError as exc:
-            return f"{name}: {exc}"
+        except ValueError as exc:  # the one-line form every parameter error takes
+            return f"parameters '{prefix}_*' ({name}): {exc}"
     return None
 
 
