@@ -215,3 +215,9 @@ def test_training_keeps_the_weights_at_the_checkpoints_apart_from_the_kept_ones(
     states = analysis.states(models)
     assert [s.stage for s in states] == [{"checkpoint": 0.25}, {"checkpoint": 0.5}, {}]
     assert torch.equal(states[1].state[w], half[w]) and states[2] is again
+    # the same states as whole sets of models, and an analysis along them
+    at = analysis.at_states(models)
+    assert [m.all[0].stage for m in at] == [{"checkpoint": 0.25}, {"checkpoint": 0.5}, {}]
+    runs = analysis.along(models, lambda m: m.all[0].stage)
+    assert list(runs.fractions) == [0.25, 0.5, 1.0] and runs.missing == 0
+    assert runs.results[-1] == {}

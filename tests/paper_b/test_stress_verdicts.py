@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from normbook.core.claims import mean_test, t_interval
-from normbook.core.verdicts import NOT_SHOWN, PARTLY, REPRODUCED
+from normbook.core.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED
 from normbook.paper_b import (
     analysis,
     classify,
@@ -40,6 +40,13 @@ def _cells(bn0, nobn0, bn1, nobn1, scale=0.1):
     j = scale * SEEDS5
     return {(True, 0): bn0 + j, (False, 0): nobn0 + j / 2, (True, 1): bn1 + 0.8 * j,
             (False, 1): nobn1 + 0.3 * j}  # fmt: skip
+
+
+def _along(last, earlier=None):
+    """Kept states at a quarter and half of the budget (``earlier``, default ``last``: flat)
+    and the kept models (``last``), as :class:`.analysis.Along` holds them."""
+    earlier = last if earlier is None else earlier
+    return analysis.Along(np.array([0.25, 0.5, 1.0]), [earlier, earlier, last], 0)
 
 
 def _effects(y, datasets=("cifar10",)):
@@ -81,11 +88,16 @@ def test_bn_itself_needs_both_simple_effects_not_the_main_effect():
     assert both["cifar10", "accuracy"].verdict == REPRODUCED
     # the paper expects BN to lower the class-based DBI: higher at both rates is not shown
     assert both["cifar10", "class_dbi"].verdict == NOT_SHOWN
-    # BN costs accuracy at both rates: below the SESOI, but the 2 x 2 keeps no states
-    worse = stress_verdicts.factorial_ledger(
-        _effects(_cells(0.55, 0.60, 0.50, 0.55)), _fake_factorial()
-    )
+    # BN costs accuracy at both rates: below the SESOI, but without kept states not refuted
+    worse_fx = _effects(_cells(0.55, 0.60, 0.50, 0.55))
+    worse = stress_verdicts.factorial_ledger(worse_fx, _fake_factorial())
     assert worse["cifar10", "accuracy"].verdict == NOT_SHOWN
+    # ...refuted once the kept states show the effect had stopped moving, not while it rose
+    flat = stress_verdicts.factorial_ledger(worse_fx, _fake_factorial(), _along(worse_fx))
+    assert flat["cifar10", "accuracy"].verdict == REFUTED
+    rising = _along(worse_fx, _effects(_cells(0.40, 0.60, 0.35, 0.55)))
+    late = stress_verdicts.factorial_ledger(worse_fx, _fake_factorial(), rising)
+    assert late["cifar10", "accuracy"].verdict == NOT_SHOWN
     # a cell that did not learn: the part resting on it is not shown, the other still graded
     f = _fake_factorial(unlearned={("cifar10", False, 1)})
     row = stress_verdicts.factorial_ledger(_effects(_cells(0.70, 0.60, 0.65, 0.55)), f)[
@@ -202,6 +214,8 @@ def test_cluster_count_ledger_grades_silhouettes_and_has_no_edge_row():
     )
     assert rows["mnist", "kmeans_sil"].verdict == NOT_SHOWN  # equal: below, no kept states
     assert rows["mnist", "kmeans_sil"].test.below()
+    flat = stress_verdicts.cluster_count_ledger(sil, _acc(), _along(sil))
+    assert flat["mnist", "kmeans_sil"].verdict == REFUTED
     unlearned = stress_verdicts.cluster_count_ledger(sil, _acc(learned=False))
     assert unlearned["mnist", "class_sil"].verdict == NOT_SHOWN
     assert unlearned["cifar10", "class_sil"].verdict == REPRODUCED
@@ -255,6 +269,9 @@ def test_threshold_ledger_needs_every_threshold_for_reproduced():
         _thresholds(([0.3] * 3, [0.1] * 3), ([0.3] * 3, [0.3] * 3)), _acc()
     )
     assert none["mnist"].verdict == NOT_SHOWN and none["cifar10"].verdict == NOT_SHOWN
+    flat_thr = _thresholds(([0.3] * 3, [0.1] * 3), ([0.3] * 3, [0.3] * 3))
+    flat = stress_verdicts.threshold_ledger(flat_thr, _acc(), _along(flat_thr))
+    assert flat["mnist"].verdict == REFUTED and flat["cifar10"].verdict == REFUTED
     assert stress_verdicts.threshold_ledger(thr, _acc(learned=False))["mnist"].verdict == NOT_SHOWN
 
 
@@ -276,6 +293,13 @@ def test_direction_ledger_on_other_networks_or_images():
     rows = stress_verdicts.direction_ledger(every, clusters, "equal validation accuracy", _acc())
     assert rows["cifar10", "sparsity"].verdict == NOT_SHOWN  # equal: below, no kept states
     assert rows["cifar10", "class_dbi"].verdict == NOT_SHOWN
+    # flat at the kept states: refuted; at a matched accuracy there is no budget to wait for
+    flat = stress_verdicts.direction_ledger(every, clusters, "test images", _acc(),
+                                            (_along(every), _along(clusters)))  # fmt: skip
+    assert [flat["cifar10", k].verdict for k in ("sparsity", "class_dbi")] == [REFUTED] * 2
+    matched = stress_verdicts.direction_ledger(every, clusters, "equal validation accuracy",
+                                               _acc(), matched=True)  # fmt: skip
+    assert matched["cifar10", "sparsity"].verdict == REFUTED
     assert stress_verdicts.direction_ledger(every, clusters, "x", _acc(learned=False))[
         "mnist", "sparsity"].verdict == NOT_SHOWN  # fmt: skip
 

@@ -13,7 +13,7 @@ import pytest
 
 from normbook.core.claims import ALPHA
 from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED
-from normbook.paper_b import classify, reported, verdicts
+from normbook.paper_b import analysis, classify, reported, verdicts
 from normbook.paper_b.analysis import (
     ClusterConfig,
     Clusters,
@@ -513,12 +513,19 @@ def test_b3_ledger():
     # with flat class-DBI curves the class-DBI claims are refuted; the k-means claims have no
     # kept states
     same = _clusters()
-    ledger = verdicts.b3_ledger(same, good, _flat(same.class_dbi, "class_dbi"))
+    ledger = verdicts.b3_ledger(same, good, {"class_dbi": _flat(same.class_dbi, "class_dbi")})
     assert [v.verdict for v in ledger] == [REFUTED, REFUTED] + [NOT_SHOWN] * 4
+    # with every metric flat at the kept states, every claim can be refuted
+    flat = {m: _flat(getattr(same, m), m) for m in analysis.KMEANS_CURVES}
+    ledger = verdicts.b3_ledger(same, good, flat)
+    assert [v.verdict for v in ledger] == [REFUTED] * 6
+    assert all(v.grade.refutable for v in ledger)
     # ...unless a family did not learn
     acc = _accuracy(5, 0.05, (0.6, 0.5))
     acc["mnist", True] = np.full(5, 0.1)
-    ledger = verdicts.b3_ledger(same, _models(acc), _flat(same.class_dbi, "class_dbi"))
+    ledger = verdicts.b3_ledger(
+        same, _models(acc), {"class_dbi": _flat(same.class_dbi, "class_dbi")}
+    )
     assert [v.verdict for v in ledger[:2]] == [NOT_SHOWN, REFUTED]
     # only one part of each two-part claim holds
     partial = {

@@ -340,29 +340,63 @@ class TrainingCurves:
     """One metric of every model at every kept state: arrays [states, seeds, layers] per
     variant; the last state is the kept model, all measured alike."""
 
-    metric: str  # "sparsity" (layer sparsity) or "class_dbi"
+    metric: str  # "sparsity" (layer sparsity), or a :class:`Clusters` array ("class_dbi", ...)
     fractions: np.ndarray  # (K,) fractions of the epoch budget; the kept model counts as 1
     values: dict[Variant, np.ndarray]
     missing: int  # kept states a run stopped before (its kept weights stand in for them)
 
 
+def at_state(t: TrainedModel, i: int) -> TrainedModel:
+    """``t``'s weights kept at ``t.cfg.checkpoints[i]`` of its epoch budget; ``t`` itself when
+    the run stopped before that state (training had ended by its rule)."""
+    state = t.checkpoint(i)
+    if state is None:
+        return t
+    stage = {"checkpoint": t.cfg.checkpoints[i]}
+    return TrainedModel(t.cfg, t.seed, cache.Entry(tensors=state), stage)
+
+
 def states(models: Models) -> list[TrainedModel]:
-    """Every model's kept states, then the model itself, state-major: [state][variant][seed].
-    A state the run stopped before is the kept model (training had ended by its rule)."""
-    fracs = next(iter(models.configs.values())).checkpoints
-    out = []
-    for i, f in enumerate(fracs):
-        for t in models.all:
-            state = t.checkpoint(i)
-            out.append(
-                t
-                if state is None
-                else TrainedModel(t.cfg, t.seed, cache.Entry(tensors=state), {"checkpoint": f})
-            )
-    return out + list(models.all)
+    """Every model's kept states, then the model itself, state-major: [state][variant][seed]."""
+    return [t for m in at_states(models) for t in m.all]
 
 
-CURVE_ARRAYS = {"sparsity": "layer", "class_dbi": "class_dbi"}
+def at_states(models: Models) -> list[Models]:
+    """The models at each kept state, then the models themselves (the same variants, seeds
+    and splits; test metrics belong to the kept models only)."""
+    n = len(next(iter(models.configs.values())).checkpoints)
+    return [Models({v: [at_state(t, i) for t in ts] for v, ts in models.trained.items()},
+                   models.splits) for i in range(n)] + [models]  # fmt: skip
+
+
+@dataclass
+class Along:
+    """One analysis at every kept state and of the kept models (the last result), with the
+    fractions of the epoch budget they stand at (the kept model counts as 1)."""
+
+    fractions: np.ndarray
+    results: list
+    missing: int  # kept states a run stopped before (its kept weights stand in for them)
+
+    def curve(self, attr: str, metric: str = "") -> TrainingCurves:
+        """The result attribute ``attr`` (a dict variant -> [seeds, layers]) as a curve named
+        ``metric`` (default: ``attr``)."""
+        first = getattr(self.results[0], attr)
+        values = {v: np.stack([np.asarray(getattr(r, attr)[v], float) for r in self.results])
+                  for v in first}  # fmt: skip
+        return TrainingCurves(metric or attr, self.fractions, values, self.missing)
+
+
+def along(models: Models, analyse) -> Along:
+    """``analyse`` (a function of a :class:`Models`) at every kept state and of the kept
+    models, each state analysed like the trained models (cached per state)."""
+    ms = at_states(models)
+    fracs = np.array([*next(iter(models.configs.values())).checkpoints, 1.0])
+    missing = sum(t.stage == {} for m in ms[:-1] for t in m.all)
+    return Along(fracs, [analyse(m) for m in ms], missing)
+
+
+KMEANS_CURVES = ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k")
 
 
 def through_training(models: Models, config: AnalysisConfig, n_images: int,
@@ -370,20 +404,19 @@ def through_training(models: Models, config: AnalysisConfig, n_images: int,
     """The compute-to-effect curve of one analysis (chapter B2's sparsity, or chapter B3's
     class-based DBI without k-means) on ``n_images`` images: every kept state analysed like
     the trained models, cached per state."""
-    metric = "sparsity" if isinstance(config, SparsityConfig) else "class_dbi"
-    config = replace(config, n_images=n_images)
-    if metric == "class_dbi":
-        config = replace(config, kmeans=False)
-    every = states(models)
-    n_states = len(every) // models.n_models
-    entries = analyse_all(config, every, models.splits, workers)
-    starts = np.cumsum([0] + [len(ts) for ts in models.trained.values()])
-    block = [entries[k * models.n_models : (k + 1) * models.n_models] for k in range(n_states)]
-    values = {
-        v: np.stack([[np.asarray(b[starts[j] + s][CURVE_ARRAYS[metric]], float)
-                      for s in range(len(ts))] for b in block])
-        for j, (v, ts) in enumerate(models.trained.items())
-    }  # fmt: skip
-    fracs = next(iter(models.configs.values())).checkpoints
-    missing = sum(t.stage == {} for t in every[: len(every) - models.n_models])
-    return TrainingCurves(metric, np.array([*fracs, 1.0]), values, missing)
+    if isinstance(config, SparsityConfig):
+        config = replace(config, n_images=n_images)
+        return along(models, lambda m: sparsity(m, config, workers)).curve("layer", "sparsity")
+    config = replace(config, n_images=n_images, kmeans=False)
+    return along(models, lambda m: clusters(m, config, workers)).curve("class_dbi")
+
+
+def cluster_curves(models: Models, config: ClusterConfig, n_images: int,
+                   workers: int = 1) -> dict[str, TrainingCurves]:  # fmt: skip
+    """Every cluster metric of chapter B3 (``KMEANS_CURVES``: class-based DBI, k*, DBI(k*),
+    DBI at the fixed k) at every kept state, k-means included, on ``n_images`` images (the
+    same k range, PCA and restarts as the trained models' analysis): one analysis per state,
+    cached, so that each k-means row knows whether its effect was still moving."""
+    config = replace(config, n_images=n_images, kmeans=True)
+    runs = along(models, lambda m: clusters(m, config, workers))
+    return {m: runs.curve(m) for m in KMEANS_CURVES}

@@ -71,6 +71,7 @@ class Factorial:
     trained: dict[Cell, list[TrainedModel]]
     sparsity: dict[Cell, list[cache.Entry]]
     clusters: dict[Cell, list[cache.Entry]]
+    accuracy: dict[Cell, np.ndarray] | None = None  # per seed; None: the models' test accuracy
 
     @property
     def datasets(self) -> list[str]:
@@ -149,7 +150,8 @@ def metric_values(f: Factorial, metric: str, dataset: str) -> dict[tuple[bool, i
         for j in (0, 1):
             c = (dataset, bn, j)
             if metric == "accuracy":
-                out[bn, j] = np.array([t.test_acc for t in f.trained[c]])
+                out[bn, j] = (np.array([t.test_acc for t in f.trained[c]])
+                              if f.accuracy is None else f.accuracy[c])  # fmt: skip
             elif metric == "sparsity":
                 out[bn, j] = verdicts.layer_mean(_stack(f.sparsity[c], "layer"))
             elif metric == "class_dbi":
@@ -207,3 +209,33 @@ def decomposition_error(e: Effects, dataset: str) -> float:
     if dataset == "cifar10":
         return float(np.max(np.abs(e.paper - (e.bn + e.lr))))
     return float(np.max(np.abs(e.paper - (e.bn + 0.5 * e.interaction))))
+
+
+def along(P, f: Factorial, splits: dict[str, Splits]) -> analysis.Along:
+    """The 2 x 2's effects (:func:`all_effects`) at every kept state and of the kept models,
+    each measured alike on ``P.curve_images`` images with k-means (the configs of chapters
+    B2's and B3's kept states, so the paper's cells are cache hits). The kept states have no
+    test accuracy: accuracy is the validation accuracy at each state's epoch, and the kept
+    model's (as chapter B1's accuracy curve)."""
+    sp = replace(analysis.SparsityConfig.of(P), n_images=P.curve_images)
+    cl = replace(analysis.ClusterConfig.of(P), n_images=P.curve_images, kmeans=True)
+    cells, n = list(f.trained), len(f.seeds)
+    fracs = f.trained[cells[0]][0].cfg.checkpoints
+
+    def per_cell(items):
+        return {c: items[i * n : (i + 1) * n] for i, c in enumerate(cells)}
+
+    results, missing = [], 0
+    for i in range(len(fracs) + 1):
+        last = i == len(fracs)
+        done = [t if last else analysis.at_state(t, i) for c in cells for t in f.trained[c]]
+        missing += 0 if last else sum(t.stage == {} for t in done)
+        acc = [t.kept_val_acc if last else verdicts.val_acc_at(t, fracs[i])
+               for c in cells for t in f.trained[c]]  # fmt: skip
+        state = Factorial(
+            f.lrs, per_cell(done), per_cell(analysis.analyse_all(sp, done, splits, P.workers)),
+            per_cell(analysis.analyse_all(cl, done, splits, P.workers)),
+            {c: np.asarray(a, float) for c, a in per_cell(acc).items()},
+        )  # fmt: skip
+        results.append(all_effects(state))
+    return analysis.Along(np.array([*fracs, 1.0]), results, missing)

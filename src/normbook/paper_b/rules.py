@@ -131,18 +131,32 @@ def moving(curves: TrainingCurves | None, dataset: str, expect: str, contrast,
     return may_rise(effect, curves.fractions, flat_margin(sesoi))
 
 
+def moving_along(runs, effect, sesoi: Sesoi) -> Rise | None:
+    """:func:`moving` for any analysis at the kept states (``runs``: an
+    :class:`.analysis.Along`, or a list of per-state results ending with the kept models,
+    with ``.fractions``): ``effect(result)`` is the per-seed effect signed the claim's way.
+    None without kept states."""
+    if runs is None:
+        return None
+    values = np.array([np.asarray(effect(r), float) for r in runs.results])
+    return may_rise(values, runs.fractions, flat_margin(sesoi))
+
+
+def val_acc_at(t, frac: float) -> float:
+    """A run's validation accuracy at the last evaluation at or before ``frac`` of its epoch
+    budget (NaN before the first)."""
+    c, epoch = t.curves, frac * t.cfg.max_epochs
+    seen = np.flatnonzero(c["epoch"] <= epoch + 1e-9)
+    return float(c["val_acc"][seen[-1]]) if seen.size else np.nan
+
+
 def accuracy_curve(models: Models, dataset: str) -> tuple[np.ndarray, np.ndarray] | None:
     """BN - no BN validation accuracy per seed at the kept states' epochs and at the kept
     model, (fractions, [K, seeds]); None when no states were kept."""
     cfg = models.trained[dataset, True][0].cfg
     if not cfg.checkpoints:
         return None
-
-    def at(t, frac):
-        c, epoch = t.curves, frac * t.cfg.max_epochs
-        seen = np.flatnonzero(c["epoch"] <= epoch + 1e-9)
-        return float(c["val_acc"][seen[-1]]) if seen.size else np.nan
-
+    at = val_acc_at
     rows = []
     for frac in cfg.checkpoints:
         rows.append(

@@ -299,6 +299,13 @@ def _k_range(P) -> str | None:
             f"parameter 'k_max': k_max and fixed_k must be < cluster_images = "
             f"{P.cluster_images}, got k_max={P.k_max}, fixed_k={P.fixed_k}"
         )
+    # k-means also runs at the kept states, on the curve images
+    if "curve_images" in P and max(P.k_max, P.fixed_k, P.pca_components) >= P.curve_images:
+        return (
+            f"parameter 'curve_images': k-means at the kept states needs more images than "
+            f"k_max, fixed_k and pca_components (max {max(P.k_max, P.fixed_k, P.pca_components)}),"
+            f" got {P.curve_images}"
+        )
     return None
 
 

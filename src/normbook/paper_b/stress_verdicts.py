@@ -52,6 +52,25 @@ def cell_controls(f: Factorial, dataset: str, cells=None) -> tuple[verdicts.Cont
     )  # fmt: skip
 
 
+_SIL = {"class_sil": "class_silhouette", "kmeans_sil": "kmeans_silhouette"}
+
+
+def _signed(values, dataset: str, expect: str, contrast, relative: bool = False) -> np.ndarray:
+    """Per seed, BN vs no BN of ``contrast`` over layers, signed the claim's way (``relative``
+    for DBI, as :func:`verdicts.direction` takes it)."""
+    bn, nobn = (np.asarray(values[dataset, b], float) for b in (True, False))
+    return verdicts.signed(contrast(bn), contrast(nobn), expect, relative)
+
+
+def _moving(along, m: Metric, dataset: str, a, b, expect: str):
+    """Whether cell ``a`` vs cell ``b`` of one metric of the 2 x 2 ((BN, lr index) pairs),
+    signed the paper's way, may still be moving at the end of training (``along``: the
+    effects at the kept states, :func:`.factorial.along`)."""
+    return verdicts.moving_along(along, lambda fx: verdicts.signed(
+        fx[m.key, dataset].cells[a], fx[m.key, dataset].cells[b], expect, m.sesoi is DBI),
+        m.sesoi)  # fmt: skip
+
+
 def _simple(e: Effects, m: Metric, dataset: str, j: int) -> ClaimTest:
     """BN's simple effect at learning rate j, signed the paper's way, as a claim test."""
     bn, nobn = e.cells[True, j], e.cells[False, j]
@@ -69,13 +88,15 @@ def _lr_simple(e: Effects, m: Metric, bn: bool) -> ClaimTest:
 
 
 def factorial_ledger(
-    effects: dict[tuple[str, str], Effects], f: Factorial
+    effects: dict[tuple[str, str], Effects], f: Factorial, along=None
 ) -> dict[tuple[str, str], verdicts.Verdict]:
     """Per dataset and metric: does BatchNorm itself move the metric the paper's way? Graded
     at each learning rate of the 2 x 2 separately (BN's two simple effects, two parts of one
     claim: both reproduced, "BN itself" holds; one, partly), never on the main effect, which
     averages simple effects that may have opposite signs. The interaction (BN's effect at the
-    paper's BN rate minus at the other, signed the paper's way) is shown with its interval."""
+    paper's BN rate minus at the other, signed the paper's way) is shown with its interval.
+    ``along``: the effects at the kept states (:func:`.factorial.along`), which tell whether
+    each simple effect was still moving."""
     rows = {}
     for ds in f.datasets:
         controls = cell_controls(f, ds)
@@ -84,7 +105,8 @@ def factorial_ledger(
             tests = [_simple(e, m, ds, j) for j in (0, 1)]
             # each learning rate's part rests on that rate's two cells only
             parts = [(f"at lr {sci(e.lrs[j])}",
-                      decide(t, cell_controls(f, ds, [(True, j), (False, j)]), rising=None))
+                      decide(t, cell_controls(f, ds, [(True, j), (False, j)]),
+                             rising=_moving(along, m, ds, (True, j), (False, j), m.expect[ds])))
                      for j, t in enumerate(tests)]  # fmt: skip
             signed = [verdicts.signed(e.cells[True, j], e.cells[False, j], m.expect[ds],
                                       m.sesoi is DBI) for j in (0, 1)]  # fmt: skip
@@ -103,7 +125,7 @@ def factorial_ledger(
 
 
 def confound_ledger(
-    effects: dict[tuple[str, str], Effects], f: Factorial
+    effects: dict[tuple[str, str], Effects], f: Factorial, along=None
 ) -> dict[str, verdicts.Verdict]:
     """On CIFAR-10 (if in the 2 x 2): per metric, does the learning rate the paper gives BN,
     by itself, move the metric the way the paper attributes to BN? Graded with BN and without
@@ -116,7 +138,8 @@ def confound_ledger(
         e = effects[m.key, "cifar10"]
         tests = [_lr_simple(e, m, bn) for bn in (True, False)]
         parts = [(bn_label(bn), decide(t, cell_controls(f, "cifar10", [(bn, 0), (bn, 1)]),
-                                       rising=None))
+                                       rising=_moving(along, m, "cifar10", (bn, 0), (bn, 1),
+                                                      m.expect["cifar10"])))
                  for bn, t in zip((True, False), tests)]  # fmt: skip
         rows[m.key] = verdicts.Verdict(
             "B", "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself "
@@ -132,11 +155,11 @@ def confound_ledger(
 
 
 def cluster_count_ledger(
-    sil: Silhouettes, models: Models
+    sil: Silhouettes, models: Models, along=None
 ) -> dict[tuple[str, str], verdicts.Verdict]:
     """Per dataset: purer clusters with BN by the silhouette score (class labels, and the
     k-means partition at the fixed k), deeper half, higher with BN, against
-    :data:`.sesoi.SILHOUETTE`."""
+    :data:`.sesoi.SILHOUETTE`; ``along``: the silhouettes at the kept states."""
     rows, k = {}, sil.config.clusters.fixed_k
     for ds in DATASETS:
         controls = verdicts.learned(models.accuracy, verdicts.both(ds))
@@ -146,20 +169,22 @@ def cluster_count_ledger(
         ):
             c = verdicts.Contrast.of(values, ds)
             test = c.test("deeper", "higher", f"{NAMES[ds]} {what}", SILHOUETTE)
+            up = verdicts.moving_along(along, lambda r, a=key, d=ds: _signed(
+                getattr(r, _SIL[a]), d, "higher", verdicts.deeper_half), SILHOUETTE)  # fmt: skip
             rows[ds, key] = verdicts.Verdict(
                 "B (ours)", f"(ours) {NAMES[ds]}: clusters are purer with BN by the {what} "
                 f"(higher), deeper half, by at least {sesoi_phrase(SILHOUETTE)}",
-                decide(test, controls, rising=None), test, SILHOUETTE,
+                decide(test, controls, rising=up), test, SILHOUETTE,
                 verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                       "higher", ".3f"), unit=".3f", controls=controls,
             )  # fmt: skip
     return rows
 
 
-def threshold_ledger(thr: Thresholds, models: Models) -> dict[str, verdicts.Verdict]:
+def threshold_ledger(thr: Thresholds, models: Models, along=None) -> dict[str, verdicts.Verdict]:
     """Per dataset: the paper's sparsity direction (MNIST BN less sparse, CIFAR-10 more) at
     every relative threshold, one part per threshold (every part reproduced: it survives
-    every threshold; some: partly, naming which)."""
+    every threshold; some: partly, naming which); ``along``: the sweep at the kept states."""
     rows = {}
     for ds, expect in (("mnist", "lower"), ("cifar10", "higher")):
         bn, nobn = thr.layer_mean(ds, True), thr.layer_mean(ds, False)
@@ -167,8 +192,11 @@ def threshold_ledger(thr: Thresholds, models: Models) -> dict[str, verdicts.Verd
         tests = [verdicts.direction(bn[:, i], nobn[:, i], expect,
                                     f"{NAMES[ds]} layer sparsity at t = {t:g}", SPARSITY)
                  for i, t in enumerate(thr.thresholds)]  # fmt: skip
-        parts = [(f"t = {t:g}", decide(test, controls, rising=None))
-                 for t, test in zip(thr.thresholds, tests)]  # fmt: skip
+        ups = [verdicts.moving_along(along, lambda r, i=i, d=ds, e=expect: verdicts.signed(
+                   r.layer_mean(d, True)[:, i], r.layer_mean(d, False)[:, i], e), SPARSITY)
+               for i in range(len(thr.thresholds))]  # fmt: skip
+        parts = [(f"t = {t:g}", decide(test, controls, rising=up))
+                 for t, test, up in zip(thr.thresholds, tests, ups)]  # fmt: skip
         rows[ds] = verdicts.Verdict(
             "B", f"{NAMES[ds]}: BN representations are {'less' if expect == 'lower' else 'more'}"
             f" sparse at every threshold t × {thr.config.scale} (t = "
@@ -183,12 +211,29 @@ def threshold_ledger(thr: Thresholds, models: Models) -> dict[str, verdicts.Verd
 
 
 def direction_ledger(
-    sparsity: Sparsity, clusters: Clusters, where: str, models: Models
+    sparsity: Sparsity,
+    clusters: Clusters,
+    where: str,
+    models: Models,
+    along=None,
+    matched: bool = False,
 ) -> dict[tuple[str, str], verdicts.Verdict]:
     """Chapters B2's and B3's direction claims on other networks or images (``where``: "test
     images", "equal validation accuracy"): layer sparsity (MNIST BN lower, CIFAR-10 higher;
     mean over conv layers) and class-based DBI (BN lower, deeper half, relative), each by
-    :func:`verdicts.direction`, for every dataset the analyses cover."""
+    :func:`verdicts.direction`, for every dataset the analyses cover. ``along``: (sparsity,
+    clusters) :class:`.analysis.Along` at the kept states. ``matched``: networks taken at a
+    matched validation accuracy, a state fixed by accuracy rather than by a budget, so there
+    is no "still moving" to wait for (``rising=False``)."""
+
+    def up(runs, attr, ds, expect, contrast, sesoi):
+        if matched:
+            return False
+        return verdicts.moving_along(
+            runs, lambda r: _signed(getattr(r, attr), ds, expect, contrast, sesoi is DBI), sesoi
+        )
+
+    sp_along, cl_along = along or (None, None)
     rows, dss = {}, sorted({v[0] for v in sparsity.layer}, key=list(DATASETS).index)
     for ds in dss:
         expect = "lower" if ds == "mnist" else "higher"
@@ -199,7 +244,9 @@ def direction_ledger(
             "B", f"{NAMES[ds]} ({where}): BN representations are "
             f"{'less' if expect == 'lower' else 'more'} sparse, by at least "
             f"{sesoi_phrase(SPARSITY)}",
-            decide(test, controls, rising=None), test, SPARSITY,
+            decide(test, controls,
+                   rising=up(sp_along, "layer", ds, expect, verdicts.layer_mean, SPARSITY)),
+            test, SPARSITY,
             verdicts._seed_counts(verdicts.layer_mean(c.bn), verdicts.layer_mean(c.nobn), expect),
             controls=controls, paper_says=f"{NAMES[ds]}: BN representations are "
             f"{'less' if expect == 'lower' else 'more'} sparse (on training images)",
@@ -210,7 +257,9 @@ def direction_ledger(
         test = c.test("deeper", "lower", f"{NAMES[ds]} class-based DBI ({where})", DBI)
         rows[ds, "class_dbi"] = verdicts.Verdict(
             "B", f"{NAMES[ds]} ({where}): class-based clusters are purer with BN, deeper "
-            f"half, by at least {sesoi_phrase(DBI, '.2f')}", decide(test, controls, rising=None),
+            f"half, by at least {sesoi_phrase(DBI, '.2f')}",
+            decide(test, controls,
+                   rising=up(cl_along, "class_dbi", ds, "lower", verdicts.deeper_half, DBI)),
             test, DBI,
             verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                   "lower", ".2f"), unit=".2f", controls=controls,

@@ -57,10 +57,12 @@ from .rules import (  # noqa: F401  (re-exported: the chapters read the rules th
     layer_mean,
     learned,
     moving,
+    moving_along,
     settling_layer,
     settling_layers,
     settling_test,
     signed,
+    val_acc_at,
 )
 from .sesoi import ACCURACY, DBI, SETTLE, SPARSITY
 
@@ -245,10 +247,17 @@ def signature_reading(b2_rows: list[Verdict], b1_rows: list[Verdict]) -> str:
             f"CIFAR-10 {cifar}")  # fmt: skip
 
 
-def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None) -> list[Verdict]:
+def b3_ledger(clusters: Clusters, models: Models,
+              curves: dict[str, TrainingCurves] | None) -> list[Verdict]:  # fmt: skip
     """Chapter B3: class-based purity, the optimal-k trajectory, DBI(k*) on both datasets,
-    and our check at a fixed k. Davies-Bouldin effects are relative to the no-BN value."""
+    and our check at a fixed k. Davies-Bouldin effects are relative to the no-BN value.
+    ``curves``: :func:`.analysis.cluster_curves` (each metric at the kept states)."""
     acc = models.accuracy
+    curves = curves or {}
+
+    def up(metric: str, ds: str, expect: str, contrast, sesoi=DBI):
+        return moving(curves.get(metric), ds, expect, contrast, sesoi)
+
     cls, dbi_k_star, dbi_fixed_k = (
         Contrast.per_dataset(values)
         for values in (clusters.class_dbi, clusters.dbi_k_star, clusters.dbi_fixed_k)
@@ -257,11 +266,10 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
     for ds, c in cls.items():
         test = c.test("deeper", "lower", f"{DATASET_NAMES[ds]} class-based DBI", DBI)
         controls = learned(acc, both(ds))
-        up = moving(curves, ds, "lower", deeper_half, DBI)
         ledger.append(Verdict(
             "B", f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower DBI), "
             f"over the deeper half of the layers, by at least {sesoi_phrase(DBI, '.2f')}",
-            decide(test, controls, rising=up), test, DBI,
+            decide(test, controls, rising=up("class_dbi", ds, "lower", deeper_half)), test, DBI,
             _seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower", ".2f"),
             unit=".2f", controls=controls,
             paper_says="Class-based clusters are purer with BN (lower Davies-Bouldin index), "
@@ -270,7 +278,8 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
     every = tuple(c for ds in DATASETS for c in learned(acc, both(ds)))
     settle = {ds: settling_test(clusters.k_star[ds, True], clusters.k_star[ds, False], ds)
               for ds in DATASETS}  # fmt: skip
-    parts = [(DATASET_NAMES[ds], decide(t, learned(acc, both(ds)), rising=None))
+    parts = [(DATASET_NAMES[ds], decide(t, learned(acc, both(ds)),
+                                        rising=up("k_star", ds, "lower", settling_layers, SETTLE)))
              for ds, t in settle.items()]  # fmt: skip
     ledger.append(Verdict(
         "B", f"With BN, k* reaches the number of classes ({reported.N_CLASSES} ± "
@@ -287,7 +296,8 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
     ledger.append(Verdict(
         "B", "CIFAR-10: DBI(k*) is lower with BN over the deeper half of the layers, by at "
         f"least {sesoi_phrase(DBI, '.2f')}",
-        decide(test, learned(acc, both("cifar10")), rising=None), test, DBI,
+        decide(test, learned(acc, both("cifar10")),
+               rising=up("dbi_k_star", "cifar10", "lower", deeper_half)), test, DBI,
         _seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
         unit=".2f", controls=learned(acc, both("cifar10")),
         paper_says="CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
@@ -298,8 +308,17 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
                      f"DBI(k*), mean over conv1–conv{n - 1}", DBI)  # fmt: skip
     last = direction(mnist.bn[:, -1], mnist.nobn[:, -1], "lower", f"DBI(k*), conv{n}", DBI)
     m_controls = learned(acc, both("mnist"))
-    parts = [(f"higher over conv1–conv{n - 1}", decide(rest, m_controls, rising=None)),
-             (f"lower at conv{n}", decide(last, m_controls, rising=None))]  # fmt: skip
+
+    def but_last(a):
+        return layer_mean(np.asarray(a)[:, :-1])
+
+    def at_last(a):
+        return np.asarray(a)[:, -1]
+
+    rest_up = up("dbi_k_star", "mnist", "higher", but_last)
+    last_up = up("dbi_k_star", "mnist", "lower", at_last)
+    parts = [(f"higher over conv1–conv{n - 1}", decide(rest, m_controls, rising=rest_up)),
+             (f"lower at conv{n}", decide(last, m_controls, rising=last_up))]  # fmt: skip
     ledger.append(Verdict(
         "B", "MNIST: DBI(k*) is higher with BN except at the last layer, each part by at least "
         f"{sesoi_phrase(DBI, '.2f')}", decide_parts(parts),
@@ -310,7 +329,8 @@ def b3_ledger(clusters: Clusters, models: Models, curves: TrainingCurves | None)
     k = clusters.config.fixed_k
     fixed = {ds: c.test("deeper", "lower", f"{DATASET_NAMES[ds]} DBI at k = {k}", DBI)
              for ds, c in dbi_fixed_k.items()}  # fmt: skip
-    parts = [(DATASET_NAMES[ds], decide(t, learned(acc, both(ds)), rising=None))
+    parts = [(DATASET_NAMES[ds], decide(t, learned(acc, both(ds)),
+                                        rising=up("dbi_fixed_k", ds, "lower", deeper_half)))
              for ds, t in fixed.items()]  # fmt: skip
     ledger.append(Verdict(
         "B (ours)", f"(ours) At fixed k = {k}, k-means clusters are purer with BN in deeper "
