@@ -343,7 +343,9 @@ report.md(tables.probe_distances([none, normed, circular]))
 # Fig. 1a's claim (the slope *beyond one hop*, farther than $3R$ from both ends: the interior
 # fraction would count $[R, 3R)$, where the first hop puts all of the signal); and Fig. 1b's
 # inward spread (how far, in layers of receptive-field growth, the depth probes localize
-# beyond $R(\text{depth})$ at their best depth). Before any is graded the networks must pass
+# beyond $R(\text{depth})$ at their best depth; whether it was still rising is judged on probes
+# fitted at the same kept states as {numref}`fig-a1-curve`, with as many predictions per index).
+# Before any is graded the networks must pass
 # their positive control: they learned the task (their mean prediction explains at least
 # {glue:text}`a1_learned` of the ramp's variance, $R^2$, as learning the ramp within $R$ of the
 # ends does). A network with no side channel at all is no failed control for the
@@ -354,7 +356,8 @@ report.md(tables.probe_distances([none, normed, circular]))
 
 # %%
 cyc = equivariance.cyclic_change(circular.net, P.seq_len, shift=setup.radius)
-ledger, checks = verdicts.a1_ledger(none, normed, circular, shifts[0], cyc, curves[1])
+probe_curve = localization.curve(setup, normed.cnn, with_probes=True)
+ledger, checks = verdicts.a1_ledger(none, normed, circular, shifts[0], cyc, curves[1], probe_curve)
 run.glue("a1_sesoi", SLOPE.show())
 run.glue("a1_learned", f"{sesoi.LEARNED_R2:g}")
 run.glue_all("a1", {"n_norms": P.depth, "paper_depth": A1.profiles["paper"]["depth"]})

@@ -318,9 +318,9 @@ run.glue("a2_rising", "may still be rising" if rising else "has flattened")
 # ```
 #
 # The normalized networks' interior slope {glue:text}`a2_rising` by the end of the budget
-# (the rule of {ref}`a1-curve`). The depth probes are fitted to the trained networks only, so
-# the multi-hop claim below has no curve of its own: it can be reproduced, never refuted, at
-# this profile.
+# (the rule of {ref}`a1-curve`). The multi-hop claim below has a curve of its own: the depth
+# probes fitted at the same kept states, with as many predictions per index, tell whether the
+# reach was still rising.
 
 # %% tags=["hide-input"]
 run.glue("a2_norm", normed.name)
@@ -360,7 +360,8 @@ run.glue("a2_out_dist_none", fmt.join(none.distances))
 # {glue:text}`a2_reach_sesoi` ({ref}`methods-sesoi`).
 
 # %%
-claims, checks = verdicts.a2_ledger(pack, normed, none, circular, P.hop_factor)
+probe_curve = localization.curve(setup, normed.cnn, with_probes=True)
+claims, checks = verdicts.a2_ledger(pack, normed, none, circular, P.hop_factor, probe_curve)
 run.glue("a2_learned_level", f"{0.5 + sesoi.CHANCE_MARGIN:g}")
 run.glue("a2_reach_sesoi", sesoi.REACH.show())
 report.show_verdicts("a2", claims)

@@ -400,11 +400,14 @@ run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # batch (this last claim is ours, not the paper's, and needs BatchNorm to localize in the
 # first place). Every family compared must pass its positive control first: the GroupNorm
 # networks of every $G$, the BatchNorm networks, and, for the boundary claim, the no-norm
-# networks too, whose boundary is the reference.
+# networks too, whose boundary is the reference. Whether the boundary gap and the share of the
+# slope lost at the largest batch were still rising is judged on the same batch-mean
+# evaluation of the kept states of {numref}`fig-a3-curve`, with as many predictions per index.
 
 # %%
 cyc = equivariance.cyclic_change(tested.circular.net, P.seq_len, shift=setup.radius)
-claims, checks = verdicts.a3_ledger(groups, tested, eq_pop, cyc, sizes, proper, bn_curve)
+bm_curves = which_norms.batch_mean_curves(setup, sizes)
+claims, checks = verdicts.a3_ledger(groups, tested, eq_pop, cyc, sizes, proper, bn_curve, bm_curves)
 run.glue("a3_trend_sesoi", f"{sesoi.TREND.value:g}")
 report.show_verdicts("a3", claims)
 report.show_checks("a3", checks)

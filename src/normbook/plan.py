@@ -116,7 +116,9 @@ def _stress_a(P) -> list[Item]:
     from .paper_a import grid2d, packnorm, unet
 
     train, fwd = localization_flops(P.seq_len, P.depth, P.width, P.kernel)
-    n, evals = len(P.seeds), 3 * (P.depth + 1) + 1
+    # the interventions run on the trained networks and on the last state kept by half the
+    # budget (the late gain's two ends)
+    n, evals = len(P.seeds), (3 * (P.depth + 1) + 1) * 2
     items = [
         Item(f"circular-padding null: train {n} models x {P.circular_steps:,} steps",
              n * P.circular_steps * P.batch_size * train),

@@ -17,41 +17,11 @@ import sys
 from . import claims_ledger
 from .core.verdicts import NOT_TESTABLE
 
-# (section, start of the claim as tested): the measurement that would unblock it, each metric
-# at the kept states, as chapter A1's slopes and chapter B2's sparsity already are.
-_PROBES = "the depth probes at the kept states"
-_KMEANS = "k-means at chapter B1's kept weights"
-_B4 = "the metric at the kept weights of the networks it compares"
+# (section, start of the claim as tested): the measurement that would unblock it.
 AWAITING = {
-    ("a1-verdict", "With normalization: at their best depth the depth probes"): _PROBES,
     ("a2-verdict", "PackNorm's transition"): "PackNorm's accuracy at its kept states",
-    ("a2-verdict", "At their best depth the probes localize beyond one hop"): _PROBES,
-    (
-        "a3-verdict",
-        "BatchNorm (minibatch): the batch-mean test",
-    ): "the batch-mean test at BatchNorm's kept states",
-    ("a3-verdict", "(ours) At evaluation batch"): "the evaluation-batch sweep at kept states",
-    (
-        "a4-interventions",
-        "Statistics of the interior alone",
-    ): "the interventions at the kept states",
     ("a4-unet", "The side channel in a 1-D U-Net"): "the U-Net's kept states",
     ("a4-2d", "The side channel in a 2-D CNN"): "the 2-D CNN's kept states",
-    ("b3-verdict", "With BN, k* reaches the number of classes"): _KMEANS,
-    ("b3-verdict", "CIFAR-10: DBI(k*) is lower with BN"): _KMEANS,
-    ("b3-verdict", "MNIST: DBI(k*) is higher with BN"): _KMEANS,
-    ("b3-verdict", "(ours) At fixed k = 10"): _KMEANS,
-    ("b4-verdict", "CIFAR-10: BN itself"): _B4,
-    ("b4-verdict", "MNIST: BN itself"): _B4,  # the 2 x 2 on MNIST too, where a profile runs it
-    ("b4-verdict", "Critics' confound"): _B4,
-    ("b4-verdict", "(ours) MNIST: clusters are purer with BN by the"): _B4,
-    ("b4-verdict", "(ours) CIFAR-10: clusters are purer with BN by the"): _B4,
-    ("b4-verdict", "MNIST: BN representations are less sparse at every threshold"): _B4,
-    ("b4-verdict", "CIFAR-10: BN representations are more sparse at every threshold"): _B4,
-    ("b4-verdict", "MNIST (test images)"): _B4,
-    ("b4-verdict", "CIFAR-10 (test images)"): _B4,
-    ("b4-verdict", "CIFAR-10 (equal validation accuracy)"): _B4,
-    ("b4-verdict", "MNIST (equal validation accuracy)"): _B4,
 }
 
 

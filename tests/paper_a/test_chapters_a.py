@@ -11,6 +11,7 @@ from normbook.paper_a import (  # noqa: E402
     diagrams,
     equivariance,
     figures,
+    localization,
     multihop,
     packnorm,
     tables,
@@ -24,8 +25,6 @@ GRADES = set(vocabulary.GRADES)
 
 @pytest.fixture
 def a1_runs(tiny_setup):
-    from normbook.paper_a import localization
-
     setup = tiny_setup(seeds=(0, 1))
     return (
         setup,
@@ -36,8 +35,6 @@ def a1_runs(tiny_setup):
 
 
 def localization_curve(setup, run):
-    from normbook.paper_a import localization
-
     return localization.curve(setup, run.cnn)
 
 
@@ -49,6 +46,10 @@ def test_a1_ledger_figures_and_tables(a1_runs):
     curve = localization_curve(setup, normed)
     claims, sanity = verdicts.a1_ledger(none, normed, circular, checks[0], cyc, curve)
     assert len(claims) == 3 and {v.verdict for v in claims} <= GRADES
+    assert not claims[2].grade.refutable  # Fig. 1b's reach: no probes at the kept states
+    probed = localization.curve(setup, normed.cnn, with_probes=True)
+    claims = verdicts.a1_ledger(none, normed, circular, checks[0], cyc, curve, probed)[0]
+    assert all(v.grade.refutable for v in claims) and "at the kept states" in claims[2].evidence
     assert all(c.holds for c in sanity) and len(sanity) == 2
     assert "circular" in claims[0].test.null and claims[0].test.n == 2
     assert all(v.controls and v.sesoi for v in claims)  # every claim: its controls, its SESOI
@@ -73,8 +74,10 @@ def test_a2_ledger_figures_and_tables(a1_runs):
     pack = packnorm.overlap_sweep(packnorm.PackSetup.from_params(P))
     assert pack.pack.acc.shape == (3, 1) and len(pack.p_zero) == 1
     hops = multihop.compare(normed.probe_distances, 3, 24, 3.0)
-    claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0)
+    probed = localization.curve(setup, normed.cnn, with_probes=True)
+    claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0, probed)
     assert len(claims) == 2 and {v.verdict for v in claims} <= GRADES
+    assert claims[1].grade.refutable  # the multi-hop reach, judged at the kept states
     assert len(sanity) == 2 and "transition" in claims[0].claim
     # accuracy rising with the overlap is no claim: pooled statistics give it at any R
     assert not any("rises with o" in v.claim for v in claims)
@@ -91,8 +94,6 @@ def test_a2_ledger_figures_and_tables(a1_runs):
 
 
 def test_a3_ledger_figures_and_tables(tiny_setup):
-    from normbook.paper_a import localization
-
     setup = tiny_setup(seeds=(0, 1), n_eval=128, width=4)
     groups = which_norms.group_sweep(setup, [1, 4], [0])
     assert groups.runs[1].seeds == [0]
@@ -109,8 +110,13 @@ def test_a3_ledger_figures_and_tables(tiny_setup):
     cyc = equivariance.cyclic_change(tested.circular.net, 24, shift=3)
     curves = which_norms.group_curves(setup, [1], [0])
     bn_curve = localization.curve(setup, bn.minibatch.cnn)
-    claims, sanity = verdicts.a3_ledger(groups, tested, eq_pop, cyc, sizes, curves, bn_curve)
+    bm_curves = which_norms.batch_mean_curves(setup, sizes)
+    assert bm_curves.largest.runs[-1].batch_size == 16
+    claims, sanity = verdicts.a3_ledger(
+        groups, tested, eq_pop, cyc, sizes, curves, bn_curve, bm_curves
+    )
     assert len(claims) == 4 and {v.verdict for v in claims} <= GRADES
+    assert all(v.grade.refutable for v in claims)  # the boundary and batch-size rows too
     assert all(c.holds for c in sanity)
     for fig in (
         figures.groups(groups, null, setup.radius),

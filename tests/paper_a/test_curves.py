@@ -1,13 +1,14 @@
 """Compute-to-effect curves, the budget calibration and batched evaluation."""
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
 import torch
 
+from normbook.core.claims import Rise
 from normbook.core.params import ParameterError
-from normbook.paper_a import budget, evaluation, localization
+from normbook.paper_a import batchstats, budget, evaluation, localization, steps, verdicts
 from normbook.paper_a.specs_stress import BUDGET
 
 
@@ -27,6 +28,41 @@ def test_curve_evaluates_kept_states_and_ends_at_the_trained_model(tiny_setup):
     assert not torch.equal(early.model_state(0)[w], late.model_state(0)[w])
     with pytest.raises(ValueError, match="no state kept at step 3"):
         localization.trained(cnn, setup.train, [0], at_step=3)
+
+
+def test_probe_curve_probes_the_late_states_and_leaves_the_output_curves_keys(tiny_setup):
+    setup = tiny_setup(seeds=(0, 1), steps=8, curve_fractions=[0.25, 0.5])
+    cnn = setup.cnn("instance")
+    localization.curve(setup, cnn)
+    # the outputs-only curve's entries are keyed as before the probes option existed
+    ev = replace(setup.eval, n_samples=setup.curve_samples, probe_batches=0)
+    for at in (2, 4, None):
+        assert steps.EVAL.is_cached({
+            "cnn": asdict(localization.training_identity(cnn)), "batch_eval": cnn.batch_eval,
+            "train": asdict(setup.train), "eval": asdict(ev), "seeds": [0, 1],
+            "probes": False, "at_step": at,
+        })  # fmt: skip
+    probed = localization.curve(setup, cnn, with_probes=True)
+    # only what a late gain reads: the last state kept by half the budget, and the end
+    assert list(probed.fractions) == [0.5, 1.0]
+    assert [r.probe_distances.shape for r in probed.runs] == [(setup.depth, 2)] * 2
+    assert not any(r.cache_hit for r in probed.runs)  # entries of their own
+    assert isinstance(verdicts.reach_rising(probed, 3.0), Rise)
+    assert verdicts.reach_rising(None, 3.0) is None
+
+
+def test_batch_mean_curve_keeps_the_trained_runs_keys(tiny_setup):
+    setup = tiny_setup(seeds=(0, 1), steps=8, curve_fractions=[0.5], n_eval=64)
+    bn = setup.cnn("batch")
+    c = batchstats.curve(setup, bn, 8)
+    assert c.fractions.tolist() == [0.5, 1.0]
+    assert c.values(batchstats.boundary_fractions).shape == (2, 2)
+    # the kept state is another network than the trained one, evaluated alike
+    assert not np.array_equal(c.runs[0].out.mean, c.runs[1].out.mean)
+    key = {"cnn": asdict(localization.training_identity(bn)), "train": asdict(setup.train),
+           "seeds": [0, 1], "n_samples": setup.curve_samples, "batch_size": 8,
+           "mode": "minibatch", "padding": "zeros"}  # fmt: skip
+    assert steps.BATCHSTATS.is_cached(key)  # the trained model's key has no at_step
 
 
 def test_batched_evaluation_matches_one_batch_per_pass(monkeypatch, tiny_setup):

@@ -145,8 +145,20 @@ def test_interior_statistics_rule_goes_every_way(fake_run, profile):
     half = [0.1, 0.09, 0.11, 0.1, 0.12]  # half removed: below 90 %, but no kept states
     v = stress_verdicts.interior_statistics(_sweep(base, half), normed)
     assert v.verdict == NOT_SHOWN and v.test.below() and "no kept states" in v.grade.why
+    flat = _flat_curve(_sweep(base, half))  # the share removed no longer moves: refuted
+    assert stress_verdicts.interior_statistics(_sweep(base, half), normed, flat).verdict == REFUTED
     no_channel = fake_run(profile["boundary"])
     assert stress_verdicts.interior_statistics(_sweep(base, gone), no_channel).verdict == NOT_SHOWN
+
+
+def test_intervention_curve_ends_at_the_trained_networks_sweep(tiny_setup):
+    setup = tiny_setup(seeds=(0, 1), steps=8, curve_fractions=[0.5])
+    sweep = stress.interventions(setup, setup.chapter_cnn, 64, 32)
+    c = stress.intervention_curve(setup, setup.chapter_cnn, 64, 32)
+    removed = c.values(stress_verdicts.interior_removed)
+    assert c.fractions.tolist() == [0.5, 1.0] and removed.shape == (2, 2)
+    np.testing.assert_array_equal(removed[-1], stress_verdicts.interior_removed(sweep))
+    assert not np.array_equal(c.runs[0].baseline_slopes, sweep.baseline_slopes)
 
 
 def _acc(per_overlap, full=0.99, n_test=4000, seeds=3):

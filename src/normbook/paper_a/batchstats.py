@@ -42,11 +42,17 @@ class BatchStatsRun(localization.SummarizedRun):
 
 
 def localize(
-    setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str, padding: str = "zeros"
+    setup: localization.Setup,
+    cnn: CNNConfig,
+    batch_size: int,
+    mode: str,
+    padding: str = "zeros",
+    at_step: int | None = None,
 ) -> BatchStatsRun:
     """Train (or load, shared with every other chapter) and evaluate with batch means (cached);
-    ``padding`` = "circular" gives the run's null (:func:`localization.circular_null`)."""
-    net, losses, hits = localization.trained(cnn, setup.train, list(setup.seeds))
+    ``padding`` = "circular" gives the run's null (:func:`localization.circular_null`);
+    ``at_step`` evaluates the states kept at that training step (:func:`curve`)."""
+    net, losses, hits = localization.trained(cnn, setup.train, list(setup.seeds), at_step)
     net.to(setup.eval.device)
     set_padding(net, padding)
     tc = setup.train
@@ -65,6 +71,8 @@ def localize(
         "mode": mode,
         "padding": padding,
     }
+    if at_step is not None:  # only then, so the trained models' entries keep their keys
+        config["at_step"] = at_step
     entry = steps.BATCHSTATS.cached(config, compute)
     out, bmean = Moments.from_arrays(entry, "out"), Moments.from_arrays(entry, "bmean")
     radius = cnn.receptive_radius
@@ -82,6 +90,16 @@ def localize(
         train_cache_hits=hits,
         padding=padding,
         net=net,
+    )
+
+
+def curve(
+    setup: localization.Setup, cnn: CNNConfig, batch_size: int, mode: str = "minibatch"
+) -> localization.Curve:
+    """The late states (:func:`localization.kept_curve`) of :func:`localize` runs at
+    ``batch_size``, for the claims graded on the batch-mean test."""
+    return localization.kept_curve(
+        setup, cnn, lambda s, at: localize(s, cnn, batch_size, mode, at_step=at), late=True
     )
 
 

@@ -388,11 +388,22 @@ class Curve:
         return self.values(lambda r: r.frac_interior)
 
 
-def curve(setup: Setup, cnn: CNNConfig) -> Curve:
-    """The compute-to-effect curve of one normalization: every kept state and the trained model
-    evaluated alike (outputs only, ``setup.curve_samples`` predictions per index)."""
+def kept_curve(setup: Setup, cnn: CNNConfig, evaluate, late: bool = False) -> Curve:
+    """``evaluate(setup, at_step)`` at every kept state and (``at_step`` None) the trained
+    model, alike: ``setup.curve_samples`` predictions per index. ``late``: only the last state
+    kept at or before half the budget and the trained model, all that a late gain
+    (:func:`normbook.core.claims.late_gain`) reads, for curves no figure draws."""
     setup = replace(setup, eval=replace(setup.eval, n_samples=setup.curve_samples))
     kept = [*setup.train.checkpoint_steps, setup.train.steps]
-    runs = [localize(setup, cnn, with_probes=False, at_step=s) for s in kept[:-1]]
-    runs.append(localize(setup, cnn, with_probes=False))
+    if late:
+        kept = [s for s in kept[:-1] if s <= setup.train.steps / 2][-1:] + kept[-1:]
+    runs = [evaluate(setup, s) for s in kept[:-1]] + [evaluate(setup, None)]
     return Curve(cnn=cnn, steps=np.array(kept), total=setup.train.steps, runs=runs)
+
+
+def curve(setup: Setup, cnn: CNNConfig, with_probes: bool = False) -> Curve:
+    """The compute-to-effect curve of one normalization (:func:`kept_curve`): outputs only, or
+    with the depth probes (``setup.eval.probe_batches`` each) for the claims about reach in
+    depth, at the late states only (no figure draws the probes through training)."""
+    return kept_curve(setup, cnn, lambda s, at: localize(s, cnn, with_probes, at_step=at),
+                      late=with_probes)  # fmt: skip

@@ -77,15 +77,18 @@ def slope_beyond_nulls(measure, run, none, circular, sesoi=SLOPE) -> ClaimTest:
                         sesoi.value)  # fmt: skip
 
 
-def reach_test(run, none, circular, factor: float) -> ClaimTest:
-    """How far the depth probes localize beyond ``factor`` * R(d) at their best depth
-    (:func:`multihop.excess_beyond`), in layers of receptive-field growth (⌊k/2⌋ indices),
-    against both nulls' reach, on the seeds whose no-norm null learned (:func:`alive`)."""
+def reach_layers(run, factor: float) -> np.ndarray:
+    """Per seed, how far ``run``'s depth probes localize beyond ``factor`` * R(d) at their best
+    depth (:func:`multihop.excess_beyond`), in layers of receptive-field growth (⌊k/2⌋
+    indices)."""
     layer = max(run.cnn.kernel // 2, 1)
+    return np.asarray(multihop.excess_beyond(run.probe_distances, run.cnn.kernel, factor)) / layer
+
+
+def reach_test(run, none, circular, factor: float) -> ClaimTest:
+    """:func:`reach_layers` of a run against both nulls' reach, on the seeds whose no-norm
+    null learned (:func:`alive`)."""
     keep = _kept_seeds(none)
-    reach = [
-        np.asarray(multihop.excess_beyond(r.probe_distances, r.cnn.kernel, factor))[keep] / layer
-        for r in (run, none, circular)
-    ]
+    reach = [reach_layers(r, factor)[keep] for r in (run, none, circular)]
     return beyond_nulls(reach[0], {_null_name(none): reach[1], NULL_CIRCULAR: reach[2]},
                         REACH.value)  # fmt: skip

@@ -363,11 +363,12 @@ def _group_counts_divide(P) -> str | None:
 
 def _bn_batches(P) -> str | None:
     biggest = max(P.bn_eval_batch_sizes)
-    if P.n_eval < 4 * biggest:
-        return (
-            f"parameter 'bn_eval_batch_sizes': n_eval={P.n_eval} must be at least 4 batches of "
-            f"the largest size {biggest} (two streams, two batches each)"
-        )
+    for name in ("n_eval", "curve_eval"):  # the claims' runs, and their kept states alike
+        if P[name] < 4 * biggest:
+            return (
+                f"parameter 'bn_eval_batch_sizes': {name}={P[name]} must be at least 4 batches "
+                f"of the largest size {biggest} (two streams, two batches each)"
+            )
     return None
 
 

@@ -93,10 +93,13 @@ class InterventionSweep:
         return np.array([s.effect_interior.slope for s in self.baseline])
 
 
-def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> InterventionSweep:
+def interventions(
+    setup, cnn: CNNConfig, n_samples: int, ref_samples: int, at_step: int | None = None
+) -> InterventionSweep:
     """Evaluate the trained networks of ``cnn`` under every intervention (cached): all layers
-    at once and each layer alone, on the same fresh inputs as the baseline."""
-    net, _, _ = localization.trained(cnn, setup.train, list(setup.seeds))
+    at once and each layer alone, on the same fresh inputs as the baseline; ``at_step``: the
+    states kept at that training step instead (:func:`intervention_curve`)."""
+    net, _, _ = localization.trained(cnn, setup.train, list(setup.seeds), at_step)
     net.to(setup.eval.device).eval()
     ev = replace(setup.eval, n_samples=n_samples, probe_batches=0)  # no probes are fitted
     conditions = list(layer_sets(net.cfg.depth))
@@ -112,6 +115,8 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
         "seeds": list(setup.seeds),
         "ref_samples": ref_samples,
     }
+    if at_step is not None:  # only then, so the trained models' entry keeps its key
+        config["at_step"] = at_step
     entry = steps.INTERVENE.cached(config, compute)
 
     def moments(prefix: str) -> Moments:
@@ -133,6 +138,18 @@ def interventions(setup, cnn: CNNConfig, n_samples: int, ref_samples: int) -> In
         baseline=summary("base"),
         results={m: {c: summary(f"{m}/{c}") for c in conditions} for m in MODES},
         se={m: {c: se(f"{m}/{c}") for c in conditions} for m in MODES},
+    )
+
+
+def intervention_curve(setup, cnn: CNNConfig, n_samples: int, ref_samples: int):
+    """:func:`interventions` at the late states and the trained model
+    (:func:`localization.kept_curve`), with the trained sweep's ``n_samples`` (not the curves'
+    ``curve_samples``), so its last point is that sweep itself, read from the cache."""
+    return localization.kept_curve(
+        replace(setup, curve_samples=n_samples),
+        cnn,
+        lambda s, at: interventions(s, cnn, n_samples, ref_samples, at_step=at),
+        late=True,
     )
 
 

@@ -22,6 +22,7 @@ from .verdicts import (
     flat_interior,
     learned,
     localizes_verdict,
+    rising,
     side_channel,
 )
 
@@ -90,27 +91,40 @@ def symmetric_interventions(sweep) -> list[Verdict]:
     ]
 
 
-def interior_statistics(sweep, normed) -> Verdict:
+def interior_removed(sweep) -> np.ndarray:
+    """Per seed, the share of the interior slope that interior-only statistics at every layer
+    remove: 1 - slope after / slope before."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1 - sweep.slopes("interior", "all") / sweep.baseline_slopes
+
+
+def interior_statistics(sweep, normed, curve=None) -> Verdict:
     """The mechanism's prediction that the statistics are the channel, in its open form:
     computing every layer's statistics over the interior only (positions whose input misses
     the padding) removes at least ``REMOVED`` of the interior slope. Per seed, the share
-    removed, 1 - slope after / slope before; mean test against the SESOI. Controls: the
-    networks learned and show the side channel (the share needs a slope to remove). No kept
-    states were intervened on, so it cannot be refuted."""
+    removed (:func:`interior_removed`); mean test against the SESOI. Controls: the networks
+    learned and show the side channel (the share needs a slope to remove). ``curve``: the
+    sweep at the kept states (:func:`.stress.intervention_curve`; None: it cannot be
+    refuted)."""
     before, after = sweep.baseline_slopes, sweep.slopes("interior", "all")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        removed = 1 - after / before
+    removed = interior_removed(sweep)
     test = mean_test(removed, REMOVED.value, null="the slope without intervention")
     controls = (learned(normed), side_channel(normed))
+    up = None if curve is None else rising(curve, interior_removed, REMOVED)
     return Verdict(
         "A",
         f"Statistics of the interior alone remove at least {REMOVED.value:.0%} of the interior "
         f"slope ({MODE_DOC['interior']}, at every layer)",
-        decide(test, controls, rising=None),
+        decide(test, controls, rising=up),
         test,
         REMOVED,
         f"slope {join(before, '.3f')} -> {join(after, '.3f')}; share removed "
-        f"{join(removed, '.2f')}",
+        f"{join(removed, '.2f')}; "
+        + (
+            "the trained networks only (no kept states)"
+            if curve is None
+            else f"rising judged at the kept states ({join(curve.fractions, '.3g')} of the budget)"
+        ),
         unit=".2f",
         controls=controls,
         paper_says="The side channel runs through the normalization statistics (the mechanism)",

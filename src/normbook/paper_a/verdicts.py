@@ -47,6 +47,7 @@ from .nulls import (  # noqa: F401  (re-exported: the chapters and tests read th
     alive,
     beyond_nulls,
     null_learned,
+    reach_layers,
     reach_test,
     slope_beyond_nulls,
 )
@@ -111,6 +112,15 @@ def rising(curve, measure, sesoi=SLOPE) -> Rise:
     the end of ``curve``'s budget (:func:`normbook.core.claims.may_rise`, margin half the
     SESOI)."""
     return may_rise(curve.values(measure), curve.fractions, flat_margin(sesoi))
+
+
+def reach_rising(probe_curve, factor: float) -> Rise | None:
+    """Whether the normalized networks' probe reach beyond ``factor`` * R(d)
+    (:func:`reach_layers`, in the reach SESOI's unit) may still be rising; None without a
+    probe curve (:func:`localization.curve` with probes), which leaves the claim unrefutable."""
+    if probe_curve is None:
+        return None
+    return rising(probe_curve, lambda r: reach_layers(r, factor), REACH)
 
 
 def late_gain(curve, measure=bands.interior_slope):
@@ -195,6 +205,30 @@ def _t(values, spec: str = ".2f") -> str:
     return join(values, spec)
 
 
+def _probe_states(probe_curve) -> str:
+    """Which states the reach's curve probed, for the evidence column."""
+    if probe_curve is None:
+        return "probes of the trained networks only (no kept states)"
+    return (f"rising judged on the probes at the kept states "
+            f"({join(probe_curve.fractions, '.3g')} of the budget)")  # fmt: skip
+
+
+def _kept_states(curves) -> str:
+    """The batch-mean curves' kept states, for the evidence column."""
+    if curves is None:
+        return "; the trained networks only (no kept states)"
+    kept = join(curves.none.fractions, ".3g")
+    return f"; rising judged at the kept states ({kept} of the budget)"
+
+
+def _batch_mean_boundary(run) -> list[float]:
+    return boundary_fractions(run, "batch_mean")
+
+
+def _slope(run) -> list[float]:
+    return run.slope_interior
+
+
 def beats_nulls(who: str) -> str:
     """The tested wording of a "localizes beyond R" claim about ``who``."""
     return (f"{who}: the interior mean prediction (beyond R from both ends) rises faster than "
@@ -232,10 +266,11 @@ def localizes_verdict(
     )
 
 
-def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
+def a1_ledger(none, normed, circular, eq_none, cyc, curve, probe_curve=None) -> tuple[list, list]:
     """Chapter A1: the side channel (beyond R), Fig. 1a (beyond one hop: the whole sequence)
     and Fig. 1b as claims; Prop. C.1 and the null as checks. ``curve``: the normalized
-    networks' compute-to-effect curve."""
+    networks' compute-to-effect curve; ``probe_curve``: the same with depth probes (None, as in
+    a paper-scale record that kept no probes: Fig. 1b's claim cannot be refuted)."""
     half = (normed.seq_len - 1) // 2
     whole = slope_beyond_nulls(bands.beyond_hop_slope, normed, none, circular)
     # no side channel at all would be evidence, not a failure: the controls are learning only
@@ -274,12 +309,12 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
             "A",
             "With normalization: at their best depth the depth probes localize beyond R(depth) "
             "by at least one layer of receptive-field growth more than both nulls' probes",
-            decide(spread, controls, rising=None),
+            decide(spread, controls, rising=reach_rising(probe_curve, 1.0)),
             spread,
             REACH,
             f"reach beyond R(d) at the best depth, in indices, per seed: {_t(excess[0], '.0f')} "
-            f"(nulls: {_t(excess[1], '.0f')} / {_t(excess[2], '.0f')}); probes of the trained "
-            "networks only (no kept states)",
+            f"(nulls: {_t(excess[1], '.0f')} / {_t(excess[2], '.0f')}); "
+            + _probe_states(probe_curve),
             unit=".2f",
             controls=controls,
             paper_says="Localization spreads inward faster than the receptive field grows "
@@ -290,10 +325,13 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve) -> tuple[list, list]:
     return claims, checks
 
 
-def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, list]:
+def a2_ledger(
+    pack, normed, none, circular, hop_factor: float, probe_curve=None
+) -> tuple[list, list]:
     """Chapter A2: Fig. 3's transition and the multi-hop reach as claims; o = 0, the per-path
     control and the rise of accuracy with the overlap (which pooled statistics give at any
-    receptive field, chapter A4) as the PackNorm family's checks and control."""
+    receptive field, chapter A4) as the PackNorm family's checks and control.
+    ``probe_curve``: the normalized networks' curve with depth probes (as :func:`a1_ledger`)."""
     o = list(pack.pack.overlaps)
     full = o.index(pack.setup.path_len) if pack.setup.path_len in o else None
     pack_ok = accuracy_learned(pack.pack.acc[full] if full is not None else [np.nan], "PackNorm")
@@ -327,11 +365,15 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
             "A",
             f"At their best depth the probes localize beyond one hop ({hop_factor:g}R(d)) by at "
             "least one layer of receptive-field growth more than both nulls' probes",
-            decide(hop, [learned(normed), null_learned(none)], rising=None),
+            decide(
+                hop,
+                [learned(normed), null_learned(none)],
+                rising=reach_rising(probe_curve, hop_factor),
+            ),
             hop,
             REACH,
             f"reach beyond {hop_factor:g}R(d) at the best depth, in indices, per seed: "
-            f"{_t(excess, '.0f')}; probes of the trained networks only (no kept states)",
+            f"{_t(excess, '.0f')}; " + _probe_states(probe_curve),
             unit=".2f",
             controls=(learned(normed), null_learned(none)),
             paper_says="Position travels several hops, one per normalization layer (the "
@@ -355,11 +397,15 @@ def a2_ledger(pack, normed, none, circular, hop_factor: float) -> tuple[list, li
     return claims, checks
 
 
-def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[list, list]:
+def a3_ledger(
+    groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve, bm_curves=None
+) -> tuple[list, list]:
     """Chapter A3: Fig. 4, Fig. 5, App. D and the evaluation batch size as claims; population
     statistics (exactly equivariant, Prop. C.1) and the circular null as checks. ``bn`` holds
     the batch-mean-test runs at the reference evaluation batch size (minibatch, population,
-    none, circular); ``group_curves``: the curves of the GroupNorm networks with G < C."""
+    none, circular); ``group_curves``: the curves of the GroupNorm networks with G < C;
+    ``bm_curves``: :class:`.which_norms.BatchMeanCurves` (None: the boundary and batch-size
+    claims cannot be refuted)."""
     proper = [i for i, g in enumerate(groups.group_counts) if g < groups.width]  # not G = C
     runs = [groups.runs[groups.group_counts[i]] for i in proper]
     slopes = np.array([r.slope_interior for r in runs])  # (G < C, seeds)
@@ -395,6 +441,16 @@ def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[l
     with np.errstate(divide="ignore", invalid="ignore"):
         lost = 1 - np.asarray(big.slope_interior) / np.asarray(ref.slope_interior)
     fade = mean_test(lost, FADED.value, null=f"the slope at evaluation batch {sizes.reference}")
+    bnd_up = fade_up = None
+    if bm_curves is not None:
+        # signed the claim's way: the boundary gap none - minibatch, and the share of the
+        # slope lost at the largest batch, grow as "smaller" and "at most half" come to hold
+        c = bm_curves
+        gap = c.none.values(_batch_mean_boundary) - c.minibatch.values(_batch_mean_boundary)
+        bnd_up = may_rise(gap[:, keep], c.none.fractions, flat_margin(BOUNDARY_GAP))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = 1 - c.largest.values(_slope) / c.minibatch.values(_slope)
+        fade_up = may_rise(share, c.largest.fractions, flat_margin(FADED))
     claims = [
         Verdict(
             "A",
@@ -414,11 +470,11 @@ def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[l
             "A",
             f"BatchNorm (minibatch): the batch-mean test localizes a share of the indices within "
             f"R at least {BOUNDARY_GAP.value:g} smaller than the no-norm network's",
-            decide(bnd, bnd_controls, rising=None),
+            decide(bnd, bnd_controls, rising=bnd_up),
             bnd,
             BOUNDARY_GAP,
             f"batch-mean test, fraction localized within R: none {_t(bnd_none)}, minibatch "
-            f"{_t(bnd_mb)}",
+            f"{_t(bnd_mb)}" + _kept_states(bm_curves),
             unit=".2f",
             controls=bnd_controls,
             paper_says="BatchNorm misses some indices near the boundary (App. D)",
@@ -427,11 +483,11 @@ def a3_ledger(groups, bn, eq_pop, cyc, sizes, group_curves, bn_curve) -> tuple[l
             "A",
             f"(ours) At evaluation batch {sizes.largest} minibatch statistics keep at most half of "
             f"the interior slope they give at {sizes.reference}",
-            decide(fade, [mb_ok], rising=None),
+            decide(fade, [mb_ok], rising=fade_up),
             fade,
             FADED,
             f"interior slope at b = {sizes.reference}: {_t(ref.slope_interior, '.3f')}, at "
-            f"b = {sizes.largest}: {_t(big.slope_interior, '.3f')}",
+            f"b = {sizes.largest}: {_t(big.slope_interior, '.3f')}" + _kept_states(bm_curves),
             controls=(mb_ok,),
         ),
     ]

@@ -7,6 +7,7 @@ batch size, and the runs the BatchNorm claims are tested with (:class:`BatchMean
     bn = which_norms.batchnorm_runs(setup)            # none, minibatch, population
     sizes = which_norms.eval_batch_sweep(setup, P.bn_eval_batch_sizes)
     tested = which_norms.batch_mean_runs(setup, sizes.reference)
+    bm_curves = which_norms.batch_mean_curves(setup, sizes)
 """
 
 from __future__ import annotations
@@ -189,6 +190,27 @@ def batch_mean_runs(setup: Setup, batch_size: int) -> BatchMeanRuns:
         population=batchstats.localize(setup, bn, batch_size, "population"),
         none=batchstats.localize(setup, setup.cnn("none"), batch_size, "minibatch"),
         circular=batchstats.localize(setup, bn, batch_size, "minibatch", padding="circular"),
+    )
+
+
+@dataclass
+class BatchMeanCurves:
+    """The BatchNorm claims' runs through training (:func:`batchstats.curve`, the batch-mean
+    evaluation of :class:`BatchMeanRuns`): BatchNorm with minibatch statistics and no
+    normalization at the reference evaluation batch size, and BatchNorm at the largest."""
+
+    minibatch: localization.Curve
+    none: localization.Curve
+    largest: localization.Curve
+
+
+def batch_mean_curves(setup: Setup, sizes: EvalBatchSweep) -> BatchMeanCurves:
+    """Evaluate (cached) the curves of :class:`BatchMeanCurves` for ``sizes``' batch sizes."""
+    bn = setup.cnn("batch")
+    return BatchMeanCurves(
+        minibatch=batchstats.curve(setup, bn, sizes.reference),
+        none=batchstats.curve(setup, setup.cnn("none"), sizes.reference),
+        largest=batchstats.curve(setup, bn, sizes.largest),
     )
 
 
