@@ -221,3 +221,6 @@ def test_training_keeps_the_weights_at_the_checkpoints_apart_from_the_kept_ones(
     runs = analysis.along(models, lambda m: m.all[0].stage)
     assert list(runs.fractions) == [0.25, 0.5, 1.0] and runs.missing == 0
     assert runs.results[-1] == {}
+    late = analysis.along(models, lambda m: m.all[0].stage, late=True)  # a late gain's two ends
+    assert list(late.fractions) == [0.5, 1.0] and late.results == [{"checkpoint": 0.5}, {}]
+    assert analysis.late_states([0.25, 0.5, 0.75]) == [1] and analysis.late_states([0.75]) == []

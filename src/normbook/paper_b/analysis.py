@@ -361,12 +361,21 @@ def states(models: Models) -> list[TrainedModel]:
     return [t for m in at_states(models) for t in m.all]
 
 
-def at_states(models: Models) -> list[Models]:
-    """The models at each kept state, then the models themselves (the same variants, seeds
-    and splits; test metrics belong to the kept models only)."""
-    n = len(next(iter(models.configs.values())).checkpoints)
+def late_states(fractions) -> list[int]:
+    """Of kept states at ``fractions`` of the budget, the last one at or before half of it:
+    with the end of the budget, all that a late gain (:func:`.core.claims.late_gain`)
+    reads."""
+    return [i for i, f in enumerate(fractions) if f <= 0.5][-1:]
+
+
+def at_states(models: Models, late: bool = False) -> list[Models]:
+    """The models at each kept state (``late``: at :func:`late_states` only), then the models
+    themselves (the same variants, seeds and splits; test metrics belong to the kept models
+    only)."""
+    fracs = next(iter(models.configs.values())).checkpoints
+    kept = late_states(fracs) if late else range(len(fracs))
     return [Models({v: [at_state(t, i) for t in ts] for v, ts in models.trained.items()},
-                   models.splits) for i in range(n)] + [models]  # fmt: skip
+                   models.splits) for i in kept] + [models]  # fmt: skip
 
 
 @dataclass
@@ -387,13 +396,15 @@ class Along:
         return TrainingCurves(metric or attr, self.fractions, values, self.missing)
 
 
-def along(models: Models, analyse) -> Along:
-    """``analyse`` (a function of a :class:`Models`) at every kept state and of the kept
-    models, each state analysed like the trained models (cached per state)."""
-    ms = at_states(models)
-    fracs = np.array([*next(iter(models.configs.values())).checkpoints, 1.0])
+def along(models: Models, analyse, late: bool = False) -> Along:
+    """``analyse`` (a function of a :class:`Models`) at every kept state (``late``: at
+    :func:`late_states` only, for results no figure draws) and of the kept models, each state
+    analysed like the trained models (cached per state)."""
+    ms = at_states(models, late)
+    fracs = next(iter(models.configs.values())).checkpoints
+    kept = late_states(fracs) if late else range(len(fracs))
     missing = sum(t.stage == {} for m in ms[:-1] for t in m.all)
-    return Along(fracs, [analyse(m) for m in ms], missing)
+    return Along(np.array([*(fracs[i] for i in kept), 1.0]), [analyse(m) for m in ms], missing)
 
 
 KMEANS_CURVES = ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k")
@@ -414,9 +425,10 @@ def through_training(models: Models, config: AnalysisConfig, n_images: int,
 def cluster_curves(models: Models, config: ClusterConfig, n_images: int,
                    workers: int = 1) -> dict[str, TrainingCurves]:  # fmt: skip
     """Every cluster metric of chapter B3 (``KMEANS_CURVES``: class-based DBI, k*, DBI(k*),
-    DBI at the fixed k) at every kept state, k-means included, on ``n_images`` images (the
-    same k range, PCA and restarts as the trained models' analysis): one analysis per state,
-    cached, so that each k-means row knows whether its effect was still moving."""
+    DBI at the fixed k), k-means included, at the late states (:func:`late_states`) and of the
+    kept models, on ``n_images`` images (the same k range, PCA and restarts as the trained
+    models' analysis), cached, so that each k-means row knows whether its effect was still
+    moving."""
     config = replace(config, n_images=n_images, kmeans=True)
-    runs = along(models, lambda m: clusters(m, config, workers))
+    runs = along(models, lambda m: clusters(m, config, workers), late=True)
     return {m: runs.curve(m) for m in KMEANS_CURVES}

@@ -212,11 +212,12 @@ def decomposition_error(e: Effects, dataset: str) -> float:
 
 
 def along(P, f: Factorial, splits: dict[str, Splits]) -> analysis.Along:
-    """The 2 x 2's effects (:func:`all_effects`) at every kept state and of the kept models,
-    each measured alike on ``P.curve_images`` images with k-means (the configs of chapters
-    B2's and B3's kept states, so the paper's cells are cache hits). The kept states have no
-    test accuracy: accuracy is the validation accuracy at each state's epoch, and the kept
-    model's (as chapter B1's accuracy curve)."""
+    """The 2 x 2's effects (:func:`all_effects`) at the late states
+    (:func:`.analysis.late_states`) and of the kept models, each measured alike on
+    ``P.curve_images`` images with k-means (the configs of chapters B2's and B3's kept
+    states, so the paper's cells are cache hits). The kept states have no test accuracy:
+    accuracy is the validation accuracy at each state's epoch, and the kept model's (as
+    chapter B1's accuracy curve)."""
     sp = replace(analysis.SparsityConfig.of(P), n_images=P.curve_images)
     cl = replace(analysis.ClusterConfig.of(P), n_images=P.curve_images, kmeans=True)
     cells, n = list(f.trained), len(f.seeds)
@@ -225,8 +226,8 @@ def along(P, f: Factorial, splits: dict[str, Splits]) -> analysis.Along:
     def per_cell(items):
         return {c: items[i * n : (i + 1) * n] for i, c in enumerate(cells)}
 
-    results, missing = [], 0
-    for i in range(len(fracs) + 1):
+    results, missing, kept = [], 0, analysis.late_states(fracs)
+    for i in [*kept, len(fracs)]:
         last = i == len(fracs)
         done = [t if last else analysis.at_state(t, i) for c in cells for t in f.trained[c]]
         missing += 0 if last else sum(t.stage == {} for t in done)
@@ -238,4 +239,4 @@ def along(P, f: Factorial, splits: dict[str, Splits]) -> analysis.Along:
             {c: np.asarray(a, float) for c, a in per_cell(acc).items()},
         )  # fmt: skip
         results.append(all_effects(state))
-    return analysis.Along(np.array([*fracs, 1.0]), results, missing)
+    return analysis.Along(np.array([*(fracs[i] for i in kept), 1.0]), results, missing)

@@ -302,27 +302,30 @@ def on_test_images(config):
 
 def thresholds_along(models: Models, config: ThresholdConfig, n_images: int,
                      workers: int = 1) -> analysis.Along:  # fmt: skip
-    """The threshold sweep at every kept state and of the kept models, on ``n_images``."""
+    """The threshold sweep at the late states (:func:`.analysis.late_states`) and of the kept
+    models, on ``n_images``."""
     config = replace(config, n_images=n_images)
-    return analysis.along(models, lambda m: thresholds(m, config, workers))
+    return analysis.along(models, lambda m: thresholds(m, config, workers), late=True)
 
 
 def silhouettes_along(models: Models, config: SilhouetteConfig, n_images: int,
                       workers: int = 1) -> analysis.Along:  # fmt: skip
-    """The silhouettes at every kept state and of the kept models, of the k-means partitions
-    chapter B3 finds at the kept states (:func:`.analysis.cluster_curves`, the same
-    ``n_images``: cache hits)."""
+    """The silhouettes at the late states and of the kept models, of the k-means partitions
+    chapter B3 finds there (:func:`.analysis.cluster_curves`, the same ``n_images``: cache
+    hits)."""
     clusters_cfg = replace(config.clusters, n_images=n_images, kmeans=True)
     config = replace(config, clusters=clusters_cfg)
     return analysis.along(models, lambda m: silhouettes(
-        m, analysis.clusters(m, clusters_cfg, workers), config, workers))  # fmt: skip
+        m, analysis.clusters(m, clusters_cfg, workers), config, workers), late=True)  # fmt: skip
 
 
 def test_images_along(models: Models, sparsity_cfg, clusters_cfg, n_images: int,
                       workers: int = 1) -> tuple[analysis.Along, analysis.Along]:  # fmt: skip
-    """Sparsity and the class-based DBI on test images (:func:`on_test_images`) at every
-    kept state and of the kept models, on ``n_images``."""
+    """Sparsity and the class-based DBI on test images (:func:`on_test_images`) at the late
+    states and of the kept models, on ``n_images``."""
     sp = replace(on_test_images(sparsity_cfg), n_images=n_images)
     cl = replace(on_test_images(clusters_cfg), n_images=n_images)
-    return (analysis.along(models, lambda m: analysis.sparsity(m, sp, workers)),
-            analysis.along(models, lambda m: analysis.clusters(m, cl, workers)))  # fmt: skip
+    return (
+        analysis.along(models, lambda m: analysis.sparsity(m, sp, workers), late=True),
+        analysis.along(models, lambda m: analysis.clusters(m, cl, workers), late=True),
+    )
