@@ -79,9 +79,11 @@ probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 reach_mix = None  # kernel-1 conv-norm-ReLU blocks after each block (one family each)
 #   [smoke [0, 1] · cpu [0, 1, 3] · paper [0, 1]]
 reach_lens = None  # sequence lengths of the length axis (at the base depth)
-#   [smoke [48, 96] · cpu [75, 150] · paper [600, 1,200]]
+#   [smoke [48, 96] · cpu [75, 150] · paper [600, 900, 1,200]]
 reach_len_steps = None  # Adam steps per model at each of reach_lens
-#   [smoke [40, 40] · cpu [5,000, 12,000] · paper [20,000, 40,000]]
+#   [smoke [40, 40] · cpu [5,000, 12,000] · paper [20,000, 30,000, 40,000]]
+reach_matched_mix = None  # matched control: kernel-1 blocks per block, normed and plain (0: none)
+#   [every profile: 1]
 reach_seeds = None  # seeds of the study's networks beyond the base family
 #   [smoke [0, 1] · cpu [0, 1, 2] · paper 0-4]
 reach_eval = None  # predictions per index for the study's networks
@@ -107,6 +109,7 @@ P, run = report.start(A5, globals())
 setup = localization.Setup.from_params(P)
 paper = recorded.read(P.paper_record)  # chapter A1's recorded paper-scale run, if any
 fams = reach.families(setup, P)
+matched = reach.matched_families(setup, P)  # the layer axis's matched control
 run.glue("a5_paper_n", f"{reported.SAMPLES_PER_INDEX:,}")
 run.glue("a5_paper_len", reported.SEQ_LEN)
 run.glue("a5_paper_R", reported.RADIUS)
@@ -121,7 +124,7 @@ run.glue("a5_R", setup.radius)
 # base family ({glue:text}`a5_reuse`) lies on both axes.
 
 # %%
-localization.pretrain(reach.networks(fams), P.workers)
+localization.pretrain(reach.networks(fams + matched), P.workers)
 study = reach.study(fams)
 
 # %% [markdown]
@@ -195,10 +198,22 @@ report.show_view(views.band_slopes(study.reaches))
 # ({ref}`chapter A1's verdict <a1-verdict>` asks the weaker question, whether any slope worth the
 # name is left beyond $3R$). No row can be refuted while some family's slope beyond one hop may
 # still move by half the SESOI of a slope over the last half of its budget.
+#
+# Each added kernel-1 block adds a convolution and a ReLU as well as a normalization layer, so
+# depth and capacity grow along this axis too. The third row is its matched control (ours):
+# {glue:text}`a5_matched_blocks` kernel-1 blocks with their normalization against the same
+# blocks without it (conv → ReLU: the same depth, widths and parameters, the base family's
+# {glue:text}`a5_base_layers` normalization layers), same seeds; what the normalization adds to
+# the share kept must reach {glue:text}`a5_gain_sesoi` of the first band's slope.
 
 # %%
 layers = study.on("norm layers")
 rows = [reach_verdicts.grows_with_norm_layers(layers), reach_verdicts.undiminished(study)]
+if matched:
+    pair = reach.study(matched)
+    rows.append(reach_verdicts.normalization_not_depth(pair))
+run.glue("a5_matched_blocks", P.reach_matched_mix * P.depth)
+run.glue("a5_gain_sesoi", f"{sesoi.SHARE_GAIN.value:g}")
 run.glue("a5_share_sesoi", f"{sesoi.SHARE.value:.0%}")
 run.glue("a5_band", reach_figures.band_text(study))
 run.glue("a5_decision", reach_verdicts.a1_decision(rows[0], study))
@@ -252,7 +267,8 @@ report.figure("fig-a5-law", reach_figures.law_fit(study.reaches, share_law))
 run.glue("a5_law", reach_figures.law_text(share_law))
 run.glue("a5_exponents", reach_figures.exponents_text(share_law))
 run.glue_all("a5", {"n_lens": len(P.reach_lens), "lens": fmt.join(P.reach_lens, ",", " and "),
-                    "len_steps": fmt.join(P.reach_len_steps, ",", " and ")})  # fmt: skip
+                    "len_steps": fmt.join(P.reach_len_steps, ",", " and "),
+                    "len_note": reach_figures.length_note(len(set(P.reach_lens)))})  # fmt: skip
 
 # %%
 rows = reach_verdicts.paper_prediction(study, reach_verdicts.beyond_law(study))
@@ -276,11 +292,9 @@ run.record("a5-law", claims=rows)
 #
 # The length axis has {glue:text}`a5_n_lens` lengths ({glue:text}`a5_lens`, trained
 # {glue:text}`a5_len_steps` steps: a longer sequence needs more steps before its family passes
-# its positive controls), so the length exponent rests on them alone and a rank trend over
-# lengths is weak evidence; three lengths or more would need more training than this profile's
-# budget holds. The axis that decides the prediction for paper A's network is then the
-# recorded run at the paper's own geometry ({ref}`a5-recorded`), which measures the share kept
-# there instead of extrapolating to it.
+# its positive controls): {glue:text}`a5_len_note`. The axis that decides the prediction for
+# paper A's network is then the recorded run at the paper's own geometry ({ref}`a5-recorded`),
+# which measures the share kept there instead of extrapolating to it.
 
 # %% [markdown]
 # (a5-recorded)=

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -133,3 +135,16 @@ def test_the_in_place_relu_changes_no_number_of_training(norm):
             opt.step()
         trained.append([p.detach() for p in net.parameters()])
     assert all(torch.equal(a, b) for a, b in zip(*trained))
+
+
+def test_plain_kernel_1_blocks_keep_depth_and_drop_their_normalization():
+    normed = CNNConfig(depth=2, width=4, kernel=3, norm="instance", mix=2)
+    plain = replace(normed, mix_norm=False)
+    assert normed.n_layers == plain.n_layers == 6 and normed.kernels == plain.kernels
+    assert (normed.norm_layers, plain.norm_layers) == (6, 2)
+    assert plain.layer_norms == ["instance", "none", "none"] * 2
+    a, b = StackedCNN(normed, [0]), StackedCNN(plain, [0])
+    assert [type(n).__name__ for n in b.norms] == ["GroupNorm", "Identity", "Identity"] * 2
+    # the same convolutions, drawn alike: only the normalization layers differ
+    assert all(torch.equal(x.weight, y.weight) for x, y in zip(a.convs, b.convs))
+    assert plain.label == "instance, 2 norm layers + 4 plain k=1"

@@ -15,6 +15,7 @@ from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, REFUTED, REPRODUCED
 from normbook.paper_a import localization, reach
 from normbook.paper_a import reach_verdicts as rv
 from normbook.paper_a.cnn import CNNConfig, StackedCNN
+from normbook.paper_a.sesoi import SHARE_GAIN
 from normbook.paper_a.specs_stress import A5
 
 from .conftest import synthetic_run
@@ -268,3 +269,21 @@ def test_flag_rate_is_alpha_without_a_slope_and_rises_with_it():
     assert np.isclose(reach.flag_rate(0.0, 600, 0.1, 3_200_000, 0.1), 0.1)
     rates = reach.flag_rate(np.array([0.001, 0.01, 0.1, 1.0]), 600, 0.1, 3_200_000, 0.1)
     assert np.all(np.diff(rates) > 0) and rates[-1] > 0.99
+
+
+def test_the_matched_control_separates_normalization_from_depth():
+    def pair(normed_kept, plain_kept, curve=None):
+        s = _study({8: normed_kept, 4: plain_kept}, curve=curve)
+        for f in s.families:  # the same 4 kernel-1 blocks, with and without normalization
+            f.cnn.depth, f.cnn.mix = 2, 2
+        return s
+
+    gains = rv.normalization_not_depth(pair(0.3, 0.05))
+    assert gains.verdict == REPRODUCED and gains.paper == "A (ours)"
+    assert gains.claim.startswith("(ours) At equal depth and capacity (4 kernel-1 blocks)")
+    assert gains.test.effect == pytest.approx(0.25, abs=0.03) and gains.sesoi is SHARE_GAIN
+    assert rv.normalization_not_depth(pair(0.05, 0.05)).verdict == REFUTED  # flat: refutable
+    late = pair(0.05, 0.05)  # the normalized family was still gaining: not refuted yet
+    late.curves[0] = _rising_curve(late.runs[0])
+    moving = rv.normalization_not_depth(late)
+    assert moving.verdict == NOT_SHOWN and moving.grade.rising

@@ -1,7 +1,9 @@
 """The 1-D CNN of paper A, as a stack of M independent models.
 
 Each hidden block is conv(k) -> norm -> ReLU, optionally followed by ``mix`` blocks
-conv(1) -> norm -> ReLU (more normalization layers at the same receptive field); a 1x1 conv
+conv(1) -> norm -> ReLU (more normalization layers at the same receptive field), or, with
+``mix_norm`` off, conv(1) -> ReLU (the same depth and capacity, no more normalization
+layers: chapter A5's matched control); a 1x1 conv
 head maps C channels to one prediction per position. M models (seeds or variants of one
 norm) are evaluated in one pass with grouped convolutions, which keeps both cores busy on
 small models.
@@ -32,6 +34,7 @@ class CNNConfig:
     batch_eval: str = "minibatch"
     padding: str = "zeros"
     mix: int = 0  # kernel-1 conv -> norm -> ReLU blocks after each kernel-k block
+    mix_norm: bool = True  # False: the kernel-1 blocks are conv -> ReLU (no normalization)
 
     @property
     def receptive_radius(self) -> int:
@@ -47,7 +50,16 @@ class CNNConfig:
     @property
     def norm_layers(self) -> int:
         """Normalization layers (0 without normalization)."""
-        return 0 if self.norm == "none" else self.n_layers
+        if self.norm == "none":
+            return 0
+        return self.n_layers if self.mix_norm else self.depth
+
+    @property
+    def layer_norms(self) -> list[str]:
+        """Each layer's normalization, input to output ("none" in unnormalized kernel-1
+        blocks)."""
+        return [self.norm if (i % (1 + self.mix) == 0 or self.mix_norm) else "none"
+                for i in range(self.n_layers)]  # fmt: skip
 
     @property
     def kernels(self) -> list[int]:
@@ -62,6 +74,8 @@ class CNNConfig:
             name = f"group (G={self.groups})"
         else:
             name = f"batch, {self.batch_eval}" if self.norm == "batch" else self.norm
+        if self.mix and not self.mix_norm:
+            return f"{name}, {self.norm_layers} norm layers + {self.depth * self.mix} plain k=1"
         return f"{name}, {self.norm_layers} norm layers" if self.mix else name
 
 
@@ -81,12 +95,12 @@ class StackedCNN(nn.Module):
         self.n_models = m
         self.convs = nn.ModuleList()
         self.norms = nn.ModuleList()
-        for layer, k in enumerate(cfg.kernels):
+        for layer, (k, norm) in enumerate(zip(cfg.kernels, cfg.layer_norms)):
             c_in = 1 if layer == 0 else c
             self.convs.append(
                 nn.Conv1d(m * c_in, m * c, k, padding=k // 2, padding_mode=cfg.padding, groups=m)
             )
-            self.norms.append(make_norm(cfg.norm, m, c, cfg.groups, cfg.batch_eval))
+            self.norms.append(make_norm(norm, m, c, cfg.groups, cfg.batch_eval))
         self.head = nn.Conv1d(m * c, m, 1, groups=m)
         self._init_per_model()
 

@@ -48,14 +48,16 @@ class Family:
 
     @property
     def label(self) -> str:
-        return f"{self.norm_layers} norm layers, l = {self.seq_len}"
+        plain = (f" + {self.cnn.depth * self.cnn.mix} plain k=1 blocks"
+                 if self.cnn.mix and not self.cnn.mix_norm else "")  # fmt: skip
+        return f"{self.norm_layers} norm layers{plain}, l = {self.seq_len}"
 
 
 AXES = ("norm layers", "length")
 
 
 def _family(setup: Setup, norm: str, seeds, n_eval: int, *, mix=0, seq_len=None,
-            steps=None) -> Family:  # fmt: skip
+            steps=None, mix_norm=True) -> Family:  # fmt: skip
     seq_len = seq_len or setup.seq_len
     base = mix == 0 and seq_len == setup.seq_len and steps in (None, setup.train.steps)
     s = setup
@@ -63,7 +65,7 @@ def _family(setup: Setup, norm: str, seeds, n_eval: int, *, mix=0, seq_len=None,
         train = replace(setup.train, seq_len=seq_len, steps=steps or setup.train.steps)
         s = replace(setup, seq_len=seq_len, seeds=tuple(seeds), train=train,
                     eval=replace(setup.eval, n_samples=n_eval))  # fmt: skip
-    return Family(s, replace(s.chapter_cnn or s.cnn(norm), mix=mix), base)
+    return Family(s, replace(s.chapter_cnn or s.cnn(norm), mix=mix, mix_norm=mix_norm), base)
 
 
 def families(setup: Setup, P) -> list[Family]:
@@ -82,6 +84,19 @@ def families(setup: Setup, P) -> list[Family]:
         key = (f.setup, f.cnn)
         out[key] = replace(out.get(key, f), axes=(*out.get(key, f).axes, axis))
     return list(out.values())
+
+
+def matched_families(setup: Setup, P) -> list[Family]:
+    """The layer axis's matched control: ``P.reach_matched_mix`` kernel-1 blocks after every
+    block, normalized (the axis's family of that many blocks) and plain (conv -> ReLU): the
+    same depth, widths and parameters, only the normalization layers differ. Empty when the
+    parameter is 0."""
+    m = P.reach_matched_mix
+    if not m:
+        return []
+    common = dict(norm=P.norm, seeds=P.reach_seeds, n_eval=P.reach_eval, mix=m)
+    return [replace(_family(setup, **common), axes=("matched",)),
+            replace(_family(setup, **common, mix_norm=False), axes=("matched",))]  # fmt: skip
 
 
 def base_note(P) -> str:

@@ -171,3 +171,13 @@ def control_table(controls) -> str:
     """Every family's positive controls."""
     return table([{"family": c.family, "control": c.check, "passed": "yes" if c.passed else "no",
                    "values": c.evidence} for c in controls])  # fmt: skip
+
+
+def length_note(n_lens: int) -> str:
+    """What the number of lengths lets the length axis say, for the chapter's prose."""
+    if n_lens >= 3:
+        return f"{n_lens} lengths give the length exponent and the rank trend over l room to show"
+    return (f"with {n_lens} lengths the length exponent rests on them alone and a rank trend over "
+            "lengths is weak evidence (two lengths bound Spearman's ρ over every model well "
+            "below 1); a third length needs more training than the `cpu` budget holds, so the "
+            "`paper` profile trains three")  # fmt: skip

@@ -27,6 +27,15 @@ SHARE = Sesoi(
     "every hop is already gone a few hops in",
     name="share kept",
 )
+SHARE_GAIN = Sesoi(
+    0.02,
+    "of the first hop band's slope (share kept)",
+    "normalization layers, not depth, relay the signal: the same kernel-1 blocks with their "
+    "normalization must keep more of the first band's slope beyond one hop than without it; a "
+    "gain under a twenty-fifth of what 'undiminished' needs (the share kept's SESOI, 0.5) "
+    "would take dozens of added normalization layers to matter",
+    name="share gained",
+)
 REACH = Sesoi(
     1.0,
     "layer of receptive-field growth (⌊k/2⌋ indices)",
@@ -98,4 +107,4 @@ def flat_margin(sesoi: Sesoi) -> float:
     return 0.5 * sesoi.value
 
 
-SESOIS = (SLOPE, SHARE, REACH, REMOVED, CHANCE, TREND, BOUNDARY_GAP, FADED, FLAGGED)
+SESOIS = (SLOPE, SHARE, SHARE_GAIN, REACH, REMOVED, CHANCE, TREND, BOUNDARY_GAP, FADED, FLAGGED)

@@ -289,6 +289,8 @@ REACH_PARAMS = [
           list_of=int, min=8, max=100_000),
     Param("reach_len_steps", list, "Adam steps per model at each of reach_lens",
           list_of=int, min=1, max=10_000_000, reconstruction=True),
+    Param("reach_matched_mix", int, "matched control: kernel-1 blocks per block, normed and "
+          "plain (0: none)", min=0, max=64, reconstruction=True),
     Param("reach_seeds", list, "seeds of the study's networks beyond the base family",
           list_of=int, min=0, max=1e9),
     Param("reach_eval", int, "predictions per index for the study's networks", min=4,
@@ -298,16 +300,21 @@ REACH_PARAMS = [
 _REACH = {
     # smoke: R = 4 so that l = 48 has a second hop band
     "smoke": dict(depth=2, reach_mix=[0, 1], reach_lens=[48, 96], reach_len_steps=[40, 40],
-                  reach_seeds=[0, 1], reach_eval=2048),
+                  reach_matched_mix=1, reach_seeds=[0, 1], reach_eval=2048),
     # cpu: 4, 8 and 16 norm layers; l = 150 needs more than A1's 5,000 steps to learn the side
     # channel at all (of three networks at 5,000 steps one had a first-hop slope of 0.004; on
     # seeds 100-102 every first-hop slope passed 0.05 between 4,000 and 8,000 steps), so it gets
     # 12,000; at batch 16 (half the cost per step) seed 101 still had 0.015 at 12,000. Three
     # seeds beyond the base family: a three-model stack's step costs 0.56 of a five-model
     # stack's (l = 150, measured), which brings the chapter's cold time from 21 to about 12 min.
+    # A third length would cost another family at 12,000 steps or more, beyond this profile's
+    # budget: the length axis has three lengths at the paper profile. The matched control
+    # (plain kernel-1 blocks) at one block per block, the cheapest family of the layer axis.
     "cpu": dict(reach_mix=[0, 1, 3], reach_lens=[75, 150], reach_len_steps=[5000, 12_000],
-                reach_seeds=[0, 1, 2], reach_eval=25_600, curve_eval=6400),
-    "paper": dict(reach_mix=[0, 1], reach_lens=[600, 1200], reach_len_steps=[20_000, 40_000],
+                reach_matched_mix=1, reach_seeds=[0, 1, 2], reach_eval=25_600, curve_eval=6400),
+    # paper: budgets grow with l as at cpu (a longer sequence needs more steps to learn)
+    "paper": dict(reach_mix=[0, 1], reach_lens=[600, 900, 1200],
+                  reach_len_steps=[20_000, 30_000, 40_000], reach_matched_mix=1,
                   reach_seeds=list(range(5)), reach_eval=800_000),
 }  # fmt: skip
 
