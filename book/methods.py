@@ -510,10 +510,12 @@ report.md(methods.worked_examples())
 # equivalence, two one-sided $t$ tests that the mean over seeds lies within ± the SESOI, and a
 # slope too noisy to tell reads *not shown*. **Ordinal outcomes.** The layer where k* settles
 # at the classes is a whole number, and a network that never settles has no layer at all (it
-# is censored after the last layer). Its claims use a rank test of the shift, Mann–Whitney's
-# $U$ of one family's layers against the other's shifted by the SESOI, exact over every split
-# of the networks (the generalized Wilcoxon comparison of censored data when every network is
-# censored at the same point), with the Hodges–Lehmann shift and its interval; never a mean of
+# is censored after the last layer). Its claims use a rank test of the shift, Gehan's
+# generalized Wilcoxon statistic of one family's layers against the other's shifted by the
+# SESOI, exact over every split of the networks: a pair is ordered only where the order is
+# sure, so two networks that never settle, or a "never" against a shifted layer past the last,
+# stay undecided instead of being ordered by the shift (without censored networks it is
+# Mann–Whitney's $U$). With it come the Hodges–Lehmann shift and its interval; never a mean of
 # sentinel values.
 #
 # A few rows compare our number with the paper's reported value instead (the PackNorm

@@ -281,3 +281,27 @@ def test_units_needed_has_no_count_for_equivalence_and_bounds_the_no_spread_case
     # Noether's formula, per group: N_total = z^2 / (12 c (1 - c) (P - 1/2)^2), c = 1/2
     per_group = math.ceil(z**2 / (12 * 0.25 * (share - 0.5) ** 2) / 2)
     assert claims.units_needed(r.effect, r.low, r.high, r.n, 0.5, r.test) == per_group
+
+
+def test_rank_shift_test_leaves_two_nevers_undecided():
+    # both families never settle (14 = one past 13 layers): shifting one "never" by the SESOI
+    # must not order it after the other, so nothing is shown either way
+    never = np.full(5, 14.0)
+    t = claims.rank_shift_test(never, never, 1.0, null="z", never=14)
+    assert t.p == t.p_refute == 1.0 and "Gehan" in t.test
+    # uncensored, the shift orders them: every x below y + 1, "below the SESOI" at 1/252
+    naive = claims.rank_shift_test(never, never, 1.0, null="z")
+    assert naive.p_refute == pytest.approx(1 / 252)
+    # a "never" is surely later than a layer below its censoring point, undecided past it
+    bn = np.array([5.0, 6, 5, 6, 5])
+    assert claims.rank_shift_test(never, bn, 1.0, null="z", never=14).p == pytest.approx(1 / 252)
+    late = np.array([13.0, 13, 13, 13, 13])  # + 1 = 14: as late as "never" can be known to be
+    assert claims.rank_shift_test(never, late, 1.0, null="z", never=14).p == 1.0
+    # without censored units Gehan's statistic is Mann-Whitney's
+    a, b = np.array([3.0, 4, 2, 5, 4]), np.array([2.0, 3, 3, 2, 4])
+    g, m = (claims.rank_shift_test(a, b, 0.5, null="z", never=n) for n in (99, None))
+    assert (g.p, g.p_refute, g.low, g.high) == (m.p, m.p_refute, m.low, m.high)
+    exact = sps.PermutationMethod(n_resamples=np.inf)  # exact over splits, ties included
+    assert g.p == pytest.approx(
+        sps.mannwhitneyu(a, b + 0.5, alternative="greater", method=exact).pvalue
+    )

@@ -263,7 +263,11 @@ def test_settling_test_needs_a_layer_earlier_beyond_the_sesoi():
     test = verdicts.settling_test(early, late, "mnist")
     assert test.effect == 2.0 and test.sesoi == SETTLE.value and test.clears()
     assert test.null == "MNIST layer where k* settles at 10 ± 2: no BN − BN"
-    assert test.test.startswith("Mann-Whitney U against the SESOI shift, exact")
+    assert test.test.startswith("Gehan (censored at 'never') against the SESOI shift, exact")
+    # both never settle (5 = one past 4 layers): undecided, never "below the SESOI"
+    never = np.tile([3, 3, 3, 3], (5, 1))
+    both = verdicts.settling_test(never, never, "mnist")
+    assert both.p == both.p_refute == 1.0
     one = verdicts.settling_test(np.tile([3, 10, 10, 10], (5, 1)), late, "mnist")
     assert one.effect == 1.0 and one.clears()  # one layer earlier in every seed: beyond 0.5
     half = np.array([[3, 10, 10, 10]] * 2 + [[3, 3, 10, 10]] * 3)  # earlier in 2 of 5 seeds

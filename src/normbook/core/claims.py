@@ -18,6 +18,7 @@ evaluations: editing a claim test never re-runs an experiment.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass, replace
@@ -127,29 +128,68 @@ def mean_test(values, sesoi: float, null: str, what: str = "t test") -> ClaimTes
     return ClaimTest(mean, lo, hi, p, p_ref, n, name, null, sesoi, power)
 
 
-def rank_shift_test(x, y, sesoi: float, null: str) -> ClaimTest:
-    """Whether ``x`` exceeds ``y`` by more than the SESOI, for ordinal values with a common
-    censoring point (a layer index, where "never" ranks after the last layer and has no
-    size): Mann-Whitney's U of x against y + SESOI, exact over every split of the units
-    (ties take mid-ranks), one-sided both ways; unpaired, as a never-settling network has no
-    layer to pair a difference with. Known limit: after the shift two "never" units no longer
-    tie (a Gehan score would count them 0), so many "never" on both sides lean toward "below";
-    the rows it grades cannot be refuted yet (no kept states), and this must be mended before
-    they can. The effect is the Hodges-Lehmann shift (the median of the pairwise differences
-    x_i - y_j, "never" counted one layer past the last: a lower bound), with the interval from
-    inverting the same test over shifts, so that "clears" is "its lower end is above the
+EXACT_SPLITS = 200_000  # beyond this many splits, the permutation variance's normal approximation
+
+
+def gehan_scores(a, a_never, b, b_never) -> np.ndarray:
+    """Gehan's comparison of every unit of ``a`` with every unit of ``b``: +1 where a is
+    surely larger, -1 surely smaller, 0 where tied or undecided. A unit marked "never" is
+    censored at its value (its true value is at least that): it is surely larger only than an
+    observed value below it, and two censored units are never decided."""
+    A, B = np.asarray(a, float)[:, None], np.asarray(b, float)[None, :]
+    ac, bc = np.asarray(a_never, bool)[:, None], np.asarray(b_never, bool)[None, :]
+    s = np.sign(A - B)
+    s = np.where(ac & ~bc, (B < A).astype(float), s)
+    s = np.where(~ac & bc, -(A < B).astype(float), s)
+    return np.where(ac & bc, 0.0, s)
+
+
+def _gehan_p(x, xc, y, yc) -> tuple[float, float]:
+    """One-sided p-values (x larger, x smaller) of Gehan's statistic (the sum of
+    :func:`gehan_scores` of x against y), exact over every split of the pooled units into
+    groups of the two sizes (a permutation test), or from the permutation variance (Mantel)
+    beyond ``EXACT_SPLITS`` splits."""
+    v, c = np.concatenate([x, y]), np.concatenate([xc, yc])
+    S = gehan_scores(v, c, v, c)
+    n1, n = len(x), len(v)
+    observed = float(S[:n1, n1:].sum())
+    if math.comb(n, n1) > EXACT_SPLITS:
+        h = S.sum(axis=1)  # each unit's score against all others
+        var = n1 * (n - n1) / (n * (n - 1)) * float((h**2).sum())
+        if var == 0:
+            return 1.0, 1.0
+        z = observed / math.sqrt(var)
+        return float(sps.norm.sf(z)), float(sps.norm.cdf(z))
+    row = S.sum(axis=1)
+    # a split's statistic: the sum over its x-group of each unit's score against the y-group
+    # = sum_i in X (row_i - sum_j in X S_ij), and the within-X sum of S is 0 (antisymmetric)
+    stats = np.array([row[list(idx)].sum() for idx in itertools.combinations(range(n), n1)])
+    tol = 1e-9
+    return float(np.mean(stats >= observed - tol)), float(np.mean(stats <= observed + tol))
+
+
+def rank_shift_test(x, y, sesoi: float, null: str, never: float | None = None) -> ClaimTest:
+    """Whether ``x`` exceeds ``y`` by more than the SESOI, for ordinal values that may be
+    censored (a layer index, where "never" has no layer: every value at or above ``never`` is
+    censored there, its true value at least that): Gehan's generalized rank statistic of x
+    against y + SESOI (the censoring point shifts with y), exact over every split of the
+    units, one-sided both ways; unpaired, as a never-settling network has no layer to pair a
+    difference with. Without censoring it is Mann-Whitney's U; with it, two "never" units,
+    or a "never" and a value at or past its censoring point, are undecided, never ordered by
+    the shift. The effect is the Hodges-Lehmann shift (the median of the pairwise
+    differences x_i - y_j, "never" counted at its censoring point: a bound), with the interval
+    from inverting the same test over shifts, so that "clears" is "its lower end is above the
     SESOI" wherever the SESOI is not itself a pairwise difference."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.ndim != 1 or y.ndim != 1 or not x.size or not y.size:
         raise ValueError(f"rank_shift_test needs two 1-D samples, got {x.shape}, {y.shape}")
+    xc, yc = ((x >= never, y >= never) if never is not None
+              else (np.zeros(x.size, bool), np.zeros(y.size, bool)))  # fmt: skip
     diffs = np.unique(np.subtract.outer(x, y).ravel())
-    exact = sps.PermutationMethod(n_resamples=np.inf)
 
     def p(shift: float, alternative: str) -> float:
-        if np.all(x == x[0]) and np.all(y + shift == x[0]):
-            return 1.0  # every unit tied: no evidence either way
-        return float(sps.mannwhitneyu(x, y + shift, alternative=alternative,
-                                      method=exact).pvalue)  # fmt: skip
+        greater, less = _gehan_p(x, xc, y + shift, yc)
+        return greater if alternative == "greater" else less
 
     # the p-values change only where a shift equals a pairwise difference: test the midpoints
     mids = np.concatenate([[diffs[0] - 1], (diffs[:-1] + diffs[1:]) / 2, [diffs[-1] + 1]])
@@ -160,9 +200,9 @@ def rank_shift_test(x, y, sesoi: float, null: str) -> ClaimTest:
     low = float(ends[up[0]]) if up and up[0] > 0 else NAN
     high = float(ends[down[-1] + 1]) if down and down[-1] < len(mids) - 1 else NAN
     n1, n2 = x.size, y.size
-    share = float(np.mean(np.subtract.outer(x, y + sesoi) > 0)
-                  + 0.5 * np.mean(np.subtract.outer(x, y + sesoi) == 0))  # fmt: skip
-    name = (f"Mann-Whitney U against the SESOI shift, exact, one-sided, {n1} and {n2} seeds "
+    share = float(np.mean((gehan_scores(x, xc, y + sesoi, yc) + 1) / 2))  # undecided: a half
+    kind = "Gehan (censored at 'never')" if never is not None else "Mann-Whitney U"
+    name = (f"{kind} against the SESOI shift, exact, one-sided, {n1} and {n2} seeds "
             f"(P(x > y + SESOI) = {share:.2f})")  # fmt: skip
     return ClaimTest(float(np.median(np.subtract.outer(x, y))), low, high,
                      p(sesoi, "greater"), p(sesoi, "less"), min(n1, n2), name, null,
@@ -415,7 +455,7 @@ def units_needed(effect: float, low: float, high: float, n: int, sesoi: float, t
     if not (n >= 2 and np.isfinite([effect, low, high, sesoi]).all()):
         return None
     share = re.search(r"P\(x > y \+ SESOI\) = ([0-9.]+)", test)
-    if "Mann-Whitney" in test and share:
+    if ("Mann-Whitney" in test or "Gehan" in test) and share:
         # Noether's formula for the rank test: seeds per group at the observed P(x > y + SESOI)
         away = abs(float(share.group(1)) - 0.5)
         if away == 0:

@@ -181,6 +181,7 @@ class Effects:
     bn_at: tuple[np.ndarray, np.ndarray]  # BN − no BN at lr 0 and at lr 1 (simple effects)
     lrs: tuple[float, float] = (float("nan"), float("nan"))  # the two learning rates
     cells: dict = field(default_factory=dict)  # (BN, lr index) -> the cell's per-seed values
+    never: float | None = None  # the settling layer's "never" (layers + 1), where it is one
 
 
 def factorial_effects(
@@ -197,9 +198,17 @@ def factorial_effects(
 
 
 def all_effects(f: Factorial) -> dict[tuple[str, str], Effects]:
-    """``factorial_effects`` of every (metric key, dataset)."""
-    return {(m.key, ds): factorial_effects(metric_values(f, m.key, ds), ds, f.lrs[ds])
-            for m in METRICS for ds in f.datasets}  # fmt: skip
+    """``factorial_effects`` of every (metric key, dataset); the settling layer's with its
+    censoring point (a network whose k* never settles)."""
+    out = {}
+    for m in METRICS:
+        for ds in f.datasets:
+            e = factorial_effects(metric_values(f, m.key, ds), ds, f.lrs[ds])
+            if m.key == "settle":
+                layers = np.shape(f.clusters[ds, True, 0][0]["k_star"])[-1]
+                e = replace(e, never=layers + 1)
+            out[m.key, ds] = e
+    return out
 
 
 def decomposition_error(e: Effects, dataset: str) -> float:

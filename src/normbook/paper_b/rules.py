@@ -79,12 +79,14 @@ def signed(bn, nobn, expect: str, relative: bool = False) -> np.ndarray:
     return d / np.abs(nobn) if relative else d
 
 
-def direction(bn, nobn, expect: str, what: str, sesoi: Sesoi) -> ClaimTest:
+def direction(bn, nobn, expect: str, what: str, sesoi: Sesoi,
+              never: float | None = None) -> ClaimTest:  # fmt: skip
     """The one test behind every direction claim: per seed, the effect ``signed`` the claim's
     way (relative for Davies-Bouldin indices, ``sesoi`` is :data:`.sesoi.DBI`), a t test over
     seeds against the SESOI; for the settling layer (``sesoi`` is :data:`.sesoi.SETTLE`), an
     ordinal outcome whose "never" has no size, a rank test of the shift
-    (:func:`rank_shift_test`)."""
+    (:func:`rank_shift_test`, censored at ``never``: the layer count + 1 that
+    :func:`settling_layer` gives a network whose k* never settles)."""
     bn = np.asarray(bn, float)
     if bn.ndim != 1:
         raise ValueError(f"need one value per seed for BN and no BN, got {bn.shape}")
@@ -93,7 +95,7 @@ def direction(bn, nobn, expect: str, what: str, sesoi: Sesoi) -> ClaimTest:
         x, y = (
             (bn, np.asarray(nobn, float)) if expect == "higher" else (np.asarray(nobn, float), bn)
         )
-        return rank_shift_test(x, y, sesoi.value, null=f"{what}: {way}")
+        return rank_shift_test(x, y, sesoi.value, null=f"{what}: {way}", never=never)
     d = signed(bn, nobn, expect, relative=sesoi is DBI)
     return mean_test(d, sesoi.value, null=f"{what}: {way}, same seeds", what="paired t test")
 
@@ -188,7 +190,7 @@ def settling_test(bn_k, nobn_k, dataset: str) -> ClaimTest:
     return direction(
         settling_layers(bn_k), settling_layers(nobn_k), "lower",
         f"{DATASET_NAMES[dataset]} layer where k* settles at {reported.N_CLASSES} ± "
-        f"{reported.K_STAR_TOLERANCE}", SETTLE,
+        f"{reported.K_STAR_TOLERANCE}", SETTLE, never=np.shape(bn_k)[-1] + 1,
     )  # fmt: skip
 
 

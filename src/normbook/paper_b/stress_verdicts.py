@@ -76,7 +76,7 @@ def _simple(e: Effects, m: Metric, dataset: str, j: int) -> ClaimTest:
     bn, nobn = e.cells[True, j], e.cells[False, j]
     return verdicts.direction(bn, nobn, m.expect[dataset],
                               f"{NAMES[dataset]} {m.describe(dataset)} at lr {sci(e.lrs[j])}",
-                              m.sesoi)  # fmt: skip
+                              m.sesoi, never=e.never)  # fmt: skip
 
 
 def _lr_simple(e: Effects, m: Metric, bn: bool) -> ClaimTest:
@@ -84,7 +84,8 @@ def _lr_simple(e: Effects, m: Metric, bn: bool) -> ClaimTest:
     BN, signed the way the paper attributes to BN (CIFAR-10)."""
     return verdicts.direction(e.cells[bn, 0], e.cells[bn, 1], m.expect["cifar10"],
                               f"CIFAR-10 {m.describe('cifar10')}, {bn_label(bn)}: lr "
-                              f"{sci(e.lrs[0])} vs {sci(e.lrs[1])}", m.sesoi)  # fmt: skip
+                              f"{sci(e.lrs[0])} vs {sci(e.lrs[1])}", m.sesoi,
+                              never=e.never)  # fmt: skip
 
 
 def factorial_ledger(
