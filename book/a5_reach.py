@@ -246,9 +246,11 @@ run.record("a5-length", claims=rows)
 # dropping them biases the law upward where shares are small. Each model's variance is its own
 # squared standard error plus a multiplicative spread between models, $(\tau\,\mathrm{E}[y])^2$,
 # with $\tau$ set so that the Pearson statistic equals its degrees of freedom; the coefficients'
-# standard errors are sandwich (HC1) estimates, and intervals use $t$ on models − terms degrees
-# of freedom ({numref}`fig-a5-law`; the {ref}`Methods page <methods-symmetry>` predicts its
-# exponents). Before the law grades anything it must fit its own families: a pure-error
+# standard errors are sandwich estimates clustered by family (CR1: one family's networks share
+# its geometry and budget, so they are not independent looks at the law), and intervals use $t$
+# on families − terms degrees of freedom (few families leave wide intervals, as they should;
+# {numref}`fig-a5-law`; the {ref}`Methods page <methods-symmetry>` predicts its exponents).
+# Before the law grades anything it must fit its own families: a pure-error
 # lack-of-fit $F$ test (the families' means against the law, beside the scatter within
 # families) must be testable and must not reject.
 # The predictions for paper A's network ({glue:text}`a5_paper_layers` normalization layers, $\ell$ =

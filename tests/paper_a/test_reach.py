@@ -200,10 +200,17 @@ def test_the_law_recovers_a_power_law_and_its_prediction():
     law = reach.fit_law(_law_data(np.random.default_rng(0), POINTS), 4, 75, _with_se)
     for i, truth in ((1, 1.0), (2, -1.0)):
         lo, hi = law.interval(i, 0.99)
-        assert lo < truth < hi and hi - lo < 0.5
+        assert lo < truth < hi
     est, lo, hi = law.share(32, 600, 0.99)
     assert lo < 0.02 < hi  # (32/4) * (600/75)^-1 = 1
-    assert law.n_models == 30 and law.dof == 27
+    # t on families - terms: five geometries pin three terms with 2 degrees of freedom
+    assert law.n_models == 30 and law.dof == 2
+    more = reach.fit_law(_law_data(np.random.default_rng(0), POINTS + [(32, 75), (8, 150)]), 4,
+                         75, _with_se)  # fmt: skip
+    assert more.dof == 4
+    for i, truth in ((1, 1.0), (2, -1.0)):
+        lo, hi = more.interval(i, 0.99)
+        assert lo < truth < hi and hi - lo < 0.5
     assert 0.03 < law.tau < 0.2  # the multiplicative spread: 2^N(0, 0.1) is about 7 %
     p, d_lof, d_pe = law.lack_of_fit
     assert (d_lof, d_pe) == (2, 25) and p > 0.01
@@ -238,7 +245,8 @@ def test_law_without_variation_on_an_axis_fixes_its_term_at_zero():
     assert law.coef[2] == 0 and law.cov[2, 2] == 0 and law.fitted
     assert law.has_term(1) and not law.has_term(2)
     assert math.isnan(law.lack_of_fit[0])  # two families, two terms: saturated
-    assert reach.fit_law(reaches[:1], 4, 75, _with_se).dof == 1
+    assert law.dof == 0 and math.isnan(law.interval(1, 0.9)[0])  # and no interval
+    assert reach.fit_law(reaches[:1], 4, 75, _with_se).dof == 0  # one family: no interval
     nothing = [SimpleNamespace(family=_family(4), kept=np.array([-0.1, 0.0]),
                                se=np.full(2, 0.01))]  # fmt: skip
     empty = reach.fit_law(nothing, 4, 75, _with_se)

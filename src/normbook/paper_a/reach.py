@@ -270,7 +270,9 @@ class Law:
     and b2 near -1 for the share). Fitted by weighted nonlinear least squares (quasi-likelihood)
     with each model's variance its own squared standard error plus (tau E[y])^2, tau a
     multiplicative spread between models set so that the Pearson statistic equals its degrees
-    of freedom; sandwich (HC1) covariance; t on models - terms degrees of freedom."""
+    of freedom; sandwich covariance clustered by family (CR1: the models of one family share
+    its geometry and budget, so they are not independent draws of the law), and t on families
+    - terms degrees of freedom."""
 
     coef: np.ndarray  # (3,)
     cov: np.ndarray  # (3, 3)
@@ -307,8 +309,9 @@ class Law:
         return bool(np.isfinite(self.coef).all())
 
     def has_term(self, i: int) -> bool:
-        """Whether the fit measured term i (its axis had more than one value)."""
-        return self.fitted and self.cov[i, i] > 0
+        """Whether the fit measured term i (its axis had more than one value; a term without
+        data has covariance exactly 0, one without degrees of freedom NaN)."""
+        return self.fitted and not self.cov[i, i] == 0
 
 
 def share_kept(r: Reach) -> tuple[np.ndarray, np.ndarray]:
@@ -410,17 +413,25 @@ def fit_law(reaches: list[Reach], n0: int, l0: int, measure=share_kept) -> Law:
         except linalg.LinAlgError:  # every fitted mean underflowed: no law to speak of
             return replace(empty, dof=dof)
     e = (y - mu) / v
-    meat = (J * e[:, None]).T @ (J * e[:, None])
-    cov_k = bread @ meat @ bread * len(y) / dof  # HC1
+    group = np.array([f"{a}/{c}" for a, c in zip(n, s)])
+    ids = np.unique(group)
+    g, p_terms = len(ids), len(keep)
+    scores = np.array([(J[group == i] * e[group == i, None]).sum(axis=0) for i in ids])
+    meat = scores.T @ scores  # clustered by family: a family's models move together
+    if g > p_terms:
+        small = g / (g - 1) * (len(y) - 1) / (len(y) - p_terms)  # CR1
+        cov_k = bread @ meat @ bread * small
+    else:  # no degrees of freedom left between families: coefficients, but no interval
+        cov_k = np.full((p_terms, p_terms), np.nan)
     coef, cov = np.zeros(3), np.zeros((3, 3))  # a term without data is fixed at 0, no error
     coef[keep] = b
     cov[np.ix_(keep, keep)] = cov_k
-    group = np.array([f"{a}/{c}" for a, c in zip(n, s)])
     ss_lof, ss_pe, g = _lack_of_fit_sums(y, mu, 1 / v, group)
     d_lof, d_pe = g - len(keep), len(y) - g
     p = float(sps.f.sf((ss_lof / d_lof) / (ss_pe / d_pe), d_lof, d_pe)) if (
         d_lof > 0 and d_pe > 0 and ss_pe > 0) else float("nan")  # fmt: skip
-    return Law(coef, cov, dof, n0, l0, len(y), tau, (p, max(d_lof, 0), max(d_pe, 0)))
+    dof_law = max(g - p_terms, 0)
+    return Law(coef, cov, dof_law, n0, l0, len(y), tau, (p, max(d_lof, 0), max(d_pe, 0)))
 
 
 def flag_rate(slope: np.ndarray, seq_len: int, sigma: float, n_per_index: int,
