@@ -223,6 +223,18 @@ def test_chapters_of_different_papers_alternate_in_the_side_by_side_queue():
         ]
 
 
+def test_the_queue_starts_the_largest_planned_chapters_first():
+    from normbook.core import chapter_jobs
+
+    chs = [c for c in project.chapters() if not project.spec_for(c).reads_ledger]
+    order = chapter_jobs.queue(chs, "cpu")
+    cost = [chapter_jobs.planned_flops(c, "cpu") for c in order]
+    assert sorted(order) == sorted(chs) and cost == sorted(cost, reverse=True)
+    assert cost[0] > 0 and cost[-1] == 0  # analyses of another chapter's networks go last
+    first_two = [project.spec_for(c).packages for c in order[:2]]
+    assert first_two[0] != first_two[1]  # at cpu the two largest share no networks
+
+
 def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatch, capsys):
     """Children run at once, their lines prefixed; a failed child fails the build after the
     running ones finish, with its last lines in the error."""
@@ -243,7 +255,7 @@ def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatc
     )
     child = lambda ch, profile, force: [sys.executable, str(script), ch.stem]  # noqa: E731
     monkeypatch.setattr(chapter_jobs, "_child_command", child)
-    monkeypatch.setattr(chapter_jobs, "interleaved", lambda chs: chs)
+    monkeypatch.setattr(chapter_jobs, "queue", lambda chs, profile: chs)
     monkeypatch.setattr(project, "ROOT", tmp_path)
     good = [tmp_path / "a.py", tmp_path / "cached.py"]
     done = dict(chapter_jobs.run_side_by_side(good, "smoke", False, jobs=2))
