@@ -45,7 +45,7 @@ def test_probes_and_interventions_refuse_kernel_1_blocks(tiny_setup):
 
 
 def test_families_share_the_base_networks_and_list_each_once():
-    P = A5.resolve("cpu")
+    P = A5.resolve("cpu", reach_lens=[75, 150], reach_len_steps=[5000, 12_000])
     fams = reach.families(localization.Setup.from_params(P), P)
     base = [f for f in fams if f.a1]
     assert len(base) == 1 and base[0].axes == ("norm layers", "length")
@@ -63,7 +63,7 @@ def test_spec_refuses_lengths_without_a_second_band_unpaired_budgets_and_no_base
     with pytest.raises(ParameterError, match="second hop band"):
         A5.resolve("cpu", reach_lens=[40, 75], reach_len_steps=[10, 10])
     with pytest.raises(ParameterError, match="one budget per length"):
-        A5.resolve("cpu", reach_len_steps=[10])
+        A5.resolve("cpu", reach_len_steps=[10, 20])
     with pytest.raises(ParameterError, match="base family"):
         A5.resolve("cpu", reach_mix=[1, 3], reach_lens=[150], reach_len_steps=[10])
 
@@ -138,6 +138,12 @@ def test_norm_layer_rule_goes_every_way():
     never = _study({4: 0.2, 8: 0.05, 16: 0.01}, learned=False)
     v = rv.grows_with_norm_layers(never)
     assert v.verdict == NOT_SHOWN and "positive control" in v.grade.why
+
+
+def test_one_length_is_no_length_axis():
+    one = _study({75: 0.2}, axis="length")
+    row = rv.falls_with_length(one)
+    assert row.verdict == NOT_TESTABLE and "one value of the axis (l = 75)" in row.grade.why
 
 
 def test_length_rule_goes_every_way():

@@ -177,6 +177,12 @@ def length_note(n_lens: int) -> str:
     """What the number of lengths lets the length axis say, for the chapter's prose."""
     if n_lens >= 3:
         return f"{n_lens} lengths give the length exponent and the rank trend over l room to show"
+    if n_lens == 1:
+        return (
+            "with one length at this profile there is no length axis: the length row is not "
+            "testable here, and the law has no length term, so its predictions for paper A's "
+            "network are not testable either; the `paper` profile trains three lengths"
+        )
     return (f"with {n_lens} lengths the length exponent rests on them alone and a rank trend over "
             "lengths is weak evidence (two lengths bound Spearman's ρ over every model well "
             "below 1); a third length needs more training than the `cpu` budget holds, so the "

@@ -109,9 +109,16 @@ def _trend(study, x, name, claim: str, null: str, lost: bool = False,
     n, kept = _per_model(study.reaches, x)
     test = rank_trend(n, 1 - kept if lost else kept, TREND.value, null=null)
     ctrl = controls(study)
-    return Verdict("A", claim, decide(test, ctrl, rising=beyond_may_move(study)), test, TREND,
-                   _kept_detail(study.reaches, name), unit=".2f", controls=ctrl,
-                   paper_says=paper_says)  # fmt: skip
+    one = len(set(n)) < 2  # a profile that trains one value of the axis has no trend to test
+    grade = decide(test, ctrl, rising=beyond_may_move(study), testable=not one)
+    if one:
+        grade = replace(
+            grade,
+            why=f"this profile trains one value of the axis ({name(study.reaches[0])}); "
+            "the `paper` profile varies it",
+        )
+    return Verdict("A", claim, grade, test, TREND, _kept_detail(study.reaches, name),
+                   unit=".2f", controls=ctrl, paper_says=paper_says)  # fmt: skip
 
 
 def grows_with_norm_layers(study) -> Verdict:
