@@ -52,3 +52,16 @@ def test_b4_plans_the_swapped_cells_and_the_accuracy_matched_reruns():
     assert len(matched) == len(factorial.factorial_datasets(P.matched_datasets))  # one per dataset
     both = SPECS["b4_stress"].resolve("cpu", matched_datasets="both")
     assert len(plan.chapter_plan("b4_stress", both)) == 4
+
+
+def test_a2_and_a4_plan_the_evaluations_at_the_late_kept_state():
+    P = SPECS["a2_mechanism"].resolve("cpu")
+    items = plan.chapter_plan("a2_mechanism", P)
+    (kept,) = [i for i in items if "kept by half the budget" in i.what]
+    n_pack, n_all = len(P.overlap_fracs), len(P.overlap_fracs) + len(P.control_fracs)
+    assert kept.flops == pytest.approx(items[1].flops * n_pack / n_all)  # PackNorm only
+    late = SPECS["a2_mechanism"].resolve("cpu", curve_fractions=[0.75])  # nothing kept by half
+    assert not any("kept" in i.what for i in plan.chapter_plan("a2_mechanism", late))
+    P4 = SPECS["a4_stress"].resolve("cpu")
+    arch = [i for i in plan.chapter_plan("a4_stress", P4) if i.what.startswith(("U-Net", "2-D"))]
+    assert all(f"evaluate {4 * len(P4.arch_seeds)} x" in i.what for i in arch) and len(arch) == 2

@@ -1,10 +1,18 @@
 """The inventory of rows that cannot come out refuted: it fails on an undeclared one, and on a
 declared one that became refutable."""
 
+import pytest
+
 from normbook import refutable
 from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, REPRODUCED
 
-SECTION, START = next(iter(refutable.AWAITING))
+# an example declaration of the tests' own (the book's list may be empty)
+SECTION, START = "x-example", "An example claim waiting for its kept states"
+
+
+@pytest.fixture(autouse=True)
+def _declared(monkeypatch):
+    monkeypatch.setattr(refutable, "AWAITING", {(SECTION, START): "its kept states"})
 
 
 def _claim(section, claim, refutable_=True, verdict=NOT_SHOWN):
@@ -29,3 +37,13 @@ def test_a_declared_row_that_became_refutable_must_leave_the_list():
 def test_rows_not_testable_at_the_profile_are_exempt():
     exempt = [{"claims": [_claim("x-verdict", "absolute numbers", False, NOT_TESTABLE)]}]
     assert refutable.blocked(exempt) == [] and refutable.problems(exempt) == []
+
+
+def test_with_nothing_declared_every_blocked_row_fails(monkeypatch):
+    """The book's own list may be empty: then any blocked row is an error, and none is fine."""
+    monkeypatch.setattr(refutable, "AWAITING", {})
+    blocked = [{"claims": [_claim("x-verdict", "free"), _claim(SECTION, START, False)]}]
+    assert refutable.problems(blocked) == [
+        f"blocked by construction and not declared: {SECTION}: {START}"
+    ]
+    assert refutable.problems([{"claims": [_claim("x-verdict", "free")]}]) == []

@@ -76,8 +76,9 @@ def _localization(P, label: str, n_models: int, norms: int = 1) -> list[Item]:
     ]  # fmt: skip
 
 
-def _pack(label: str, s, net_cfg, n_sweep: int) -> list[Item]:
-    """Train and test ``n_sweep`` overlaps x seeds PackNorm models of ``net_cfg``."""
+def _pack(label: str, s, net_cfg, n_sweep: int, retest: int = 0) -> list[Item]:
+    """Train and test ``n_sweep`` overlaps x seeds PackNorm models of ``net_cfg``; ``retest``
+    overlaps x seeds of them are tested again at the late kept state."""
     from .paper_a import packnet
 
     net = packnet.StackedPackNet(net_cfg, [0])
@@ -85,12 +86,16 @@ def _pack(label: str, s, net_cfg, n_sweep: int) -> list[Item]:
     step = _count(lambda: net(a, a).sum().backward())
     with torch.no_grad():
         fwd = _count(lambda: net(a, a))
-    n = n_sweep * len(s.seeds)
-    return [
+    n, kept = n_sweep * len(s.seeds), retest * len(s.seeds)
+    items = [
         Item(f"{label}: train {n} models x {s.train.steps:,} steps",
              n * s.train.steps * s.train.batch_size * step),
         Item(f"{label}: test {n} models x {s.n_test:,} pairs", n * s.n_test * fwd),
     ]  # fmt: skip
+    if kept:
+        items.append(Item(f"{label}: test {kept} models x {s.n_test:,} pairs at the state kept "
+                          "by half the budget", kept * s.n_test * fwd))  # fmt: skip
+    return items
 
 
 def _classifiers(cfgs, seeds, what: str = "") -> list[Item]:
@@ -113,7 +118,7 @@ def _stress_a(P) -> list[Item]:
     """Chapter A4: what it trains and evaluates beyond chapter A1's cached networks."""
     from dataclasses import replace
 
-    from .paper_a import grid2d, packnorm, unet
+    from .paper_a import grid2d, localization, packnorm, unet
 
     train, fwd = localization_flops(P.seq_len, P.depth, P.width, P.kernel)
     # the interventions run on the trained networks and on the last state kept by half the
@@ -138,7 +143,9 @@ def _stress_a(P) -> list[Item]:
         step = _train_flops(net, x)
         with torch.no_grad():
             f = _count(lambda net=net, x=x: net(x))
-        m = 3 * len(cfg.seeds)  # normalized, no norm, and the circular null evaluated
+        # normalized, no norm and the circular null evaluated, and the normalized networks
+        # again at the state kept by half the budget
+        m = (3 + (localization.late_step(cfg.train) is not None)) * len(cfg.seeds)
         items.append(Item(f"{label}: train {2 * len(cfg.seeds)} models x {cfg.steps:,} steps, "
                           f"evaluate {m} x {cfg.n_eval:,} samples",
                           2 * len(cfg.seeds) * cfg.steps * cfg.batch_size * step
@@ -150,10 +157,11 @@ def _reach(P) -> list[Item]:
     """Chapter A5: every family beyond the base one (chapter A1's networks, cached)."""
     from .paper_a import localization, reach
 
-    items = []
-    for f in reach.families(localization.Setup.from_params(P), P):
-        if f.a1:
-            continue
+    setup, items, seen = localization.Setup.from_params(P), [], set()
+    for f in reach.families(setup, P) + reach.matched_families(setup, P):
+        if f.a1 or (f.setup, f.cnn) in seen:  # the matched control's normalized half is
+            continue  # the layer axis's family of as many blocks
+        seen.add((f.setup, f.cnn))
         c, tc = f.cnn, f.setup.train
         t, fwd = localization_flops(f.seq_len, c.depth, c.width, c.kernel, c.mix)
         m = len(f.setup.seeds)
@@ -169,10 +177,11 @@ def chapter_plan(name: str, P) -> list[Item]:
     if name == "a1_localization":
         return _localization(P, "no norm + " + P.norm, len(P.seeds), norms=2)
     if name == "a2_mechanism":
-        from .paper_a import packnorm
+        from .paper_a import localization, packnorm
 
         s = packnorm.PackSetup.from_params(P)
-        return _pack("PackNorm", s, s.net, len(s.overlaps) + len(s.control_overlaps))
+        retest = len(s.overlaps) if localization.late_step(s.train) is not None else 0
+        return _pack("PackNorm", s, s.net, len(s.overlaps) + len(s.control_overlaps), retest)
     if name == "a4_stress":
         return _stress_a(P)
     if name == "a5_reach":

@@ -4,12 +4,23 @@ import numpy as np
 import pytest
 import torch
 
+from normbook.core.claims import Rise
 from normbook.core.seeding import generators
-from normbook.paper_a import arch_common, arch_runs, detector, grid2d, stress_figures, unet
+from normbook.paper_a import (
+    arch_common,
+    arch_runs,
+    detector,
+    grid2d,
+    localization,
+    stress_figures,
+    stress_verdicts,
+    unet,
+)
 from normbook.paper_a.task import sample_inputs
 
-_COMMON = dict(seeds=(0, 1), steps=3, batch_size=16, lr=1e-2, schedule="onecycle", n_eval=128,
-               eval_batch=32, device="cpu", detector=detector.DetectorConfig())  # fmt: skip
+_COMMON = dict(seeds=(0, 1), steps=4, batch_size=16, lr=1e-2, schedule="onecycle",
+               checkpoints=(0.5,), n_eval=128, eval_batch=32, device="cpu",
+               detector=detector.DetectorConfig())  # fmt: skip
 TINY_UNET = unet.UNetConfig(
     seq_len=64,
     levels=2,
@@ -246,3 +257,39 @@ def test_chapter_a4s_configs_come_from_its_parameters_alone():
     assert (u.activation, u.lr, g.kernel, g.lr) == ("relu", 3e-3, 5, 3e-3)
     with pytest.raises(TypeError):
         unet.UNetConfig(seq_len=64)  # no field has a default
+
+
+def test_the_late_state_is_kept_and_evaluated_like_the_trained_networks():
+    """Each seed's weights at half the budget are cached with the trained ones, loaded by
+    ``at_step`` and evaluated with as many samples; the row reads them as a two-point curve,
+    so its rising is computed (a Rise), and without a kept state there is no curve."""
+    _, record = arch_common.train_stack(TINY_UNET, [0, 1])
+    assert list(record.checkpoints) == [2] and localization.late_step(TINY_UNET.train) == 2
+    net, _, hits = arch_common.trained(TINY_UNET, at_step=2)
+    assert hits == [False, False]
+    for i in range(2):
+        for k, v in record.checkpoints[2][i].items():
+            torch.testing.assert_close(net.model_state(i)[k], v, rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="no state kept"):
+        arch_common.trained(TINY_UNET, at_step=3)
+    for runs in (arch_runs.unet_runs(TINY_UNET), arch_runs.grid_runs(TINY_GRID)):
+        c = runs.curve
+        assert c.fractions.tolist() == [0.5, 1.0] and c.runs[-1] is runs.norm
+        count = [getattr(r, "rows", r).n_per_index for r in c.runs]  # a 2-D run per axis
+        assert count[0] == count[1] > 0 and c.slope.shape == (2, 2)
+        assert not np.array_equal(c.runs[0].mean, runs.norm.mean)  # another state
+        row = stress_verdicts.architecture_localizes(runs, "a tiny network")
+        assert isinstance(row.grade.rising, Rise) and row.grade.refutable
+    late = replace(TINY_GRID, steps=3, checkpoints=(0.75,))  # kept after half the budget
+    assert arch_runs.grid_runs(late).curve is None
+
+
+def test_chapter_a4_keeps_one_state_the_last_curve_fraction_by_half_the_budget():
+    from normbook.paper_a.specs_stress import A4
+
+    P = A4.resolve("smoke", curve_fractions=[0.125, 0.25, 0.5, 0.75])
+    u, g = unet.UNetConfig.from_params(P), grid2d.Grid2dConfig.from_params(P)
+    assert u.checkpoints == g.checkpoints == (0.5,)
+    assert u.train.checkpoint_steps == [round(0.5 * u.steps)]
+    none = A4.resolve("smoke", curve_fractions=[0.75])
+    assert unet.UNetConfig.from_params(none).checkpoints == ()

@@ -75,9 +75,12 @@ def test_a2_ledger_figures_and_tables(a1_runs):
     assert pack.pack.acc.shape == (3, 1) and len(pack.p_zero) == 1
     hops = multihop.compare(normed.probe_distances, 3, 24, 3.0)
     probed = localization.curve(setup, normed.cnn, with_probes=True)
-    claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0, probed)
+    kept = packnorm.late_accuracy(pack.setup)  # the sweep at the state kept by half the budget
+    assert kept.at_step == 2 and kept.correct.shape == pack.pack.correct.shape
+    claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0, probed, kept)
     assert len(claims) == 2 and {v.verdict for v in claims} <= GRADES
     assert claims[1].grade.refutable  # the multi-hop reach, judged at the kept states
+    assert claims[0].grade.refutable and "rising judged at 0.4 of" in claims[0].evidence
     assert len(sanity) == 2 and "transition" in claims[0].claim
     # accuracy rising with the overlap is no claim: pooled statistics give it at any R
     assert not any("rises with o" in v.claim for v in claims)

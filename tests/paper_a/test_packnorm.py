@@ -1,4 +1,5 @@
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -7,7 +8,7 @@ import torch.nn.functional as F
 from scipy import stats as sps
 
 from normbook.core import stats
-from normbook.paper_a import packnet, packnorm
+from normbook.paper_a import localization, packnet, packnorm
 from normbook.paper_a.packnet import PackConfig, PackNorm, PackTrainConfig, StackedPackNet
 
 
@@ -122,10 +123,10 @@ def test_overlap_out_of_range_is_rejected():
 def test_training_is_seeded_and_learns_full_overlap_but_not_zero_overlap():
     cfg = PackConfig(depth=2, width=8, kernel=3)
     short = PackTrainConfig(path_len=5, steps=10, batch_size=64, lr=1e-2)
-    _, losses = packnet.train_pack(cfg, short, [0, 5], [0, 0])
-    _, again = packnet.train_pack(cfg, short, [0, 5], [0, 0])
+    losses = packnet.train_pack(cfg, short, [0, 5], [0, 0])[1].losses
+    again = packnet.train_pack(cfg, short, [0, 5], [0, 0])[1].losses
     np.testing.assert_array_equal(losses, again)
-    _, other = packnet.train_pack(cfg, short, [0, 5], [1, 1])
+    other = packnet.train_pack(cfg, short, [0, 5], [1, 1])[1].losses
     assert not np.array_equal(losses, other)
     tc = PackTrainConfig(path_len=5, steps=150, batch_size=64, lr=1e-2)
     net, _ = packnet.train_pack(cfg, tc, [0, 5], [0, 0])
@@ -147,6 +148,27 @@ def test_accuracy_caches_each_model_and_reuses_it():
     assert all(third.train_cache_hits) and third.train_seconds == 0.0
     np.testing.assert_array_equal(third.correct, second.correct)
     assert third.correct.shape == (2, 2) and third.loss.shape == (5, 2, 2)
+
+
+def test_the_late_state_is_kept_and_tested_like_the_trained_models():
+    """The state kept by half the budget is the one a stack trained only that far ends in, and
+    it is tested on the same pairs as the trained models."""
+    cfg = PackConfig(depth=2, width=4, kernel=3)
+    tc = PackTrainConfig(path_len=5, steps=8, batch_size=8, lr=1e-2, checkpoints=(0.25, 0.5))
+    assert tc.checkpoint_steps == [2, 4] and localization.late_step(tc) == 4
+    end = packnorm.accuracy(cfg, tc, [0, 5], [0, 1], n_test=64)
+    half = packnorm.accuracy(cfg, tc, [0, 5], [0, 1], n_test=64, at_step=4)
+    assert half.at_step == 4 and all(half.train_cache_hits) and half.correct.shape == (2, 2)
+    short = replace(tc, steps=4, checkpoints=())
+    net, _ = packnet.train_pack(cfg, short, [0, 0, 5, 5], [0, 1, 0, 1])
+    kept, *_ = packnorm.trained(cfg, tc, [0, 5], [0, 1], at_step=4)
+    for k, v in net.state_dict().items():
+        torch.testing.assert_close(kept.state_dict()[k], v, rtol=1e-5, atol=1e-6)
+    counts = packnet.correct_counts(net, 5, [0, 0, 5, 5], 64)  # the same test pairs
+    np.testing.assert_array_equal(half.correct.ravel(), counts)
+    assert end.at_step is None and end.correct.shape == half.correct.shape
+    with pytest.raises(ValueError, match="no state kept"):
+        packnorm.trained(cfg, tc, [0, 5], [0, 1], at_step=3)
 
 
 def test_wilson_interval_matches_the_formula():

@@ -7,11 +7,14 @@ import numpy as np
 import pytest
 import torch
 
+from normbook.core.claims import Rise
 from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED
-from normbook.paper_a import bands, interventions, stress, stress_verdicts
+from normbook.paper_a import arch_runs, bands, interventions, stress, stress_verdicts
 from normbook.paper_a.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.detector import Moments
+from normbook.paper_a.localization import Curve
 from normbook.paper_a.packnorm import Accuracy
+from normbook.paper_a.sesoi import SLOPE
 from normbook.paper_a.specs_stress import A4
 
 
@@ -159,6 +162,29 @@ def test_intervention_curve_ends_at_the_trained_networks_sweep(tiny_setup):
     assert c.fractions.tolist() == [0.5, 1.0] and removed.shape == (2, 2)
     np.testing.assert_array_equal(removed[-1], stress_verdicts.interior_removed(sweep))
     assert not np.array_equal(c.runs[0].baseline_slopes, sweep.baseline_slopes)
+
+
+def test_another_architecture_is_refuted_only_once_its_slope_stopped_rising(fake_run, profile):
+    """The U-Net's and the 2-D CNN's row: a family that learned the ramp only near the ends is
+    refuted when its interior slope gained less than half the SESOI from the state kept by half
+    the budget to the end; while it may still be rising, or with no kept state, not shown."""
+    norm = fake_run(profile["boundary"], name="group", seed=3)
+    none = fake_run(profile["boundary"], name="none", seed=1)
+    circ = fake_run(profile["flat"], name="circular", seed=2)
+
+    def row(half):
+        curve = None if half is None else Curve(norm.cnn, np.array([50, 100]), 100, [half, norm])
+        return stress_verdicts.architecture_localizes(arch_runs.Runs(norm, none, circ, curve), "x")
+
+    flat = row(norm)
+    assert flat.verdict == REFUTED and flat.test.high < SLOPE.value
+    assert isinstance(flat.grade.rising, Rise) and flat.grade.rising.margin == SLOPE.value / 2
+    assert "rising judged at 0.5 of the budget and the end" in flat.evidence
+    lower = SimpleNamespace(slope_interior=np.asarray(norm.slope_interior) - 0.2)
+    assert row(lower).verdict == NOT_SHOWN and "may still be rising" in row(lower).grade.why
+    blocked = row(None)
+    assert blocked.verdict == NOT_SHOWN and not blocked.grade.refutable
+    assert "no kept states" in blocked.evidence
 
 
 def _acc(per_overlap, full=0.99, n_test=4000, seeds=3):

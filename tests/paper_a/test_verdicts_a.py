@@ -6,8 +6,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from normbook.core.claims import Rise
 from normbook.core.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED, Check, Verdict
 from normbook.paper_a import bands, sesoi, verdicts
+from normbook.paper_a.packnet import PackConfig, PackTrainConfig
+from normbook.paper_a.packnorm import Accuracy, PackResult, PackSetup
 
 
 def _curve(run, fractions=(0.25, 0.5)):
@@ -231,3 +234,46 @@ def test_dead_null_networks_leave_the_comparison_with_their_seeds(fake_run, prof
     assert w.test.n == 5 and "4 of 5 died" in w.test.null  # shown over every seed, grades nothing
     gone = verdicts.localizes_verdict("c", ramp, dead, circ, _curve(ramp))  # none alive
     assert gone.verdict == NOT_SHOWN and gone.test.n == 5 and "no null" in gone.test.null
+
+
+def _pack_sweep(transitions, at_step=None, n_test=4000):
+    """A PackNorm sweep (l' = 16, o = 0, 2, ..., 16) in which seed j's accuracy climbs
+    linearly from 1/2 and reaches 0.75 at overlap ``transitions[j]``."""
+    o = np.arange(0, 17, 2)
+    acc = np.minimum(1.0, 0.5 + 0.25 * o[:, None] / np.asarray(transitions, float))
+    correct = np.round(acc * n_test).astype(int)
+    return Accuracy(list(o), list(range(len(transitions))), correct, n_test,
+                    loss=np.zeros((1, o.size, len(transitions))), at_step=at_step)  # fmt: skip
+
+
+def _a2(fake_run, profile, end, kept=None):
+    cfg = PackConfig(depth=2, width=4, kernel=3)
+    setup = PackSetup(net=cfg, control=PackConfig(2, 4, 3, coupling="separate"),
+                      train=PackTrainConfig(16, 100, 8, 1e-3, checkpoints=(0.5,)),
+                      overlaps=list(range(0, 17, 2)), control_overlaps=[16], seeds=[0, 1, 2],
+                      n_test=4000, transition_level=0.75)  # fmt: skip
+    control = Accuracy([16], [0, 1, 2], np.full((1, 3), 2000), 4000, loss=np.zeros((1, 1, 3)))
+    pack = PackResult(setup, _pack_sweep(end), control)
+    normed, (none, circ) = fake_run(profile["ramp"]), _nulls(fake_run, profile)
+    for run in (normed, none, circ):
+        run.probe_distances = np.full((4, 5), 2)
+    half = None if kept is None else _pack_sweep(kept, at_step=50)
+    return verdicts.a2_ledger(pack, normed, none, circ, 3.0, None, half)[0][0]
+
+
+def test_the_transition_is_refuted_only_once_it_stopped_moving(fake_run, profile):
+    """A transition wholly outside the paper's band (at a quarter of l') is refuted when its
+    depth inside the band gained less than half a grid step since the kept state; while it was
+    still moving toward the band, or without a kept state, it is not shown."""
+    end = [3.9, 4.0, 4.1]
+    row = _a2(fake_run, profile, end, kept=end)
+    assert row.verdict == REFUTED and row.grade.refutable
+    assert isinstance(row.grade.rising, Rise) and not row.grade.rising
+    assert row.grade.rising.margin == pytest.approx(0.5 * 2 / 16)  # half the grid step, in l'
+    assert "rising judged at 0.5 of the budget and the end" in row.evidence
+    moving = _a2(fake_run, profile, end, kept=[1.9, 2.0, 2.1])  # from 1/8 of l' to 1/4
+    assert moving.verdict == NOT_SHOWN and "may still be moving" in moving.grade.why
+    blocked = _a2(fake_run, profile, end)
+    assert blocked.verdict == NOT_SHOWN and not blocked.grade.refutable
+    inside = _a2(fake_run, profile, [8.9, 9.0, 9.1], kept=[3.9, 4.0, 4.1])
+    assert inside.verdict == REPRODUCED  # inside the band is reproduced whatever the curve

@@ -17,8 +17,9 @@ architecture each. All three are what the cached steps' keys cover (computation 
 runs and their summaries are in :mod:`.arch_runs`.
 
 Training follows paper A's :class:`training.TrainConfig` fields (steps, batch_size, lr,
-schedule, device); inputs come from each seed's ``train`` stream, evaluation from its
-``eval`` stream, initial weights from a generator seeded with the seed itself (as
+schedule, checkpoints, device) and keeps its states as paper A's networks do
+(:func:`training.model_entries`); inputs come from each seed's ``train`` stream, evaluation
+from its ``eval`` stream, initial weights from a generator seeded with the seed itself (as
 :class:`cnn.StackedCNN`), so a stacked model is the model trained alone.
 """
 
@@ -38,9 +39,9 @@ from ..core import cache, seeding, stats
 from ..core.devices import resolve_device
 from ..core.progress import progress
 from ..core.seeding import generators
-from . import localization, norms, stacking, task
+from . import localization, norms, stacking, task, training
 from .stacking import device_of
-from .training import TrainConfig
+from .training import TrainConfig, model_entries
 
 PADDINGS = ("zeros", "circular")
 
@@ -65,6 +66,8 @@ def _check_common(cfg) -> None:
         raise ValueError(f"seeds must be distinct, got {cfg.seeds}")
     if not cfg.lr > 0:
         raise ValueError(f"lr must be positive, got {cfg.lr}")
+    if any(not 0 < f < 1 for f in cfg.checkpoints):
+        raise ValueError(f"checkpoints are fractions in (0, 1), got {cfg.checkpoints}")
     if cfg.n_eval < 2 * cfg.eval_batch:
         raise ValueError(
             f"n_eval ({cfg.n_eval}) must give both streams a batch of eval_batch ({cfg.eval_batch})"
@@ -82,6 +85,8 @@ def _from_params(cls, P, **fixed):
     names = {**cls.PARAMS, **_ARCH_PARAMS}
     values = {f: P[p] for f, p in names.items()}
     values["seeds"] = tuple(values["seeds"])
+    # one kept state: the only one a late gain reads (the last curve fraction by half the budget)
+    values["checkpoints"] = localization.late_fraction(P.curve_fractions)
     try:
         return cls(**values, **fixed, device=resolve_device(P.device),
                    detector=localization.Setup.from_params(P).detector)  # fmt: skip
@@ -135,6 +140,7 @@ class ArchConfig:
             batch_size=self.batch_size,
             lr=self.lr,
             schedule=self.schedule,
+            checkpoints=self.checkpoints,
             device=self.device,
         )
 
@@ -177,7 +183,8 @@ def set_padding(net: nn.Module, mode: str) -> None:
 # ============================================================================ training
 
 
-CODE = (task, norms, stacking, seeding, stats)  # plus this module and the architecture's
+# plus this module and the architecture's (training: the kept states' steps and entries)
+CODE = (task, norms, stacking, seeding, stats, training)
 PASS_SAMPLES = 256  # samples per forward pass at evaluation (as the 1-D CNN's)
 
 
@@ -212,6 +219,7 @@ def train_stack(cfg, seeds: list[int], desc: str = "train"):
         mse,
         f"{desc} ({cfg.kind}, {cfg.label}, {len(seeds)} models)",
         tc.schedule,
+        tc.checkpoint_steps,
     )
     return net, record
 
@@ -220,21 +228,23 @@ def _train_key(cfg, seed: int) -> dict:
     return {"arch": cfg.architecture(), "train": asdict(cfg.train), "seed": int(seed)}
 
 
-def trained(cfg, padding: str = "zeros"):
-    """The trained stack for ``cfg.seeds`` (cached per seed; missing seeds trained together).
-    Returns (net with ``padding``, loss history (steps, M), hit per seed)."""
+def trained(cfg, padding: str = "zeros", at_step: int | None = None):
+    """The trained stack for ``cfg.seeds`` (cached per seed, with the states kept at
+    ``cfg.train.checkpoint_steps``; missing seeds trained together); ``at_step`` loads the
+    states kept at that step instead of the final ones. Returns (net with ``padding``, loss
+    history (steps, M), hit per seed)."""
     seeds = list(cfg.seeds)
     keys = [_train_key(cfg, s) for s in seeds]
+    if at_step is not None and at_step not in cfg.train.checkpoint_steps:
+        raise ValueError(f"no state kept at step {at_step}; kept: {cfg.train.checkpoint_steps}")
 
     def train_missing(idx: list[int]):
         net, record = train_stack(cfg, [seeds[i] for i in idx])
-        for j, i in enumerate(idx):
-            seconds = np.array([record.seconds / len(idx)])
-            arrays = {"loss": record.losses[:, j], "seconds": seconds}
-            yield i, cache.Entry(arrays, net.model_state(j))
+        yield from model_entries(net, record, idx)
 
     entries = _step(cfg, "train").cached_each(keys, train_missing)
-    net = cfg.network().from_model_states(cfg, seeds, [e.tensors for e in entries], padding)
+    states = localization.model_states(entries, at_step)
+    net = cfg.network().from_model_states(cfg, seeds, states, padding)
     return net, np.stack([e["loss"] for e in entries], axis=1), [e.hit for e in entries]
 
 
@@ -276,14 +286,17 @@ def evaluate(net: nn.Module, cfg) -> dict[str, np.ndarray]:
     return arrays
 
 
-def evaluated(cfg, padding: str):
-    net, losses, hits = trained(cfg, padding)
+def evaluated(cfg, padding: str, at_step: int | None = None):
+    """:func:`evaluate` of the trained stack (``at_step``: of the states kept at that step),
+    cached. Returns (net, loss history, train hits, the evaluation's entry)."""
+    net, losses, hits = trained(cfg, padding, at_step)
     net.to(cfg.device)
     config = {
         "train": [_train_key(cfg, s) for s in cfg.seeds],
         "n_eval": cfg.n_eval,
         "eval_batch": cfg.eval_batch,
         "padding": padding,
+        "at_step": at_step,
     }
     entry = _step(cfg, "eval").cached(config, lambda: cache.Entry(evaluate(net, cfg)))
     return net, losses, hits, entry

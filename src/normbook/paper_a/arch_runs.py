@@ -5,6 +5,7 @@ the code that computes them (:mod:`.arch_common`, :mod:`.unet`, :mod:`.grid2d`),
 
     runs = arch_runs.unet_runs(unet.UNetConfig.from_params(P))       # .norm .none .circular
     runs = arch_runs.grid_runs(grid2d.Grid2dConfig.from_params(P))  # idem, per axis too
+    runs.curve  # the normalized networks at the late state kept and at the end (or None)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from . import detector
 from .arch_common import evaluated
 from .detector import DetectorConfig, Localization, Moments
 from .grid2d import Grid2dConfig, StackedCNN2d
-from .localization import SummarizedRun
+from .localization import Curve, SummarizedRun, late_step
 from .task import ramp, sample_inputs
 from .unet import StackedUNet, UNetConfig
 
@@ -46,11 +47,12 @@ class _ArchRun(SummarizedRun):
 @dataclass
 class Runs:
     """A normalized config's runs with its two nulls, ready for
-    ``verdicts.localizes_verdict(claim, runs.norm, runs.none, runs.circular)``."""
+    ``verdicts.localizes_verdict(claim, runs.norm, runs.none, runs.circular, runs.curve)``."""
 
     norm: _ArchRun  # a UNetRun or a GridRun
     none: _ArchRun
     circular: _ArchRun
+    curve: Curve | None = None  # ``norm`` at the late kept state and at the end (late_curve)
 
     @property
     def all(self) -> list:
@@ -131,10 +133,22 @@ def summarize_periodic(
     return detector.per_model(localized, moments.pooled_mean, radius, tested, det)
 
 
-def unet_run(cfg: UNetConfig, padding: str = "zeros") -> UNetRun:
-    """Train (or load) the U-Nets of ``cfg.seeds``, evaluate them with ``padding`` (cached),
-    and summarize with the interior beyond the exact receptive radius."""
-    net, losses, hits, entry = evaluated(cfg, padding)
+def late_curve(final, run) -> Curve | None:
+    """The normalized networks at the last state kept by half the budget and at the end
+    (``final``, the graded run): all a late gain reads. ``run(at_step=...)`` evaluates the kept
+    state as ``final`` was evaluated (same samples). None when no state was kept by then."""
+    tc = final.cnn.train
+    half = late_step(tc)
+    if half is None:
+        return None
+    return Curve(final.cnn, np.array([half, tc.steps]), tc.steps, [run(at_step=half), final])
+
+
+def unet_run(cfg: UNetConfig, padding: str = "zeros", at_step: int | None = None) -> UNetRun:
+    """Train (or load) the U-Nets of ``cfg.seeds``, evaluate them with ``padding`` (cached;
+    ``at_step``: the states kept at that step), and summarize with the interior beyond the
+    exact receptive radius."""
+    net, losses, hits, entry = evaluated(cfg, padding, at_step)
     out = Moments.from_arrays(entry, "out")
     return UNetRun(
         cnn=cfg,
@@ -158,7 +172,9 @@ def unet_runs(cfg: UNetConfig) -> Runs:
     """``cfg`` (normalized), the same config without norm, and ``cfg``'s circular null."""
     if cfg.norm == "none":
         raise ValueError("unet_runs needs a normalized config (norm='group')")
-    return Runs(unet_run(cfg), unet_run(replace(cfg, norm="none")), unet_circular_null(cfg))
+    norm = unet_run(cfg)
+    curve = late_curve(norm, lambda at_step: unet_run(cfg, at_step=at_step))
+    return Runs(norm, unet_run(replace(cfg, norm="none")), unet_circular_null(cfg), curve)
 
 
 # ============================================================================ 2-D CNN
@@ -234,10 +250,11 @@ def join_axes(rows: AxisRun, cols: AxisRun) -> list[Localization]:
     return out
 
 
-def grid_run(cfg: Grid2dConfig, padding: str = "zeros") -> GridRun:
-    """Train (or load) the 2-D CNNs of ``cfg.seeds``, evaluate them with ``padding`` (cached),
-    and summarize each axis with R = floor(k/2) * depth."""
-    net, losses, hits, entry = evaluated(cfg, padding)
+def grid_run(cfg: Grid2dConfig, padding: str = "zeros", at_step: int | None = None) -> GridRun:
+    """Train (or load) the 2-D CNNs of ``cfg.seeds``, evaluate them with ``padding`` (cached;
+    ``at_step``: the states kept at that step), and summarize each axis with
+    R = floor(k/2) * depth."""
+    net, losses, hits, entry = evaluated(cfg, padding, at_step)
     axes = {}
     for name, axis in (("rows", "rows"), ("cols", "columns")):
         out = Moments.from_arrays(entry, name)
@@ -273,4 +290,6 @@ def grid_runs(cfg: Grid2dConfig) -> Runs:
     """``cfg`` (normalized), the same config without norm, and ``cfg``'s circular null."""
     if cfg.norm == "none":
         raise ValueError("grid_runs needs a normalized config (norm='instance' or 'group')")
-    return Runs(grid_run(cfg), grid_run(replace(cfg, norm="none")), grid_circular_null(cfg))
+    norm = grid_run(cfg)
+    curve = late_curve(norm, lambda at_step: grid_run(cfg, at_step=at_step))
+    return Runs(norm, grid_run(replace(cfg, norm="none")), grid_circular_null(cfg), curve)

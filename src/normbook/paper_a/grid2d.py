@@ -55,6 +55,7 @@ class Grid2dConfig(ArchConfig):
     batch_size: int
     lr: float  # the peak of the one-cycle schedule
     schedule: str
+    checkpoints: tuple[float, ...]  # fractions of the steps whose states are kept (A4: one)
     n_eval: int
     eval_batch: int
     device: str

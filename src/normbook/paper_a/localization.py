@@ -156,18 +156,33 @@ def trained(
         yield from model_entries(net, record, idx)
 
     entries = steps.TRAIN.cached_each(keys, train_missing)
-    if at_step is None:
-        states = [{k: v for k, v in e.tensors.items() if "/" not in k} for e in entries]
-    else:
-        prefix = checkpoint_name(at_step, "")
-        states = [
-            {k[len(prefix) :]: v for k, v in e.tensors.items() if k.startswith(prefix)}
-            for e in entries
-        ]
     net = StackedCNN.from_model_states(
-        replace(ident, batch_eval=cnn.batch_eval), list(seeds), states
+        replace(ident, batch_eval=cnn.batch_eval), list(seeds), model_states(entries, at_step)
     )
     return net, np.stack([e["loss"] for e in entries], axis=1), [e.hit for e in entries]
+
+
+def model_states(entries, at_step: int | None = None) -> list[dict]:
+    """Each cached model's final weights, or (``at_step``) those kept at that step
+    (:func:`.training.model_entries` stores both)."""
+    if at_step is None:
+        return [{k: v for k, v in e.tensors.items() if "/" not in k} for e in entries]
+    prefix = checkpoint_name(at_step, "")
+    return [{k[len(prefix) :]: v for k, v in e.tensors.items() if k.startswith(prefix)}
+            for e in entries]  # fmt: skip
+
+
+def late_fraction(fractions) -> tuple[float, ...]:
+    """The one state worth keeping for a late gain (:func:`normbook.core.claims.late_gain`):
+    the last of ``fractions`` at or before half the budget (none if there is none)."""
+    return tuple(sorted(float(f) for f in fractions if f <= 0.5)[-1:])
+
+
+def late_step(tc) -> int | None:
+    """The last step a training config (``steps``, ``checkpoint_steps``) keeps at or before half
+    its budget, where a late gain starts; None when it keeps none there."""
+    half = [s for s in tc.checkpoint_steps if s <= tc.steps / 2]
+    return half[-1] if half else None
 
 
 def chapter_networks(setup: Setup) -> list[tuple[Setup, CNNConfig]]:

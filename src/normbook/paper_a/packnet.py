@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..core import cache, seeding
+from ..core import seeding
 from . import stacking
 from .stacking import device_of
 
@@ -72,6 +72,17 @@ class PackTrainConfig:
     batch_size: int
     lr: float
     device: str = "cpu"  # where it trains and is tested (keyed: results differ by device)
+    checkpoints: tuple[float, ...] = ()  # fractions of the steps whose states are kept
+
+    def __post_init__(self):
+        if any(not 0 < f < 1 for f in self.checkpoints):
+            raise ValueError(f"checkpoints are fractions in (0, 1), got {self.checkpoints}")
+        object.__setattr__(self, "checkpoints", tuple(sorted(float(f) for f in self.checkpoints)))
+
+    @property
+    def checkpoint_steps(self) -> list[int]:
+        """The steps whose states are kept (the last step is always the trained model)."""
+        return stacking.checkpoint_steps(self.steps, self.checkpoints)
 
 
 class StackedPackNet(nn.Module):
@@ -135,6 +146,9 @@ class StackedPackNet(nn.Module):
         pooled = ha.mean(dim=-1) if self.cfg.head == "pool" else ha[..., length // 2]
         return torch.einsum("bmc,mc->bm", pooled, self.head_weight) + self.head_bias
 
+    def model_state(self, i: int) -> dict[str, torch.Tensor]:
+        return stacking.unstack(self, i, self.n_models)
+
 
 # ----------------------------------------------------------------------------- data
 
@@ -177,11 +191,12 @@ def train_pack(
     overlaps: list[int],
     seeds: list[int],
     desc: str = "PackNorm",
-) -> tuple[StackedPackNet, np.ndarray]:
+) -> tuple[StackedPackNet, stacking.Trained]:
     """Train one model per (overlap, seed) pair, all in one stacked pass.
 
     The per-model binary cross-entropies are summed, so each model gets exactly its own
-    gradient, and Adam is elementwise. Returns the net and the loss history (steps, M).
+    gradient, and Adam is elementwise. Returns the net and its :class:`stacking.Trained` record
+    (loss history (steps, M), states at ``tc.checkpoint_steps``).
     """
     if len(overlaps) != len(seeds):
         raise ValueError("need one overlap per model")
@@ -194,10 +209,11 @@ def train_pack(
         )
         return F.binary_cross_entropy_with_logits(net(a, b), y, reduction="none").mean(dim=0)
 
-    trained = stacking.train(
-        net, len(seeds), tc.steps, tc.lr, bce, f"{desc} ({cfg.coupling}, {len(seeds)} models)"
-    )
-    return net, trained.losses
+    record = stacking.train(
+        net, len(seeds), tc.steps, tc.lr, bce, f"{desc} ({cfg.coupling}, {len(seeds)} models)",
+        keep_at=tc.checkpoint_steps,
+    )  # fmt: skip
+    return net, record
 
 
 @torch.no_grad()
@@ -217,9 +233,3 @@ def correct_counts(
         correct += ((net(a, bb) > 0).float() == y).sum(dim=0).cpu().numpy().astype(np.int64)
         done += b
     return correct
-
-
-def model_entries(net: StackedPackNet, losses: np.ndarray, idx: list[int]):
-    """One cache entry per model of a freshly trained stack: its loss history and weights."""
-    for j, i in enumerate(idx):
-        yield i, cache.Entry({"loss": losses[:, j]}, tensors=stacking.unstack(net, j, len(idx)))

@@ -27,23 +27,27 @@ from scipy import stats as sps
 from ..core import cache, stats
 from ..core.devices import resolve_device
 from . import stacking, steps
-from .packnet import (
-    PackConfig,
-    PackTrainConfig,
-    StackedPackNet,
-    correct_counts,
-    model_entries,
-    train_pack,
-)
+from .localization import late_fraction, late_step, model_states
+from .packnet import PackConfig, PackTrainConfig, StackedPackNet, correct_counts, train_pack
+from .training import model_entries
 
 
-def trained(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: list[int]):
-    """The stacked net of every (overlap, seed) pair, overlap-major.
+def trained(
+    cfg: PackConfig,
+    tc: PackTrainConfig,
+    overlaps: list[int],
+    seeds: list[int],
+    at_step: int | None = None,
+):
+    """The stacked net of every (overlap, seed) pair, overlap-major (``at_step``: the states
+    kept at that step, one of ``tc.checkpoint_steps``, instead of the final ones).
 
     Each model is cached on its own; the missing ones are trained together in one stack.
     Returns (net, model overlaps, loss history (steps, M), cache hit per model, seconds spent
     training).
     """
+    if at_step is not None and at_step not in tc.checkpoint_steps:
+        raise ValueError(f"no state kept at step {at_step}; kept: {tc.checkpoint_steps}")
     pairs = [(int(o), int(s)) for o in overlaps for s in seeds]
     keys = [{"net": asdict(cfg), "train": asdict(tc), "overlap": o, "seed": s} for o, s in pairs]
     seconds = 0.0
@@ -51,12 +55,13 @@ def trained(cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: li
     def train_missing(idx: list[int]):
         nonlocal seconds
         t0 = time.perf_counter()
-        net, losses = train_pack(cfg, tc, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx])
+        net, record = train_pack(cfg, tc, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx])
         seconds = time.perf_counter() - t0
-        yield from model_entries(net, losses, idx)
+        yield from model_entries(net, record, idx)
 
     entries = steps.PACK_TRAIN.cached_each(keys, train_missing)
-    net = stacking.restack(StackedPackNet(cfg, [s for _, s in pairs]), [e.tensors for e in entries])
+    states = model_states(entries, at_step)
+    net = stacking.restack(StackedPackNet(cfg, [s for _, s in pairs]), states)
     return (
         net,
         [o for o, _ in pairs],
@@ -98,6 +103,8 @@ class PackSetup:
             head=P.pack_head,
         )
         path_len = P.pack_len or 2 * net.receptive_radius + 1
+        # one kept state: the only one a late gain reads (the last curve fraction by half the
+        # budget), so that the transition's claim can tell whether it was still moving
         return cls(
             net=net,
             control=PackConfig(**{**asdict(net), "coupling": "separate"}),
@@ -107,6 +114,7 @@ class PackSetup:
                 batch_size=P.pack_batch_size,
                 lr=P.pack_lr,
                 device=resolve_device(P.device),
+                checkpoints=late_fraction(P.curve_fractions),
             ),
             overlaps=overlap_grid(path_len, P.overlap_fracs),
             control_overlaps=overlap_grid(path_len, P.control_fracs),
@@ -127,6 +135,7 @@ class Accuracy:
     loss: np.ndarray = field(repr=False)  # (steps, n_overlaps, n_seeds)
     train_cache_hits: list[bool] = field(default_factory=list)
     train_seconds: float = 0.0
+    at_step: int | None = None  # the kept state tested (None: the trained models)
 
     @property
     def acc(self) -> np.ndarray:
@@ -186,10 +195,7 @@ class PackResult:
 
     @property
     def transition_per_seed(self) -> list[float]:
-        return [
-            transition_overlap(self.pack.overlaps, self.pack.acc[:, j], self.setup.transition_level)
-            for j in range(len(self.pack.seeds))
-        ]
+        return transitions(self.pack, self.setup.transition_level)
 
     @property
     def grid_step(self) -> float:
@@ -199,11 +205,16 @@ class PackResult:
 
 
 def accuracy(
-    cfg: PackConfig, tc: PackTrainConfig, overlaps: list[int], seeds: list[int], n_test: int
+    cfg: PackConfig,
+    tc: PackTrainConfig,
+    overlaps: list[int],
+    seeds: list[int],
+    n_test: int,
+    at_step: int | None = None,
 ) -> Accuracy:
     """Train (or load) every (overlap, seed) model and count correct decisions on ``n_test``
-    fresh pairs each (cached)."""
-    net, model_overlaps, losses, hits, seconds = trained(cfg, tc, overlaps, seeds)
+    fresh pairs each (cached); ``at_step``: of the states kept at that step."""
+    net, model_overlaps, losses, hits, seconds = trained(cfg, tc, overlaps, seeds, at_step)
 
     def compute():
         counts = correct_counts(net.to(tc.device), tc.path_len, model_overlaps, n_test)
@@ -215,6 +226,7 @@ def accuracy(
         "overlaps": [int(o) for o in overlaps],
         "seeds": [int(s) for s in seeds],
         "n_test": int(n_test),
+        "at_step": at_step,
     }
     entry = steps.PACK_EVAL.cached(config, compute)
     return Accuracy(
@@ -225,6 +237,7 @@ def accuracy(
         loss=losses.reshape(tc.steps, len(overlaps), len(seeds)),
         train_cache_hits=hits.tolist(),
         train_seconds=seconds,
+        at_step=at_step,
     )
 
 
@@ -239,7 +252,22 @@ def overlap_sweep(setup: PackSetup) -> PackResult:
     )
 
 
+def late_accuracy(setup: PackSetup) -> Accuracy | None:
+    """PackNorm's sweep (not the control's) at the last state kept by half the budget, tested
+    as the trained models are (same pairs): with the trained sweep, all a late gain reads.
+    None when no state was kept by then."""
+    at = late_step(setup.train)
+    if at is None:
+        return None
+    return accuracy(setup.net, setup.train, setup.overlaps, setup.seeds, setup.n_test, at)
+
+
 # ----------------------------------------------------------------------------- statistics
+
+
+def transitions(acc: Accuracy, level: float) -> list[float]:
+    """Each seed's transition overlap (:func:`transition_overlap`) in a sweep."""
+    return [transition_overlap(acc.overlaps, acc.acc[:, j], level) for j in range(len(acc.seeds))]
 
 
 def transition_overlap(overlaps, accuracy, level: float = 0.75) -> float:

@@ -17,5 +17,6 @@ TRAIN = cache.step("a_train", *TRAIN_CODE)
 EVAL = cache.step("a_eval", *TRAIN_CODE, probes, stats, evaluation)
 BATCHSTATS = cache.step("a_batchstats", *TRAIN_CODE, stats, evaluation)
 INTERVENE = cache.step("a_intervene", *TRAIN_CODE, stats, evaluation, interventions)
-PACK_TRAIN = cache.step("a_pack_train", packnet, stacking, seeding)
-PACK_EVAL = cache.step("a_pack_eval", packnet, stacking, seeding)
+# training: the kept states' entries (training.model_entries), as paper A's networks keep them
+PACK_TRAIN = cache.step("a_pack_train", packnet, stacking, seeding, training)
+PACK_EVAL = cache.step("a_pack_eval", packnet, stacking, seeding, training)

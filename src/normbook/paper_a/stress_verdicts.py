@@ -170,12 +170,17 @@ def receptive_field_rows(heads: dict) -> list[Verdict]:
 def architecture_localizes(runs, what: str) -> Verdict:
     """The side channel in another architecture: the interior slope of the normalized
     networks beats both nulls (no-norm networks; the same networks with circular padding) by
-    the SESOI; control: they learned the task. Without kept states it
-    cannot be refuted."""
+    the SESOI; control: they learned the task. Whether the slope was still rising is judged on
+    ``runs.curve`` (the normalized networks at the late kept state and the end; None: it
+    cannot be refuted)."""
+    c = runs.curve
+    states = "the trained networks only (no kept states)"
+    if c is not None:
+        states = f"rising judged at {join(c.fractions[:-1], '.3g')} of the budget and the end"
     return localizes_verdict(
         beats_nulls(f"The side channel in {what}, with {runs.norm.name}"),
-        runs.norm, runs.none, runs.circular, None,
-        f"; interior fraction {join(runs.norm.frac_interior, '.2f')}",
+        runs.norm, runs.none, runs.circular, c,
+        f"; interior fraction {join(runs.norm.frac_interior, '.2f')}; {states}",
         family=f"{what}, {runs.norm.name}",
         paper_says="Normalization layers enable side-channel spatial communication in CNNs "
         "(one architecture, 1-D)",

@@ -102,6 +102,7 @@ class UNetConfig(ArchConfig):
     batch_size: int
     lr: float  # the peak of the one-cycle schedule
     schedule: str
+    checkpoints: tuple[float, ...]  # fractions of the steps whose states are kept (A4: one)
     n_eval: int  # predictions per index, both streams together
     eval_batch: int  # samples per stream batch (streams alternate batch by batch)
     device: str
@@ -285,8 +286,8 @@ def unet_radius(levels: int, kernel: int, blocks: int, down: str, up: str) -> in
         cfg = UNetConfig(
             seq_len=block * n, levels=levels, width=1, growth=1, blocks=blocks, kernel=kernel,
             norm="none", groups=1, activation="relu", down=down, up=up, seeds=(0,), steps=1,
-            batch_size=1, lr=1.0, schedule="constant", n_eval=64, eval_batch=32, device="cpu",
-            detector=DetectorConfig(),
+            batch_size=1, lr=1.0, schedule="constant", checkpoints=(), n_eval=64, eval_batch=32,
+            device="cpu", detector=DetectorConfig(),
         )  # fmt: skip
         net = StackedUNet(cfg, [0]).double()
         lo, hi, centre = _path_field(net, cfg.seq_len)
