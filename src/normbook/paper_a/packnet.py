@@ -75,9 +75,7 @@ class PackTrainConfig:
     checkpoints: tuple[float, ...] = ()  # fractions of the steps whose states are kept
 
     def __post_init__(self):
-        if any(not 0 < f < 1 for f in self.checkpoints):
-            raise ValueError(f"checkpoints are fractions in (0, 1), got {self.checkpoints}")
-        object.__setattr__(self, "checkpoints", tuple(sorted(float(f) for f in self.checkpoints)))
+        object.__setattr__(self, "checkpoints", stacking.kept_fractions(self.checkpoints))
 
     @property
     def checkpoint_steps(self) -> list[int]:

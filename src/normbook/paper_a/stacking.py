@@ -71,6 +71,13 @@ def lr_scheduler(opt: torch.optim.Optimizer, schedule: str, steps: int, warmup: 
     raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
 
 
+def kept_fractions(fractions) -> tuple[float, ...]:
+    """A training config's checkpoint fractions, checked (each in (0, 1)) and sorted."""
+    if any(not 0 < f < 1 for f in fractions):
+        raise ValueError(f"checkpoints are fractions in (0, 1), got {fractions}")
+    return tuple(sorted(float(f) for f in fractions))
+
+
 def checkpoint_steps(steps: int, fractions) -> list[int]:
     """The steps at which a state is kept: ``round(f * steps)`` for each fraction, at least 1."""
     return sorted({max(1, round(f * steps)) for f in fractions})

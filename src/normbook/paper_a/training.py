@@ -30,9 +30,7 @@ class TrainConfig:
     def __post_init__(self):
         if self.schedule not in stacking.SCHEDULES:
             raise ValueError(f"schedule must be one of {stacking.SCHEDULES}, got {self.schedule!r}")
-        if any(not 0 < f < 1 for f in self.checkpoints):
-            raise ValueError(f"checkpoints are fractions in (0, 1), got {self.checkpoints}")
-        object.__setattr__(self, "checkpoints", tuple(sorted(float(f) for f in self.checkpoints)))
+        object.__setattr__(self, "checkpoints", stacking.kept_fractions(self.checkpoints))
 
     @property
     def checkpoint_steps(self) -> list[int]:
