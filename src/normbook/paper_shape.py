@@ -33,13 +33,14 @@ from .core.workers import single_thread
 
 # The counts a shape run cuts (every chapter takes the ones its spec has); everything else
 # keeps its `paper` value. Evaluations keep two eval batches (two independent streams); n_eval
-# four of A3's largest BatchNorm evaluation batch (512). Paper B's k-means sweep keeps its
+# and curve_eval four of A3's largest BatchNorm evaluation batch (512: the kept states are
+# evaluated with batch means too). Paper B's k-means sweep keeps its
 # full-width features but only k = 2..4 with one restart: at 19 k's and three restarts it is
 # most of B3's and B4's shape run (about 70 s per network) and runs the same code for every k.
 COUNTS = dict(
-    steps=3, curve_eval=64, n_eval=2048, probe_batches=1, pack_steps=3, n_test=256,
+    steps=3, curve_eval=2048, n_eval=2048, probe_batches=1, pack_steps=3, n_test=256,
     circular_steps=3, intervention_eval=64, intervention_ref=64, unet_steps=3, unet_eval=64,
-    grid_steps=3, grid_eval=64, reach_len_steps=[3, 6], reach_eval=64,
+    grid_steps=3, grid_eval=64, reach_len_steps=[3, 6, 9], reach_eval=64,
     mnist_epochs=1, cifar_epochs=1, mnist_train=512, cifar_train=512, n_val=256,
     curve_images=128, sparsity_images=128, cluster_images=128, silhouette_images=128,
     view_images=64, k_max=4, kmeans_n_init=1,

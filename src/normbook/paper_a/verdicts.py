@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.claims import (
-    Rise,
     inside_band,
     may_rise,
     mean_test,
@@ -36,9 +35,10 @@ from ..core.claims import (
 )
 from ..core.fmt import join
 from ..core.verdicts import BY_SYMMETRY, Check, Control, Verdict, decide
-from . import bands, multihop, packnorm, reported
+from . import bands, multihop, reported
 from .batchstats import boundary_fractions
 from .equivariance import SHIFT_TOLERANCE
+from .late import late_gain, reach_rising, rising, transition_rising  # noqa: F401
 from .nulls import (  # noqa: F401  (re-exported: the chapters and tests read them here)
     NULL_CIRCULAR,
     NULL_NONE,
@@ -105,29 +105,6 @@ def accuracy_learned(acc, family: str) -> Control:
         bool(np.all(acc >= 0.5 + CHANCE_MARGIN)),
         f"accuracy at full overlap {join(acc, '.3f')}",
     )
-
-
-def rising(curve, measure, sesoi=SLOPE) -> Rise:
-    """Whether ``measure`` (a per-seed function of an evaluated run) may still be rising at
-    the end of ``curve``'s budget (:func:`normbook.core.claims.may_rise`, margin half the
-    SESOI)."""
-    return may_rise(curve.values(measure), curve.fractions, flat_margin(sesoi))
-
-
-def reach_rising(probe_curve, factor: float) -> Rise | None:
-    """Whether the normalized networks' probe reach beyond ``factor`` * R(d)
-    (:func:`reach_layers`, in the reach SESOI's unit) may still be rising; None without a
-    probe curve (:func:`localization.curve` with probes), which leaves the claim unrefutable."""
-    if probe_curve is None:
-        return None
-    return rising(probe_curve, lambda r: reach_layers(r, factor), REACH)
-
-
-def late_gain(curve, measure=bands.interior_slope):
-    """The interior slope's gain over the last half of the budget (for the chapters' prose)."""
-    from ..core.claims import late_gain as gain
-
-    return gain(curve.values(measure), curve.fractions, "interior slope")
 
 
 # ----------------------------------------------------------------------------- checks
@@ -323,24 +300,6 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve, probe_curve=None) -> 
     ]
     checks = [exactly_equivariant(eq_none), cyclic_null(circular.name, cyc)]
     return claims, checks
-
-
-def transition_rising(pack, kept) -> Rise | None:
-    """Whether PackNorm's transition may still be moving into the paper's band: per seed, the
-    signed depth inside the band, min(x - lo, hi - x) with x the transition as a fraction of
-    l' (positive inside; it rises as the claim comes closer to holding), at ``kept`` (the sweep
-    at the late kept state, :func:`.packnorm.late_accuracy`) and at the end. The margin is half
-    the overlap grid's step: the transition is resolved only to the grid, so a smaller move is
-    no move. None without ``kept`` (the claim cannot be refuted); a seed with no transition at
-    either state has no depth, so the transition may still be moving."""
-    if kept is None:
-        return None
-    lo, hi = reported.pack_transition_fraction()
-    level, length = pack.setup.transition_level, pack.setup.path_len
-    x = np.array([packnorm.transitions(a, level) for a in (kept, pack.pack)]) / length
-    depth = np.minimum(x - lo, hi - x)
-    fractions = [kept.at_step / pack.setup.train.steps, 1.0]
-    return may_rise(depth, fractions, 0.5 * pack.grid_step)
 
 
 def a2_ledger(
