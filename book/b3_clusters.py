@@ -334,7 +334,7 @@ run.glue_all("b3_noise", {
 # on its own and a claim with parts is *reproduced* when all are, *partly* (naming which) when
 # some are. *Refuted* needs an interval wholly below the SESOI and a difference that has
 # stopped moving: a row's late gain (its change over the last half of the budget) must stay
-# below half the SESOI. The class-based index has its curve ({ref}`b3-curve`); k-means runs
+# below half the SESOI. The class-based index has its curve ({numref}`fig-b3-curve`); k-means runs
 # again, on the same {glue:text}`b3_curve_images` images with the same k range, PCA and
 # restarts, at the last state kept by half the budget and for the kept model, the two ends of
 # the late gain.
