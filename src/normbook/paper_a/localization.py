@@ -411,7 +411,8 @@ def kept_curve(setup: Setup, cnn: CNNConfig, evaluate, late: bool = False) -> Cu
     setup = replace(setup, eval=replace(setup.eval, n_samples=setup.curve_samples))
     kept = [*setup.train.checkpoint_steps, setup.train.steps]
     if late:
-        kept = [s for s in kept[:-1] if s <= setup.train.steps / 2][-1:] + kept[-1:]
+        half = late_step(setup.train)
+        kept = ([] if half is None else [half]) + kept[-1:]
     runs = [evaluate(setup, s) for s in kept[:-1]] + [evaluate(setup, None)]
     return Curve(cnn=cnn, steps=np.array(kept), total=setup.train.steps, runs=runs)
 
