@@ -19,7 +19,7 @@ from . import cache
 from .params import Params, Spec
 from .verdicts import Check, Verdict
 
-FORMAT = 4  # bump when the record's fields change
+FORMAT = 5  # bump when the record's fields change
 PROFILE_SCALE = "profile"  # a claim graded on this build's own run (else: a recorded run's scale)
 
 
@@ -84,9 +84,11 @@ def check_record(c: Check, section: str) -> dict:
 
 
 def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: list[dict],
-          numbers: dict[str, float] | None = None):  # fmt: skip
+          numbers: dict[str, float] | None = None, provenance: list[str] = ()):  # fmt: skip
     """Replace ``chapter``'s record at ``profile`` atomically (a killed run leaves the old one):
-    its parameters, graded claims and checks, and the raw values of its glued numbers."""
+    its parameters, graded claims and checks, the raw values of its glued numbers, the data it
+    read (provenance lines) and the cache entries it loaded and computed so far (whether this
+    run trained or only read the cache: its time is a cold or a cached one)."""
     folder = ledger_dir(profile)
     folder.mkdir(parents=True, exist_ok=True)
     record = {
@@ -98,6 +100,9 @@ def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: 
         "claims": claims,
         "checks": checks,
         "numbers": dict(numbers or {}),
+        "provenance": list(provenance),
+        "cache": {"loaded": sum(h for _, h, _ in cache.steps_used()),
+                  "computed": sum(n for _, _, n in cache.steps_used())},
     }
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{chapter}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:

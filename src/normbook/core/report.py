@@ -127,7 +127,7 @@ class Run:
 
     def _write(self) -> None:
         ledger.write(self.spec.chapter, self.params.profile, dict(self.params), self.claims,
-                     self.checks, self.numbers)  # fmt: skip
+                     self.checks, self.numbers, self.provenance)  # fmt: skip
 
     def show_parameters(self) -> None:
         rows = [
