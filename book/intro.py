@@ -15,9 +15,64 @@
 # (intro)=
 # # Normalization layers inside CNNs: two papers, executed
 #
-# This book reproduces, executes and stress-tests two papers about what normalization layers
-# do inside convolutional networks. Every figure and every number in the prose is produced by
-# the code shown on the page, executed when the book was built.
+# This book re-runs two papers about what normalization layers do inside convolutional networks,
+# grades each of their claims by a test that could come out either way, and shows the code that
+# produced every number. Paper A {cite:p}`pfrommer2025spooky`: normalization lets a CNN localize
+# positions beyond its receptive field. Paper B {cite:p}`potgieter2025batchnorm`: BatchNorm and
+# representational sparsity and class-cluster purity.
+#
+# (intro-findings)=
+# ## Findings at a glance
+
+# %% tags=["parameters", "remove-input"]
+profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
+
+# %% tags=["remove-input"]
+from normbook import claims_ledger, findings
+from normbook.core import report
+
+P, run = report.start(findings.INTRO, globals())
+recs = claims_ledger.records(P.profile)
+run.glue("intro_profile", P.profile)
+report.md(findings.scale_line(recs, P.profile))
+
+# %% tags=["remove-input"]
+report.md(findings.findings_table(recs, P.profile, "A"))
+
+# %% tags=["remove-input"]
+report.md(findings.split_table(recs))
+report.md(findings.findings_table(recs, P.profile, "B"))
+
+# %% tags=["remove-input"]
+report.md(findings.undecided(recs))
+report.md(findings.recorded_note(recs))
+
+# %% [markdown]
+# Every verdict above holds *at this profile*: a refutation at this scale says the effect is
+# smaller than the smallest effect that would matter in networks trained this way, not that
+# the papers' networks lack it. "Effect" is each claim's estimate with its 90 % interval over
+# independently trained networks, beside its smallest effect of interest (SESOI); the
+# {ref}`ledger` has every claim, its test and its null, and the {ref}`methods` page the rules.
+# Counted by where each claim comes from (the paper's own claims, re-tests of them in settings
+# the paper did not run, the critics' claims and this book's own):
+
+# %% tags=["remove-input"]
+report.md(findings.counts_by_origin(recs))
+
+# %% tags=["remove-input"]
+report.figure("fig-intro-verdicts", claims_ledger.verdict_summary(recs))
+
+# %% [markdown]
+# ```{glue:figure} fig-intro-verdicts
+# :name: fig-intro-verdicts
+# :alt: Horizontal bars counting each paper's claims by verdict and origin.
+#
+# Every claim of this build by final verdict, per paper and origin. Drawn by
+# `claims_ledger.verdict_summary`.
+# ```
+#
+# (intro-papers)=
+# ## The two papers
 #
 # **Paper A.** Pfrommer, Ma, Huang, Sojoudi, *Spooky Action at a Distance: Normalization Layers
 # Enable Side-Channel Spatial Communication* {cite:p}`pfrommer2025spooky`. Claim: spatially pooled
@@ -29,42 +84,6 @@
 # Representations* {cite:p}`potgieter2025batchnorm`. Claim: BatchNorm does not consistently change
 # representational sparsity, and BatchNorm networks form purer class clusters (lower
 # Davies–Bouldin index).
-#
-# (intro-findings)=
-# ## Findings at a glance
-#
-# What this build found, read from the verdicts the chapters recorded when they were executed
-# (profile {glue:text}`intro_profile`; the {ref}`ledger` has every claim). Each answer names the
-# claim, its verdict, its effect with the interval and the smallest effect that would matter.
-
-# %% tags=["parameters", "hide-input"]
-profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
-
-# %% tags=["hide-input"]
-from normbook import claims_ledger, findings
-from normbook.core import report
-
-P, run = report.start(findings.INTRO, globals())
-recs = claims_ledger.records(P.profile)
-run.glue("intro_profile", P.profile)
-
-# %% tags=["remove-input"]
-report.md(findings.findings_md(recs, "A"))
-
-# %% tags=["remove-input"]
-report.md(findings.findings_md(recs, "B"))
-
-# %%
-report.figure("fig-intro-verdicts", claims_ledger.verdict_summary(recs))
-
-# %% [markdown]
-# ```{glue:figure} fig-intro-verdicts
-# :name: fig-intro-verdicts
-# :alt: Horizontal bars counting each paper's claims by verdict.
-#
-# Every claim of this build by verdict, per paper. Drawn by
-# `claims_ledger.verdict_summary`.
-# ```
 #
 # (intro-read)=
 # ## How to read it

@@ -110,11 +110,11 @@ report.md(
 # ## Every claim
 #
 # Effects are each claim's estimate with its {glue:text}`ledger_conf` interval, in the unit of
-# its SESOI (see the chapter it links to); "n/a" marks an interval that cannot be computed
-# (fewer than two seeds). "p(reproduce)" asks whether the effect clears the SESOI (for a band
-# comparison: lies inside the paper's band), "p(refute)" whether it falls short of it (lies
-# outside the band); "p adjusted" is the deciding one after the per-paper adjustment, which
-# decides the verdict shown.
+# its SESOI (see the chapter it links to); a dash marks an interval that cannot be computed
+# (fewer than two seeds). Open a claim's fold for its test: "p" asks whether the effect clears
+# the SESOI (for a band comparison: lies inside the paper's band), "p(below)" whether it falls
+# short of it (lies outside the band); "adjusted" is the deciding one after the per-paper
+# adjustment, which decides the verdict shown. The search box finds "BatchNorm" and "BN" alike.
 
 # %%
 run.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")

@@ -1,52 +1,107 @@
-"""The intro's findings are read from the ledger: every central question finds its claims in a
-build's records, and the wording follows the recorded verdict and effect."""
+"""The intro's findings are read from the ledger: every central question finds its claim in a
+build's records, every refutation is shown, the verdict is worded "at this profile" with what
+would decide it, opposite-sign effects are flagged, and counts are split by origin."""
 
 from __future__ import annotations
 
 import math
 
-from normbook import findings
+import pytest
+
+from normbook import claims_ledger, findings
 
 
-def _record(section, claim, verdict="reproduced", effect=0.4):
-    return {"chapter": section.split("-")[0], "claims": [{
-        "section": section, "claim": claim, "verdict": verdict, "unit": ".2f",
-        "effect": effect, "low": 0.3, "high": 0.5, "sesoi_text": "0.05 of the ramp's slope",
-        "paper": "A"}]}  # fmt: skip
+def _claim(section, claim, verdict="reproduced", effect=0.4, low=0.3, high=0.5, **kw):
+    return {"section": section, "claim": claim, "verdict": verdict, "unit": ".2f",
+            "effect": effect, "low": low, "high": high, "sesoi_text": "0.05 of the ramp's slope",
+            "sesoi": 0.05, "paper": "A", "paper_says": "the paper's words", "n": 5,
+            "test": "one-sided t", **kw}  # fmt: skip
 
 
-def test_each_question_reads_its_claims_and_words_the_verdict():
+def _record(chapter, *claims, **kw):
+    return {"chapter": chapter, "claims": list(claims), "params": {}, "numbers": {}, **kw}
+
+
+def test_each_question_reads_its_claim_and_words_the_verdict_at_this_profile():
     q = findings.CENTRAL[0]
-    section, start = q.claims[0]
-    recs = [_record(section, start + " (and the rest of the sentence)")]
-    (found, claims), *_ = findings.answers(recs)
-    assert found is q and claims[0]["claim"].startswith(start)
-    text = findings.sentence(q, claims)
-    assert "**reproduced**" in text and "0.40 [0.30, 0.50]" in text and section in text
-    refuted = [_record(section, start, verdict="refuted", effect=math.nan)]
-    text = findings.sentence(q, findings.answers(refuted)[0][1])
-    assert "**refuted**" in text and "no estimate at this budget" in text
+    recs = [_record("a1_localization", _claim(q.section, q.start + " (and the rest)"))]
+    (found, (r, c)), *_ = findings.answers(recs)
+    assert found is q and c["claim"].startswith(q.start)
+    table = findings.findings_table(recs, "cpu", "A")
+    assert "**reproduced**" in table and "0.40 [0.30, 0.50]" in table
+    assert q.text in table and q.section in table
+
+
+def test_a_refutation_no_question_shows_is_added_and_ours_is_not():
+    other = _claim("a4-extra", "Some other claim", verdict="refuted")
+    ours = _claim("a4-extra", "(ours) a control", verdict="refuted", paper_says="")
+    table = findings.findings_table([_record("a4_stress", other, ours)], "cpu", "A")
+    assert "Some other claim" not in table and "the paper's words" in table
+    assert "(a further refutation)" in table and "**refuted** at `cpu`" in table
+    assert table.count("(a further refutation)") == 1
+
+
+def test_no_estimate_is_a_dash_with_its_reason():
+    c = _claim("a1-verdict", "x", verdict="refuted", effect=math.nan, low=math.nan,
+               high=math.nan)  # fmt: skip
+    assert findings.effect_text(c) == "– (no estimate at this budget)"
 
 
 def test_a_missing_record_is_said_not_guessed():
-    q, claims = findings.answers([])[0]
-    assert claims == [None] and "no record in this build" in findings.sentence(q, claims)
+    assert "No record in this build for" in findings.findings_table([], "cpu", "A")
 
 
 def test_a_reworded_claim_stops_the_page_once_every_chapter_is_recorded(monkeypatch):
     monkeypatch.setattr(findings, "missing", lambda recs: [])
-    import pytest
-
     with pytest.raises(ValueError, match="update findings.CENTRAL"):
-        findings.answers([_record("a1-verdict", "a claim reworded")])
+        findings.answers([_record("a1_localization", _claim("a1-verdict", "a claim reworded"))])
 
 
-def test_the_paper_scale_question_says_how_to_make_its_record():
-    q = next(q for q in findings.CENTRAL if q.recorded)
-    _, claims = next((a, c) for a, c in findings.answers([]) if a is q)
-    text = findings.sentence(q, claims)
-    assert "Not yet" in text and "make paper-run" in text
-    section, start = q.claims[1]
-    recs = [_record(section, start + " (Fig. 1a)", verdict="refuted")]
-    text = findings.sentence(q, next(c for a, c in findings.answers(recs) if a is q))
-    assert "**refuted**" in text
+def test_opposite_sign_is_flagged_and_the_undecided_sentence_counts_it():
+    flipped = _claim("b3-verdict", "CIFAR-10: DBI(k*) is lower", verdict=claims_ledger.NOT_SHOWN,
+                     effect=-0.4, low=-0.5, high=-0.3, graded_why="of the other sign, but may "
+                     "still be rising")  # fmt: skip
+    assert claims_ledger.opposite_sign(flipped)
+    assert "⚠ opposite sign" in findings.verdict_text(flipped, "cpu")
+    assert not claims_ledger.opposite_sign({**flipped, "band": True})
+    text = findings.undecided([_record("b3_clusters", flipped, _claim("b3-verdict", "y"))])
+    assert "1 of 2 claims (50%)" in text and "a longer budget" in text and "⚠" in text
+
+
+def test_origin_tells_papers_claims_retests_critics_and_ours_apart():
+    o = claims_ledger.origin
+    assert o(_claim("a1-verdict", "x"), "a1_localization") == "paper"
+    assert o(_claim("a4-unet", "x"), "a4_stress") == "re-test"
+    assert o(_claim("b4-verdict", "Critics' confound, CIFAR-10: ..."), "b4_stress") == "critics"
+    review = "not in the paper (the reviewers' question: BN, or its learning rate)"
+    assert o(_claim("b4-verdict", "BN itself", paper_says=review), "b4_stress") == "critics"
+    assert o(_claim("b4-verdict", "(ours) MNIST", paper_says=""), "b4_stress") == "ours"
+    control = "not in the paper (the matched control of the multi-hop reading)"
+    assert o(_claim("a5-layers", "x", paper_says=control), "a5_reach") == "ours"
+
+
+def test_the_split_reads_b4s_numbers_and_grades():
+    n = {"b4_split_sparsity_paper": 0.116, "b4_split_sparsity_bn": -0.046,
+         "b4_split_sparsity_lr": 0.162}  # fmt: skip
+    bn = _claim("b4-verdict", findings.SPLIT[0][3] + " ...", verdict="partly reproduced")
+    lr = _claim("b4-verdict", findings.SPLIT[0][4] + " ...", verdict="reproduced")
+    text = findings.split_table([_record("b4_stress", bn, lr, numbers=n)])
+    assert "0.116 = −0.046 (BatchNorm) + 0.162 (learning rate)" in text
+    assert "**partly reproduced**" in text and "**reproduced**" in text
+    assert findings.split_table([]) == ""
+
+
+def test_the_scale_line_states_this_build_against_the_papers():
+    a1 = _record("a1_localization", params={"seq_len": 75, "depth": 4, "seeds": [0, 1, 2]})
+    b1 = _record("b1_setup_accuracy", params={"vgg_width": 0.125},
+                 numbers={"b1_mean_acc_cifar10_bn": 0.52},
+                 provenance=["CIFAR-10 train: `x.tar.gz` (UNVERIFIED copy; rebuilt from a JPEG "
+                             "export)"])  # fmt: skip
+    line = findings.scale_line([a1, b1], "cpu")
+    assert "sequence length 75 with 4 normalization layers" in line and "600 and 32" in line
+    assert "52%" in line and "85.99 %" in line
+    assert "unverified copy of CIFAR-10 (rebuilt from JPEG)" in line
+
+
+def test_the_recorded_note_says_how_to_make_a_paper_scale_record():
+    assert "make paper-run" in findings.recorded_note([])

@@ -17,6 +17,20 @@
     return m ? { num: parseFloat(m[0].replace(/,/g, "")), text: text } : { num: null, text: text };
   }
 
+  // One name for one thing in the search: "BatchNorm", "batch norm" and "BN" find the same rows
+  // (the claims mostly say "BN"), and so on for the other normalizations and the index.
+  var SYNONYMS = [
+    [/\bbatch[ -]?norm(alization)?\b|\bbn\b/g, "batchnorm"],
+    [/\binstance[ -]?norm(alization)?\b/g, "instancenorm"],
+    [/\bgroup[ -]?norm(alization)?\b|\bgn\b/g, "groupnorm"],
+    [/\bdavies[-\u2013 ]+bouldin( index)?\b|\bdbi\b/g, "dbi"]
+  ];
+  function normalized(text) {
+    var t = text.toLowerCase();
+    SYNONYMS.forEach(function (s) { t = t.replace(s[0], s[1]); });
+    return t;
+  }
+
   function enhance(container) {
     var tbl = container.querySelector("table");
     if (!tbl || !tbl.tBodies.length) return;
@@ -59,13 +73,13 @@
     container.insertBefore(bar, container.firstChild);
 
     function apply() {
-      var q = search.value.trim().toLowerCase();
+      var q = normalized(search.value.trim());
       var shown = 0;
       rows.forEach(function (r) {
         var ok = filters.every(function (f) {
           return !f.select.value || cellText(r.cells[f.col]) === f.select.value;
         });
-        ok = ok && (!q || r.textContent.toLowerCase().indexOf(q) >= 0);
+        ok = ok && (!q || normalized(r.textContent).indexOf(q) >= 0);
         r.hidden = !ok;
         shown += ok ? 1 : 0;
       });

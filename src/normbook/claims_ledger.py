@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from .core import ledger
-from .core.claims import ALPHA, MAX_UNITS, MULTIPLICITY, adjusted, units_needed
+from .core.claims import ALPHA, CLAIM_CONFIDENCE, MAX_UNITS, MULTIPLICITY, adjusted, units_needed
 from .core.figures import canvas, shared_legend
 from .core.fmt import table
 from .core.params import Spec
@@ -22,6 +22,7 @@ from .core.verdicts import (
     PARTLY,
     REFUTED,
     REPRODUCED,
+    fold,
     p_text,
 )
 
@@ -64,7 +65,44 @@ def missing(recs: list[dict], chapters=GRADED) -> list[str]:
 
 
 def _num(v, unit: str) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, unit)
+    """A number in ``unit``; a dash where there is none (the row's reason says why)."""
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, unit)
+
+
+# Where a claim comes from, for the counts: the papers' own claims as they state them,
+# re-tests of them in settings they did not run (the stress chapters and the multi-hop study),
+# the critics' claims (the public reviews' questions) and this book's own claims.
+ORIGINS = {"paper": "the paper's own claims", "re-test": "re-tests of the paper's claims",
+           "critics": "critics' claims", "ours": "this book's own claims"}  # fmt: skip
+RETEST_CHAPTERS = ("a4_stress", "a5_reach", "b4_stress")
+
+
+def origin(c: dict, chapter: str) -> str:
+    """A claim's origin (:data:`ORIGINS`), from its record: "(ours)" rows and the book's
+    controls are ours, a reviewer's or critic's question is the critics', a paper's claim
+    graded in a stress or extension chapter is a re-test, every other paper claim is the
+    paper's own."""
+    says = c.get("paper_says") or ""
+    if c["claim"].startswith("Critics'") or (
+        says.startswith("not in the paper") and ("review" in says or "critic" in says)
+    ):
+        return "critics"
+    if (
+        c["claim"].startswith("(ours)")
+        or not says
+        or says == "(ours)"
+        or says.startswith("not in the paper")
+    ):
+        return "ours"
+    return "re-test" if chapter in RETEST_CHAPTERS else "paper"
+
+
+def opposite_sign(c: dict) -> bool:
+    """Whether a claim's effect, or one of its parts', is wholly of the opposite sign of the
+    paper's (its interval lies below zero; effects are signed the claim's way). A band
+    comparison has no sign."""
+    below = lambda x: not x.get("band") and x.get("high") is not None and x["high"] < 0
+    return below(c) or any(below(p) for p in c.get("parts", []))
 
 
 def section_title(label: str) -> str:
@@ -202,32 +240,35 @@ def needs_table(recs: list[dict]) -> str:
 
 
 def claim_rows(recs: list[dict]) -> list[dict]:
-    """One table row per claim: where it comes from, the final verdict and why, the effect with
-    its interval beside the smallest effect of interest, the test with its p-values (raw and
-    adjusted per paper), and the null."""
+    """One table row per claim: its paper and chapter (the section it comes from), the claim,
+    the final verdict with why, and the effect with its interval beside the smallest effect of
+    interest; the paper's wording, the origin, the test with its p-values (raw and adjusted per
+    paper), the null and what would decide a claim not shown fold under the claim."""
     recs = final(recs)
     adj = adjusted_p(recs)
     rows = []
     for i, r in enumerate(recs):
         for j, c in enumerate(r["claims"]):
-            u = c["unit"]
-            p_adj = adj.get((i, j))
+            u, need = c["unit"], needs(c)
+            flag = " ⚠ opposite sign of the paper's" if opposite_sign(c) else ""
+            folded = {
+                "paper says": c.get("paper_says") or "(ours)",
+                "origin": ORIGINS[origin(c, r["chapter"])],
+                "test": f"{c['test']}; p {p_text(c['p'])}, p(below) {p_text(c['p_refute'])}, "
+                f"adjusted {p_text(adj.get((i, j)))}",
+                "compared with": c["null"],
+                "what would decide it": need,
+            }
+            effect = f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]"
             rows.append(
                 {
                     "paper": c["paper"],
-                    "chapter": chapter_label(r["chapter"]),
-                    "from": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
-                    "claim (as tested)": c["claim"],
-                    "paper says": c.get("paper_says") or "(ours)",
-                    "verdict": f"**{c['verdict']}** ({c['why']})",
-                    "effect [90% CI]": (
-                        f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]"
+                    "chapter": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
+                    "claim (as tested)": c["claim"] + fold(folded),
+                    "verdict": f"**{c['verdict']}**{flag} ({c['why']})",
+                    f"effect [{CLAIM_CONFIDENCE:.0%} CI] vs SESOI": (
+                        f"{effect}; SESOI {c['sesoi_text']}"
                     ),
-                    "SESOI": c["sesoi_text"],
-                    "test": f"{c['test']}; p {p_text(c['p'])}, p(below) {p_text(c['p_refute'])}",
-                    "p adjusted": p_text(p_adj),
-                    "compared with": c["null"],
-                    "what would decide it": needs(c),
                 }
             )
     return rows
@@ -333,22 +374,33 @@ def provenance(recs: list[dict], specs: dict) -> list[dict]:
     return rows
 
 
+SHORT_ORIGINS = {"paper": "paper's own", "re-test": "re-tests", "critics": "critics'",
+                 "ours": "ours"}  # fmt: skip
+
+
 def verdict_summary(recs: list[dict]):
-    """Horizontal bars: how many claims of each paper got each verdict (a count is written on
-    its bar where the bar has room for it: two claims or more)."""
-    c = counts(recs)
-    papers = list(c)
-    fig, axes = canvas(height=1.6 + 0.7 * len(papers))
+    """Horizontal bars: how many claims of each paper got each verdict, one bar per origin
+    (:func:`origin`: the paper's own claims, re-tests, critics', ours; a count is written on its
+    bar where the bar has room for it: two claims or more)."""
+    recs = final(recs)
+    bars = [(g, o) for g in groups(recs) for o in ORIGINS
+            if any(group(c) == g and origin(c, r["chapter"]) == o
+                   for r in recs for c in r["claims"])]  # fmt: skip
+    fig, axes = canvas(height=1.4 + 0.42 * len(bars))
     ax = axes[0, 0]
-    left = np.zeros(len(papers))
+    left = np.zeros(len(bars))
     for grade in GRADES:
-        n = np.array([c[p][grade] for p in papers], dtype=float)
-        ax.barh(range(len(papers)), n, left=left, color=VERDICT_COLORS[grade], label=grade)
+        n = np.array([sum(group(c) == g and origin(c, r["chapter"]) == o
+                          and c["verdict"] == grade for r in recs for c in r["claims"])
+                      for g, o in bars], dtype=float)  # fmt: skip
+        ax.barh(range(len(bars)), n, left=left, color=VERDICT_COLORS[grade], label=grade)
         for i, (x0, w) in enumerate(zip(left, n)):
             if w >= 2:
                 ax.text(x0 + w / 2, i, f"{int(w)}", ha="center", va="center")
         left += n
-    ax.set_yticks(range(len(papers)), [group_name(p).split(" (")[0] for p in papers])
+    labels = [f"{group_name(g).split(' (')[0].replace('Paper ', '')}: {SHORT_ORIGINS[o]}"
+              for g, o in bars]  # fmt: skip
+    ax.set_yticks(range(len(bars)), labels)
     ax.invert_yaxis()
     ax.set_xlabel("claims")
     shared_legend(fig)

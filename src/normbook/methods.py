@@ -157,7 +157,7 @@ def sesoi_table(records: list[dict]) -> str:
             "claims": len(used),
             "power (min · median · max)": (
                 f"{min(power):.2f} · {sorted(power)[len(power) // 2]:.2f} · {max(power):.2f}"
-                if power else "n/a"
+                if power else "– (no graded claim has a power)"
             ),
         })  # fmt: skip
     return table(rows)
@@ -255,7 +255,7 @@ def power_figure(power, ratios: list[float], seeds: int):
     """Power of the seed-level t test against the SESOI (simulated: dots; analytic: lines),
     for each number of seeds, against SESOI / seed sd; the rug marks this build's claims (at
     their own ``seeds``)."""
-    from .core.figures import canvas
+    from .core.figures import canvas, shared_legend
 
     fig, axes = canvas(height=3.4)
     ax = axes[0, 0]
@@ -268,7 +268,7 @@ def power_figure(power, ratios: list[float], seeds: int):
     ax.set_xlabel("SESOI / standard deviation of the per-seed effect")
     ax.set_ylabel("P(decisive verdict)")
     ax.set_ylim(0, 1.02)
-    ax.legend(title=f"book: {seeds} seeds")
+    shared_legend(fig, title=f"book: {seeds} seeds")
     return fig
 
 

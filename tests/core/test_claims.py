@@ -238,10 +238,15 @@ def test_verdict_row_shows_effect_interval_sesoi_test_and_null():
     s = claims.Sesoi(0.05, "of the ramp's slope", "reason")
     v = verdicts.Verdict("A", "claim", verdicts.decide(t, rising=False), t, s, "more")
     row = v.row()
-    assert row["effect [90% CI]"] == "0.250 [0.100, 0.400]"
-    assert row["SESOI"] == "0.050 of the ramp's slope"
-    assert row["test"].startswith("paired t test; p(reproduce) = 0.031")
-    assert "reproduced" in row["verdict"] and row["compared with"] == "no-norm"
+    assert list(row) == ["claim (as tested)", "verdict", "effect [90% CI] vs SESOI"]
+    assert row["effect [90% CI] vs SESOI"] == "0.250 [0.100, 0.400]; SESOI 0.050 of the ramp's slope"
+    assert "reproduced" in row["verdict"]
+    # the test, its p-values, the null and the evidence fold under the claim, escaped
+    claim, folded = row["claim (as tested)"].split(" <details>")
+    assert claim == "claim" and folded.endswith("</details>")
+    assert "<b>test</b>: paired t test; p(reproduce) = 0.031" in folded
+    assert "<b>compared with</b>: no-norm" in folded and "<b>evidence</b>: more" in folded
+    assert "a &lt; b \\| c" in verdicts.fold({"x": "a < b | c"})
     assert claims.CLAIM_CONFIDENCE == pytest.approx(1 - 2 * claims.ALPHA)
 
 

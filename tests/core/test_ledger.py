@@ -47,7 +47,7 @@ def test_changing_a_chapter_result_changes_the_ledger(ledger_root):
     assert "**reproduced**" in before and "0.500 [0.400, 0.600]" in before
     assert "{ref}`A1 verdict <a1-verdict>`" in before
     assert claims_ledger.counts(recs)["A"][REPRODUCED] == 1
-    assert "SESOI" in before and "p adjusted" in before
+    assert "SESOI" in before and "adjusted" in before and "<details>" in before
 
     _execute_chapter(0.05, REFUTED)  # the same chapter, another result
     recs = claims_ledger.records("smoke")
@@ -198,7 +198,10 @@ def test_a_not_shown_claim_says_what_would_decide_it():
     recs = [{"chapter": "a1_localization", "claims": [base, bad, kept]}]
     table = claims_ledger.needs_table(recs)
     assert "| 1 | 1 | 0 | 1 |" in table.replace("  ", " ")
-    assert "what would decide it" in claims_ledger.claim_rows(recs)[0]
+    assert (
+        "<b>what would decide it</b>: power: about"
+        in claims_ledger.claim_rows(recs)[0]["claim (as tested)"]
+    )
 
 
 def test_check_records_keep_their_evidence():

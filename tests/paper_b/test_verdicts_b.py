@@ -356,11 +356,13 @@ def test_b1_ledger():
     assert ledger[2].sesoi is None and ledger[0].sesoi is ACCURACY
     assert [c.family for c in ledger[0].controls] == ["CIFAR-10 BN", "CIFAR-10 no BN"]
     row = ledger[0].row()
-    assert row["test"].startswith(
-        "paired t test, one-sided against the SESOI, 5 seeds; p(reproduce) = "
+    assert (
+        "<b>test</b>: paired t test, one-sided against the SESOI, 5 seeds; p(reproduce) = "
+        in row["claim (as tested)"]
     )
-    assert row["effect [90% CI]"].startswith("+6.55% [")
-    assert row["SESOI"] == "0.5 percentage points of test accuracy"
+    effect = row["effect [90% CI] vs SESOI"]
+    assert effect.startswith("+6.55% [")
+    assert effect.endswith("; SESOI 0.5 percentage points of test accuracy")
     # BN worse on both datasets, the gap flat through training: refuted; Table 1 wholly off
     worse = _models(_accuracy(5, -0.01, (0.4, 0.5)))
     assert [v.verdict for v in verdicts.b1_ledger(worse, "paper")] == [REFUTED] * 3

@@ -129,14 +129,18 @@ def execute(
 def fold_injected_parameters(notebook: Path) -> None:
     """Fold the source of the cell papermill injects (the run's parameters) in the built page,
     as the chapters fold their parameters cell: a reader meets prose and figures first, the
-    code one click away (myst-nb's ``hide-input``)."""
+    code one click away (myst-nb's ``hide-input``), or removed where the chapter removes its
+    parameters cell's source (``remove-input``: a page that opens with its findings)."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
+    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    fold = "remove-input" if any("remove-input" in c.metadata["tags"] for c in params) else (
+        "hide-input")  # fmt: skip
     for cell in nb.cells:
         tags = cell.metadata.setdefault("tags", [])
-        if "injected-parameters" in tags and "hide-input" not in tags:
-            tags.append("hide-input")
+        if "injected-parameters" in tags and fold not in tags:
+            tags.append(fold)
     nbformat.write(nb, notebook)
 
 

@@ -71,7 +71,7 @@ def show_verdicts(prefix: str, claims: list) -> None:
     glue(f"{prefix}_claim_conf", f"{CLAIM_CONFIDENCE:.0%}")
     for i, v in enumerate(claims):
         glue(f"{prefix}_verdict_{i}", v.verdict)
-    md(table([v.row() for v in claims]))
+    md(f":::{{container}} verdict-table\n\n{table([v.row() for v in claims])}\n:::")
     md("*Graded at each claim's own level; the {ref}`ledger` gives the final verdict, after "
        "the false-discovery adjustment over the paper's claims.*")  # fmt: skip
 
@@ -80,7 +80,7 @@ def show_checks(prefix: str, checks: list) -> None:
     """Glue how many checks hold as ``{prefix}_checks`` and show the checks table (display
     only, as :func:`show_verdicts`)."""
     glue(f"{prefix}_checks", f"{sum(c.holds for c in checks)} of {len(checks)}")
-    md(table([c.row() for c in checks]))
+    md(f":::{{container}} verdict-table\n\n{table([c.row() for c in checks])}\n:::")
 
 
 def _raw_number(value) -> float | None:
@@ -206,7 +206,8 @@ def start(spec: Spec, namespace: dict) -> tuple[Params, Run]:
     _sharp_figures()
     run = Run(spec, params)
     ledger.forget(spec.chapter, params.profile)  # a failed run must not leave old verdicts
-    run.show_parameters()
+    if spec.params:  # a page with no knob but its profile states the profile in its prose
+        run.show_parameters()
     return params, run
 
 

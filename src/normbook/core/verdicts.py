@@ -20,6 +20,7 @@ measured values, and its docstring states the rule.
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass, field, replace
 
@@ -35,7 +36,7 @@ BY_SYMMETRY = "(by symmetry)"
 
 
 def _num(v: float, spec: str) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
 
 
 @dataclass(frozen=True)
@@ -196,24 +197,38 @@ class Verdict:
         return ("± " if self.test.band else "") + sesoi_phrase(self.sesoi, self.unit)
 
     def row(self) -> dict:
+        """The claim, its verdict and reason, and its effect against the SESOI; the paper's
+        wording, the test, its p-values, the null and the evidence fold under the claim."""
         t, f = self.test, self.unit
-        return {
-            "claim (as tested)": self.claim,
+        folded = {
             "paper says": self.paper_says or "(ours)",
-            "verdict": f"**{self.verdict}** ({self.grade.why})",
-            f"effect [{CLAIM_CONFIDENCE:.0%} CI]": (
-                f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]"
-            ),
-            "SESOI": self.sesoi_text(),
             "test": f"{t.test}; p(reproduce) {p_text(t.p)}, p(refute) {p_text(t.p_refute)}",
             "compared with": t.null,
             "evidence": self.evidence,
         }
+        return {
+            "claim (as tested)": self.claim + fold(folded),
+            "verdict": f"**{self.verdict}** ({self.grade.why})",
+            f"effect [{CLAIM_CONFIDENCE:.0%} CI] vs SESOI": (
+                f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]; SESOI "
+                f"{self.sesoi_text()}"
+            ),
+        }
+
+
+def fold(items: dict[str, str], summary: str = "test, null, evidence") -> str:
+    """Details folded inside a table cell (a closed ``<details>``): the row stays one claim,
+    its verdict and its effect, and a reader opens the rest. Text is escaped, and a table's
+    cell separator too."""
+    body = "<br>".join(f"<b>{html.escape(k)}</b>: {html.escape(str(v))}"
+                       for k, v in items.items() if v)  # fmt: skip
+    body = body.replace("|", "\\|").replace("\n", " ")
+    return f" <details><summary>{summary}</summary>{body}</details>"
 
 
 def p_text(p: float) -> str:
     if p is None or p != p:
-        return "n/a"
+        return "–"
     return "< 1e-300" if p == 0 else f"= {p:.3g}"
 
 
@@ -228,7 +243,6 @@ class Check:
 
     def row(self) -> dict:
         return {
-            "check": self.check,
+            "check": self.check + fold({"evidence": self.evidence}, "evidence"),
             "result": "holds" if self.holds else "**FAILED: a bug, not a verdict**",
-            "evidence": self.evidence,
         }

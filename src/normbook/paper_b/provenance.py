@@ -12,7 +12,10 @@ from .datasets import Provenance
 
 def run_record(prov: Provenance) -> str:
     """One line of a chapter's run record: the files, whether verified, their SHA-256."""
-    status = "verified" if prov.verified else "UNVERIFIED copy"
+    # an unverified copy says what it is (its note's first clause: "rebuilt from a JPEG export")
+    origin = prov.note.split(",")[0].split(": ", 1)[-1]
+    origin = origin if "rebuilt" in origin else ""
+    status = "verified" if prov.verified else "UNVERIFIED copy" + (f"; {origin}" if origin else "")
     files = ", ".join(f"`{os.path.basename(f)}`" for f in prov.files)
     return (
         f"{prov.dataset} {prov.split}: {files} ({status}; SHA-256 "
@@ -21,7 +24,9 @@ def run_record(prov: Provenance) -> str:
 
 
 def provenance_admonition(prov: Provenance) -> str:
-    """MyST markdown for a chapter: a ``{warning}`` for unverified data, else a ``{note}``."""
+    """MyST markdown for a chapter: for unverified data a warning titled "Unverified <dataset>
+    data" (an ``{admonition}`` of class ``warning``: ``{warning}`` takes no title, and its
+    argument would become the first words of the text), else a ``{note}``."""
     if prov.verified:
         files = ", ".join(f"`{Path(p).name}`" for p in prov.files)
         return (
@@ -38,7 +43,7 @@ def provenance_admonition(prov: Provenance) -> str:
         "not equal to, results on the original data."
     )
     return (
-        f"```{{warning}} Unverified {prov.dataset} data\n"
+        f"```{{admonition}} Unverified {prov.dataset} data\n:class: warning\n\n"
         f"The {prov.dataset} {prov.split} split used here failed checksum verification "
         f"and was used only because unverified data was explicitly allowed.\n{note}\n\n"
         f"{rows}\n```\n"

@@ -91,6 +91,18 @@ def cifar_split(effects: dict[tuple[str, str], Effects]) -> dict[str, str]:
     return out
 
 
+def split_numbers(effects: dict[tuple[str, str], Effects]) -> dict[str, float]:
+    """The CIFAR-10 split of :func:`cifar_split` as raw means over seeds, for the ledger record
+    (``sparsity_paper`` = ``sparsity_bn`` + ``sparsity_lr``): the intro reads it from there."""
+    out = {}
+    for m in METRICS:
+        e = effects.get((m.key, "cifar10"))
+        if e is not None:
+            out |= {f"{m.key}_{part}": float(np.mean(getattr(e, part)))
+                    for part in ("paper", "bn", "lr")}  # fmt: skip
+    return out
+
+
 def factorial_grades(bn_rows: dict, conf_rows: dict) -> dict[str, str]:
     """Each 2 x 2 row's grade under a glue-able name (``bn_cifar10_accuracy``,
     ``conf_accuracy``), "not run" for datasets outside the 2 x 2."""
@@ -160,10 +172,22 @@ def attribution(bn_rows: dict, conf_rows: dict) -> dict[str, str]:
     return out
 
 
+def not_run(dataset: str) -> str:
+    """One sentence in place of a table with nothing run: ``dataset`` is outside this run's
+    2 x 2, and how to run it."""
+    return (f"*{NAMES[dataset]} is not in this run's BN × learning-rate 2 × 2 (the knob "
+            f"`factorial_datasets`), so none of its {len(METRICS)} claims was graded. To run "
+            f"it: `make chapter CHAPTER=book/b4_stress.py PARAMS='-p factorial_datasets "
+            f"both'`.*")  # fmt: skip
+
+
 def cifar_table(effects: dict, bn_rows: dict, conf_rows: dict) -> str:
     """CIFAR-10's attribution, one row per metric: the paper's contrast split into the two main
     effects (means over seeds), BN's own effect graded at each learning rate, the learning
-    rate's graded with BN and without, and whose effect the paper's difference is."""
+    rate's graded with BN and without, and whose effect the paper's difference is; one
+    sentence (:func:`not_run`) without a CIFAR-10 2 x 2."""
+    if not any(ds == "cifar10" for ds, _ in bn_rows) and not conf_rows:
+        return not_run("cifar10")
     split, whose = cifar_split(effects), attribution(bn_rows, conf_rows)
     g = factorial_grades(bn_rows, conf_rows)
     rows = [{
@@ -177,7 +201,10 @@ def cifar_table(effects: dict, bn_rows: dict, conf_rows: dict) -> str:
 
 
 def mnist_table(bn_rows: dict) -> str:
-    """MNIST: BN's own effect the paper's way, graded at both learning rates, per metric."""
+    """MNIST: BN's own effect the paper's way, graded at both learning rates, per metric; one
+    sentence (:func:`not_run`) without an MNIST 2 x 2."""
+    if not any(ds == "mnist" for ds, _ in bn_rows):
+        return not_run("mnist")
     g = factorial_grades(bn_rows, {})
     return table([{"metric": m.label, "BN itself (each rate)": g[f"bn_mnist_{m.key}"]}
                   for m in METRICS])  # fmt: skip
