@@ -239,7 +239,8 @@ def test_verdict_row_shows_effect_interval_sesoi_test_and_null():
     v = verdicts.Verdict("A", "claim", verdicts.decide(t, rising=False), t, s, "more")
     row = v.row()
     assert list(row) == ["claim (as tested)", "verdict", "effect [90% CI] vs SESOI"]
-    assert row["effect [90% CI] vs SESOI"] == "0.250 [0.100, 0.400]; SESOI 0.050 of the ramp's slope"
+    effect = row["effect [90% CI] vs SESOI"]
+    assert effect == "0.250 [0.100, 0.400]; SESOI 0.050 of the ramp's slope"
     assert "reproduced" in row["verdict"]
     # the test, its p-values, the null and the evidence fold under the claim, escaped
     claim, folded = row["claim (as tested)"].split(" <details>")
