@@ -101,8 +101,10 @@ def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: 
         "checks": checks,
         "numbers": dict(numbers or {}),
         "provenance": list(provenance),
-        "cache": {"loaded": sum(h for _, h, _ in cache.steps_used()),
-                  "computed": sum(n for _, _, n in cache.steps_used())},
+        "cache": {
+            "loaded": sum(h for _, h, _ in cache.steps_used()),
+            "computed": sum(n for _, _, n in cache.steps_used()),
+        },
     }
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{chapter}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
