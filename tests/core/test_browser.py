@@ -47,3 +47,49 @@ def test_a_redirect_stub_is_checked_by_its_target(tmp_path):
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "intro.html").write_text("<p>intro</p>")
     assert browser.check_page(None, stub, tmp_path, tmp_path).problems == []
+
+
+def test_missing_values_are_whole_unquoted_words():
+    assert (
+        browser.missing_values("slope 0.12, interval [0.1, 0.3]; NaN and N/A are other words") == []
+    )
+    assert browser.missing_values("banana nanometre x.nan 'nan' “n/a” marks a gap, n/ab") == []
+    found = browser.missing_values("slope nan, interval [n/a, n/a]")
+    assert [f.split(" shown")[0] for f in found] == ["'nan'", "'n/a'"]
+    assert "'n/a' shown 2 time(s)" in found[1]
+
+
+def test_progress_lines_match_the_progress_summaries():
+    text = ("evaluate: 8 in 00:00\ntrain 4 networks in 2 stacks: 2 in 00:07\n"
+            "fit probes: 4 of 5 in 1:02:03\ntrain: 20 models in 01:23\ntrain: 20 in 83 s\n"
+            "The run took 3 in 00:10 of wall time: not a line of its own.\n"
+            "evaluate: 8 in 00:00 each, said the text")  # fmt: skip
+    assert browser.progress_lines(text) == [
+        "evaluate: 8 in 00:00",
+        "train 4 networks in 2 stacks: 2 in 00:07",
+        "fit probes: 4 of 5 in 1:02:03",
+        "train: 20 models in 01:23",
+        "train: 20 in 83 s",
+    ]
+
+
+def _content(figures=(), tables=(), text=""):
+    return {"figures": list(figures), "tables": list(tables), "text": text}
+
+
+def test_content_problems_each_rule():
+    assert browser.content_problems(_content(text="a clean page")) == []
+    caption = browser.content_problems(
+        _content(figures=[["fig-a", "Mean prediction, with a rug of", "localized indices.", True]])
+    )
+    assert len(caption) == 1 and caption[0].startswith("figure fig-a: caption title")
+    table = [1, "seed", 900, 700, True, False]
+    assert "wider than the 700 px text column" in browser.content_problems(
+        _content(tables=[table]))[0]  # fmt: skip
+    assert browser.content_problems(_content(tables=[table[:5] + [True]])) == []  # it scrolls
+    assert browser.content_problems(_content(tables=[[1, "seed", 600, 700, False, False]])) == []
+    assert browser.content_problems(_content(text="slope nan"))[0].startswith("missing value")
+    lines = "\n".join(["evaluate: 8 in 00:00"] * 3)
+    assert browser.content_problems(_content(text=lines)) == []
+    assert "6 progress lines (at most 3)" in browser.content_problems(
+        _content(text=lines + "\n" + lines))[0]  # fmt: skip

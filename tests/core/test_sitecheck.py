@@ -68,3 +68,62 @@ def test_the_sphinx_extension_drops_only_thebes_scripts():
     sphinx_offline.drop_thebe(app)
     assert app.registry.js_files == [("copybutton.js", {})]
     assert [j.filename for j in app.builder._js_files] == ["doctools.js"]
+
+
+ALT = "Mean prediction against index for both networks, with the target ramp and a rug of"
+
+
+def _figure(alt: str, caption: str, legend: str = "") -> str:
+    """A figure as Sphinx writes a glue:figure (``legend``: a second caption paragraph)."""
+    legend = f'<div class="legend"><p>{legend}</p></div>' if legend else ""
+    return (f'<figure class="align-default" id="fig-a"><a href="_images/a.png"><img alt="{alt}" '
+            'src="_images/a.png"></a><figcaption><p><span class="caption-number">Figure 4 '
+            f'</span><span class="caption-text">{caption}</span><a class="headerlink" '
+            f'href="#fig-a">#</a></p>{legend}</figcaption></figure>')  # fmt: skip
+
+
+def test_a_caption_made_of_an_alts_second_line_fails_the_site(tmp_path):
+    # the real defect: ":alt:" over two lines; the alt stops mid-sentence, its second line
+    # becomes the caption title and the caption written below it a legend
+    broken = _figure(ALT, "localized indices.", legend="Fig. 1a reproduced: mean prediction.")
+    problems = sitecheck.check_site(_site(tmp_path, LOCAL.replace("</body>", broken + "</body>")))
+    assert problems == [
+        "index.html: " + sitecheck.caption_message("fig-a", ALT, "localized indices.")
+    ]
+    assert problems[0].startswith("index.html: figure fig-a: caption title 'localized indices.'")
+    assert sitecheck.main([str(tmp_path)]) == 1
+
+
+def test_a_caption_written_as_a_caption_passes(tmp_path):
+    fixed = _figure(ALT + " localized indices.", "Fig. 1a reproduced: mean prediction per index.")
+    assert sitecheck.check_site(_site(tmp_path, LOCAL.replace("</body>", fixed + "</body>"))) == []
+
+
+def test_caption_echoes_alt_rules():
+    echo = sitecheck.caption_echoes_alt
+    full = ALT + " localized indices."
+    # the caption starts with a trailing part of the alt, or is inside it
+    assert echo(full, "localized indices. Fig. 1a reproduced: mean prediction.")
+    assert echo(full, "a rug of localized indices.")
+    assert echo(full, "target ramp and a rug")
+    assert echo(full, full)
+    # the alt stops mid-sentence: the caption continues it (lower case, or with a legend)
+    assert echo(ALT, "localized indices.")
+    assert echo("Class-based DBI per conv layer, BN and no BN, for MNIST and", "CIFAR-10.", True)
+    # a separate caption, a short shared word, no alt or no caption: nothing to report
+    assert not echo(full, "Fig. 1a reproduced: mean prediction per index.")
+    assert not echo("Loss against step, per seed.", "Loss (running mean) per seed.")
+    assert not echo("Accuracy per epoch.", "epoch.")  # under MIN_FRAGMENT characters
+    assert not echo("Loss curves", "Training loss of every seed.")  # capitalised, no legend
+    assert not echo("", "localized indices.")
+    assert not echo(ALT, "")
+    assert not echo(full, "Localized indices", legend=True)  # the alt ends a sentence
+
+
+def test_caption_problems_reads_caption_text_only():
+    # code inside the caption is caption text; "Figure 4" and the "#" link are not
+    page = _figure("The loss per step.", "Loss per <code>step</code> and seed.")
+    assert sitecheck.caption_problems(page) == []
+    page = _figure("Loss per step, for", "<code>Adam</code> and SGD.", legend="The loss.")
+    assert sitecheck.caption_problems(page) == [
+        sitecheck.caption_message("fig-a", "Loss per step, for", "Adam and SGD.")]  # fmt: skip

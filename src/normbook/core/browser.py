@@ -5,8 +5,10 @@ a reader would see broken.
 
 Per page, at a 1280-px-wide window: console errors (a script that failed, a resource that did
 not load), raw TeX delimiters left in the visible text (math that did not render), internal
-links to a missing file or anchor, images that did not load, and a horizontal scrollbar on the
-page body; then at 400 px (a phone), a horizontal scrollbar again. Two screenshots per page
+links to a missing file or anchor, images that did not load, a horizontal scrollbar on the
+page body, a figure caption that is a piece of its alt text, a table wider than the text column
+that does not scroll, "nan" or "n/a" shown as a value, and more than 3 progress lines; then at
+400 px (a phone), a horizontal scrollbar again. Two screenshots per page
 (``<page>.png``, ``<page>.phone.png``) go to ``<html>/../screenshots/``. Needs Debian's
 ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them when missing) and selenium.
 """
@@ -21,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from normbook.core import sitecheck
+
 WIDTH, HEIGHT = 1280, 1000
 PHONE = 400  # a phone's width: the page must still fit it, with no sideways scrolling
 CHROMIUM, DRIVER = "chromium", "chromedriver"
@@ -32,6 +36,14 @@ VIEW_S = 20.0  # the longest an explorable view may take to draw (its bundle loa
 # What one page may load (its HTML, scripts, styles and images; the Vega bundle, 0.9 MB, once a
 # view is opened). Measured at smoke: the heaviest page, chapter A3, 5.6 MB with its view open.
 PAGE_BUDGET_BYTES = 8_000_000
+# a value that was never computed, shown as text: "nan" and "n/a" as whole words (in quotes,
+# prose naming the word, as the ledger's key does, is not a value)
+MISSING = re.compile(r"(?<![\w./“\"'‘])(?:nan|n/a)(?![\w/”\"'’])")
+# a summary line of `normbook.core.progress` ("evaluate: 8 in 00:00", "fit probes: 4 of 5 in
+# 1:02:03", without tqdm "train: 20 in 83 s"); a few explain a run, a page of them is a log
+PROGRESS = re.compile(r"^[^\S\n]*\S[^\n]*?: \d+(?: of \d+)?(?: [a-z]+)? in "
+                      r"(?:(?:\d+:)?\d{1,2}:\d{2}|\d+ s)[^\S\n]*$", re.M)  # fmt: skip
+MAX_PROGRESS = 3  # progress lines one page may show
 
 
 @dataclass
@@ -48,6 +60,40 @@ def raw_tex(text: str) -> list[str]:
     """Snippets of visible text that still contain TeX delimiters."""
     return [text[max(0, m.start() - 30) : m.end() + 30].replace("\n", " ")
             for m in RAW_TEX.finditer(text)]  # fmt: skip
+
+
+def missing_values(text: str) -> list[str]:
+    """One line per word of ``MISSING`` in ``text``: how often, and where first."""
+    found: dict[str, list[re.Match]] = {}
+    for m in MISSING.finditer(text):
+        found.setdefault(m.group(), []).append(m)
+    return [f"'{w}' shown {len(ms)} time(s), first: ..."
+            + text[max(0, ms[0].start() - 40) : ms[0].end() + 20].replace("\n", " ") + "..."
+            for w, ms in found.items()]  # fmt: skip
+
+
+def progress_lines(text: str) -> list[str]:
+    """The progress summary lines in ``text``."""
+    return [m.group().strip() for m in PROGRESS.finditer(text)]
+
+
+def content_problems(content: dict) -> list[str]:
+    """What ``_CONTENT`` read from a page at 1280 px says is wrong: captions that are a piece of
+    their alt text, tables wider than the text column outside a scrolling box, "nan" / "n/a"
+    in the text a reader sees, more than ``MAX_PROGRESS`` progress lines."""
+    out = [sitecheck.caption_message(fid or str(i + 1), alt, cap)
+           for i, (fid, alt, cap, legend) in enumerate(content["figures"])
+           if sitecheck.caption_echoes_alt(alt, cap, legend)]  # fmt: skip
+    for n, label, width, column, spills, scrolls in content["tables"]:
+        if (spills or width > column + 1) and not scrolls:
+            out.append(f"table {n} ('{label}') is {width} px wide, wider than the {column} px "
+                       "text column, and does not scroll: it spills or is cut off")  # fmt: skip
+    out += [f"missing value in the text: {m}" for m in missing_values(content["text"])]
+    lines = progress_lines(content["text"])
+    if len(lines) > MAX_PROGRESS:
+        out.append(f"{len(lines)} progress lines (at most {MAX_PROGRESS}): "
+                   + "; ".join(lines[:MAX_PROGRESS + 1]) + "; ...")  # fmt: skip
+    return out
 
 
 def broken_links(page: Path, hrefs: list[str], root: Path) -> list[str]:
@@ -118,6 +164,49 @@ function widest() {
       worst.className.trim().split(/\s+/).join(".") : "";
   return worst.tagName.toLowerCase() + cls;
 }
+"""
+
+
+# Figures [id, alt, caption text, has a legend]; tables [n, label, width, text column width,
+# sticks out of the column, inside a horizontally scrolling box]; the text a reader sees or can
+# unfold (closed dropdowns included), without code-cell inputs and source code outside outputs.
+_CONTENT = r"""
+const col = ["article.bd-article", "[role=main]", "main", "body"]  // the first that exists
+    .map(s => document.querySelector(s)).find(e => e);
+const cs = getComputedStyle(col), box = col.getBoundingClientRect();
+const left = box.left + parseFloat(cs.paddingLeft), right = box.right - parseFloat(cs.paddingRight);
+const scrolls = t => {
+  for (let p = t.parentElement; p; p = p === col ? null : p.parentElement)
+    if (["auto", "scroll"].includes(getComputedStyle(p).overflowX)) return true;
+  return false;
+};
+const figures = Array.from(document.querySelectorAll("figure")).map(f => {
+  const img = f.querySelector("img"), cap = f.querySelector("figcaption .caption-text");
+  return [f.id, img ? img.getAttribute("alt") || "" : "", cap ? cap.textContent : "",
+          !!f.querySelector("figcaption .legend")];
+});
+const tables = Array.from(col.querySelectorAll("table")).map((t, i) => {
+  const r = t.getBoundingClientRect(), head = t.querySelector("caption, th, td");
+  return [i + 1, head ? head.textContent.trim().slice(0, 40) : "", Math.round(r.width),
+          Math.round(right - left), r.right > right + 1 || r.left < left - 1, scrolls(t)];
+});
+const SKIP = "script, style, noscript, template, .cell_input, a.headerlink";
+const SOURCE = "pre, code, div[class*=highlight-]";  // source, unless it is a cell's output
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT |
+    NodeFilter.SHOW_TEXT, {acceptNode: n => n.nodeType === 3 ? NodeFilter.FILTER_ACCEPT :
+      n.matches(SKIP) || (n.matches(SOURCE) && !n.closest(".cell_output")) ?
+      NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP});
+let text = "", last = null;
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const el = n.parentElement;
+  if (!el.checkVisibility() && !el.closest("details, .dropdown, .toggle-hidden")) continue;
+  let block = el;  // text nodes of one block run on; another block starts a line
+  while (block.parentElement && getComputedStyle(block).display.startsWith("inline"))
+    block = block.parentElement;
+  if (block !== last) { text += "\n"; last = block; }
+  text += n.data;
+}
+return {figures: figures, tables: tables, text: text};
 """
 
 
@@ -323,6 +412,7 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     report.problems += [f"raw TeX in the text: ...{s}..." for s in raw_tex(state["text"])]
     report.problems += broken_links(page, state["hrefs"], root)
     report.problems += [f"image did not load: {src}" for src in state["images"]]
+    report.problems += content_problems(driver.execute_script(_CONTENT))
     shots.mkdir(parents=True, exist_ok=True)
     name = rel.replace("/", "__").removesuffix(".html")
     drive_views(driver, report, shots, name)

@@ -3,6 +3,8 @@
 A page may *link* anywhere (an ``<a href>`` to arXiv is a citation), but everything it
 *loads* (scripts, stylesheets, images, fonts, frames) must come from the built site, and
 the math renderer must be there: a classroom without network otherwise sees raw LaTeX.
+And no figure's caption may start with a fragment of its image's alt text: the mark of an
+``:alt:`` option written over two lines, whose second line MyST reads as the caption's title.
 
     python -m normbook.core.sitecheck _build/smoke/site/_build/html
 """
@@ -30,6 +32,9 @@ EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.I)  # http://, https://,
 # a URL inside inline script or style text (what a loader would fetch at run time)
 INLINE_URL = re.compile(r"""(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}[^\s"')]*""", re.I)
 MATHJAX = "_static/mathjax/tex-chtml.js"
+MIN_FRAGMENT = 8  # the shortest alt fragment (characters) a caption is said to repeat
+SENTENCE_END = ".!?…:;)]\"'”’"  # an alt that ends in none of these stops mid-sentence
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "wbr"}
 
 
 class _Loads(HTMLParser):
@@ -65,8 +70,80 @@ def external_loads(html: str) -> list[str]:
     return sorted({u for u in p.urls if EXTERNAL.match(u)})
 
 
+def caption_echoes_alt(alt: str, caption: str, legend: bool = False) -> bool:
+    """Whether a figure's caption title (the text after "Figure n") starts with a fragment of
+    its image's alt text: the caption is part of the alt, or begins with a trailing part of it
+    (at a word boundary), or the alt stops mid-sentence and the caption reads as its rest (it
+    starts in lower case, or the real caption follows it as a legend). The last is what an
+    ``:alt:`` option continued on a second line renders as."""
+    a, c = " ".join(alt.split()), " ".join(caption.split())
+    if not a or not c:
+        return False
+    if len(c) >= MIN_FRAGMENT and c in a:
+        return True
+    words = a.split(" ")
+    for k in range(len(words)):
+        tail = " ".join(words[k:])
+        if len(tail) >= MIN_FRAGMENT and (c == tail or c.startswith(tail + " ")):
+            return True
+    return a[-1] not in SENTENCE_END and (legend or c[0].islower())
+
+
+def caption_message(figure: str, alt: str, caption: str) -> str:
+    """The one-line problem for a figure whose caption starts with a fragment of its alt."""
+    cap, alt = " ".join(caption.split()), " ".join(alt.split())
+    return (f"figure {figure}: caption title '{cap[:50]}' is a piece of its alt text "
+            f"'...{alt[-50:]}' (an :alt: over two lines? use a --- options block)")  # fmt: skip
+
+
+class _Figures(HTMLParser):
+    """Each ``<figure>``'s id, first image's alt, caption text and whether it has a legend."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.figures: list[dict] = []
+        self._fig: dict | None = None
+        self._depth = 0  # elements open inside the figure's span.caption-text
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if tag == "figure":
+            self._fig, self._depth = {"id": a.get("id") or "", "alt": None, "caption": "",
+                                      "legend": False}, 0  # fmt: skip
+            self.figures.append(self._fig)
+        elif self._fig is not None:
+            if tag == "img" and self._fig["alt"] is None:
+                self._fig["alt"] = a.get("alt") or ""
+            self._fig["legend"] |= "legend" in classes
+            if self._depth and tag not in VOID:
+                self._depth += 1
+            elif not self._depth and tag == "span" and "caption-text" in classes:
+                self._depth = 1
+
+    def handle_endtag(self, tag):
+        if tag == "figure":
+            self._fig, self._depth = None, 0
+        elif self._depth and tag not in VOID:
+            self._depth -= 1
+
+    def handle_data(self, data):
+        if self._fig is not None and self._depth:
+            self._fig["caption"] += data
+
+
+def caption_problems(html: str) -> list[str]:
+    """A line for each figure of the page whose caption starts with a fragment of its alt."""
+    p = _Figures()
+    p.feed(html)
+    return [caption_message(f["id"] or f"{i + 1}", f["alt"] or "", f["caption"])
+            for i, f in enumerate(p.figures)
+            if caption_echoes_alt(f["alt"] or "", f["caption"], f["legend"])]  # fmt: skip
+
+
 def check_site(html_dir: Path) -> list[str]:
-    """Every problem of the built site, one line each (empty: the site works offline)."""
+    """Every problem of the built site, one line each (empty: the site works offline and no
+    caption repeats its figure's alt text)."""
     html_dir = Path(html_dir)
     pages = sorted(html_dir.rglob("*.html"))
     if not pages:
@@ -78,6 +155,7 @@ def check_site(html_dir: Path) -> list[str]:
         html = page.read_text(encoding="utf-8", errors="replace")
         rel = page.relative_to(html_dir)
         problems += [f"{rel}: loads {u}" for u in external_loads(html)]
+        problems += [f"{rel}: {line}" for line in caption_problems(html)]
         p = _Loads()
         p.feed(html)
         for src in (s for s in p.mathjax_src if not EXTERNAL.match(s)):
