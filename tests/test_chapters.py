@@ -38,7 +38,10 @@ def test_every_figure_is_glued_labelled_and_names_its_function(path):
     code = "\n".join(c.source for c in _code_cells(path))
     glued = re.findall(r'report\.figure\(\s*"([^"]+)"', code)
     text = _markdown(path)
-    directives = re.findall(r"```\{glue:figure\} (\S+)\n:name: (\S+)\n(.*?)```", text, re.S)
+    # options as `:name:` lines, or as a YAML block (`---`) where the alt text runs over lines
+    directives = re.findall(
+        r"```\{glue:figure\} (\S+)\n(?::name: |---\nname: )(\S+)\n(.*?)```", text, re.S
+    )
     assert sorted(glued) == sorted(key for key, _, _ in directives)
     for key, name, body in directives:
         assert name == key, key

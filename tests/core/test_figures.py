@@ -124,3 +124,38 @@ def test_a_legend_under_the_panels_leaves_the_panels_their_height():
     figures.shared_legend(fig)
     assert fig.get_figheight() > 3.0  # grown by the legend's three lines
     plt.close(fig)
+
+
+def test_a_legend_under_the_panels_fits_the_figure_in_as_few_rows_as_it_can():
+    short, axes = figures.canvas(ncols=2)
+    for i in range(3):
+        axes[0, i % 2].plot([0, 1], [i, i], label=f"line {i}")
+    figures.shared_legend(short)
+    renderer = short.canvas.get_renderer()
+    rows = {round(t.get_window_extent(renderer).y0) for t in short.legends[0].get_texts()}
+    assert len(rows) == 1  # three short labels: one row
+    wide, axes = figures.canvas(ncols=2)
+    for i in range(5):
+        axes[0, i % 2].plot([0, 1], [i, i], label=f"a label long enough to need a row {i}")
+    figures.shared_legend(wide)
+    renderer = wide.canvas.get_renderer()
+    assert wide.legends[0].get_window_extent(renderer).width <= wide.bbox.width
+    plt.close(short), plt.close(wide)
+
+
+def test_no_book_figure_draws_a_legend_inside_its_panels():
+    """Every legend of a figure function goes through shared_legend (under the panels or in an
+    empty place), or is anchored outside its panel (bbox_to_anchor)."""
+    import re
+    from pathlib import Path
+
+    import normbook
+
+    root = Path(normbook.__file__).parent
+    modules = ["paper_a/figures.py", "paper_a/stress_figures.py", "paper_a/reach_figures.py",
+               "paper_a/diagrams.py", "paper_b/figures.py", "methods.py",
+               "claims_ledger.py"]  # fmt: skip
+    inside = [f"{m}: {call}" for m in modules
+              for call in re.findall(r"\.legend\([^)]*\)", (root / m).read_text())
+              if "bbox_to_anchor" not in call]  # fmt: skip
+    assert not inside, inside

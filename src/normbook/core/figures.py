@@ -77,11 +77,12 @@ def canvas(ncols: int = 1, nrows: int = 1, height: float = 3.2, max_cols: int = 
     return fig, axes
 
 
-def shared_legend(fig, ncols: int = 2) -> None:
-    """One legend for the whole figure instead of one per panel (a legend in a panel of half the
-    column's width covers its data): every distinct label of every panel, in the first empty
-    place of a wrapped :func:`canvas`, or else under the panels (the figure grows by the
-    legend's height, so the panels keep theirs)."""
+def shared_legend(fig, ncols: int | None = None, title: str | None = None) -> None:
+    """One legend for the whole figure, never over its data: every distinct label of every
+    panel (each panel's own legend removed), in the first empty place of a wrapped
+    :func:`canvas`, or else under the panels, in as many columns as the figure's width holds
+    (at most ``ncols``), its rows evenly filled. The figure grows by the legend's height, so the
+    panels keep theirs. Every figure with a legend ends with this call."""
     entries: dict[str, object] = {}
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -92,12 +93,21 @@ def shared_legend(fig, ncols: int = 2) -> None:
         return
     spare = getattr(fig, "spare_axes", [])
     if spare:
-        spare[0].legend(entries.values(), entries.keys(), loc="center", frameon=False)
-    else:
+        spare[0].legend(entries.values(), entries.keys(), loc="center", frameon=False, title=title)
+        return
+    renderer = fig.canvas.get_renderer()
+    n = min(ncols or len(entries), len(entries))
+    while True:
+        rows = -(-len(entries) // n)
+        n = -(-len(entries) // rows)  # as few columns as the rows need: rows evenly filled
         legend = fig.legend(entries.values(), entries.keys(), loc="outside lower center",
-                            ncols=ncols, frameon=False)  # fmt: skip
-        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
-        fig.set_figheight(fig.get_figheight() + height)
+                            ncols=n, frameon=False, title=title)  # fmt: skip
+        box = legend.get_window_extent(renderer)
+        if n == 1 or box.width <= fig.bbox.width:
+            break
+        legend.remove()
+        n -= 1
+    fig.set_figheight(fig.get_figheight() + box.height / fig.dpi)
 
 
 def running_mean(y: np.ndarray, k: int) -> np.ndarray:

@@ -60,9 +60,10 @@ def _mean_predictions(ax, run, title: str) -> None:
     ax.set_title(title)
 
 
-def _depth_map(ax, run, title: str) -> None:
+def _depth_map(ax, run, title: str):
     """Depth x index map: fraction of seeds localizing each index at each depth, with the
-    receptive-field reach R(depth) from both boundaries."""
+    receptive-field reach R(depth) from both boundaries. Returns the image, for the one colour
+    bar of the figure's maps (:func:`_map_colorbar`)."""
     maps = run.depth_maps
     depth, seq_len = maps.shape[0], maps.shape[-1]
     im = ax.imshow(
@@ -76,14 +77,20 @@ def _depth_map(ax, run, title: str) -> None:
         interpolation="nearest",
     )
     ax.grid(False)
-    ax.figure.colorbar(im, ax=ax, label="fraction of seeds localized", shrink=0.85)
     d = np.arange(1, depth + 1)
     r = run.radius_per_depth
     ax.plot(np.minimum(r, seq_len - 1), d, color="c", lw=1.5, label="R(depth)")
     ax.plot(np.maximum(seq_len - 1 - r, 0), d, color="c", lw=1.5)
     ax.set_xlabel("index i")
     ax.set_ylabel("depth")
+    ax.set_yticks(d)
     ax.set_title(title)
+    return im
+
+
+def _map_colorbar(fig, im, axes) -> None:
+    """One colour bar beside the depth maps ``axes`` (every map has the same scale, 0 to 1)."""
+    fig.colorbar(im, ax=list(axes), label="fraction of seeds localized", shrink=0.9, aspect=25)
 
 
 def task_example(seq_len: int, radius: int):
@@ -97,7 +104,7 @@ def task_example(seq_len: int, radius: int):
     ax.plot(ramp(seq_len).numpy(), color="k", lw=1.5, ls="--", label="target $y_i = i/(\\ell-1)$")
     ax.set_xlim(0, seq_len - 1)
     ax.set_xlabel("index i")
-    ax.legend(loc="upper left", ncols=2)
+    shared_legend(fig)
     return fig
 
 
@@ -116,8 +123,8 @@ def loss_curves(runs, title: str = "training loss (running mean)", smooth: int =
     ax.set_xlabel("step")
     ax.set_ylabel("MSE")
     ax.set_yscale("log")
-    ax.legend()
     ax.set_title(title)
+    shared_legend(fig)
     return fig
 
 
@@ -135,19 +142,23 @@ def depth_maps(runs):
     """Fig. 1b: where in depth the probes localize, one panel per run."""
     fig, axes = canvas(ncols=len(runs), height=3.6, sharey=True)
     for ax, run in zip(axes[0], runs):
-        _depth_map(ax, run, f"norm = {run.name}")
+        im = _depth_map(ax, run, f"norm = {run.name}")
+    _map_colorbar(fig, im, axes[0, :2])  # beside the first line of panels
+    shared_legend(fig)
     return fig
 
 
 def predictions_and_maps(runs, title: str):
-    """Figs. 5-6: per run (column), mean predictions (top) and depth-probe maps (bottom)."""
-    fig, axes = canvas(ncols=len(runs), nrows=2, height=3.3)
+    """Figs. 5-6: per run (column), mean predictions (top) and depth-probe maps (bottom, one
+    colour bar beside them); the legend under the panels."""
+    fig, axes = canvas(ncols=len(runs), nrows=2, height=3.0)
     for col, run in enumerate(runs):
         _mean_predictions(axes[0, col], run, f"{run.name}: mean prediction")
-        _depth_map(axes[1, col], run, f"{run.name}: localized by depth probes")
+        im = _depth_map(axes[1, col], run, f"{run.name}: localized by depth probes")
+    _map_colorbar(fig, im, axes[1])
     axes[0, 0].set_ylabel("prediction")
-    axes[0, 0].legend(loc="upper left")
     fig.suptitle(title)
+    shared_legend(fig)
     return fig
 
 
@@ -180,13 +191,14 @@ def packnorm_example(path_len: int, overlap: int):
             )
         ax.set_title(title)
         ax.set_xlabel("position in z")
-    axes[0, 0].legend(loc="lower left")
+    shared_legend(fig)
     return fig
 
 
 def packnorm_accuracy(res: PackResult):
     """Fig. 3: test accuracy against the overlap, per seed with Wilson intervals, the control,
-    the paper's transition band scaled to our path length; training loss per overlap."""
+    the paper's transition band scaled to our path length (legend under the panels); training
+    loss per overlap (colour bar: the overlap)."""
     pack, ctrl, setup = res.pack, res.control, res.setup
     fig, axes = canvas(ncols=2, height=3.4, max_cols=1)
     ax = axes[0, 0]
@@ -200,9 +212,7 @@ def packnorm_accuracy(res: PackResult):
             kw = (
                 dict(ms=4, alpha=0.8, label=f"PackNorm, seed {seed}")
                 if label
-                else dict(
-                    ms=6, color="0.4", label="per-path InstanceNorm (control)" if j == 0 else None
-                )
+                else dict(ms=6, color="0.4", label="control (per-path)" if j == 0 else None)
             )
             ax.errorbar(
                 np.array(o) + offsets[j],
@@ -235,22 +245,33 @@ def packnorm_accuracy(res: PackResult):
     ax.set_xlabel("overlap o (samples)")
     ax.set_ylabel(f"test accuracy (Wilson {stats.CONFIDENCE:.0%} CI)")
     ax.set_title(f"Fig. 3: telling overlapping from independent (l' = {setup.path_len})")
-    ax.legend(loc="upper left")
     ax = axes[0, 1]
     k = max(1, setup.train.steps // 30)
-    for i, o in enumerate(pack.overlaps):
-        ax.plot(
-            running_mean(pack.loss[:, i, :].mean(axis=1), k),
-            lw=1,
-            label=f"o = {o}",
-            color=plt.cm.viridis(i / max(1, len(pack.overlaps) - 1)),
-        )
+    n = len(pack.overlaps)
+    colors = plt.cm.viridis(np.linspace(0, 1, n))
+    for i in range(n):
+        ax.plot(running_mean(pack.loss[:, i, :].mean(axis=1), k), lw=1, color=colors[i])
     ax.axhline(np.log(2), color="0.5", ls=":", lw=1)
     ax.set_xlabel("step")
     ax.set_ylabel("BCE (running mean, mean over seeds)")
     ax.set_title("training loss per overlap")
-    ax.legend(ncols=2)
+    _category_colorbar(fig, ax, colors, pack.overlaps, "overlap o")
+    shared_legend(fig)
     return fig
+
+
+def _category_colorbar(fig, ax, colors, values, label: str) -> None:
+    """A colour bar beside ``ax`` naming the value of each line colour (one step per value,
+    every other one labelled past 12)."""
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+
+    n = len(values)
+    norm = BoundaryNorm(np.arange(n + 1) - 0.5, n)
+    bar = fig.colorbar(ScalarMappable(norm, ListedColormap(colors)), ax=ax, label=label)
+    step = 1 if n <= 12 else 2
+    bar.set_ticks(np.arange(0, n, step), labels=[f"{v:g}" for v in values[::step]])
+    bar.ax.minorticks_off()
 
 
 def hop_curves(kernel: int, depth: int, seq_len: int, factor: float):
@@ -289,7 +310,7 @@ def probe_reach(runs, hop_factor: float):
     ax.set_xlabel("depth d")
     ax.set_ylabel("localization distance from the end")
     ax.set_title("probe localization distance vs the hop bounds\n(chapter A1's networks)")
-    ax.legend(loc="upper left")
+    shared_legend(fig)
     return fig
 
 
@@ -424,5 +445,5 @@ def effect_per_minute(results):
     ax.axhline(0, color="0.4", lw=0.6)
     ax.set_xlabel("training minutes per model (this machine)")
     ax.set_ylabel("interior slope")
-    ax.legend()
+    shared_legend(fig)
     return fig

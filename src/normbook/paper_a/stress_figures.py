@@ -80,7 +80,7 @@ def receptive_field_test(heads: dict, a2, kernel: int):
                label=f"transition level {transition_level:g}")  # fmt: skip
     ax.set_xlabel("overlap o (samples)")
     ax.set_ylabel(f"accuracy, pooled (Wilson {stats.CONFIDENCE:.0%})")
-    ax.legend()
+    shared_legend(fig)
     return fig
 
 
@@ -125,35 +125,24 @@ def unet_predictions(runs):
 
 
 def grid_predictions(runs):
-    """2-D CNN: per run (one row of panels), the mean row-coordinate and column-coordinate maps
-    of its first seed, the interior beyond R dashed; last row, the row profile (row channel
-    averaged over columns) and the column profile of every run against the ramps."""
-    fig, axes = canvas(ncols=2, nrows=len(runs) + 1, height=2.9)
-    for r, run in enumerate(runs):
-        h, w = run.maps.shape[-2:]
-        for col, what in enumerate(("row coordinate", "column coordinate")):
-            ax = axes[r, col]
-            im = ax.imshow(run.maps[0, col], cmap="viridis", vmin=0, vmax=1, origin="upper",
-                           interpolation="nearest")  # fmt: skip
-            ax.grid(False)
-            _radius_lines(ax, w, run.radius, "v", "w")
-            _radius_lines(ax, h, run.radius, "h", "w")
-            ax.set_title(f"{run.name}: {what}")
-            ax.set_xlabel("column j")
-            ax.set_ylabel("row i")
-        fig.colorbar(im, ax=axes[r, :], label="mean prediction", shrink=0.9)
-    for ax, axis in zip(axes[-1], ("rows", "cols")):
+    """2-D CNN: what each axis test grades, the row profile (the row-coordinate channel
+    averaged over columns) and the column profile of every seed of every run against the ramp,
+    the normalized networks (the first run, thin) over both nulls (wide, pale: a null the
+    normalized networks do not beat lies under them); dashed, R from each end."""
+    fig, axes = canvas(ncols=2, height=3.0, sharey=True)
+    for ax, axis in zip(axes[0], ("rows", "cols")):
         first = getattr(runs[0], axis)
         n = first.seq_len
         ax.plot(np.arange(n), ramp(n).numpy(), color="k", lw=1, ls=":", label="target ramp")
-        for run in runs:
+        for r, run in enumerate(runs):
+            kw = dict(lw=1.2, alpha=0.9, zorder=3) if r == 0 else dict(lw=3, alpha=0.45)
             for s, mean in enumerate(getattr(run, axis).mean):
-                ax.plot(np.arange(n), mean, color=color(run), ls=_style(run), lw=1.1,
-                        label=run.name if s == 0 else None)  # fmt: skip
+                ax.plot(np.arange(n), mean, color=color(run), ls=_style(run),
+                        label=run.name if s == 0 else None, **kw)  # fmt: skip
         _radius_lines(ax, n, first.radius)
-        ax.set_xlim(0, n - 1)
+        ax.set_xlim(-0.5, n - 0.5)
         ax.set_xlabel("row index i" if axis == "rows" else "column index j")
-        ax.set_ylabel("mean prediction")
         ax.set_title("row profile" if axis == "rows" else "column profile")
+    axes[0, 0].set_ylabel("mean prediction")
     shared_legend(fig)
     return fig

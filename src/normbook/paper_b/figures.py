@@ -49,14 +49,7 @@ def _curves(ax_loss, ax_acc, curves: dict[str, list[dict[str, np.ndarray]]]) -> 
                 ls="--",
                 label=f"{label}, validation" if first else None,
             )
-            ax_acc.plot(
-                cv["epoch"],
-                cv["val_acc"],
-                color=c,
-                lw=1.2,
-                marker=".",
-                label=label if first else None,
-            )
+            ax_acc.plot(cv["epoch"], cv["val_acc"], color=c, lw=1.2, marker=".")
     ax_loss.set_xlabel("epoch")
     ax_loss.set_ylabel("cross-entropy")
     ax_loss.set_yscale("log")
@@ -64,8 +57,6 @@ def _curves(ax_loss, ax_acc, curves: dict[str, list[dict[str, np.ndarray]]]) -> 
     ax_loss.yaxis.set_minor_formatter(NullFormatter())
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylabel("validation accuracy")
-    ax_loss.legend()
-    ax_acc.legend()
 
 
 def _layer_profile(ax, values: dict[str, np.ndarray], ylabel: str, layer_names=None) -> None:
@@ -121,6 +112,7 @@ def training_curves(models: Models):
         curves = {LABELS[bn]: [t.curves for t in models.trained[ds, bn]] for bn in (True, False)}
         _curves(axes[0, col], axes[1, col], curves)
         axes[0, col].set_title(DATASET_TITLES[ds])
+    shared_legend(fig)
     return fig
 
 
@@ -135,7 +127,7 @@ def sparsity_profiles(sparsity: Sparsity):
             axes[1, col], _by_label(sparsity.channel, ds), "average channel sparsity", names
         )
         axes[0, col].set_title(DATASET_TITLES[ds])
-        axes[0, col].legend()
+    shared_legend(fig)
     return fig
 
 
@@ -150,7 +142,7 @@ def class_dbi(clusters: Clusters):
             clusters.layer_names[ds],
         )
         axes[0, col].set_title(DATASET_TITLES[ds])
-        axes[0, col].legend()
+    shared_legend(fig)
     return fig
 
 
@@ -167,13 +159,12 @@ def k_means_profiles(clusters: Clusters):
             reported.N_CLASSES, color="k", lw=0.8, ls=":", label=f"{reported.N_CLASSES} classes"
         )
         ax.set_ylim(cfg.k_min - 0.5, cfg.k_max + 0.5)
-        ax.legend()
         ax.set_title(DATASET_TITLES[ds])
         _layer_profile(axes[1, col], _by_label(clusters.dbi_k_star, ds), "DBI(k*)", names)
         _layer_profile(
             axes[2, col], _by_label(clusters.dbi_fixed_k, ds), f"DBI at k = {cfg.fixed_k}", names
         )
-        axes[1, col].legend()
+    shared_legend(fig)
     return fig
 
 
@@ -193,7 +184,7 @@ def dbi_over_k(clusters: Clusters):
         ax.set_xlabel("k (k-means)")
         ax.set_ylabel("DBI")
         ax.set_title(f"{DATASET_TITLES[ds]}: last conv layer ({clusters.layer_names[ds][-1]})")
-        ax.legend()
+    shared_legend(fig)
     return fig
 
 
@@ -216,20 +207,23 @@ def factorial_cells(factorial):
             )
             for bn in (True, False):
                 c = COLORS[LABELS[bn]]
-                means = [y[bn, j].mean() for j in (0, 1)]
-                ax.plot(lrs, means, color=c, lw=1.8, label=LABELS[bn])
+                ax.plot(lrs, [y[bn, j].mean() for j in (0, 1)], color=c, lw=1.8, label=LABELS[bn])
                 for j in (0, 1):
                     ax.plot([lrs[j]] * len(y[bn, j]), y[bn, j], ".", color=c, alpha=0.6)
-                    if is_paper_cell((ds, bn, j)):
-                        ax.plot(lrs[j], means[j], "o", ms=11, mfc="none", mec="k", mew=1.2)
+            cells = [(bn, j) for bn in (True, False) for j in (0, 1) if is_paper_cell((ds, bn, j))]
+            for bn, j in cells:  # ringed after the lines: their legend entry comes last
+                ax.plot(lrs[j], y[bn, j].mean(), "o", ms=11, mfc="none", mec="k", mew=1.2,
+                        label="a cell the paper trains")  # fmt: skip
             ax.set_xscale("log")
             ax.set_xticks(sorted(lrs), [f"{v:g}" for v in sorted(lrs)])
             ax.minorticks_off()
             ax.set_xlabel("learning rate")
             ax.set_title(f"{DATASET_TITLES[ds].split(',')[0]}: {m.label}")
-        axes[d * rows_per, 0].legend()
         for i in range(len(METRICS), rows_per * per_row):  # the block's empty slots
-            axes[d * rows_per + i // per_row, i % per_row].set_visible(False)
+            spare = axes[d * rows_per + i // per_row, i % per_row]  # the first holds the legend
+            spare.set_axis_off()
+            fig.spare_axes.append(spare)
+    shared_legend(fig)
     return fig
 
 
@@ -248,7 +242,7 @@ def cluster_count(silhouettes, clusters: Clusters):
         for r, (values, label) in enumerate(rows):
             _layer_profile(axes[r, col], _by_label(values, ds), label, clusters.layer_names[ds])
         axes[0, col].set_title(DATASET_TITLES[ds])
-        axes[0, col].legend()
+    shared_legend(fig)
     return fig
 
 
@@ -273,7 +267,7 @@ def threshold_sweep(thresholds):
         ax.set_xlabel(f"relative threshold t (× layer {thresholds.config.scale})")
         ax.set_ylabel("layer sparsity, mean over layers")
         ax.set_title(DATASET_TITLES[ds])
-        ax.legend()
+    shared_legend(fig)
     return fig
 
 
@@ -293,7 +287,6 @@ def _layer_pairs(axes, dss, rows, styles: tuple[str, str]) -> None:
             _layer_ticks(ax, len(x))
             ax.set_xlabel("conv layer")
             ax.set_ylabel(label)
-        axes[0, col].legend()
 
 
 def train_vs_test(sparsity_train: Sparsity, sparsity_test: Sparsity, clusters_train: Clusters,
@@ -306,6 +299,7 @@ def train_vs_test(sparsity_train: Sparsity, sparsity_test: Sparsity, clusters_tr
     _layer_pairs(axes, list(DATASETS), rows, ("train", "test"))
     for col, ds in enumerate(DATASETS):
         axes[0, col].set_title(DATASET_TITLES[ds])
+    shared_legend(fig)
     return fig
 
 
@@ -336,7 +330,7 @@ def accuracy_matched(matched, sparsity: Sparsity, clusters: Clusters):
     _layer_pairs(axes[1:], dss, rows, ("early stopping", "matched accuracy"))
     for col, ds in enumerate(dss):
         axes[0, col].set_title(DATASET_TITLES[ds])
-        axes[0, col].legend()
+    shared_legend(fig)
     return fig
 
 
