@@ -141,7 +141,7 @@ def test_mnist_unverified_allowed(tmp_path, monkeypatch, how):
     assert prov.sha256[0] == hashlib.sha256(gz.read_bytes()).hexdigest()
     assert prov.expected_md5[0] == datasets.MNIST_MD5["train-images-idx3-ubyte"]
     adm = provenance.provenance_admonition(prov)
-    assert "{warning}" in adm and md5["train-images-idx3-ubyte"] in adm
+    assert ":class: warning" in adm and md5["train-images-idx3-ubyte"] in adm
 
 
 def test_mnist_truncated_gzip(tmp_path):
@@ -264,7 +264,9 @@ def test_cifar_checksum_mismatch_refused_then_allowed(tmp_path):
     assert prov.expected_md5 == (datasets.CIFAR10_MD5,)
     assert "JPEG" in prov.note and "close to, not equal to" in prov.note
     adm = provenance.provenance_admonition(prov)
-    assert adm.startswith("```{warning}") and md5_of(path) in adm
+    # a titled warning: the title on the directive's line, the text after its options
+    assert adm.startswith("```{admonition} Unverified CIFAR-10 data\n:class: warning\n\n")
+    assert md5_of(path) in adm
 
 
 def test_cifar_prefers_official_location(tmp_path, monkeypatch):
@@ -391,9 +393,9 @@ def test_provenance_notes_one_per_file_set_and_only_unverified_on_request():
         "cifar10": _Loaded(_prov("CIFAR-10", "train", False), _prov("CIFAR-10", "test", False)),
     }
     notes = provenance.provenance_notes(splits)
-    assert notes.count("{note}") == 2 and notes.count("{warning}") == 1
+    assert notes.count("{note}") == 2 and notes.count(":class: warning") == 1
     only = provenance.provenance_notes(splits, only_unverified=True)
-    assert only.count("{warning}") == 1 and "{note}" not in only
+    assert only.count(":class: warning") == 1 and "{note}" not in only
     assert provenance.data_note(splits) == "an unverified copy of CIFAR-10"
     lines = provenance.provenance_lines(splits)
     assert len(lines) == 4 and "UNVERIFIED copy" in lines[2] and "(verified;" in lines[0]
@@ -428,7 +430,7 @@ def test_real_offline_data():
     x, y, prov = datasets.load_cifar10("test", root=root, download=False, allow_unverified=True)
     assert x.shape == (10000, 3, 32, 32) and not prov.verified
     assert np.bincount(y, minlength=10).tolist() == [1000] * 10
-    assert "{warning}" in provenance.provenance_admonition(prov)
+    assert ":class: warning" in provenance.provenance_admonition(prov)
 
 
 # --------------------------------------------------------------------------- a real HTTP server

@@ -172,7 +172,10 @@ def test_attribution_and_glue_of_the_factorial_rows():
     text = stress_text.cifar_table(bn_only, bn, conf)  # one row per metric, grades as graded
     assert text.count("\n") == len(factorial.METRICS) + 1 and REPRODUCED in text
     assert "BatchNorm's at both learning rates" in text
-    assert stress_text.mnist_table(bn).count("not run") == len(factorial.METRICS)
+    # nothing run on MNIST: one sentence that says how to run it, not a table of "not run"
+    assert "|" not in stress_text.mnist_table(bn) and "not run" not in stress_text.mnist_table(bn)
+    assert "factorial_datasets both" in stress_text.mnist_table(bn)
+    assert stress_text.cifar_table({}, {}, {}) == stress_text.not_run("cifar10")
 
 
 def _acc(learned=True):
@@ -308,4 +311,6 @@ def test_described_is_a_mean_and_its_interval():
     assert stress_verdicts.described([1.0, 1.0]) == "+1 [+1, +1]"
     lo, hi = t_interval(SEEDS5)
     assert stress_verdicts.described(SEEDS5) == f"+0 [{lo:+.3g}, {hi:+.3g}]"
-    assert stress_verdicts.described([]) == "n/a"
+    assert stress_verdicts.described([]) == "– (no seeds)"
+    assert stress_verdicts.described([0.5]) == "+0.5 [–, –] (one seed: no interval)"
+    assert stress_verdicts.seed_mean([], ".2f") == "– (no seeds)"

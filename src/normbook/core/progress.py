@@ -1,9 +1,10 @@
 """tqdm progress that stays readable in a terminal, a papermill log and a built page.
 
 In a terminal: a live bar. Elsewhere (papermill, a notebook saved to HTML) the bar's redraws
-go to stderr as a few separate lines (papermill's log shows them live; the built book hides
-stderr), and when the loop ends one summary line goes to stdout, the only trace in the page:
-``train models: 20 in 7:12``.
+go to stderr as a few separate lines, and when the loop ends one summary line follows them
+there: ``train models: 20 in 7:12``. Everything goes to stderr, which papermill's log shows
+live and the built book hides (``nb_output_stderr: remove``), so a page shows no progress at
+all; what a chapter loaded or trained, it says once in its own words.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def mark_worker() -> None:
 
 
 def _plain(iterable, total, desc: str, summary: bool):
-    """Without tqdm: the items, then the same one-line summary on stdout."""
+    """Without tqdm: the items, then the same one-line summary on stderr."""
     import time
 
     t0, n = time.perf_counter(), 0
@@ -52,11 +53,12 @@ def _plain(iterable, total, desc: str, summary: bool):
         n += 1
         yield item
     if summary and not _IN_WORKER[0]:
-        print(f"{desc or 'done'}: {n} in {time.perf_counter() - t0:.0f} s", flush=True)
+        took = time.perf_counter() - t0
+        print(f"{desc or 'done'}: {n} in {took:.0f} s", file=sys.stderr, flush=True)
 
 
 class _Summarized(tqdm or object):
-    """A logged bar that prints one summary line to stdout when it closes."""
+    """A logged bar that writes one summary line to stderr when it closes."""
 
     summary = True  # False: an inner loop, whose enclosing loop reports for it
 
@@ -67,14 +69,15 @@ class _Summarized(tqdm or object):
         if first:
             done = f"{self.n}" if self.total in (None, self.n) else f"{self.n} of {self.total}"
             took = self.format_interval(self.format_dict["elapsed"])
-            print(f"{self.desc or 'done'}: {done} in {took}", file=sys.stdout, flush=True)
+            print(f"{self.desc or 'done'}: {done} in {took}", file=sys.stderr, flush=True)
 
 
 def progress(
     iterable=None, *, total=None, desc: str = "", every: float = 20.0, summary: bool = True
 ):
     """A tqdm bar; outside a terminal, a line on stderr at most every ``every`` seconds and
-    (unless ``summary`` is False: an inner loop) a summary line on stdout at the end."""
+    (unless ``summary`` is False: an inner loop) a summary line on stderr at the end; nothing
+    on stdout, so nothing in a built page."""
     if tqdm is None:
         return _plain(iterable, total, desc, summary)
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..core.fmt import DASH
 from . import localization
 from .localization import Curve, Setup
 
@@ -119,11 +120,14 @@ def charge_by_batch_size(results: list[Result]) -> list[Result]:
 def timing_spread(results: list[Result]) -> tuple[int, str]:
     """Among the candidates of the most common batch size (identical arithmetic per step at
     equal steps), how much their measured training times differ: (batch size, "12%"), the
-    noise that :func:`study` keeps out of the ranking."""
+    noise that :func:`study` keeps out of the ranking; a lone candidate has nothing to differ
+    from: "–" and why."""
     sizes = [r.candidate.batch_size for r in results]
     batch = max(set(sizes), key=sizes.count)
     same = [r.seconds.mean() for r in results if r.candidate.batch_size == batch]
-    return batch, f"{max(same) / min(same) - 1:.0%}" if len(same) > 1 else "n/a"
+    if len(same) < 2:
+        return batch, f"{DASH} (one candidate at this batch size: nothing to compare)"
+    return batch, f"{max(same) / min(same) - 1:.0%}"
 
 
 def best(results: list[Result]) -> Result:

@@ -8,7 +8,7 @@ from scipy import stats as sps
 
 from ..core.claims import CLAIM_CONFIDENCE
 from ..core.figures import canvas, shared_legend
-from ..core.fmt import mean_sd, table
+from ..core.fmt import bracket, interval, mean_sd, table
 from . import reach, reported
 from .reach import AXES, Law, Reach
 from .sesoi import SLOPE
@@ -102,7 +102,7 @@ def reach_table(reaches: list[Reach], sesoi: float, alpha: float, paper_n: int) 
             "band slopes (mean ± SE)": "; ".join(
                 f"{m:.4f} ± {s:.4f}" for m, s in zip(r.mean, r.se)),
             "share kept": mean_sd(r.kept, ".3f") if r.kept.size and np.isfinite(r.kept).any()
-            else "n/a",
+            else "– (no model kept a first-band slope to share)",
             f"effect reach (slope < {sesoi:g})": f"{r.effect_reach(sesoi):.1f}",
             "significance reach": f"{r.significance_reach(alpha):.1f}",
             f"at {paper_n:,} per index": f"{r.significance_reach(alpha, paper_n):.1f}",
@@ -115,7 +115,8 @@ def prediction_table(share_law: Law, slope_row, flags_row) -> str:
     share = share_law.share(reported.NORM_LAYERS, reported.SEQ_LEN, CLAIM_CONFIDENCE)
     rows = [
         {"quantity": "share of the first band's slope kept beyond 3R",
-         "predicted": "{:.3f} [{:.3f}, {:.3f}]".format(*share), "paper A": "not reported"},
+         "predicted": bracket(*share, ".3f", why="the law could not be fitted"),
+         "paper A": "not reported"},
         {"quantity": "slope beyond 3R (units of the ramp's)",
          "predicted": _interval(slope_row.test, ".3g"), "paper A": "not reported"},
         {"quantity": f"indices beyond 3R flagged at {reported.SAMPLES_PER_INDEX:,} per index",
@@ -158,7 +159,7 @@ def exponents_text(law: Law) -> str:
 
 
 def _interval(test, spec: str) -> str:
-    return f"{test.effect:{spec}} [{test.low:{spec}}, {test.high:{spec}}]"
+    return interval(test, spec, unit="family")
 
 
 def band_text(study) -> str:

@@ -20,7 +20,7 @@ from ..core.claims import (
     mean_test,
     rank_trend,
 )
-from ..core.fmt import join
+from ..core.fmt import join, num
 from ..core.verdicts import REFUTED, REPRODUCED, Control, Verdict, decide
 from . import bands, reach, reported
 from .sesoi import FLAGGED, LEARNED_R2, SHARE, SHARE_GAIN, SLOPE, TREND, flat_margin
@@ -255,7 +255,9 @@ def paper_prediction(study, law: reach.Law) -> list[Verdict]:
         f"Extrapolated to {where}, the fitted law predicts a slope beyond one hop of at least "
         f"{SLOPE.value:g} of the ramp's slope (whole-sequence localization by effect size; a "
         "prediction)",
-        f"predicted log2 slope {est:.2f} ± {se:.2f} (SE of the fitted mean)", ".3g",
+        f"predicted log2 slope {num(est, '.2f')} ± {num(se, '.2f')} (SE of the fitted mean"
+        + ("" if se == se else ": none, the fit has no degrees of freedom left for it") + ")",
+        ".3g",
     )  # fmt: skip
     flags = _prediction(
         study, law, paper_flag_rate(sigma, reported.WELCH_ALPHA), FLAGGED,

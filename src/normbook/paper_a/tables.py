@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from ..core.fmt import join, table
+from ..core.fmt import join, num, table
 from . import batchstats
 from .equivariance import Equivariance
 from .multihop import HopComparison
 from .packnorm import PackResult
 from .which_norms import BatchNormRuns, EvalBatchSweep, GroupSweep, NullLevel
+
+# why a table's R² shows "–" (a dead network's fit against the ramp has no R²)
+NO_R2 = ("a network whose mean prediction is the same at every index (a dead network) "
+         "explains no variance, so its R² is undefined")  # fmt: skip
+R2_NOTES = {"R² (interior)": NO_R2, "R² (all)": NO_R2}
 
 
 def equivariance(checks: list[Equivariance]) -> str:
@@ -45,7 +50,8 @@ def localization(runs) -> str:
             }
             for r in runs
             for seed, s in zip(r.seeds, r.per_seed)
-        ]
+        ],
+        missing=R2_NOTES,
     )
 
 
@@ -120,7 +126,7 @@ def groups(sweep: GroupSweep, null: NullLevel) -> str:
                     "beyond null": "yes" if null.beaten_by(s) else "no",
                 }
             )
-    return table(rows)
+    return table(rows, missing=R2_NOTES)
 
 
 def boundary(bn: BatchNormRuns, instance=None) -> str:
@@ -173,6 +179,7 @@ def eval_batch(sweep: EvalBatchSweep, seeds: list[int]) -> str:
 
 def budget(results) -> str:
     """The budget calibration: one row per candidate (:mod:`.budget`)."""
+    from .budget import ONSET
     from .verdicts import late_gain
 
     rows = []
@@ -184,10 +191,13 @@ def budget(results) -> str:
                 "steps": f"{r.curve.total:,}",
                 "measured minutes per model": f"{r.seconds.mean() / 60:.2f}",
                 "charged (mean of its batch size)": f"{r.minutes[-1]:.2f}",
-                "plateau ends (min)": f"{r.onset_minutes:.2f}",
+                "plateau ends (min)": num(r.onset_minutes, ".2f"),
                 "final interior slope": join(r.curve.slope[-1], ".3f"),
                 "slope per minute": f"{r.slope_per_minute:.3f}",
-                "gain over last half": f"{g.effect:.3f}",
+                "gain over last half": num(g.effect, ".3f"),
             }
         )
-    return table(rows)
+    return table(rows, missing={
+        "plateau ends (min)": f"the mean slope never reached {ONSET:g} within the budget",
+        "gain over last half": "no state was kept by half the budget",
+    })  # fmt: skip

@@ -250,6 +250,9 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve, probe_curve=None) -> 
     a paper-scale record that kept no probes: Fig. 1b's claim cannot be refuted)."""
     half = (normed.seq_len - 1) // 2
     whole = slope_beyond_nulls(bands.beyond_hop_slope, normed, none, circular)
+    hop = int(round(3 * normed.radius))  # an index beyond one hop is this far from both ends
+    no_band = "" if half >= hop else (
+        f" (–: no index is {hop} = 3R from both ends at l = {normed.seq_len})")  # fmt: skip
     # no side channel at all would be evidence, not a failure: the controls are learning only
     controls = (learned(normed), null_learned(none))
     spread = reach_test(normed, none, circular, factor=1.0)
@@ -276,7 +279,7 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve, probe_curve=None) -> 
             SLOPE,
             f"slope beyond 3R {_t(bands.beyond_hop_slope(normed), '.4f')} vs nulls "
             f"{_t(bands.beyond_hop_slope(none), '.4f')} / "
-            f"{_t(bands.beyond_hop_slope(circular), '.4f')}; localization distances "
+            f"{_t(bands.beyond_hop_slope(circular), '.4f')}{no_band}; localization distances "
             f"{normed.distances} (middle: {half})",
             unit=".4f",
             controls=controls,

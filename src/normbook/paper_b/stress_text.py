@@ -118,14 +118,15 @@ def grades(rows: dict) -> dict[str, str]:
 
 
 def matched_glue(m: Matched, rows: dict) -> dict[str, str]:
-    """Glue-able prose of the matched comparison: each row's grade ("not run" for datasets not
-    matched), per dataset which networks were taken at the matched accuracy, where, and the
-    remaining accuracy difference."""
-    out = {f"{ds}_{k}": "not run" for ds in DATASETS for k in ("sparsity", "class_dbi")}
+    """Glue-able prose of the matched comparison: each row's grade ("not tested" for datasets
+    not matched), per dataset which networks were taken at the matched accuracy, where, and the
+    remaining accuracy difference (or that it was not matched, and the knob that would)."""
+    out = {f"{ds}_{k}": "not tested (not matched in this run)" for ds in DATASETS
+           for k in ("sparsity", "class_dbi")}  # fmt: skip
     out |= grades(rows) | {"summary": grade_summary(rows)}
     for ds in DATASETS:
         if ds not in m.datasets:
-            out[f"{ds}_how"] = "not run"
+            out[f"{ds}_how"] = "not matched in this run (the knob matched_datasets)"
             continue
         parts = []
         for bn in (True, False):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.claims import ClaimTest, t_interval
-from ..core.fmt import sci
+from ..core.fmt import DASH, bracket, no_interval, sci
 from ..core.verdicts import decide, decide_parts, sesoi_phrase
 from . import classify, verdicts
 from .analysis import Clusters, Sparsity
@@ -24,17 +24,19 @@ REVIEWERS = "not in the paper (the reviewers' question: BN, or its ten-times-hig
 
 
 def seed_mean(values, unit: str) -> str:
-    """The mean over seeds in ``unit``'s format, or "n/a" without seeds."""
+    """The mean over seeds in ``unit``'s format, or "– (no seeds)" without seeds."""
     v = np.asarray(values, float)
-    return f"{v.mean():{unit}}" if v.size else "n/a"
+    return f"{v.mean():{unit}}" if v.size else f"{DASH} (no seeds)"
 
 
 def described(values) -> str:
     """A contrast nobody claimed a direction for, described: mean [CLAIM_CONFIDENCE t
-    interval] over seeds."""
+    interval] over seeds; ``–`` and why where fewer than two seeds give no interval."""
     v = np.asarray(values, float)
+    if not v.size:
+        return f"{DASH} (no seeds)"
     lo, hi = t_interval(v)
-    return f"{v.mean():+.3g} [{lo:+.3g}, {hi:+.3g}]" if v.size else "n/a"
+    return bracket(float(v.mean()), lo, hi, "+.3g", no_interval(v.size))
 
 
 def cell_controls(f: Factorial, dataset: str, cells=None) -> tuple[verdicts.Control, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats as sps
 
-from ..core.fmt import mean_sd, table
+from ..core.fmt import bracket, mean_sd, table
 from ..core.stats import CONFIDENCE
 from . import convnets, reported
 from .analysis import Clusters, Sparsity
@@ -129,13 +129,18 @@ def clusters_per_layer(clusters: Clusters) -> str:
     return table(rows)
 
 
+# under a table of :func:`_mean_ci` cells that show "–"
+NO_CI = "fewer than two seeds with a value, so no t interval (and without any, no mean)"
+
+
 def _mean_ci(d: np.ndarray, spec: str) -> str:
-    """``"m [lo, hi]"``: the mean of ``d`` with its Student t interval (CONFIDENCE)."""
-    m = d.mean()
+    """``"m [lo, hi]"``: the mean of ``d`` with its Student t interval (CONFIDENCE); ``–``
+    for what fewer than two seeds cannot give (:data:`NO_CI` says so under the table)."""
+    m = float(d.mean()) if d.size else float("nan")
     if d.size < 2:
-        return f"{m:{spec}} [n/a]"
+        return bracket(m, float("nan"), float("nan"), spec)
     half = sps.t.ppf(0.5 + CONFIDENCE / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
-    return f"{m:{spec}} [{m - half:{spec}}, {m + half:{spec}}]"
+    return bracket(m, m - half, m + half, spec)
 
 
 def layer_differences(
@@ -154,7 +159,7 @@ def layer_differences(
                 d = np.asarray(values[ds, True], float)[:, j] - np.asarray(values[ds, False])[:, j]
                 row[f"{label}: BN − no BN [95% CI]"] = _mean_ci(d, spec)
             rows.append(row)
-    return table(rows)
+    return table(rows, missing=NO_CI)
 
 
 def factorial_effects(effects: dict, metrics) -> str:
@@ -174,4 +179,4 @@ def factorial_effects(effects: dict, metrics) -> str:
                         ("paper's contrast", e.paper)):  # fmt: skip
             row[name] = _mean_ci(scale * np.asarray(v), "+" + spec)
         rows.append(row)
-    return table(rows)
+    return table(rows, missing=NO_CI)
