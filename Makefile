@@ -13,8 +13,10 @@ GRID_FILE ?=
 WORKERS ?=
 SCHEDULER ?=
 JOBS ?=
+EXERCISES ?=
+CHEAP ?=
 
-.PHONY: book test unit lint format params smoke chapter sweep clean clean-cache venv benchmark plan paper-shape paper-run lab
+.PHONY: book test unit lint format params smoke chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run lab
 
 venv: $(VENV)/.installed
 
@@ -82,6 +84,15 @@ chapter: venv
 ##   make sweep GRID_FILE=grid.yml
 sweep: venv
 	$(PY) -m normbook.core.sweep $(if $(GRID_FILE),--grid $(GRID_FILE),$(CHAPTER) --profile $(PROFILE) $(GRID)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+
+## The book's exercises, each run as its text says (its chapter at `cpu` with its parameters)
+## into its own build folder, _build/cpu/exercises/<label>/, sharing the cache; their measured
+## cost, what they retrained and their claims' outcome appear in the solutions (the book is
+## re-rendered after): `make exercises EXERCISES=a1-ex-detector,b2-ex-threshold`; every
+## runnable one by default (hours: most retrain networks); `CHEAP=1` stops any that starts
+## training a network. The two exercises that need an edit of the library are never run.
+exercises: venv
+	$(PY) -m normbook.exercise_runs $(if $(EXERCISES),--only $(EXERCISES)) $(if $(CHEAP),--no-training)
 
 ## Training throughput of chapter A1's networks against this machine's matmul peak.
 benchmark: venv

@@ -54,6 +54,8 @@
 # At the `cpu` profile the sequence is shortened and training is far shorter than the paper's
 # (this run: $\ell$ = {glue:text}`a1_seq_len`, $R$ = {glue:text}`a1_R`).
 # :::
+#
+# **Run time** of this chapter: {{ cost_a1_localization }}.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -173,7 +175,8 @@ localization.pretrain(localization.chapter_networks(setup), P.workers)
 none = localization.localize(setup, setup.cnn("none"))
 normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
-print("trained models loaded from cache:", {r.name: r.train_cache_hits for r in (none, normed)})
+print("Trained models loaded from the cache:",
+      fmt.from_cache({r.name: r.train_cache_hits for r in (none, normed)}))  # fmt: skip
 report.figure("fig-a1-loss", figures.loss_curves([none, normed]))
 run.glue("a1_n_eval", f"{none.n_per_index:,}")
 
@@ -219,10 +222,11 @@ report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed, circular])
 
 # %% [markdown]
 # ```{glue:figure} fig-a1-fig1a
-# :name: fig-a1-fig1a
-# :alt: Mean prediction against index for both networks, with the target ramp and a rug of
+# ---
+# name: fig-a1-fig1a
+# alt: Mean prediction against index for both networks, with the target ramp and a rug of
 #   localized indices.
-#
+# ---
 # Fig. 1a reproduced: mean prediction per index without normalization (top left), with it
 # (top right), and the same normalized networks with circular padding (below, the null); dashed,
 # the target ramp; grey, within $R$ of an end. Drawn by
@@ -286,10 +290,11 @@ run.glue_all("a1", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"),
 
 # %% [markdown]
 # ```{glue:figure} fig-a1-curve
-# :name: fig-a1-curve
-# :alt: Interior slope and fraction localized against the fraction of the training budget, for
+# ---
+# name: fig-a1-curve
+# alt: Interior slope and fraction localized against the fraction of the training budget, for
 #   both networks, one thin line per seed.
-#
+# ---
 # Compute to effect: interior slope (left) and detector fraction (right) of every seed through
 # training; dotted, the detector's calibrated false-positive level. Drawn by
 # `paper_a.figures.compute_to_effect`.
@@ -332,6 +337,17 @@ report.md(tables.probe_distances([none, normed, circular]))
 # (a1-verdict)=
 # ## Verdict at this profile
 #
+# In plain words, at this profile: that normalization localizes beyond the receptive field is
+# {glue:text}`a1_verdict_0`; that it localizes the whole sequence is {glue:text}`a1_verdict_1`;
+# the inward spread faster than the receptive field is {glue:text}`a1_verdict_2`;
+# {glue:text}`a1_checks` checks hold. This network has {glue:text}`a1_n_norms` normalization
+# layers, our reconstruction of the paper's (the `paper` profile) {glue:text}`a1_paper_depth`:
+# how far the side channel carries may depend on how many there are (chapter {ref}`a5` measures
+# it at a fixed receptive field), so a verdict on the whole sequence here is a verdict on this
+# geometry. The `cpu` profile trains for a small fraction of the paper's budget on a shorter
+# sequence, so the *size* of the effect (slope, $R^2$) is the number to watch when re-running
+# at larger `steps` or at the `paper` profile.
+#
 # Each claim is one test over seeds, written out in `paper_a.verdicts` and on the Methods page
 # ({ref}`methods-verdicts`): a per-seed slope of the normalized networks against the same slope
 # of *both* nulls, in paired $t$ tests; it is *reproduced* when the difference clears the
@@ -364,18 +380,6 @@ run.glue_all("a1", {"n_norms": P.depth, "paper_depth": A1.profiles["paper"]["dep
 report.show_verdicts("a1", ledger)
 report.show_checks("a1", checks)
 run.record("a1-verdict", claims=ledger, checks=checks)
-
-# %% [markdown]
-# In plain words, at this profile: that normalization localizes beyond the receptive field is
-# {glue:text}`a1_verdict_0`; that it localizes the whole sequence is {glue:text}`a1_verdict_1`;
-# the inward spread faster than the receptive field is {glue:text}`a1_verdict_2`;
-# {glue:text}`a1_checks` checks hold. This network has {glue:text}`a1_n_norms` normalization
-# layers, our reconstruction of the paper's (the `paper` profile) {glue:text}`a1_paper_depth`:
-# how far the side channel carries may depend on how many there are (chapter {ref}`a5` measures
-# it at a fixed receptive field), so a verdict on the whole sequence here is a verdict on this
-# geometry. The `cpu` profile trains for a small fraction of the paper's budget on a shorter
-# sequence, so the *size* of the effect (slope, $R^2$) is the number to watch when re-running
-# at larger `steps` or at the `paper` profile.
 
 # %% [markdown]
 # (a1-paper-scale)=
@@ -445,13 +449,17 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 #
 # Each exercise re-executes this chapter with other parameters (one command from the
 # repository root; the page and the {ref}`ledger` are rebuilt from that run, and `make book`
-# later restores the defaults from the cache). Predict first, then run.
+# later restores the defaults from the cache). Predict first, then run. Each exercise states
+# what it costs and what it retrains; `make exercises EXERCISES=<label>` runs it into a build
+# folder of its own, and its solution then shows the outcome.
 #
 # :::{exercise} A normalization that shares nothing
 # :label: a1-ex-layer
 # The `layer` normalization normalizes each position over its channels, with no pooling over
 # positions. Predict the interior slope and the verdicts, then run
 # `make chapter CHAPTER=book/a1_localization.py PARAMS='-p norm layer'`.
+#
+# **Cost at `cpu`:** {{ cost_a1_ex_layer }}.
 # :::
 #
 # :::{solution} a1-ex-layer
@@ -461,6 +469,8 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 # no-norm network. Expect a flat interior (slope near 0, fraction localized at the null's level)
 # and the normalization claims *refuted* or *not shown*: normalizing is not enough, pooling over
 # positions is what opens the channel ({ref}`a2`).
+#
+# **Outcome at `cpu`:** {{ outcome_a1_ex_layer }}
 # :::
 #
 # :::{exercise} Halve the receptive field
@@ -468,6 +478,8 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 # With kernel 3 instead of 5, $R = \lfloor k/2\rfloor \cdot d$ halves. Which of the two
 # networks of {numref}`fig-a1-fig1a` should change its localized region, and how? Run
 # `make chapter CHAPTER=book/a1_localization.py PARAMS='-p kernel 3'`.
+#
+# **Cost at `cpu`:** {{ cost_a1_ex_kernel }}.
 # :::
 #
 # :::{solution} a1-ex-kernel
@@ -477,21 +489,34 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 # $R$: its statistics pool over the whole sequence, so its interior slope need not shrink (it
 # may train more slowly, with fewer weights per layer). A normalized network whose interior
 # stays sloped while $R$ halves is the paper's claim in its plainest form.
+#
+# **Outcome at `cpu`:** {{ outcome_a1_ex_kernel }}
 # :::
 #
 # :::{exercise} Twice the training
 # :label: a1-ex-steps
 # {numref}`fig-a1-curve` shows the interior slope against the training budget. Predict the
-# slope and the grade of the first claim after twice the steps (twice the time):
-# `make chapter CHAPTER=book/a1_localization.py PARAMS='-p steps 12000'`.
+# grades of the first two claims of {ref}`a1-verdict` after twice the `cpu` profile's steps:
+# {{ command_a1_ex_steps }}.
+#
+# **Cost at `cpu`:** {{ cost_a1_ex_steps }}.
 # :::
 #
 # :::{solution} a1-ex-steps
 # :class: dropdown
-# Extrapolate the curve: if it was still rising at the end of the budget, the slope grows and
-# a *not shown* grade can become *reproduced*. The grade is a
-# statement about this budget, not about the mechanism; that is why every verdict shows the
-# effect size beside the p-value.
+# Start from this run's grades: the interior slope is {glue:text}`a1_verdict_0`, localization
+# beyond one hop {glue:text}`a1_verdict_1`. Training longer cannot improve on a *reproduced*
+# grade: that claim's effect may grow and its interval narrow, nothing more. The prediction
+# worth making is for a claim that is not reproduced (at the `cpu` profile, the one beyond one
+# hop). When it is graded *refuted*, its whole interval lies below the smallest effect of interest
+# ({glue:text}`a1_sesoi`): it moves to *not shown* or *reproduced* only if twice the steps
+# lift its effect past that threshold. Read in {ref}`a1-verdict`'s table how far below the
+# threshold its interval lies, and whether the interior curve of {numref}`fig-a1-curve` is
+# still rising at the end of the budget; a grade that stays says the refutation holds at twice
+# this budget, still a statement about budgets of this size, which is why every verdict shows
+# its effect beside the p-value.
+#
+# **Outcome at `cpu`:** {{ outcome_a1_ex_steps }}
 # :::
 #
 # :::{exercise} The paper's own test
@@ -500,6 +525,8 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 # index's ({ref}`methods-detector`). Predict how the fraction of localized interior indices
 # changes under that definition, for both networks, then run
 # `make chapter CHAPTER=book/a1_localization.py PARAMS='-p detector definition'`.
+#
+# **Cost at `cpu`:** {{ cost_a1_ex_detector }}.
 # :::
 #
 # :::{solution} a1-ex-detector
@@ -509,6 +536,8 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 # one step of the ramp. A weak but real slope therefore passes at few interior indices: the
 # fraction drops for the normalized network, while the no-norm network's ends still pass. The
 # calibration on the Methods page measures this loss of power.
+#
+# **Outcome at `cpu`:** {{ outcome_a1_ex_detector }}
 # :::
 
 # %%

@@ -51,6 +51,8 @@
 # {glue:text}`a2_R_pack` and $\ell'$ = {glue:text}`a2_path_len`: a scaled-down version of
 # the paper's.
 # :::
+#
+# **Run time** of this chapter: {{ cost_a2_mechanism }}.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -237,8 +239,9 @@ report.md(tables.packnorm(pack))
 # %%
 lo, hi = reported.pack_transition_fraction()
 rho, rho_p = pack.spearman
-run.glue("a2_acc0", fmt.join(pack.pack.acc[0], ".3f") if pack.p_zero else "n/a")
-run.glue("a2_p0", fmt.join(pack.p_zero, ".2f") or "n/a")
+no_zero = f"{fmt.DASH} (the overlap grid has no o = 0)"
+run.glue("a2_acc0", fmt.join(pack.pack.acc[0], ".3f") if pack.p_zero else no_zero)
+run.glue("a2_p0", fmt.join(pack.p_zero, ".2f") or no_zero)
 run.glue("a2_acc_full", fmt.join(pack.pack.acc[-1], ".3f"))
 run.glue("a2_o_full", pack.pack.overlaps[-1])
 run.glue("a2_acc_ctrl", fmt.join(pack.control.acc.ravel(), ".3f"))
@@ -246,7 +249,7 @@ run.glue("a2_p_ctrl", fmt.join(pack.control.chance_pvalues(), ".2f"))
 run.glue("a2_rho", f"{rho:.2f} (p = {rho_p:.2g})")
 run.glue("a2_trans", f"{pack.transition:.1f}" if pack.transition == pack.transition else "none")
 frac = pack.transition_fraction
-run.glue("a2_trans_frac", f"{frac:.2f}" if frac == frac else "n/a")
+run.glue("a2_trans_frac", f"{frac:.2f}" if frac == frac else f"{fmt.DASH} (no transition)")
 run.glue("a2_trans_seeds", fmt.join(pack.transition_per_seed, ".1f"))
 run.glue("a2_paper_scaled", f"{lo * pack_setup.path_len:.1f}–{hi * pack_setup.path_len:.1f}")
 run.glue("a2_level", f"{pack_setup.transition_level:g}")
@@ -284,7 +287,8 @@ localization.pretrain(localization.chapter_networks(setup), P.workers)
 none = localization.localize(setup, setup.cnn("none"))
 normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
-print("A1 results loaded from cache:", {r.name: r.cache_hit for r in (none, normed, circular)})
+print("A1's results loaded from the cache:",
+      fmt.from_cache({r.name: r.cache_hit for r in (none, normed, circular)}))  # fmt: skip
 hops = multihop.compare(normed.probe_distances, P.kernel, P.seq_len, P.hop_factor)
 report.figure("fig-a2-hops", figures.probe_reach([none, normed], P.hop_factor))
 report.md(tables.hops(hops, normed, none, P.hop_factor))
@@ -298,25 +302,16 @@ report.md(tables.hops(hops, normed, none, P.hop_factor))
 # hop and one hop per normalization layer. Drawn by `paper_a.figures.probe_reach`.
 # ```
 
-# The multi-hop claim needs networks that have finished learning: {numref}`fig-a2-curve` shows
-# chapter A1's networks through training (their kept states, evaluated like the trained ones).
+# The multi-hop claim needs networks that have finished learning: chapter A1's
+# {numref}`fig-a1-curve` shows these networks through training (their kept states, evaluated
+# like the trained ones).
 
 # %%
 curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
-report.figure("fig-a2-curve", figures.compute_to_effect(curves, P.alpha))
 rising = verdicts.rising(curves[1], bands.interior_slope)
 run.glue("a2_rising", "may still be rising" if rising else "has flattened")
 
 # %% [markdown]
-# ```{glue:figure} fig-a2-curve
-# :name: fig-a2-curve
-# :alt: Interior slope and fraction localized through training for the networks probed above.
-#
-# Compute to effect of the probed networks: interior slope (left) and detector fraction (right)
-# through training; dotted, the detector's false-positive level. Drawn by
-# `paper_a.figures.compute_to_effect`.
-# ```
-#
 # The normalized networks' interior slope {glue:text}`a2_rising` by the end of the budget
 # (the rule of {ref}`a1-curve`). The multi-hop claim below has a curve of its own: the depth
 # probes fitted at the same kept states, with as many predictions per index, tell whether the
@@ -348,6 +343,18 @@ run.glue("a2_out_dist_none", fmt.join(none.distances))
 # (a2-verdict)=
 # ## Verdict at this profile
 #
+# In plain words, at this profile: the transition location is {glue:text}`a2_verdict_0`;
+# multi-hop reach is {glue:text}`a2_verdict_1`; {glue:text}`a2_checks` checks (chance at
+# $o = 0$, the per-path control) hold. Where the networks' localization stays within one hop,
+# the multi-hop
+# argument is simply not needed to explain it: that neither confirms nor refutes the mechanism,
+# and a longer training run (chapter A1's `steps`, or the `paper` profile) is what would put it to
+# the test. PackNorm shows that a normalization layer *can* carry information between inputs that
+# share a noise patch; as the paper's {ref}`public review <methods-sources>` points out, it does
+# not show that chapter A1's networks *do* it this way. The depth-by-depth comparison above is
+# consistent with hopping, but only an intervention on the trained networks' statistics could test
+# the mechanism directly.
+#
 # The rules are in `paper_a.verdicts` and on the Methods page ({ref}`methods-verdicts`). The
 # transition is a comparison with the paper's number: *reproduced* when the $t$ interval of our
 # per-seed transitions lies inside the paper's band, *refuted* when it lies wholly outside,
@@ -376,30 +383,22 @@ report.show_checks("a2", checks)
 run.record("a2-verdict", claims=claims, checks=checks)
 
 # %% [markdown]
-# In plain words, at this profile: the transition location is {glue:text}`a2_verdict_0`;
-# multi-hop reach is {glue:text}`a2_verdict_1`; {glue:text}`a2_checks` checks (chance at
-# $o = 0$, the per-path control) hold. Where the networks' localization stays within one hop,
-# the multi-hop
-# argument is simply not needed to explain it: that neither confirms nor refutes the mechanism,
-# and a longer training run (chapter A1's `steps`, or the `paper` profile) is what would put it to
-# the test. PackNorm shows that a normalization layer *can* carry information between inputs that
-# share a noise patch; as the paper's {ref}`public review <methods-sources>` points out, it does
-# not show that chapter A1's networks *do* it this way. The depth-by-depth comparison above is
-# consistent with hopping, but only an intervention on the trained networks' statistics could test
-# the mechanism directly.
-
-# %% [markdown]
 # (a2-exercises)=
 # ## Exercises
 #
 # Each exercise re-executes this chapter with other parameters (one command from the
 # repository root); predict first, then run.
+# Each exercise states what it costs and what it retrains; `make exercises
+# EXERCISES=<label>` runs it into a build folder of its own, and its solution then shows
+# the outcome.
 #
 # :::{exercise} The control that cannot communicate
 # :label: a2-ex-control
 # Per-path InstanceNorm normalizes each path on its own, so the two paths share nothing.
 # Predict its accuracy at half overlap, then add that control:
 # `make chapter CHAPTER=book/a2_mechanism.py PARAMS='-p control_fracs 0.5,1.0'`.
+#
+# **Cost at `cpu`:** {{ cost_a2_ex_control }}.
 # :::
 #
 # :::{solution} a2-ex-control
@@ -408,12 +407,16 @@ run.record("a2-verdict", claims=claims, checks=checks)
 # This is why the book reports it as a check, not a claim: it cannot come out otherwise. The
 # informative comparison is PackNorm at the same overlap, which can only beat chance through
 # the shared statistics.
+#
+# **Outcome at `cpu`:** {{ outcome_a2_ex_control }}
 # :::
 #
 # :::{exercise} Train longer
 # :label: a2-ex-steps
 # Predict how the transition overlap of {numref}`fig-a2-fig3` moves when every PackNorm network
 # trains twice as long: `make chapter CHAPTER=book/a2_mechanism.py PARAMS='-p pack_steps 3000'`.
+#
+# **Cost at `cpu`:** {{ cost_a2_ex_steps }}.
 # :::
 #
 # :::{solution} a2-ex-steps
@@ -423,6 +426,8 @@ run.record("a2-verdict", claims=claims, checks=checks)
 # `transition_level`) moves to smaller overlaps or stays. If it moves a lot, the transition is
 # a property of the budget, not of the overlap; chapter {ref}`a4-packnorm` asks the same
 # question with a kernel of size 1.
+#
+# **Outcome at `cpu`:** {{ outcome_a2_ex_steps }}
 # :::
 #
 # :::{exercise} A deeper hop
@@ -430,6 +435,8 @@ run.record("a2-verdict", claims=claims, checks=checks)
 # The multi-hop argument assumes one hop reaches $3R$ (`hop_factor` 3). Re-run with a
 # generous single hop, `PARAMS='-p hop_factor 5'`, and predict which of the multi-hop
 # statements in {ref}`a2-multihop` change.
+#
+# **Cost at `cpu`:** {{ cost_a2_ex_hop }}.
 # :::
 #
 # :::{solution} a2-ex-hop
@@ -439,6 +446,8 @@ run.record("a2-verdict", claims=claims, checks=checks)
 # one hop becomes harder to reproduce. The measured probe results do not change (no network is
 # retrained); only their reading does, which shows how much the conclusion rests on the assumed
 # reach.
+#
+# **Outcome at `cpu`:** {{ outcome_a2_ex_hop }}
 # :::
 
 # %%

@@ -51,6 +51,8 @@
 # no-norm and InstanceNorm models this chapter reuses, and the GroupNorm sweep uses fewer seeds
 # (`group_seeds`) than the BatchNorm study ({ref}`a3-training`).
 # :::
+#
+# **Run time** of this chapter: {{ cost_a3_which_norms }}.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -144,7 +146,8 @@ bn = which_norms.batchnorm_runs(setup)  # none; BatchNorm with minibatch / popul
 instance = localization.localize(setup, setup.cnn("instance"))  # the positive control
 instance_circular = localization.circular_null(setup, setup.cnn("instance"))
 runs = [*groups.runs.values(), bn.none, bn.minibatch]
-print("models loaded from cache (per seed):", {r.name: r.train_cache_hits for r in runs})
+print("Trained models loaded from the cache:",
+      fmt.from_cache({r.name: r.train_cache_hits for r in runs}))  # fmt: skip
 report.figure("fig-a3-loss", figures.loss_curves(runs, "training loss (running mean)"))
 
 # %% [markdown]
@@ -175,10 +178,11 @@ run.glue_all("a3", {"groups_rising": maybe[groups_rising], "bn_rising": maybe[bn
 
 # %% [markdown]
 # ```{glue:figure} fig-a3-curve
-# :name: fig-a3-curve
-# :alt: Interior slope and fraction localized through training for every group count and for
+# ---
+# name: fig-a3-curve
+# alt: Interior slope and fraction localized through training for every group count and for
 #   BatchNorm with minibatch statistics.
-#
+# ---
 # Compute to effect of every GroupNorm group count (viridis, from G = 1) and of BatchNorm with
 # minibatch statistics: interior slope (left) and detector fraction (right); dotted, the
 # detector's false-positive level. Drawn by `paper_a.figures.compute_to_effect`.
@@ -389,6 +393,16 @@ run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # (a3-verdict)=
 # ## Verdict at this profile
 #
+# In plain words, at this profile: growth of localization with the number of groups is
+# {glue:text}`a3_verdict_0`; BatchNorm with minibatch statistics localizing its interior is
+# {glue:text}`a3_verdict_1`; the boundary weakness is {glue:text}`a3_verdict_2`; the fading
+# with the evaluation batch size is {glue:text}`a3_verdict_3`; {glue:text}`a3_checks` checks
+# hold, among them that population statistics cannot localize. A configuration that does not
+# localize after {glue:text}`a3_steps` steps may still do so with more training (the paper
+# trains far longer): *refuted* requires a family that learned and a flattened curve
+# ({numref}`fig-a3-curve`), and is still a statement about this budget and geometry. Re-run
+# with a larger `steps` or at the `paper` profile to see whether it starts.
+#
 # Rules (in `paper_a.verdicts`, listed in {ref}`methods-verdicts`), each against its
 # smallest effect of interest ({ref}`methods-sesoi`). "Grows with $G$": Spearman's rank
 # correlation of the interior slope with $G$ over every (G, seed) model with $G < C$, against
@@ -414,28 +428,22 @@ report.show_checks("a3", checks)
 run.record("a3-verdict", claims=claims, checks=checks)
 
 # %% [markdown]
-# In plain words, at this profile: growth of localization with the number of groups is
-# {glue:text}`a3_verdict_0`; BatchNorm with minibatch statistics localizing its interior is
-# {glue:text}`a3_verdict_1`; the boundary weakness is {glue:text}`a3_verdict_2`; the fading
-# with the evaluation batch size is {glue:text}`a3_verdict_3`; {glue:text}`a3_checks` checks
-# hold, among them that population statistics cannot localize. A configuration that does not
-# localize after {glue:text}`a3_steps` steps may still do so with more training (the paper
-# trains far longer): *refuted* requires a family that learned and a flattened curve
-# ({numref}`fig-a3-curve`), and is still a statement about this budget and geometry. Re-run
-# with a larger `steps` or at the `paper` profile to see whether it starts.
-
-# %% [markdown]
 # (a3-exercises)=
 # ## Exercises
 #
 # Each exercise re-executes this chapter with other parameters (one command from the
 # repository root); predict first, then run.
+# Each exercise states what it costs and what it retrains; `make exercises
+# EXERCISES=<label>` runs it into a build folder of its own, and its solution then shows
+# the outcome.
 #
 # :::{exercise} Fewer groups
 # :label: a3-ex-groups
 # Re-run the GroupNorm sweep with two group counts below the width and InstanceNorm,
 # `make chapter CHAPTER=book/a3_which_norms.py PARAMS='-p group_counts 1,16,32'`. Predict the
 # rank correlation's sign and whether the trend claim can still be graded.
+#
+# **Cost at `cpu`:** {{ cost_a3_ex_groups }}.
 # :::
 #
 # :::{solution} a3-ex-groups
@@ -445,6 +453,8 @@ run.record("a3-verdict", claims=claims, checks=checks)
 # 16 and two seeds rests on four models: its interval is so wide that the trend claim stays *not
 # shown* even if every model points the same way. Fewer conditions cost power, not just
 # resolution.
+#
+# **Outcome at `cpu`:** {{ outcome_a3_ex_groups }}
 # :::
 #
 # :::{exercise} The evaluation batch
@@ -452,6 +462,8 @@ run.record("a3-verdict", claims=claims, checks=checks)
 # With minibatch statistics a BatchNorm network's prediction for one sample depends on the
 # other samples of its batch. Predict the design effect at evaluation batch size 2, then run
 # `make chapter CHAPTER=book/a3_which_norms.py PARAMS='-p bn_eval_batch_sizes 2,32'`.
+#
+# **Cost at `cpu`:** {{ cost_a3_ex_batch }}.
 # :::
 #
 # :::{solution} a3-ex-batch
@@ -461,6 +473,8 @@ run.record("a3-verdict", claims=claims, checks=checks)
 # $1 + (m - 1)\rho$ stays modest because $m = 2$. The localization signal, read from statistics
 # over two sequences, is noisier. Compare the per-sample and batch-mean tests in
 # {ref}`a3-batch-size`: the per-sample test is invalid whenever the design effect exceeds 1.
+#
+# **Outcome at `cpu`:** {{ outcome_a3_ex_batch }}
 # :::
 #
 # :::{exercise} Implement an ablation
@@ -469,6 +483,13 @@ run.record("a3-verdict", claims=claims, checks=checks)
 # learned) statistics: in `normbook.paper_a.norms.make_norm`, a kind `"fixed"` that subtracts
 # a constant per-channel mean. Which of this chapter's claims would it test, and what must its
 # result be?
+#
+# **Cost at `cpu`:** {{ cost_a3_ex_implement }}. To try the layer without that cost, leave
+# `norms.py` as it is: in a script of your own, build a network with `norm="none"`
+# (`paper_a.cnn.StackedCNN`), replace each entry of its `norms` list by your fixed layer, train
+# it, and test it with `paper_a.equivariance.shift_check`; no cached entry changes. Edit
+# `norms.py` only when you accept the retraining; undoing the edit restores the old code hash,
+# and with it every cached entry, at no cost.
 # :::
 #
 # :::{solution} a3-ex-implement
@@ -478,6 +499,8 @@ run.record("a3-verdict", claims=claims, checks=checks)
 # population statistics ({ref}`a3-fig6`). It is a null by construction: a unit test should
 # check exact equivariance (as `paper_a.equivariance` does), and any localization it scores is
 # a false positive of the detector.
+#
+# **Outcome at `cpu`:** {{ outcome_a3_ex_implement }}
 # :::
 
 # %%

@@ -36,6 +36,18 @@
 # PackNorm uses kernel `rf_pack_kernel` at chapter A2's path length; the U-Net and the 2-D
 # CNN are our own small designs (`paper_a.unet` and `paper_a.grid2d` state every choice).
 # :::
+#
+# **Run time** of this chapter: {{ cost_a4_stress }}.
+#
+# **In plain words**, at this profile (each at its own level; the {ref}`ledger` gives the final
+# verdict): trained without a boundary, the circular-padding networks' interior stays flat:
+# {glue:text}`a4_circular_verdict_0`. Population statistics in place of the samples' own leave no
+# slope: {glue:text}`a4_interventions_verdict_0`; another sample's statistics:
+# {glue:text}`a4_interventions_verdict_1`; statistics of the interior alone remove at least 90 %
+# of the slope: {glue:text}`a4_interventions_verdict_2`. PackNorm without receptive-field
+# overlap (kernel 1, a pool head) stays at chance below the paper's transition:
+# {glue:text}`a4_packnorm_verdict_0`. A side channel in a 1-D U-Net:
+# {glue:text}`a4_unet_verdict_0`; in a 2-D CNN: {glue:text}`a4_2d_verdict_0`.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -160,7 +172,8 @@ localization.pretrain(stress.networks(setup, P), P.workers)
 none = localization.localize(setup, setup.cnn("none"))
 normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
-print("A1's networks from the cache:", {r.name: r.train_cache_hits for r in (none, normed)})
+print("A1's networks loaded from the cache:",
+      fmt.from_cache({r.name: r.train_cache_hits for r in (none, normed)}))  # fmt: skip
 
 # %% [markdown]
 # (a4-constant)=
@@ -366,10 +379,12 @@ run.record("a4-2d", claims=claims)
 # %% [markdown]
 # ```{glue:figure} fig-a4-2d
 # :name: fig-a4-2d
-# :alt: Mean row- and column-coordinate maps of the 2-D CNN and their profiles.
+# :alt: Row and column profiles of the 2-D CNN's mean predictions per seed, with both nulls.
 #
-# The 2-D CNN ($R$ = {glue:text}`a4_grid_R`): mean row- and column-coordinate maps of the first
-# seed, and the profiles every axis test uses. Drawn by `paper_a.stress_figures.grid_predictions`.
+# The 2-D CNN ($R$ = {glue:text}`a4_grid_R`): the profiles every axis test grades, the
+# row-coordinate output averaged over columns (left) and the column-coordinate output averaged
+# over rows (right), one line per seed, beside both nulls; dashed, $R$ from each end. Drawn by
+# `paper_a.stress_figures.grid_predictions`.
 # ```
 #
 # These networks trained for {glue:text}`a4_grid_steps` steps. A flat interior alone cannot
@@ -390,12 +405,17 @@ run.record("a4-2d", claims=claims)
 #
 # Each exercise re-executes this chapter with other parameters (one command from the
 # repository root); predict first, then run.
+# Each exercise states what it costs and what it retrains; `make exercises
+# EXERCISES=<label>` runs it into a build folder of its own, and its solution then shows
+# the outcome.
 #
 # :::{exercise} GroupNorm under intervention
 # :label: a4-ex-group
 # Run the interventions on GroupNorm networks instead of InstanceNorm:
 # `make chapter CHAPTER=book/a4_stress.py PARAMS='-p norm group -p groups 4'`. Predict whether
 # population statistics still remove the localization.
+#
+# **Cost at `cpu`:** {{ cost_a4_ex_group }}.
 # :::
 #
 # :::{solution} a4-ex-group
@@ -404,6 +424,8 @@ run.record("a4-2d", claims=claims)
 # every GroupNorm into a fixed affine map and the network becomes translation-equivariant in
 # the interior, whatever $G$ is. The slope before intervention may be smaller (fewer
 # statistics per layer, chapter {ref}`a3`), so the drop is smaller in absolute terms.
+#
+# **Outcome at `cpu`:** {{ outcome_a4_ex_group }}
 # :::
 #
 # :::{exercise} A longer circular training
@@ -411,6 +433,8 @@ run.record("a4-2d", claims=claims)
 # Networks trained with circular padding never see a boundary. Predict their interior
 # fraction after four times the training,
 # `make chapter CHAPTER=book/a4_stress.py PARAMS='-p circular_steps 5000'`.
+#
+# **Cost at `cpu`:** {{ cost_a4_ex_circular }}.
 # :::
 #
 # :::{solution} a4-ex-circular
@@ -419,6 +443,8 @@ run.record("a4-2d", claims=claims)
 # exactly cyclic-equivariant (the chapter checks it), so its mean prediction is the same at
 # every index however long it trains. Whatever it scores is the pipeline's false-positive
 # rate.
+#
+# **Outcome at `cpu`:** {{ outcome_a4_ex_circular }}
 # :::
 
 # %%

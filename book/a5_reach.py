@@ -40,6 +40,15 @@
 # law is linear in $\log_2$ of both axes; its prediction assumes one prediction's standard
 # deviation at the paper's network equal to ours.
 # :::
+#
+# **Run time** of this chapter: {{ cost_a5_reach }}.
+#
+# **In plain words**, at this profile (each at its own level; the {ref}`ledger` gives the final
+# verdict): the share of the side channel kept beyond one hop rises with the number of
+# normalization layers: {glue:text}`a5_layers_verdict_0`; it carries on undiminished:
+# {glue:text}`a5_layers_verdict_1`; it fades with the sequence length:
+# {glue:text}`a5_length_verdict_0`; the fitted law's prediction for paper A's own network:
+# {glue:text}`a5_law_verdict_0`.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -327,11 +336,17 @@ report.md(recorded.versus_md(paper, study, share_law, reach_verdicts.beyond_law(
 # (a5-exercises)=
 # ## Exercises
 #
+# Each exercise re-executes this chapter with other parameters and states what it costs and
+# what it retrains; predict first, then run. `make exercises EXERCISES=<label>` runs one into
+# a build folder of its own, and its solution then shows the outcome.
+#
 # :::{exercise} As many normalization layers as the paper
 # :label: a5-ex-mix
 # Add a family with seven kernel-1 blocks per block (32 normalization layers, as many as paper
 # A's network): `make chapter CHAPTER=book/a5_reach.py PARAMS='-p reach_mix 0,1,3,7'`. Predict
 # its share kept from {numref}`fig-a5-law` before you run it.
+#
+# **Cost at `cpu`:** {{ cost_a5_ex_mix }}.
 # :::
 #
 # :::{solution} a5-ex-mix
@@ -339,6 +354,8 @@ report.md(recorded.versus_md(paper, study, share_law, reach_verdicts.beyond_law(
 # Read the fitted law at $N$ = 32 on the left panel: under the multi-hop reading the point lies
 # well above the base family's; if the law is flat, the new family's share kept stays within
 # the base family's spread. Either way the new family must first pass both controls.
+#
+# **Outcome at `cpu`:** {{ outcome_a5_ex_mix }}
 # :::
 #
 # :::{exercise} A longer sequence
@@ -347,6 +364,8 @@ report.md(recorded.versus_md(paper, study, share_law, reach_verdicts.beyond_law(
 # `make chapter CHAPTER=book/a5_reach.py PARAMS='-p reach_lens 75,150,300`
 # `-p reach_len_steps 5000,12000,24000'`. What does the {ref}`Methods page <methods-symmetry>`
 # predict for its share kept?
+#
+# **Cost at `cpu`:** {{ cost_a5_ex_len }}.
 # :::
 #
 # :::{solution} a5-ex-len
@@ -355,6 +374,8 @@ report.md(recorded.versus_md(paper, study, share_law, reach_verdicts.beyond_law(
 # average over all $\ell$ positions, so the share kept should fall with $\ell$. If the longer
 # networks fail their first-hop control even at that budget, the row stays *not shown*: a
 # longer sequence makes the side channel harder to learn, not only weaker.
+#
+# **Outcome at `cpu`:** {{ outcome_a5_ex_len }}
 # :::
 
 # %%

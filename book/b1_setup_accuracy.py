@@ -48,6 +48,8 @@
 # {glue:text}`b1_run_seeds` seeds), so their accuracies are far below the paper's. What this
 # profile can test is the *comparison* between BN and no BN, not the paper's absolute numbers.
 # :::
+#
+# **Run time** of this chapter: {{ cost_b1_setup_accuracy }}.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -126,10 +128,11 @@ report.figure("fig-b1-samples", figures.sample_images(data))
 
 # %% [markdown]
 # ```{glue:figure} fig-b1-samples
-# :name: fig-b1-samples
-# :alt: The first training image of each of the ten classes, MNIST digits above and
+# ---
+# name: fig-b1-samples
+# alt: The first training image of each of the ten classes, MNIST digits above and
 #   CIFAR-10 photographs below.
-#
+# ---
 # One training image per class, MNIST (top) and CIFAR-10 (bottom), as this run reads them.
 # Drawn by `paper_b.figures.sample_images`.
 # ```
@@ -175,10 +178,11 @@ for v, ts in models.trained.items():  # runs that ended at the epoch cap, not ea
 
 # %% [markdown]
 # ```{glue:figure} fig-b1-curves
-# :name: fig-b1-curves
-# :alt: Training and validation loss and validation accuracy per epoch, BN and no BN, for
+# ---
+# name: fig-b1-curves
+# alt: Training and validation loss and validation accuracy per epoch, BN and no BN, for
 #   MNIST and CIFAR-10.
-#
+# ---
 # Training loss (solid) and validation loss (dashed) on top, validation accuracy below, one
 # line per seed; MNIST left, CIFAR-10 right. Drawn by `paper_b.figures.training_curves`.
 # ```
@@ -205,6 +209,7 @@ for ds in classify.DATASETS:
     run.glue(f"b1_acc_{ds}_bn", fmt.mean_sd(acc[ds, True], ".2%"))
     run.glue(f"b1_acc_{ds}_nobn", fmt.mean_sd(acc[ds, False], ".2%"))
     run.glue(f"b1_gap_{ds}", f"{100 * (acc[ds, True].mean() - acc[ds, False].mean()):+.2f}")
+    run.glue(f"b1_mean_acc_{ds}_bn", float(acc[ds, True].mean()))  # the intro's scale line
 
 # %% [markdown]
 # On CIFAR-10 our BN models reach {glue:text}`b1_acc_cifar10_bn` test accuracy and the no-BN
@@ -219,6 +224,12 @@ for ds in classify.DATASETS:
 #
 # (b1-verdict)=
 # ## Verdict at this profile
+#
+# In plain words, at this profile: BN's accuracy advantage on CIFAR-10 is
+# {glue:text}`b1_verdict_0`, on MNIST {glue:text}`b1_verdict_1`, and the paper's Table 1
+# values themselves are {glue:text}`b1_verdict_2`. On CIFAR-10 the comparison is the
+# paper's, confound included: the BN models train with a {glue:text}`b1_lr_ratio` times
+# larger learning rate.
 #
 # Rules fixed in `paper_b.verdicts` before looking at the numbers (listed in
 # {ref}`methods-verdicts`). The unit is the seed: the BN and the no-BN model of one seed start
@@ -243,12 +254,6 @@ report.show_verdicts("b1", ledger)
 run.record("b1-verdict", claims=ledger)
 
 # %% [markdown]
-# In plain words, at this profile: BN's accuracy advantage on CIFAR-10 is
-# {glue:text}`b1_verdict_0`, on MNIST {glue:text}`b1_verdict_1`, and the paper's Table 1
-# values themselves are {glue:text}`b1_verdict_2`. On CIFAR-10 the comparison is the
-# paper's, confound included: the BN models train with a {glue:text}`b1_lr_ratio` times
-# larger learning rate.
-#
 # What holds by construction, checked on this run's configurations ({glue:text}`b1_checks`
 # hold): the pairing the tests rely on.
 
@@ -264,12 +269,17 @@ run.record("b1-verdict", checks=checks)
 # Each exercise re-executes this chapter with other parameters (one command from the
 # repository root; chapters B2–B4 reuse these models only when they run with the same
 # parameters); predict first, then run.
+# Each exercise states what it costs and what it retrains; `make exercises
+# EXERCISES=<label>` runs it into a build folder of its own, and its solution then shows
+# the outcome.
 #
 # :::{exercise} The paper's learning rate for both
 # :label: b1-ex-lr
 # Train the no-BN VGG at the BN network's learning rate,
 # `make chapter CHAPTER=book/b1_setup_accuracy.py PARAMS='-p cifar_lr_nobn 0.001'`. Predict the
 # accuracy gap of {ref}`b1-table1`.
+#
+# **Cost at `cpu`:** {{ cost_b1_ex_lr }}.
 # :::
 #
 # :::{solution} b1-ex-lr
@@ -277,13 +287,16 @@ run.record("b1-verdict", checks=checks)
 # Chapter {ref}`b4-lr` trains exactly this cell of the 2 × 2. If the larger rate helps the
 # no-BN network as it helps the BN network, the gap shrinks; how much of the paper's gap
 # belongs to the learning rate is what {ref}`b4-lr` attributes, with a test.
+#
+# **Outcome at `cpu`:** {{ outcome_b1_ex_lr }}
 # :::
 #
 # :::{exercise} More data
 # :label: b1-ex-data
-# Predict the CIFAR-10 accuracies with twice the training images (about twice the training
-# time), `PARAMS='-p cifar_train 20000'`, and whether the BN − no-BN difference grows or
-# shrinks.
+# Predict the CIFAR-10 accuracies with twice the training images, `PARAMS='-p cifar_train
+# 20000'`, and whether the BN − no-BN difference grows or shrinks.
+#
+# **Cost at `cpu`:** {{ cost_b1_ex_data }}.
 # :::
 #
 # :::{solution} b1-ex-data
@@ -292,6 +305,8 @@ run.record("b1-verdict", checks=checks)
 # images). The difference can go either way; what the paper's Table 1 predicts is that BN stays
 # ahead. The test of {ref}`b1-verdict` grades that direction against its smallest effect of
 # interest.
+#
+# **Outcome at `cpu`:** {{ outcome_b1_ex_data }}
 # :::
 
 # %%

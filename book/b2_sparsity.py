@@ -41,6 +41,8 @@
 # trained, and there are {glue:text}`b2_run_seeds` seeds in this run, so each standard
 # deviation rests on that many values.
 # :::
+#
+# **Run time** of this chapter: {{ cost_b2_sparsity }}.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -135,10 +137,11 @@ report.figure("fig-b2-sparsity", figures.sparsity_profiles(sparsity))
 
 # %% [markdown]
 # ```{glue:figure} fig-b2-sparsity
-# :name: fig-b2-sparsity
-# :alt: Layer sparsity and average channel sparsity per conv layer, BN and no BN, for MNIST
+# ---
+# name: fig-b2-sparsity
+# alt: Layer sparsity and average channel sparsity per conv layer, BN and no BN, for MNIST
 #   and CIFAR-10.
-#
+# ---
 # Top: layer sparsity (fraction of exactly-zero activations) per conv layer; bottom: average
 # channel sparsity (fraction of images for which a channel's whole map is zero, averaged
 # over channels); MNIST left, CIFAR-10 right. Lines and bands are mean ± sd over seeds, dots
@@ -204,10 +207,11 @@ run.glue_all(
 
 # %% [markdown]
 # ```{glue:figure} fig-b2-curve
-# :name: fig-b2-curve
-# :alt: The BN-vs-no-BN layer-sparsity difference against the fraction of the epoch budget,
+# ---
+# name: fig-b2-curve
+# alt: The BN-vs-no-BN layer-sparsity difference against the fraction of the epoch budget,
 #   per seed and mean, MNIST and CIFAR-10.
-#
+# ---
 # Compute to effect: BN's effect on layer sparsity (mean over conv layers), signed the way the
 # paper states it (MNIST: no BN − BN; CIFAR-10: BN − no BN), at the kept states and for the
 # kept model; thin lines single seeds; dotted, the smallest effect of interest. Drawn by
@@ -220,6 +224,12 @@ run.glue_all(
 #
 # (b2-verdict)=
 # ## Verdict at this profile
+#
+# In plain words, at this profile: BN being less sparse on MNIST is
+# {glue:text}`b2_verdict_0`; BN being more sparse on CIFAR-10 is {glue:text}`b2_verdict_1`;
+# the paper's conclusion that sparsity has no consistent BN signature is
+# {glue:text}`b2_signature`. Exact zeros are the paper's definition; the parameter
+# `zero_threshold` re-runs the chapter counting near-zero activations too.
 #
 # Rules (`paper_b.verdicts`, listed in {ref}`methods-verdicts`), fixed up front. The unit is the
 # seed (the BN and no-BN model of a seed are paired; checked below), and each claim is one
@@ -242,12 +252,6 @@ run.record("b2-verdict", claims=ledger)
 run.glue("b2_signature", verdicts.signature_reading(ledger, verdicts.b1_ledger(models, P.profile)))
 
 # %% [markdown]
-# In plain words, at this profile: BN being less sparse on MNIST is
-# {glue:text}`b2_verdict_0`; BN being more sparse on CIFAR-10 is {glue:text}`b2_verdict_1`;
-# the paper's conclusion that sparsity has no consistent BN signature is
-# {glue:text}`b2_signature`. Exact zeros are the paper's definition; the parameter
-# `zero_threshold` re-runs the chapter counting near-zero activations too.
-#
 # What the paired tests rely on, checked on this run's configurations
 # ({glue:text}`b2_checks` hold):
 
@@ -262,12 +266,17 @@ run.record("b2-verdict", checks=checks)
 #
 # Each exercise re-executes this chapter with other parameters (one command from the
 # repository root); predict first, then run.
+# Each exercise states what it costs and what it retrains; `make exercises
+# EXERCISES=<label>` runs it into a build folder of its own, and its solution then shows
+# the outcome.
 #
 # :::{exercise} Count near-zeros
 # :label: b2-ex-threshold
 # Count an activation as zero when $|a| \le 0.01$:
 # `make chapter CHAPTER=book/b2_sparsity.py PARAMS='-p zero_threshold 0.01'`. Which variant's
 # sparsity grows more, and why?
+#
+# **Cost at `cpu`:** {{ cost_b2_ex_threshold }}.
 # :::
 #
 # :::{solution} b2-ex-threshold
@@ -276,12 +285,16 @@ run.record("b2-verdict", checks=checks)
 # post-ReLU activations have a scale set by the normalization, no-BN activations whatever the
 # weights give. The variant with the smaller scale gains more "zeros". Chapter
 # {ref}`b4-threshold` uses thresholds relative to each layer's scale for this reason.
+#
+# **Outcome at `cpu`:** {{ outcome_b2_ex_threshold }}
 # :::
 #
 # :::{exercise} Per-channel sparsity without spatial averaging
 # :label: b2-ex-channel
 # Predict the average channel sparsity with `PARAMS='-p channel_spatial_mean False'`, then run
 # it.
+#
+# **Cost at `cpu`:** {{ cost_b2_ex_channel }}.
 # :::
 #
 # :::{solution} b2-ex-channel
@@ -290,6 +303,8 @@ run.record("b2-verdict", checks=checks)
 # zero elements, and the mean over channels equals the layer sparsity exactly (every channel
 # has the same number of elements). The two panels of {numref}`fig-b2-sparsity` become the
 # same numbers.
+#
+# **Outcome at `cpu`:** {{ outcome_b2_ex_channel }}
 # :::
 
 # %%

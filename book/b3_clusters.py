@@ -45,6 +45,8 @@
 # number of classes), which the paper's {ref}`public review <methods-sources>` asks for because
 # choosing k by DBI and then reporting that DBI flatters the selected k.
 # :::
+#
+# **Run time** of this chapter: {{ cost_b3_clusters }}.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -158,10 +160,11 @@ for ds, c in verdicts.Contrast.per_dataset(clusters.class_dbi).items():
 
 # %% [markdown]
 # ```{glue:figure} fig-b3-class-dbi
-# :name: fig-b3-class-dbi
-# :alt: Class-based Davies-Bouldin index per conv layer, BN and no BN, for MNIST and
+# ---
+# name: fig-b3-class-dbi
+# alt: Class-based Davies-Bouldin index per conv layer, BN and no BN, for MNIST and
 #   CIFAR-10.
-#
+# ---
 # Class-based DBI per conv layer (lower = purer), mean ± sd over seeds; dots are seeds.
 # MNIST left, CIFAR-10 right. Drawn by `paper_b.figures.class_dbi`.
 # ```
@@ -210,10 +213,11 @@ run.glue_all(
 
 # %% [markdown]
 # ```{glue:figure} fig-b3-curve
-# :name: fig-b3-curve
-# :alt: The relative reduction of the class-based DBI with BN against the fraction of the
+# ---
+# name: fig-b3-curve
+# alt: The relative reduction of the class-based DBI with BN against the fraction of the
 #   epoch budget, per seed and mean, MNIST and CIFAR-10.
-#
+# ---
 # Compute to effect: (no BN − BN) / no BN of the class-based DBI over the deeper half of the
 # conv layers, at the kept states and for the kept model; thin lines single seeds; dotted, the
 # smallest effect of interest. Drawn by `paper_b.figures.difference_through_training`.
@@ -227,10 +231,11 @@ report.figure("fig-b3-kmeans", figures.k_means_profiles(clusters))
 
 # %% [markdown]
 # ```{glue:figure} fig-b3-kmeans
-# :name: fig-b3-kmeans
-# :alt: Per conv layer, the optimal k of k-means, the DBI at that k and the DBI at a fixed
+# ---
+# name: fig-b3-kmeans
+# alt: Per conv layer, the optimal k of k-means, the DBI at that k and the DBI at a fixed
 #   k, BN and no BN, for MNIST and CIFAR-10.
-#
+# ---
 # Top: k* (the k in {glue:text}`b3_k_range` with the lowest DBI) per layer, one dot per
 # seed, the dotted line at {glue:text}`b3_n_classes` classes. Middle: the DBI of the k*
 # partition. Bottom: the DBI of the k-means partition at the fixed k =
@@ -246,10 +251,11 @@ report.figure("fig-b3-dbi-k", figures.dbi_over_k(clusters))
 
 # %% [markdown]
 # ```{glue:figure} fig-b3-dbi-k
-# :name: fig-b3-dbi-k
-# :alt: Davies-Bouldin index of the k-means partition against k for the last conv layer,
+# ---
+# name: fig-b3-dbi-k
+# alt: Davies-Bouldin index of the k-means partition against k for the last conv layer,
 #   BN and no BN, for MNIST and CIFAR-10.
-#
+# ---
 # DBI of the k-means partition against k in the last conv layer, mean over seeds; MNIST
 # left, CIFAR-10 right. Drawn by `paper_b.figures.dbi_over_k`.
 # ```
@@ -321,6 +327,14 @@ run.glue_all("b3_noise", {
 # (b3-verdict)=
 # ## Verdict at this profile
 #
+# In plain words, at this profile: purer class clusters with BN are
+# {glue:text}`b3_verdict_0` on MNIST and {glue:text}`b3_verdict_1` on CIFAR-10; the earlier
+# arrival of k* at the number of classes is {glue:text}`b3_verdict_2`; lower DBI(k*) with BN
+# on CIFAR-10 is {glue:text}`b3_verdict_3`; the MNIST mixed result is
+# {glue:text}`b3_verdict_4`; and our fixed-k check is {glue:text}`b3_verdict_5`. On
+# CIFAR-10 every BN − no-BN difference also carries the paper's learning-rate confound
+# ({glue:text}`b3_lrs`) and, at reduced budgets, the difference in how far training got.
+#
 # Rules (`paper_b.verdicts`, listed in {ref}`methods-verdicts`), fixed up front. The unit is the
 # seed (the BN and no-BN model of a seed are paired; checked below), and each claim is one
 # pre-declared contrast per seed, tested by a $t$ test over the {glue:text}`b3_run_seeds` seeds
@@ -348,14 +362,6 @@ report.show_verdicts("b3", ledger)
 run.record("b3-verdict", claims=ledger)
 
 # %% [markdown]
-# In plain words, at this profile: purer class clusters with BN are
-# {glue:text}`b3_verdict_0` on MNIST and {glue:text}`b3_verdict_1` on CIFAR-10; the earlier
-# arrival of k* at the number of classes is {glue:text}`b3_verdict_2`; lower DBI(k*) with BN
-# on CIFAR-10 is {glue:text}`b3_verdict_3`; the MNIST mixed result is
-# {glue:text}`b3_verdict_4`; and our fixed-k check is {glue:text}`b3_verdict_5`. On
-# CIFAR-10 every BN − no-BN difference also carries the paper's learning-rate confound
-# ({glue:text}`b3_lrs`) and, at reduced budgets, the difference in how far training got.
-#
 # What the paired tests rely on, checked on this run's configurations
 # ({glue:text}`b3_checks` hold):
 
@@ -370,11 +376,16 @@ run.record("b3-verdict", checks=checks)
 #
 # Each exercise re-executes this chapter with other parameters (one command from the
 # repository root); predict first, then run.
+# Each exercise states what it costs and what it retrains; `make exercises
+# EXERCISES=<label>` runs it into a build folder of its own, and its solution then shows
+# the outcome.
 #
 # :::{exercise} Channel means instead of whole maps
 # :label: b3-ex-features
 # Represent each image by its per-channel spatial means, `PARAMS='-p cluster_features
 # channel_mean'`. Predict the class-based DBI of the early layers.
+#
+# **Cost at `cpu`:** {{ cost_b3_ex_features }}.
 # :::
 #
 # :::{solution} b3-ex-features
@@ -382,12 +393,16 @@ run.record("b3-verdict", checks=checks)
 # Averaging over space discards where a feature fires; early layers detect local patterns
 # that occur in every class, so their channel means separate classes poorly and DBI rises.
 # Deep layers, whose maps are small and class-specific, change less.
+#
+# **Outcome at `cpu`:** {{ outcome_b3_ex_features }}
 # :::
 #
 # :::{exercise} Clustering without PCA
 # :label: b3-ex-pca
 # k-means runs on 50 principal components at the `cpu` profile. Predict k* with
 # `PARAMS='-p pca_components 0'` (raw features; slower).
+#
+# **Cost at `cpu`:** {{ cost_b3_ex_pca }}.
 # :::
 #
 # :::{solution} b3-ex-pca
@@ -396,6 +411,8 @@ run.record("b3-verdict", checks=checks)
 # partitions k-means finds. With most variance in the first components, k* should change
 # little; where it changes, the k* curve is flat and k* was not well determined in the first
 # place (compare the edge share in {ref}`b4-k`).
+#
+# **Outcome at `cpu`:** {{ outcome_b3_ex_pca }}
 # :::
 
 # %%

@@ -24,6 +24,8 @@
 # localization; {ref}`a1-fig1a`) at kept states through training against the wall-clock of
 # training on this machine. The figure of merit is the slope reached per minute of training.
 # The verdicts play no part in the choice.
+#
+# **Run time** of this page: {{ cost_calibration }}.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -143,17 +145,23 @@ run.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
 # (calibration-exercises)=
 # ## Exercises
 #
+# Each exercise re-executes this chapter with other parameters and states what it costs and
+# what it retrains; predict first, then run. `make exercises EXERCISES=<label>` runs one into
+# a build folder of its own, and its solution then shows the outcome.
+#
 # :::{exercise} Another candidate
 # :label: calibration-ex-cosine
-# Add a cosine schedule to the study (five candidates, a quarter more time):
+# Add a cosine schedule to the study as a fourth candidate:
 #
 # ```bash
 # make chapter CHAPTER=book/calibration.py \
-#   PARAMS="-p cal_schedules constant,constant,onecycle,constant,cosine \
-#           -p cal_lrs 0.003,0.01,0.01,0.01,0.01 -p cal_batch_sizes 32,32,32,16,32"
+#   PARAMS="-p cal_schedules constant,constant,onecycle,cosine \
+#           -p cal_lrs 0.003,0.01,0.01,0.01 -p cal_batch_sizes 32,32,32,32"
 # ```
 #
 # Predict where it falls among the candidates.
+#
+# **Cost at `cpu`:** {{ cost_calibration_ex_cosine }}.
 # :::
 #
 # :::{solution} calibration-ex-cosine
@@ -162,6 +170,8 @@ run.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
 # like the one-cycle schedule, so expect its slope-per-minute curve close to one-cycle's.
 # The study chooses by slope per minute of training on seeds no chapter uses, so adding a
 # candidate can change the choice only if it beats the current one on that figure of merit.
+#
+# **Outcome at `cpu`:** {{ outcome_calibration_ex_cosine }}
 # :::
 
 # %%

@@ -165,10 +165,11 @@ for test in calibration.TESTS:
 
 # %% [markdown]
 # ```{glue:figure} fig-methods-oc
-# :name: fig-methods-oc
-# :alt: Detection rate against the per-index step for three tests at three noise correlation
+# ---
+# name: fig-methods-oc
+# alt: Detection rate against the per-index step for three tests at three noise correlation
 #   lengths; the span test rises from alpha, the neighbour test dips below it.
-#
+# ---
 # Operating characteristic of the three localization tests on simulated streams: fraction of
 # indices localized against the step per index (in standard errors of one mean), for noise
 # correlated over {glue:text}`m_oc_corr` indices; dotted, the level $\alpha$. Drawn by
@@ -247,10 +248,11 @@ run.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
 
 # %% [markdown]
 # ```{glue:figure} fig-methods-nulls
-# :name: fig-methods-nulls
-# :alt: Empirical distribution functions of the interior fraction and of the distance beyond R
+# ---
+# name: fig-methods-nulls
+# alt: Empirical distribution functions of the interior fraction and of the distance beyond R
 #   for simulated null networks at three shares of sequence-wide noise.
-#
+# ---
 # Null distributions of the interior fraction (left) and of the localization distance beyond
 # $R$ (right) for simulated networks that cannot localize beyond $R$: colour, the share of the
 # noise common to the whole sequence; line style, its correlation length along the sequence;
@@ -417,10 +419,11 @@ run.glue_all("m", {"draws": P.power_draws, "power5": f"{at_one[5]:.2f}",
 
 # %% [markdown]
 # ```{glue:figure} fig-methods-power
-# :name: fig-methods-power
-# :alt: Power of the seed-level t test against the SESOI in units of the seeds' standard
+# ---
+# name: fig-methods-power
+# alt: Power of the seed-level t test against the SESOI in units of the seeds' standard
 #   deviation, for four, five and six seeds; simulated points on analytic curves.
-#
+# ---
 # Power of the claims' $t$ test over seeds: the chance of a decisive verdict when the truth is
 # one SESOI beyond the SESOI, against SESOI / (standard deviation of the per-seed effect);
 # dots, simulated with `core.claims.mean_test`; lines, the noncentral $t$ distribution; dotted,

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from . import project, sphinx_launch
+from .costs import site_config
 from .project import BuildError, build_dir, chapters, html_dir, is_executed
 
 # .py: each chapter's jupytext source, offered for download beside its page
@@ -89,9 +90,10 @@ def assemble_site(profile: str, partial: bool = False) -> Path:
             (site / rel).unlink(missing_ok=True)
             continue
         _copy_if_changed(nb, site / rel, site_notebook(nb))
-    for name in ("_config.yml", "references.bib"):
-        if (project.ROOT / name).exists():
-            _copy_if_changed(project.ROOT / name, site / name)
+    # the configuration carries the pages' measured costs and exercise outcomes (:mod:`.costs`)
+    _copy_if_changed(project.ROOT / "_config.yml", site / "_config.yml", site_config(profile))
+    if (project.ROOT / "references.bib").exists():
+        _copy_if_changed(project.ROOT / "references.bib", site / "references.bib")
     toc = toc_without(missing, [f"sweeps/{p.parent.name}/page" for p in _sweep_pages(profile)])
     if not (site / "_toc.yml").exists() or (site / "_toc.yml").read_text() != toc:
         (site / "_toc.yml").write_text(toc)
