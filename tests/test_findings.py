@@ -105,3 +105,16 @@ def test_the_scale_line_states_this_build_against_the_papers():
 
 def test_the_recorded_note_says_how_to_make_a_paper_scale_record():
     assert "make paper-run" in findings.recorded_note([])
+
+
+def test_a_recorded_paper_scale_grade_sits_beside_this_builds():
+    from normbook.paper_a.recorded import CLAIM_PREFIX
+
+    q = findings.CENTRAL[0]
+    own = _claim(q.section, q.start + " ...")
+    rec = _claim("a1-paper-scale", CLAIM_PREFIX + own["claim"], verdict="refuted", scale="paper")
+    table = findings.findings_table([_record("a1_localization", own, rec)], "cpu", "A")
+    assert "at the paper's scale (recorded)" in table and "**refuted**; 0.40" in table
+    assert "paper's scale (recorded)" not in findings.findings_table(
+        [_record("a1_localization", own)], "cpu", "A"
+    )
