@@ -15,11 +15,8 @@
 # (intro)=
 # # Normalization layers inside CNNs: two papers, executed
 #
-# This book re-runs two papers about what normalization layers do inside convolutional networks,
-# grades each of their claims by a test that could come out either way, and shows the code that
-# produced every number. Paper A {cite:p}`pfrommer2025spooky`: normalization lets a CNN localize
-# positions beyond its receptive field. Paper B {cite:p}`potgieter2025batchnorm`: BatchNorm and
-# representational sparsity and class-cluster purity.
+# Two papers on normalization layers in CNNs ({ref}`intro-papers`), re-run and graded claim by
+# claim by tests that could come out either way; every number comes from the code shown.
 #
 # (intro-findings)=
 # ## Findings at a glance

@@ -123,8 +123,10 @@ def test_costs_and_outcomes_from_measured_runs(tmp_path, monkeypatch):
     subs = costs.substitutions("cpu")
     # trains: the chapter's cold run, scaled; trains nothing: its run from the cache
     assert subs["cost_a1_ex_steps"].startswith("it retrains both of the chapter's networks")
-    assert "an estimated 11 min at `cpu` (twice the chapter's measured cold run, 5 min 27 s" in subs[
-        "cost_a1_ex_steps"]  # fmt: skip
+    assert (
+        "an estimated 11 min at `cpu` (twice the chapter's measured cold run, 5 min 27 s"
+        in subs["cost_a1_ex_steps"]
+    )
     assert subs["cost_a1_ex_detector"].startswith("it retrains nothing")
     assert "about 11 s at `cpu`" in subs["cost_a1_ex_detector"]
     assert "chapter B4's learning-rate factorial trains exactly" in subs["cost_b1_ex_lr"]

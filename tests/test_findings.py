@@ -98,7 +98,7 @@ def test_the_scale_line_states_this_build_against_the_papers():
                  provenance=["CIFAR-10 train: `x.tar.gz` (UNVERIFIED copy; rebuilt from a JPEG "
                              "export)"])  # fmt: skip
     line = findings.scale_line([a1, b1], "cpu")
-    assert "sequence length 75 with 4 normalization layers" in line and "600 and 32" in line
+    assert "length 75, 4 normalization layers, 3 seeds (paper: 600, 32, 4)" in line
     assert "52%" in line and "85.99 %" in line
     assert "unverified copy of CIFAR-10 (rebuilt from JPEG)" in line
 

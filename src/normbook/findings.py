@@ -209,26 +209,24 @@ def scale_line(recs: list[dict], profile: str) -> str:
     a1 = _record(recs, "a1_localization")
     if a1:
         p = a1["params"]
-        parts.append(f"paper A's 1-D CNN at sequence length {p['seq_len']} with {p['depth']} "
-                     f"normalization layers, {len(p['seeds'])} seeds (paper: "
-                     f"{reported_a.SEQ_LEN} and {reported_a.NORM_LAYERS}, "
-                     f"{reported_a.N_SEEDS} seeds)")  # fmt: skip
+        parts.append(f"paper A's 1-D CNN at length {p['seq_len']}, {p['depth']} normalization "
+                     f"layers, {len(p['seeds'])} seeds (paper: {reported_a.SEQ_LEN}, "
+                     f"{reported_a.NORM_LAYERS}, {reported_a.N_SEEDS})")  # fmt: skip
     b1 = _record(recs, "b1_setup_accuracy")
     if b1:
         acc = b1["numbers"].get("b1_mean_acc_cifar10_bn")
         paper = reported_b.percent(reported_b.TABLE1_ACCURACY["cifar10", True])
         got = f"{acc:.0%}" if acc is not None else "–"
-        parts.append(f"paper B's CIFAR-10 VGG-16 at width {b1['params']['vgg_width']:g} reaching "
-                     f"{got} test accuracy with BatchNorm (paper: {paper})")  # fmt: skip
+        parts.append(f"paper B's CIFAR-10 VGG-16 (width {b1['params']['vgg_width']:g}) at {got} "
+                     f"test accuracy with BatchNorm (paper: {paper})")  # fmt: skip
         unverified = sorted({line.split(" ")[0] for line in b1.get("provenance", [])
                              if "UNVERIFIED" in line})  # fmt: skip
         if unverified:
             how = " (rebuilt from JPEG)" if any("JPEG" in line for line in b1["provenance"]) else ""
-            parts.append(f"an unverified copy of {' and '.join(unverified)}{how}, not the "
-                         "official archive")  # fmt: skip
+            parts.append(f"an unverified copy of {' and '.join(unverified)}{how}")
     if not parts:
         return f"**Scale.** Profile `{profile}`; no chapter has a record yet."
-    return f"**Scale.** Profile `{profile}`: " + "; ".join(parts) + "."
+    return f"**Scale** (`{profile}`): " + "; ".join(parts) + "."
 
 
 def undecided(recs: list[dict]) -> str:
