@@ -46,8 +46,10 @@ def chapter_cost(runs: dict | None, profile: str) -> str:
     cold, cached, unknown = runs.get("cold"), runs.get("cached"), runs.get("unknown")
     parts = []
     if cold:
+        # chapters share networks: in a full build one trains what the next one loads
         parts.append(f"about {duration(cold['seconds'])} cold ({cold['computed']} cache "
-                     f"entries computed: networks trained, evaluations, analyses)")  # fmt: skip
+                     f"entries computed in its last cold run, where chapters share "
+                     f"networks: alone it may compute more)")  # fmt: skip
     if cached:
         parts.append(f"{duration(cached['seconds'])} from the cache")
     if not parts and unknown:
