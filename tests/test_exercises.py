@@ -127,6 +127,10 @@ def test_costs_and_outcomes_from_measured_runs(tmp_path, monkeypatch):
         "an estimated 11 min at `cpu` (twice the chapter's measured cold run, 5 min 27 s"
         in subs["cost_a1_ex_steps"]
     )
+    # a cold run that also loaded entries (networks another chapter trained first): a lower bound
+    shared = {"a1_localization": {"cold": {"seconds": 56.0, "computed": 10, "loaded": 68}}}
+    text = exercises.planned_cost(exercises.BY_LABEL["a1-ex-steps"], shared)
+    assert "more than an estimated 1 min 52 s" in text and "also loaded 68 cache entries" in text
     assert subs["cost_a1_ex_detector"].startswith("it retrains nothing")
     assert "about 11 s at `cpu`" in subs["cost_a1_ex_detector"]
     assert "chapter B4's learning-rate factorial trains exactly" in subs["cost_b1_ex_lr"]

@@ -182,9 +182,14 @@ def _planned(ex: Exercise, timings: dict) -> str:
     head = f"it retrains {ex.trains}"
     if cold is None:
         return f"{head}; its cost, the chapter's cold run at {p}, is {NOT_MEASURED}"
-    return (f"{head}: an estimated {duration(cold['seconds'] * ex.scale)} at {p} "
+    # a cold run that also loaded entries may have reused networks other chapters trained first
+    # (a full build shares them): its time is then a lower bound
+    shared = cold.get("loaded", 0)
+    more = "more than " if shared else ""
+    reused = f", in a build where it also loaded {shared} cache entries" if shared else ""
+    return (f"{head}: {more}an estimated {duration(cold['seconds'] * ex.scale)} at {p} "
             f"({_scale_words(ex.scale)}the chapter's measured cold run, "
-            f"{duration(cold['seconds'])} "
+            f"{duration(cold['seconds'])}{reused}, "
             f"on {machine(cold)})")  # fmt: skip
 
 
