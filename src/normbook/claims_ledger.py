@@ -4,7 +4,6 @@ from the records the chapters wrote (:mod:`normbook.core.ledger`), never typed."
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
@@ -272,12 +271,6 @@ def claim_rows(recs: list[dict]) -> list[dict]:
                 }
             )
     return rows
-
-
-def chapter_label(stem: str) -> str:
-    """A chapter's short name for the table: ``a1_localization`` -> ``A1``."""
-    head = stem.split("_", 1)[0]
-    return head.upper() if re.fullmatch(r"[ab]\d", head) else stem
 
 
 def claims_table(recs: list[dict]) -> str:
