@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-BUILD := $(PY) -m normbook.core.build
+BUILD := $(PY) -m normbook.publish.build
 PROFILE ?= cpu
 CHAPTER ?=
 PARAMS ?=
@@ -32,7 +32,7 @@ $(VENV)/.installed: pyproject.toml
 book: venv
 	$(BUILD) params --write
 	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(JOBS),--jobs $(JOBS))
-	$(PY) -m normbook.core.sitecheck _build/$(PROFILE)/site/_build/html
+	$(PY) -m normbook.publish.sitecheck _build/$(PROFILE)/site/_build/html
 
 ## Open the chapters in JupyterLab as notebooks (jupytext; installs the pinned `lab` extra
 ## once): right-click a chapter's .py, Open With > Jupytext Notebook, and run it.
@@ -67,9 +67,9 @@ unit: venv
 smoke: venv
 	rm -rf _build/smoke/cache
 	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force $(if $(JOBS),--jobs $(JOBS))
-	$(PY) -m normbook.refutable smoke
-	$(PY) -m normbook.core.sitecheck _build/smoke/site/_build/html
-	$(PY) -m normbook.core.browser _build/smoke/site/_build/html
+	$(PY) -m normbook.tools.refutable smoke
+	$(PY) -m normbook.publish.sitecheck _build/smoke/site/_build/html
+	$(PY) -m normbook.publish.browser _build/smoke/site/_build/html
 
 ## Re-execute one chapter with new parameters and rebuild its page:
 ##   make chapter CHAPTER=book/a1_localization.py PARAMS='-p seq_len 200 -p norm group'
@@ -83,7 +83,7 @@ chapter: venv
 ##   make sweep CHAPTER=book/a3_which_norms.py GRID='-p group_counts 1,2,4,8,16,32'
 ##   make sweep GRID_FILE=grid.yml
 sweep: venv
-	$(PY) -m normbook.core.sweep $(if $(GRID_FILE),--grid $(GRID_FILE),$(CHAPTER) --profile $(PROFILE) $(GRID)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(PY) -m normbook.publish.sweep $(if $(GRID_FILE),--grid $(GRID_FILE),$(CHAPTER) --profile $(PROFILE) $(GRID)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 ## The book's exercises, each run as its text says (its chapter at `cpu` with its parameters)
 ## into its own build folder, _build/cpu/exercises/<label>/, sharing the cache; their measured
@@ -92,25 +92,25 @@ sweep: venv
 ## runnable one by default (hours: most retrain networks); `CHEAP=1` stops any that starts
 ## training a network. The two exercises that need an edit of the library are never run.
 exercises: venv
-	$(PY) -m normbook.exercise_runs $(if $(EXERCISES),--only $(EXERCISES)) $(if $(CHEAP),--no-training)
+	$(PY) -m normbook.tools.exercise_runs $(if $(EXERCISES),--only $(EXERCISES)) $(if $(CHEAP),--no-training)
 
 ## Training throughput of chapter A1's networks against this machine's matmul peak.
 benchmark: venv
-	$(PY) -m normbook.benchmark --profile $(PROFILE)
+	$(PY) -m normbook.tools.benchmark --profile $(PROFILE)
 
 ## Every chapter at the `paper` profile's full shape on this CPU, its counts cut to a handful:
 ## each chapter's time and peak memory, seconds per step at each paper geometry, and the
 ## estimated full `paper` time on this CPU and on a stated GPU (_build/paper-shape/report.md).
 paper-shape: venv
-	$(PY) -m normbook.paper_shape $(if $(CHAPTERS),--chapters $(CHAPTERS))
+	$(PY) -m normbook.tools.shape_run $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
 ## Chapter A1's experiment at the paper's scale on one GPU, within DEADLINE seconds (a ladder
 ## fixed in code fits the budget to it), written to results/paper/a1.json and .npz, which the
 ## book reads (commit them). A GPU machine without this environment runs the same program:
-##   PYTHONPATH=src python3 -m normbook.paperscale a1 --out results/paper --deadline 540
+##   PYTHONPATH=src python3 -m normbook.tools.paperscale a1 --out results/paper --deadline 540
 DEADLINE ?= 540
 paper-run: venv
-	$(PY) -m normbook.paperscale a1 --out results/paper --deadline $(DEADLINE)
+	$(PY) -m normbook.tools.paperscale a1 --out results/paper --deadline $(DEADLINE)
 
 ## Planned FLOPs per chapter and the estimated GPU time, without running anything:
 ##   make plan PROFILE=paper
@@ -121,4 +121,4 @@ clean:
 	rm -rf _build
 
 clean-cache: venv
-	$(PY) -m normbook.core.cache clear
+	$(PY) -m normbook.runtime.cache clear

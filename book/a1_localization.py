@@ -96,20 +96,13 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 #   [every profile: results/paper/a1.json]
 
 # %% tags=["hide-input"]
-from normbook.core import fmt, report
-from normbook.paper_a import (
-    bands,
-    equivariance,
-    figures,
-    localization,
-    recorded,
-    reported,
-    sesoi,
-    tables,
-    verdicts,
-    views,
-)
-from normbook.paper_a.sesoi import SLOPE, flat_margin
+from normbook.pages import fmt, report
+from normbook.paper_a import figures, tables, verdicts, views
+from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a.grading import recorded, sesoi
+from normbook.paper_a.grading.sesoi import SLOPE, flat_margin
+from normbook.paper_a.measures import bands, equivariance
+from normbook.paper_a.runs import localization
 from normbook.paper_a.specs import A1
 
 P, run = report.start(A1, globals())
@@ -165,10 +158,10 @@ report.figure("fig-a1-task", figures.task_example(P.seq_len, setup.radius))
 # ## Training
 #
 # Every seed's model is trained in one stacked pass (grouped convolutions; see
-# `paper_a.training.train_stack`) and cached on disk per seed, so re-running this chapter
+# `paper_a.cached.training.train_stack`) and cached on disk per seed, so re-running this chapter
 # with the same parameters does not retrain. The two stacks train side by side in `workers`
-# processes (`paper_a.localization.pretrain`), each on one thread, so the numbers do not depend on
-# `workers`.
+# processes (`paper_a.runs.localization.pretrain`), each on one thread, so the numbers do not
+# depend on `workers`.
 
 # %%
 localization.pretrain(localization.chapter_networks(setup), P.workers)
@@ -389,7 +382,7 @@ run.record("a1-verdict", claims=ledger, checks=checks)
 # {glue:text}`a1_paper_len`, {glue:text}`a1_paper_depth` normalization layers, $R$ =
 # {glue:text}`a1_paper_R`, trained for 20,000 steps and tested with
 # {glue:text}`a1_paper_n` predictions per index, a GPU's work. That experiment runs as one
-# self-contained program, `normbook.paperscale`, on a machine with only Python, torch, numpy
+# self-contained program, `normbook.tools.paperscale`, on a machine with only Python, torch, numpy
 # and scipy. It first times a few steps, then picks its budget from a ladder fixed in its code
 # (predictions per index are cut first, training steps next, seeds last) and records that choice
 # before any result exists; it trains the no-norm and InstanceNorm networks at the paper's

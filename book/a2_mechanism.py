@@ -110,19 +110,13 @@ n_test = None  # PackNorm: fresh test pairs per model [smoke 512 · cpu 8,192 ·
 transition_level = None  # accuracy that defines the transition overlap [every profile: 0.75]
 
 # %% tags=["hide-input"]
-from normbook.core import fmt, report, stats
-from normbook.paper_a import (
-    bands,
-    diagrams,
-    figures,
-    localization,
-    multihop,
-    packnorm,
-    reported,
-    sesoi,
-    tables,
-    verdicts,
-)
+from normbook.grading import stats
+from normbook.pages import fmt, report
+from normbook.paper_a import diagrams, figures, tables, verdicts
+from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a.grading import sesoi
+from normbook.paper_a.measures import bands, multihop
+from normbook.paper_a.runs import localization, packnorm
 from normbook.paper_a.specs import A2
 
 P, run = report.start(A2, globals())

@@ -94,21 +94,12 @@ bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatc
 #   [smoke [8, 64] · cpu [8, 32, 128] · paper [8, 32, 128, 512]]
 
 # %% tags=["hide-input"]
-from normbook.core import fmt, report
-from normbook.paper_a import (
-    bands,
-    batchstats,
-    equivariance,
-    figures,
-    localization,
-    reported,
-    sesoi,
-    specs,
-    tables,
-    verdicts,
-    views,
-    which_norms,
-)
+from normbook.pages import fmt, report
+from normbook.paper_a import figures, specs, tables, verdicts, views
+from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a.grading import sesoi
+from normbook.paper_a.measures import bands, equivariance
+from normbook.paper_a.runs import batchstats, localization, which_norms
 from normbook.paper_a.specs import A3
 
 P, run = report.start(A3, globals())
@@ -480,15 +471,15 @@ run.record("a3-verdict", claims=claims, checks=checks)
 # :::{exercise} Implement an ablation
 # :label: a3-ex-implement
 # Add a normalization that pools over positions but not over channels *and* uses fixed (not
-# learned) statistics: in `normbook.paper_a.norms.make_norm`, a kind `"fixed"` that subtracts
+# learned) statistics: in `normbook.paper_a.cached.norms.make_norm`, a kind `"fixed"` that subtracts
 # a constant per-channel mean. Which of this chapter's claims would it test, and what must its
 # result be?
 #
 # **Cost at `cpu`:** {{ cost_a3_ex_implement }}. To try the layer without that cost, leave
 # `norms.py` as it is: in a script of your own, build a network with `norm="none"`
-# (`paper_a.cnn.StackedCNN`), replace each entry of its `norms` list by your fixed layer, train
-# it, and test it with `paper_a.equivariance.shift_check`; no cached entry changes. Edit
-# `norms.py` only when you accept the retraining; undoing the edit restores the old code hash,
+# (`paper_a.cached.cnn.StackedCNN`), replace each entry of its `norms` list by your fixed layer,
+# train it, and test it with `paper_a.measures.equivariance.shift_check`; no cached entry changes.
+# Edit `norms.py` only when you accept the retraining; undoing the edit restores the old code hash,
 # and with it every cached entry, at no cost.
 # :::
 #
@@ -497,8 +488,8 @@ run.record("a3-verdict", claims=claims, checks=checks)
 # Fixed statistics depend on no input, so the layer is a per-channel affine map and the network
 # is translation-equivariant away from the ends: the same prediction as BatchNorm with
 # population statistics ({ref}`a3-fig6`). It is a null by construction: a unit test should
-# check exact equivariance (as `paper_a.equivariance` does), and any localization it scores is
-# a false positive of the detector.
+# check exact equivariance (as `paper_a.measures.equivariance` does), and any localization it
+# scores is a false positive of the detector.
 #
 # **Outcome at `cpu`:** {{ outcome_a3_ex_implement }}
 # :::

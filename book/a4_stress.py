@@ -34,8 +34,8 @@
 # are computed at layer $j$ over the positions whose layer-$j$ input misses the padding
 # ($[j\lfloor k/2\rfloor, \ell-1-j\lfloor k/2\rfloor]$); the receptive-field test of
 # PackNorm uses kernel `rf_pack_kernel` at chapter A2's path length; the U-Net and the 2-D
-# CNN are our own small designs (`paper_a.unet` and `paper_a.grid2d` state every choice).
-# :::
+# CNN are our own small designs (`paper_a.cached.unet` and `paper_a.cached.grid2d` state every
+# choice). :::
 #
 # **Run time** of this chapter: {{ cost_a4_stress }}.
 #
@@ -141,20 +141,13 @@ arch_schedule = None  # U-Net and 2-D CNN: learning-rate schedule [every profile
 arch_eval_batch = None  # U-Net and 2-D CNN: samples per evaluation stream batch [every profile: 32]
 
 # %% tags=["hide-input"]
-from normbook.core import fmt, report
-from normbook.paper_a import (
-    arch_runs,
-    equivariance,
-    grid2d,
-    localization,
-    packnorm,
-    sesoi,
-    stress,
-    stress_figures,
-    stress_verdicts,
-    unet,
-    views,
-)
+from normbook.pages import fmt, report
+from normbook.paper_a import views
+from normbook.paper_a.a4_stress import claims as stress_verdicts
+from normbook.paper_a.a4_stress import figures as stress_figures
+from normbook.paper_a.grading import sesoi
+from normbook.paper_a.measures import equivariance
+from normbook.paper_a.runs import arch_runs, localization, packnorm, stress
 from normbook.paper_a.specs import a1_reuse_note
 from normbook.paper_a.specs_stress import A4
 
@@ -199,7 +192,7 @@ run.record("a4-constant", checks=checks)
 #
 # Outputs for constant inputs (thin lines) and the mean prediction on noise (thick), first
 # seed, without and with normalization; grey: within $R$ of an end. Drawn by
-# `paper_a.stress_figures.constant_input`.
+# `paper_a.a4_stress.figures.constant_input`.
 # ```
 #
 # With no variation in the input, nothing positional reaches the interior: the position the
@@ -274,7 +267,7 @@ run.record("a4-interventions", claims=claims)
 #
 # Interior slope when the normalization statistics are replaced at every layer or at one
 # layer; bands: the unchanged networks and the no-norm networks (mean ± sd over seeds).
-# Drawn by `paper_a.stress_figures.interventions`.
+# Drawn by `paper_a.a4_stress.figures.interventions`.
 # ```
 #
 # {numref}`fig-a4-interventions` shows which layers carry the position: a replacement at one
@@ -312,7 +305,7 @@ run.record("a4-packnorm", claims=rows)
 # :alt: PackNorm accuracy against the overlap for chapter A2's network and kernel-1 networks.
 #
 # PackNorm accuracy against the overlap, pooled over seeds: chapter A2's network and the same
-# sweep with kernel {glue:text}`a4_rf_k`. Drawn by `paper_a.stress_figures.receptive_field_test`.
+# sweep with kernel {glue:text}`a4_rf_k`. Drawn by `paper_a.a4_stress.figures.receptive_field_test`.
 # ```
 #
 # Each network's seeds behind the pooled points, with the pooled interval
@@ -333,13 +326,13 @@ report.show_view(views.packnorm_kernels(heads, a2, P.rf_pack_kernel))
 # Paper A expects the side channel in real architectures such as the 1-D U-Net of diffusion
 # planners {cite:p}`janner2022planning`. Ours is a small one in that style (the U-Net of
 # {cite:t}`ronneberger2015unet` in one dimension: down- and up-sampling, skip connections,
-# GroupNorm; every choice is a parameter, `unet_*` and `arch_*`, and `paper_a.unet`
+# GroupNorm; every choice is a parameter, `unet_*` and `arch_*`, and `paper_a.cached.unet`
 # says why), trained on the same task, with the same two nulls. A network that down-samples
 # repeats itself under shifts of $2^{\text{levels}}$, so the detector compares indices
 # $2^{\text{levels}}$ apart.
 
 # %%
-unet_cfg = unet.UNetConfig.from_params(P)
+unet_cfg = arch_runs.unet_config(P)
 unets = arch_runs.unet_runs(unet_cfg)
 report.figure("fig-a4-unet", stress_figures.unet_predictions(unets.all))
 run.glue("a4_unet_R", unets.norm.radius)
@@ -354,7 +347,7 @@ run.record("a4-unet", claims=claims)
 #
 # Mean prediction of the U-Net ($R$ = {glue:text}`a4_unet_R`, measured exactly) with GroupNorm,
 # without normalization, and with circular padding; dashed: $R$ from each end. Drawn by
-# `paper_a.stress_figures.unet_predictions`.
+# `paper_a.a4_stress.figures.unet_predictions`.
 # ```
 
 # %% [markdown]
@@ -366,7 +359,7 @@ run.record("a4-unet", claims=claims)
 # average over the other axis.
 
 # %%
-grid_cfg = grid2d.Grid2dConfig.from_params(P)
+grid_cfg = arch_runs.grid_config(P)
 grids = arch_runs.grid_runs(grid_cfg)
 report.figure("fig-a4-2d", stress_figures.grid_predictions(grids.all))
 run.glue("a4_grid_R", grids.norm.radius)
@@ -384,7 +377,7 @@ run.record("a4-2d", claims=claims)
 # The 2-D CNN ($R$ = {glue:text}`a4_grid_R`): the profiles every axis test grades, the
 # row-coordinate output averaged over columns (left) and the column-coordinate output averaged
 # over rows (right), one line per seed, beside both nulls; dashed, $R$ from each end. Drawn by
-# `paper_a.stress_figures.grid_predictions`.
+# `paper_a.a4_stress.figures.grid_predictions`.
 # ```
 #
 # These networks trained for {glue:text}`a4_grid_steps` steps. A flat interior alone cannot

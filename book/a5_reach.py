@@ -101,17 +101,13 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 #   [every profile: results/paper/a1.json]
 
 # %%
-from normbook.core import fmt, report
-from normbook.paper_a import (
-    localization,
-    reach,
-    reach_figures,
-    reach_verdicts,
-    recorded,
-    reported,
-    sesoi,
-    views,
-)
+from normbook.pages import fmt, report
+from normbook.paper_a import views
+from normbook.paper_a.a5_reach import claims as reach_verdicts
+from normbook.paper_a.a5_reach import pages as reach_figures
+from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a.grading import recorded, sesoi
+from normbook.paper_a.runs import localization, reach
 from normbook.paper_a.specs_stress import A5
 
 P, run = report.start(A5, globals())
@@ -179,7 +175,7 @@ report.md(reach_figures.reach_table(study.reaches, sesoi.SLOPE.value, reach_verd
 # Seed-mean slope of the mean prediction over each hop band against the band's distance from
 # the end (units of $R$; log scale; hollow: not above 0 at one-sided level
 # {glue:text}`a5_alpha`, drawn at that bound; dotted: the SESOI of a slope). Drawn by
-# `paper_a.reach_figures.band_slopes`.
+# `paper_a.a5_reach.pages.band_slopes`.
 # ```
 #
 # One family at a time, with every seed's band slope beside the mean
@@ -191,7 +187,7 @@ report.show_view(views.band_slopes(study.reaches))
 # %% [markdown]
 # The table lists, per family, $k$, $d$ and the kernel-1 blocks, the budget, the band slopes
 # (seed mean ± standard error), the share of the first band's slope the second keeps (mean ±
-# sd over seeds) and the three reaches in units of $R$ (`paper_a.reach_figures.reach_table`).
+# sd over seeds) and the three reaches in units of $R$ (`paper_a.a5_reach.pages.reach_table`).
 
 # %% [markdown]
 # (a5-layers)=
@@ -295,7 +291,7 @@ run.record("a5-law", claims=rows)
 # Share of the first hop band's slope that the band beyond one hop keeps, per model, against
 # the number of normalization layers (left) and the sequence length (right), log-log, with the
 # fitted power law and its interval extended to paper A's values (dashed). Drawn by
-# `paper_a.reach_figures.law_fit`.
+# `paper_a.a5_reach.pages.law_fit`.
 # ```
 #
 # The fit: {glue:text}`a5_law`. Against the symmetry argument of the

@@ -91,17 +91,13 @@ channel_spatial_mean = None  # channel sparsity per image: average each map over
 zero_threshold = None  # |a| <= threshold counts as zero (paper: exact zeros) [every profile: 0]
 
 # %% tags=["hide-input"]
-from normbook.core import fmt, report
-from normbook.paper_b import (
-    analysis,
-    classify,
-    figures,
-    provenance,
-    reported,
-    sesoi,
-    tables,
-    verdicts,
-)
+from normbook.pages import fmt, report
+from normbook.paper_b import figures, tables, verdicts
+from normbook.paper_b.cached import analysis
+from normbook.paper_b.data import provenance
+from normbook.paper_b.grading import paper_values as reported
+from normbook.paper_b.grading import sesoi
+from normbook.paper_b.runs import classify
 from normbook.paper_b.specs import B2
 
 P, run = report.start(B2, globals())

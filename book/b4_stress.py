@@ -129,22 +129,14 @@ match_tolerance = None  # accuracy-matched: largest validation-accuracy gap a pa
 #   [smoke 0.05 · cpu 0.01 · paper 0.005]
 
 # %% tags=["hide-input"]
-from normbook.core import fmt, report
-from normbook.paper_b import (
-    analysis,
-    classify,
-    factorial,
-    figures,
-    matching,
-    null_clusters,
-    provenance,
-    sesoi,
-    stress_analyses,
-    stress_text,
-    stress_verdicts,
-    tables,
-    verdicts,
-)
+from normbook.pages import fmt, report
+from normbook.paper_b import figures, tables, verdicts
+from normbook.paper_b.b4_stress import claims as stress_verdicts
+from normbook.paper_b.b4_stress import text as stress_text
+from normbook.paper_b.cached import analysis, stress_analyses
+from normbook.paper_b.data import provenance
+from normbook.paper_b.grading import sesoi
+from normbook.paper_b.runs import classify, factorial, matching, null_clusters
 from normbook.paper_b.specs_stress import B4
 
 P, run = report.start(B4, globals())
@@ -459,7 +451,7 @@ run.glue_all("b4_m", stress_text.matched_glue(matched, m_rows))
 # {glue:text}`b4_plain_m`. The table gives each claim's grade at its own level; the
 # {ref}`ledger` the final one.
 #
-# Rules (`paper_b.verdicts`, `paper_b.stress_verdicts`, each stated in its docstring), fixed up
+# Rules (`paper_b.verdicts`, `paper_b.b4_stress.claims`, each stated in its docstring), fixed up
 # front. The unit is the seed; every claim is one $t$ test over the {glue:text}`b4_n_seeds`
 # seeds of a per-seed effect, signed so that a positive value goes the claim's way, against its
 # smallest effect of interest ({ref}`methods-sesoi`), with its {glue:text}`b4_claim_conf`
@@ -538,7 +530,7 @@ run.record("b4-verdict", checks=checks)
 # :::{exercise} Implement another index
 # :label: b4-ex-implement
 # Add the Calinski–Harabasz index (`sklearn.metrics.calinski_harabasz_score`) beside the
-# silhouette in `paper_b.stress_analyses.silhouette_stats`, with a unit test like the
+# silhouette in `paper_b.cached.stress_analyses.silhouette_stats`, with a unit test like the
 # silhouette's. Which direction would the paper's claim predict?
 #
 # **Cost at `cpu`:** {{ cost_b4_ex_implement }}.

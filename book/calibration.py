@@ -62,8 +62,11 @@ cal_batch_sizes = None  # candidate i's batch size (same samples: steps scale)
 #   [smoke [16, 16] · cpu [32, 32, 32] · paper [32, 32, 32, 16]]
 
 # %%
-from normbook.core import fmt, report
-from normbook.paper_a import bands, budget, figures, localization, tables, verdicts
+from normbook.pages import fmt, report
+from normbook.paper_a import figures, tables, verdicts
+from normbook.paper_a.calibration_page import budget
+from normbook.paper_a.measures import bands
+from normbook.paper_a.runs import localization
 from normbook.paper_a.specs import A1
 from normbook.paper_a.specs_stress import BUDGET
 
@@ -84,7 +87,7 @@ run.glue_all("cal", {"L": P.seq_len, "R": setup.radius, "d": P.depth, "n": len(c
 # proportionally more steps. The schedules are `constant`, `onecycle` {cite:p}`smith2019super`
 # (PyTorch's
 # `OneCycleLR`: warm-up to the peak over 30 % of the steps, then annealing) and `cosine`
-# (linear warm-up over 5 %, then cosine decay); see `paper_a.stacking.lr_scheduler`. At the
+# (linear warm-up over 5 %, then cosine decay); see `paper_a.cached.stacking.lr_scheduler`. At the
 # `cpu` profile the three batch-32 candidates run with one seed each, so that the whole book
 # fits its 50-minute budget on two cores; the `paper` profile adds a batch-16 candidate and a
 # second seed.
@@ -130,8 +133,9 @@ run.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
 # The minutes are measured, on a shared machine: candidates at batch size
 # {glue:text}`cal_batch` do identical arithmetic, yet their measured training times differ by up
 # to {glue:text}`cal_spread`. So each candidate is charged the mean time of its batch size
-# (`paper_a.budget.charge_by_batch_size`): within one batch size the final slope, which does not
-# depend on timing, decides the ranking, and the machine's noise enters only between batch sizes.
+# (`paper_a.calibration_page.budget.charge_by_batch_size`): within one batch size the final slope,
+# which does not depend on timing, decides the ranking, and the machine's noise enters only between
+# batch sizes.
 #
 # The table gives, per candidate, when its plateau ended (the first kept state whose mean slope
 # reached {glue:text}`cal_onset`) and how much the slope still gained over the last half of the

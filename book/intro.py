@@ -25,8 +25,9 @@
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 
 # %% tags=["remove-input"]
-from normbook import claims_ledger, findings
-from normbook.core import report
+from normbook.book_pages import intro as findings
+from normbook.book_pages import ledger as claims_ledger
+from normbook.pages import report
 
 P, run = report.start(findings.INTRO, globals())
 recs = claims_ledger.records(P.profile)

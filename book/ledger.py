@@ -33,9 +33,10 @@
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 
 # %%
-from normbook import claims_ledger
-from normbook.chapters import SPECS
-from normbook.core import claims, report
+from normbook.book_pages import ledger as claims_ledger
+from normbook.grading import claims
+from normbook.pages import report
+from normbook.publish.chapters import SPECS
 
 P, run = report.start(claims_ledger.LEDGER, globals())
 recs = claims_ledger.records(P.profile)

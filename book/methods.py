@@ -31,16 +31,23 @@ power_draws = None  # simulated designs per point of the power figure
 #   [smoke 20 · cpu 400 · paper 2,000]
 
 # %%
-from normbook import claims_ledger, methods, refutable
-from normbook.chapters import SPECS
-from normbook.core import claims, ledger, report, stats
-from normbook.paper_a import calibration, figures, localization, sesoi, stress_verdicts
-from normbook.paper_a import nulls as nulls_a
-from normbook.paper_a import reported as reported_a
+from normbook.book_pages import ledger as claims_ledger
+from normbook.book_pages import methods
+from normbook.grading import claims, ledger, stats
+from normbook.pages import report
+from normbook.paper_a import figures
 from normbook.paper_a import verdicts as verdicts_a
-from normbook.paper_b import sesoi as sesoi_b
-from normbook.paper_b import stress_verdicts as stress_verdicts_b
+from normbook.paper_a.a4_stress import claims as stress_verdicts
+from normbook.paper_a.grading import nulls as nulls_a
+from normbook.paper_a.grading import paper_values as reported_a
+from normbook.paper_a.grading import sesoi
+from normbook.paper_a.measures import detector_calibration as calibration
+from normbook.paper_a.runs import localization
 from normbook.paper_b import verdicts as verdicts_b
+from normbook.paper_b.b4_stress import claims as stress_verdicts_b
+from normbook.paper_b.grading import sesoi as sesoi_b
+from normbook.publish.chapters import SPECS
+from normbook.tools import refutable
 
 P, run = report.start(SPECS["methods"], globals())
 specs = [s for name, s in SPECS.items() if name != "methods"]
@@ -74,7 +81,7 @@ run.glue_all("m", {
 #   {glue:text}`m_seeds` seeds (the papers' four plus one); it needs a GPU and hours.
 #
 # **Paper scale, recorded.** Chapter A1's experiment at the paper's scale runs as one
-# self-contained program (`normbook.paperscale`) on a machine with a GPU and nothing but
+# self-contained program (`normbook.tools.paperscale`) on a machine with a GPU and nothing but
 # Python, torch, numpy and scipy. Its budget is fixed before any result: it times a few
 # training steps and evaluated samples on networks at seeds no chapter uses, then takes the
 # first rung of a ladder written in its code (the paper's budget; then fewer predictions per
@@ -426,7 +433,7 @@ run.glue_all("m", {"draws": P.power_draws, "power5": f"{at_one[5]:.2f}",
 # ---
 # Power of the claims' $t$ test over seeds: the chance of a decisive verdict when the truth is
 # one SESOI beyond the SESOI, against SESOI / (standard deviation of the per-seed effect);
-# dots, simulated with `core.claims.mean_test`; lines, the noncentral $t$ distribution; dotted,
+# dots, simulated with `grading.claims.mean_test`; lines, the noncentral $t$ distribution; dotted,
 # 80 %; ticks, this build's claims. Drawn by `methods.power_figure`.
 # ```
 #
@@ -466,7 +473,7 @@ report.md(methods.reconstruction_table(specs))
 #
 # Non-significance alone is never a verdict against a claim: "the claim is false" and "this
 # budget cannot tell" are different answers. One example per outcome, graded by the same
-# function the chapters call (`core.verdicts.decide`), with a SESOI of 0.05:
+# function the chapters call (`grading.verdicts.decide`), with a SESOI of 0.05:
 
 # %%
 report.md(methods.worked_examples())
@@ -535,10 +542,10 @@ report.md(methods.worked_examples())
 # (methods-sesoi)=
 # ### The smallest effects of interest
 #
-# Every SESOI the claims use, from `paper_a.sesoi` and `paper_b.sesoi`, with its reason, how many
-# of this build's claims use it, and the power of those claims' designs against it (the chance
-# of a decisive verdict when the truth is one SESOI beyond it, at the seed spread each claim
-# measured; {numref}`fig-methods-power`):
+# Every SESOI the claims use, from `paper_a.grading.sesoi` and `paper_b.grading.sesoi`, with its
+# reason, how many of this build's claims use it, and the power of those claims' designs against it
+# (the chance of a decisive verdict when the truth is one SESOI beyond it, at the seed spread each
+# claim measured; {numref}`fig-methods-power`):
 
 # %%
 report.md(methods.sesoi_table(recs))

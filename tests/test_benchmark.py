@@ -2,9 +2,9 @@
 
 import pytest
 
-from normbook import benchmark
-from normbook.paper_a.cnn import CNNConfig
-from normbook.paper_a.training import TrainConfig
+from normbook.paper_a.cached.cnn import CNNConfig
+from normbook.paper_a.cached.training import TrainConfig
+from normbook.tools import benchmark
 
 
 def test_flops_per_step_counts_forward_and_both_backward_products():
@@ -58,7 +58,7 @@ def test_rounds_must_be_positive():
 
 
 def test_the_paper_geometries_are_reported_against_the_same_peak(monkeypatch):
-    from normbook import paper_shape
+    from normbook.tools import shape_run as paper_shape
 
     rate = paper_shape.Rate("paper A: l=600", seconds_per_step=0.5, flops_per_step=2e10)
     monkeypatch.setattr(paper_shape, "paper_rates", lambda: {"paper_a": rate})

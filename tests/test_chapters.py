@@ -7,7 +7,7 @@ import re
 import jupytext
 import pytest
 
-from normbook.core import project
+from normbook.publish import project
 
 CHAPTERS = project.chapters()
 MAX_CELL_LINES = 32  # the parameters cell of the largest chapter is generated: exempt

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from normbook import exercise_runs, exercises
-from normbook.core import costs, project
+from normbook.book_pages import exercises
+from normbook.publish import costs, project
+from normbook.tools import exercise_runs
 
 BLOCK = re.compile(r"^# :::\{(exercise|solution)\}(.*?)^# :::$", re.M | re.S)
 

@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from normbook import claims_ledger, findings
+from normbook.book_pages import intro as findings
+from normbook.book_pages import ledger as claims_ledger
 
 
 def _claim(section, claim, verdict="reproduced", effect=0.4, low=0.3, high=0.5, **kw):
@@ -108,7 +109,7 @@ def test_the_recorded_note_says_how_to_make_a_paper_scale_record():
 
 
 def test_a_recorded_paper_scale_grade_sits_beside_this_builds():
-    from normbook.paper_a.recorded import CLAIM_PREFIX
+    from normbook.paper_a.grading.recorded import CLAIM_PREFIX
 
     q = findings.CENTRAL[0]
     own = _claim(q.section, q.start + " ...")

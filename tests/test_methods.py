@@ -1,10 +1,10 @@
 """The Methods page's generated tables list what the code really has."""
 
-from normbook import methods
-from normbook.chapters import SPECS
-from normbook.paper_a import nulls
+from normbook.book_pages import methods
 from normbook.paper_a import verdicts as verdicts_a
+from normbook.paper_a.grading import nulls
 from normbook.paper_b import verdicts as verdicts_b
+from normbook.publish.chapters import SPECS
 
 
 def test_rules_table_lists_every_rule_and_no_ledger():
@@ -12,7 +12,7 @@ def test_rules_table_lists_every_rule_and_no_ledger():
     for name in ("localizes_verdict", "learned", "side_channel", "at_chance"):
         assert f"paper_a.verdicts.{name}`" in text, name
     for name in ("beyond_nulls", "alive", "null_learned", "reach_test"):
-        assert f"paper_a.nulls.{name}`" in text, name
+        assert f"paper_a.grading.nulls.{name}`" in text, name
     assert "paper_a.verdicts.beyond_nulls`" not in text  # imported there, listed once
     assert "paper_b.verdicts." in text
     assert "_ledger" not in text and "Verdict`" not in text  # imported names are not rules

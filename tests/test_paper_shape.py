@@ -1,7 +1,7 @@
 """The paper-shape run cuts counts only."""
 
-from normbook import paper_shape
-from normbook.core import project
+from normbook.publish import project
+from normbook.tools import shape_run as paper_shape
 
 GEOMETRY = ("seq_len", "depth", "width", "kernel", "batch_size", "seeds", "mnist_width",
             "vgg_width", "pack_depth", "pack_width", "unet_len", "grid_size",

@@ -1,4 +1,4 @@
-"""The paper-scale runner (``normbook.paperscale``) on the CPU: at ``smoke`` shape on a Python
+"""The paper-scale runner (``normbook.tools.paperscale``) on the CPU: at ``smoke`` shape on a Python
 that has only torch, numpy and scipy, its per-seed effects equal chapter A1's; its record
 passes its schema, survives a kill and a deadline, stays small at the paper's shape; its
 ladder picks budgets from measured rates; and the book reads it (fixture: the record made
@@ -16,12 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normbook.core import project
-from normbook.core.workers import single_thread
-from normbook.paper_a import equivariance, figures, localization, recorded
+from normbook.paper_a import figures
+from normbook.paper_a.grading import recorded
+from normbook.paper_a.measures import equivariance
+from normbook.paper_a.runs import localization
 from normbook.paper_a.specs import A1
-from normbook.paperscale import a1, ladder
-from normbook.paperscale.record import MAX_BYTES, Record, RecordError, load, problems
+from normbook.publish import project
+from normbook.runtime.records import MAX_BYTES, Record, RecordError, load, problems
+from normbook.runtime.workers import single_thread
+from normbook.tools.paperscale import a1, ladder
 
 ROOT = Path(__file__).resolve().parents[1]
 # What a bare GPU machine lacks: every dependency of the book beyond torch, numpy and scipy.
@@ -62,7 +65,7 @@ def runner(out: Path, *args: str, deadline: float = 600, wait: bool = True):
     finds the repository's ``src`` and :func:`bare_site` only."""
     site = bare_site(Path(str(out) + "-site"))
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{site}"}
-    cmd = [sys.executable, "-S", "-m", "normbook.paperscale", "a1", "--out", str(out),
+    cmd = [sys.executable, "-S", "-m", "normbook.tools.paperscale", "a1", "--out", str(out),
            "--deadline", str(deadline), "--shape", "smoke", "--device", "cpu", *args]  # fmt: skip
     if not wait:
         return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -114,13 +117,15 @@ def test_the_record_passes_its_schema_and_catches_damage(record, tmp_path):
     assert data["config"]["params"] == dict(A1.resolve("smoke"))
     prov = data["provenance"]
     assert prov["device"]["type"] == "cpu" and "Mersenne" in prov["rng"]
-    assert {"paper_a.training", "paper_a.evaluation", "paperscale.a1"} <= set(prov["code"])
+    assert {"paper_a.cached.training", "paper_a.cached.evaluation", "tools.paperscale.a1"} <= set(
+        prov["code"]
+    )
     assert [p["name"] for p in data["phases"]][:2] == ["timing", "plan"]
     for k in ("ms_per_step", "tflops", "share_of_fp32_peak"):
         assert k in data["rates"]["train"]["instance, eager fp32"]
     # on the CPU both paths are the same code: the fast path agrees exactly, and is used
     assert data["rates"]["agreement"]["first_step"] == 0 and data["rates"]["agreement"]["ok"]
-    assert data["config"]["train"]["graphs"] and "paperscale.a1" in prov["computed_by"]
+    assert data["config"]["train"]["graphs"] and "tools.paperscale.a1" in prov["computed_by"]
     broken = {**data, "provenance": {k: v for k, v in prov.items() if k != "code"}}
     assert problems(broken) == ["provenance lacks 'code'"]
     assert "phase 'summary' finished but 'effects' is missing" in problems(
@@ -242,11 +247,11 @@ def test_the_book_reads_a_record_grades_it_and_draws_it(record, tmp_path):
 
 def test_a_record_made_with_other_code_says_which_modules(record, tmp_path):
     data = json.loads(record.read_text())
-    data["provenance"]["code"]["paper_a.evaluation"] = "0" * 16
+    data["provenance"]["code"]["paper_a.cached.evaluation"] = "0" * 16
     (tmp_path / "a1.json").write_text(json.dumps(data))
     (tmp_path / "a1.npz").write_bytes(record.with_suffix(".npz").read_bytes())
     rec = recorded.read(tmp_path / "a1.json")
-    assert rec.loaded.stale_modules() == ["paper_a.evaluation"]
+    assert rec.loaded.stale_modules() == ["paper_a.cached.evaluation"]
     assert "recorded with earlier code" in recorded.status_md(rec, "x")
 
 
@@ -275,7 +280,7 @@ def test_the_setup_is_the_chapters(record):
 
 
 def test_a_fast_path_that_disagrees_at_the_first_step_is_not_used():
-    from normbook.paperscale import rates
+    from normbook.tools.paperscale import rates
 
     eager = np.array([[1.0, 2.0], [0.9, 1.8]])
     assert rates.agreement(eager, eager * (1 + 1e-3))["ok"]  # TF32-sized rounding

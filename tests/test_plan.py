@@ -2,10 +2,9 @@
 
 import pytest
 
-from normbook import plan
-from normbook.chapters import SPECS
-from normbook.core import build, project
-from normbook.paper_b import factorial
+from normbook.paper_b.runs import factorial
+from normbook.publish import build, plan, project
+from normbook.publish.chapters import SPECS
 
 
 def test_a1_plan_counts_training_and_evaluation_of_both_networks():

@@ -3,8 +3,8 @@ declared one that became refutable."""
 
 import pytest
 
-from normbook import refutable
-from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, REPRODUCED
+from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, REPRODUCED
+from normbook.tools import refutable
 
 # an example declaration of the tests' own (the book's list may be empty)
 SECTION, START = "x-example", "An example claim waiting for its kept states"

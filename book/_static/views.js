@@ -1,4 +1,4 @@
-// Explorable figures (normbook.core.views): each <details class="nb-view"> holds a Vega-Lite
+// Explorable figures (normbook.pages.views): each <details class="nb-view"> holds a Vega-Lite
 // spec as JSON. The Vega bundle (vega-bundle.js, beside this file) is loaded the first time a
 // reader opens a view, so pages whose views stay closed do not pay for it; the view is then
 // drawn as SVG, with its sliders and selectors. Without JavaScript the static figure above

@@ -12,12 +12,12 @@ Three subpackages, one per concern:
   Representations* (arXiv 2501.14441): MNIST / CIFAR-10 readers, the classifiers, the
   representation metrics, and the figures and verdict rules of chapters B1-B3.
 
-Beside them, :mod:`normbook.chapters` maps each chapter to its spec, :mod:`normbook.methods`
-builds the Methods page's tables, and :mod:`normbook.paperscale` is the self-contained
-paper-scale runner (torch, numpy and scipy only) whose records chapters A1 and A5 read. A
-chapter imports from ``core`` and from its own paper's package (and, where it reads a record,
-``paperscale``); its build stamp hashes exactly those (and ``normbook/__init__.py``), so
-editing one paper never re-executes the other's chapters.
+Beside them, :mod:`normbook.publish.chapters` maps each chapter to its spec,
+:mod:`normbook.book_pages.methods` builds the Methods page's tables, and
+:mod:`normbook.tools.paperscale` is the self-contained paper-scale runner (torch, numpy and scipy
+only) whose records chapters A1 and A5 read. A chapter imports from ``core`` and from its own
+paper's package (and, where it reads a record, ``paperscale``); its build stamp hashes exactly
+those (and ``normbook/__init__.py``), so editing one paper never re-executes the other's chapters.
 """
 
 __version__ = "0.2.0"

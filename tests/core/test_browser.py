@@ -3,7 +3,7 @@ internal links to missing files or anchors. The browser run itself is part of `m
 
 from __future__ import annotations
 
-from normbook.core import browser
+from normbook.publish import browser
 
 
 def test_raw_tex_finds_unrendered_delimiters_only():

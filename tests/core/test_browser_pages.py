@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from normbook.core import browser
+from normbook.publish import browser
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which(browser.CHROMIUM) and shutil.which(browser.DRIVER))

@@ -3,7 +3,8 @@ import io
 import pytest
 import yaml
 
-from normbook.core import build, execution, param_cells, progress, project, site
+from normbook.publish import build, execution, param_cells, project, site
+from normbook.runtime import progress
 
 
 @pytest.fixture
@@ -189,11 +190,11 @@ def test_an_inner_loop_leaves_the_summary_to_the_enclosing_loop(capsys):
 
 
 def test_the_command_line_runs_as_a_module():
-    """``python -m normbook.core.build`` (what the Makefile calls) parses its arguments."""
+    """``python -m normbook.publish.build`` (what the Makefile calls) parses its arguments."""
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "normbook.core.build", "params"],
+    out = subprocess.run([sys.executable, "-m", "normbook.publish.build", "params"],
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0 and "[params]" in out.stdout, out.stderr
 
@@ -206,7 +207,7 @@ def test_pages_that_read_every_record_execute_last():
 
 
 def test_chapters_of_different_papers_alternate_in_the_side_by_side_queue():
-    from normbook.core import chapter_jobs
+    from normbook.publish import chapter_jobs
 
     chs = [c for c in project.chapters() if not project.spec_for(c).reads_ledger]
     order = chapter_jobs.interleaved(chs)
@@ -220,7 +221,7 @@ def test_chapters_of_different_papers_alternate_in_the_side_by_side_queue():
 
 
 def test_the_queue_starts_the_largest_planned_chapters_first():
-    from normbook.core import chapter_jobs
+    from normbook.publish import chapter_jobs
 
     chs = [c for c in project.chapters() if not project.spec_for(c).reads_ledger]
     order = chapter_jobs.queue(chs, "cpu")
@@ -238,7 +239,7 @@ def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatc
 
     import pytest as _pytest
 
-    from normbook.core import chapter_jobs
+    from normbook.publish import chapter_jobs
 
     script = tmp_path / "child.py"
     script.write_text(
@@ -293,7 +294,7 @@ def test_chapter_kernels_use_unix_sockets_not_ports():
     named after the kernel)."""
     import os
 
-    from normbook.core import execution
+    from normbook.publish import execution
 
     make = execution.kernel_manager()
     a, b = make(kernel_name="python3"), make(kernel_name="python3")

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.core import cache, fmt, stats
+from normbook.grading import stats
+from normbook.pages import fmt
+from normbook.runtime import cache
 
 
 def _compute(counter):
@@ -52,7 +54,7 @@ def test_corrupt_entry_is_an_error_not_a_silent_recompute():
     cache.cached("t", {"a": 1}, _compute(calls), (stats,))
     path = cache.entry_path("t", {"a": 1}, (stats,))
     (path / "arrays.npz").write_bytes(b"garbage")
-    with pytest.raises(cache.CacheError, match="normbook.core.cache clear"):
+    with pytest.raises(cache.CacheError, match="normbook.runtime.cache clear"):
         cache.cached("t", {"a": 1}, _compute(calls), (stats,))
     assert len(calls) == 1
 

@@ -7,31 +7,45 @@ import re
 
 import pytest
 
-from normbook.core import cache
+from normbook.runtime import cache
 
 # Importing every chapter's library declares every cached step.
 LIBRARIES = [
-    "normbook.paper_a.steps", "normbook.paper_a.localization", "normbook.paper_a.batchstats",
-    "normbook.paper_a.stress", "normbook.paper_a.packnorm", "normbook.paper_a.calibration",
-    "normbook.paper_a.unet", "normbook.paper_a.grid2d",
-    "normbook.paper_b.classify", "normbook.paper_b.analysis", "normbook.paper_b.stress_analyses",
-    "normbook.paper_b.projections", "normbook.methods",
+    "normbook.paper_a.cached.cache_keys",
+    "normbook.paper_a.runs.localization",
+    "normbook.paper_a.runs.batchstats",
+    "normbook.paper_a.runs.stress",
+    "normbook.paper_a.runs.packnorm",
+    "normbook.paper_a.measures.detector_calibration",
+    "normbook.paper_a.cached.unet",
+    "normbook.paper_a.cached.grid2d",
+    "normbook.paper_b.runs.classify",
+    "normbook.paper_b.cached.analysis",
+    "normbook.paper_b.cached.stress_analyses",
+    "normbook.paper_b.cached.projections",
+    "normbook.book_pages.methods",
 ]  # fmt: skip
 PRESENTATION = [
-    "normbook.paper_a.figures", "normbook.paper_a.stress_figures", "normbook.paper_a.tables",
+    "normbook.paper_a.figures", "normbook.paper_a.a4_stress.figures", "normbook.paper_a.tables",
     "normbook.paper_a.diagrams", "normbook.paper_b.figures", "normbook.paper_b.tables",
-    "normbook.paper_b.provenance", "normbook.paper_b.stress_text", "normbook.core.fmt",
-    "normbook.core.report", "normbook.claims_ledger", "normbook.methods",
-    "normbook.core.views", "normbook.paper_a.views", "normbook.paper_b.views",
-    "normbook.paper_a.recorded",
+    "normbook.paper_b.data.provenance", "normbook.paper_b.b4_stress.text", "normbook.pages.fmt",
+    "normbook.pages.report", "normbook.book_pages.ledger", "normbook.book_pages.methods",
+    "normbook.pages.views", "normbook.paper_a.views", "normbook.paper_b.views",
+    "normbook.paper_a.grading.recorded",
 ]  # fmt: skip
 # What asks for results (setups from parameters, which networks, summaries of loaded entries)
 # is not what computes them: editing it re-executes chapters from the cache.
 ORCHESTRATION = [
-    "normbook.paper_a.localization", "normbook.paper_a.batchstats", "normbook.paper_a.stress",
-    "normbook.paper_a.packnorm", "normbook.paper_a.which_norms", "normbook.paper_a.reach",
-    "normbook.paper_a.budget", "normbook.paper_a.arch_runs",
-    "normbook.paper_b.classify", "normbook.paper_b.factorial",
+    "normbook.paper_a.runs.localization",
+    "normbook.paper_a.runs.batchstats",
+    "normbook.paper_a.runs.stress",
+    "normbook.paper_a.runs.packnorm",
+    "normbook.paper_a.runs.which_norms",
+    "normbook.paper_a.runs.reach",
+    "normbook.paper_a.calibration_page.budget",
+    "normbook.paper_a.runs.arch_runs",
+    "normbook.paper_b.runs.classify",
+    "normbook.paper_b.runs.factorial",
 ]  # fmt: skip
 
 
@@ -40,8 +54,8 @@ def steps():
     for name in LIBRARIES:
         importlib.import_module(name)
     # the Methods page declares its power step when it first runs
-    cache.step("m_power", importlib.import_module("normbook.core.claims"),
-               importlib.import_module("normbook.core.seeding"))  # fmt: skip
+    cache.step("m_power", importlib.import_module("normbook.grading.claims"),
+               importlib.import_module("normbook.runtime.seeding"))  # fmt: skip
     return dict(cache.STEPS)
 
 
@@ -76,9 +90,10 @@ def test_editing_presentation_or_orchestration_changes_no_key(steps, monkeypatch
 
 @pytest.mark.parametrize(
     "function",
-    ["normbook.paper_a.stress_figures:unet_predictions", "normbook.paper_b.figures:class_dbi",
-     "normbook.paper_b.provenance:provenance_admonition", "normbook.paper_a.specs:a1_reuse_note",
-     "normbook.paper_b.stress_text:setup_glue", "normbook.paper_b.stress_verdicts:factorial_ledger",
+    ["normbook.paper_a.a4_stress.figures:unet_predictions", "normbook.paper_b.figures:class_dbi",
+     "normbook.paper_b.data.provenance:provenance_admonition",
+     "normbook.paper_a.specs:a1_reuse_note", "normbook.paper_b.b4_stress.text:setup_glue",
+     "normbook.paper_b.b4_stress.claims:factorial_ledger",
      "normbook.paper_b.verdicts:b1_ledger", "normbook.paper_a.verdicts:a1_ledger"],
 )  # fmt: skip
 def test_editing_a_figure_prose_or_verdict_function_changes_no_key(steps, monkeypatch, function):
@@ -99,14 +114,17 @@ TRAINED_LIKE_A1 = {"a_train", "a_eval", "a_batchstats", "a_intervene", "a_pack_t
 @pytest.mark.parametrize(
     "module, kinds",
     [
-        ("normbook.paper_a.training", TRAINED_LIKE_A1),
-        ("normbook.paper_a.evaluation", {"a_eval", "a_batchstats", "a_intervene"}),
-        ("normbook.paper_a.interventions", {"a_intervene"}),
-        ("normbook.paper_a.packnet", {"a_pack_train", "a_pack_eval"}),
-        ("normbook.paper_b.training", {"b_train", "b_sparsity", "b_clusters", "b_threshold"}),
-        ("normbook.paper_a.arch_common", {"a_unet_train", "a_grid2d_eval"}),
-        ("normbook.paper_a.unet", {"a_unet_train", "a_unet_eval"}),
-        ("normbook.paper_a.grid2d", {"a_grid2d_train", "a_grid2d_eval"}),
+        ("normbook.paper_a.cached.training", TRAINED_LIKE_A1),
+        ("normbook.paper_a.cached.evaluation", {"a_eval", "a_batchstats", "a_intervene"}),
+        ("normbook.paper_a.cached.interventions", {"a_intervene"}),
+        ("normbook.paper_a.cached.packnet", {"a_pack_train", "a_pack_eval"}),
+        (
+            "normbook.paper_b.cached.training",
+            {"b_train", "b_sparsity", "b_clusters", "b_threshold"},
+        ),
+        ("normbook.paper_a.cached.arch_common", {"a_unet_train", "a_grid2d_eval"}),
+        ("normbook.paper_a.cached.unet", {"a_unet_train", "a_unet_eval"}),
+        ("normbook.paper_a.cached.grid2d", {"a_grid2d_train", "a_grid2d_eval"}),
     ],
 )
 def test_editing_training_changes_its_keys(steps, monkeypatch, module, kinds):
@@ -133,11 +151,11 @@ def test_keyed_code_holds_no_presentation(steps):
 
 
 def test_run_record_lists_the_steps_a_chapter_used(steps):
-    from normbook.core import stats
+    from normbook.grading import stats
 
     s = cache.step("t_record", stats)
     s.cached({"a": 1}, lambda: cache.Entry({"x": __import__("numpy").zeros(1)}))
     used = {st.kind: (hits, new) for st, hits, new in cache.steps_used()}
-    assert used["t_record"] == (0, 1) and s.code_names == ["core.stats"]
+    assert used["t_record"] == (0, 1) and s.code_names == ["grading.stats"]
     with pytest.raises(ValueError, match="declared twice"):
         cache.step("t_record", stats, cache)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from normbook.core import claims, verdicts
-from normbook.core.claims import ClaimTest
-from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED, Control
+from normbook.grading import claims, verdicts
+from normbook.grading.claims import ClaimTest
+from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED, Control
 
 OK = Control("family", "learned", True, "")
 FAILED = Control("family", "learned", False, "")

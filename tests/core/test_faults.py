@@ -11,11 +11,11 @@ import subprocess
 import sys
 import time
 
-from normbook.core import execution, project
+from normbook.publish import execution, project
 
 CHAPTERS = ["--chapters", "a1_localization,a2_mechanism"]
 # one chapter at a time: the scenarios below kill or lock a build mid-chapter
-BOOK = [sys.executable, "-m", "normbook.core.build", "book", "--profile", "smoke", *CHAPTERS,
+BOOK = [sys.executable, "-m", "normbook.publish.build", "book", "--profile", "smoke", *CHAPTERS,
         "--jobs", "1"]  # fmt: skip
 
 

@@ -8,8 +8,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from normbook.core import figures, ledger, report, site  # noqa: E402
-from normbook.core.project import BuildError  # noqa: E402
+from normbook.grading import ledger  # noqa: E402
+from normbook.pages import figures, report  # noqa: E402
+from normbook.publish import site  # noqa: E402
+from normbook.publish.project import BuildError  # noqa: E402
 
 
 def _labelled(fig, axes):

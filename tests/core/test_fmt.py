@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from normbook.core import fmt
-from normbook.core.claims import ClaimTest
+from normbook.grading.claims import ClaimTest
+from normbook.pages import fmt
 
 NAN = math.nan
 

@@ -6,8 +6,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normbook.chapters import SPECS
-from normbook.core.params import PROFILES, ParameterError
+from normbook.publish.chapters import SPECS
+from normbook.runtime.params import PROFILES, ParameterError
 
 SCALARS = st.one_of(
     st.none(),

@@ -5,11 +5,13 @@ import json
 
 import pytest
 
-from normbook import claims_ledger
-from normbook.core import ledger, project, report
-from normbook.core.claims import ClaimTest
-from normbook.core.params import Param, Spec
-from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED, Check, Grade, Verdict
+from normbook.book_pages import ledger as claims_ledger
+from normbook.grading import ledger
+from normbook.grading.claims import ClaimTest
+from normbook.grading.verdicts import NOT_SHOWN, REFUTED, REPRODUCED, Check, Grade, Verdict
+from normbook.pages import report
+from normbook.publish import project
+from normbook.runtime.params import Param, Spec
 
 SPEC = Spec(
     chapter="a1_localization",  # a graded chapter's name, so the ledger page orders it
@@ -86,7 +88,7 @@ def test_a_page_reusing_a_chapter_finds_the_parameters_it_ran_with(ledger_root):
 
 
 def test_every_chapter_parameter_survives_its_record(ledger_root):
-    from normbook.chapters import SPECS
+    from normbook.publish.chapters import SPECS
 
     for spec in SPECS.values():
         params = spec.resolve("paper")
@@ -212,8 +214,8 @@ def test_check_records_keep_their_evidence():
 def test_a_claim_record_holds_what_re_derives_its_grade():
     import numpy as np
 
-    from normbook.core.claims import may_rise, mean_test
-    from normbook.core.verdicts import Control, decide, decide_parts
+    from normbook.grading.claims import may_rise, mean_test
+    from normbook.grading.verdicts import Control, decide, decide_parts
 
     fr = np.array([0.25, 0.5, 1.0])
     flat = np.array([[0.0] * 5, [0.01, 0.0, 0.02, 0.01, 0.0], [0.01, 0.0, 0.02, 0.01, 0.0]])

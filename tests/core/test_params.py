@@ -1,9 +1,9 @@
 import pytest
 
-from normbook.chapters import SPECS
-from normbook.core import build, project
-from normbook.core.params import Param, ParameterError, Spec
 from normbook.paper_a.specs import A1
+from normbook.publish import build, project
+from normbook.publish.chapters import SPECS
+from normbook.runtime.params import Param, ParameterError, Spec
 
 
 def test_profiles_resolve_and_cpu_keeps_the_papers_length_to_radius_ratio():

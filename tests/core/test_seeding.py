@@ -2,9 +2,9 @@
 
 import torch
 
-from normbook.chapters import SPECS
-from normbook.core import seeding
-from normbook.paper_a import packnorm
+from normbook.paper_a.runs import packnorm
+from normbook.publish.chapters import SPECS
+from normbook.runtime import seeding
 
 
 def _streams(profile):

@@ -3,7 +3,7 @@ it; links to other hosts do not."""
 
 from __future__ import annotations
 
-from normbook.core import sitecheck
+from normbook.publish import sitecheck
 
 LOCAL = """<html><head>
 <link rel="stylesheet" href="_static/theme.css">
@@ -53,7 +53,7 @@ def test_no_pages_says_how_to_build(tmp_path):
 def test_the_sphinx_extension_drops_only_thebes_scripts():
     from types import SimpleNamespace
 
-    from normbook.core import sphinx_offline
+    from normbook.publish import sphinx_offline
 
     js = SimpleNamespace
     app = SimpleNamespace(

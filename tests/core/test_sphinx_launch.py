@@ -4,7 +4,7 @@ import json
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from normbook.core import project, site, sphinx_launch
+from normbook.publish import project, site, sphinx_launch
 
 
 def test_binder_opens_the_jupytext_source():

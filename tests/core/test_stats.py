@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from normbook.core import stats
+from normbook.grading import stats
 
 
 def test_running_moments_equal_numpy_over_uneven_chunks():

@@ -7,8 +7,8 @@ import re
 import pytest
 import torch
 
-from normbook.core import site, sweep
-from normbook.core.params import ParameterError
+from normbook.publish import site, sweep
+from normbook.runtime.params import ParameterError
 
 A1 = "book/a1_localization.py"
 

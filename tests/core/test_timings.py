@@ -7,7 +7,8 @@ import os
 import pytest
 import yaml
 
-from normbook.core import costs, ledger, project, timings
+from normbook.grading import ledger
+from normbook.publish import costs, project, timings
 
 
 @pytest.fixture

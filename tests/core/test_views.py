@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from normbook.core import views
+from normbook.pages import views
 
 
 def _chart():

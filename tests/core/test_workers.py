@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from normbook.core import workers
+from normbook.runtime import workers
 
 
 def _pid_and_data(shared, i):
@@ -168,7 +168,7 @@ def test_a_kernel_computes_on_one_thread(monkeypatch):
     own OpenMP threads (measured 3-13x slower per step), so a kernel uses one thread."""
     import threadpoolctl
 
-    from normbook.core import workers as w
+    from normbook.runtime import workers as w
 
     before = torch.get_num_threads()
     try:

@@ -2,7 +2,7 @@ from dataclasses import replace
 
 import pytest
 
-from normbook.paper_a import localization
+from normbook.paper_a.runs import localization
 from normbook.paper_a.specs import A1
 
 
@@ -36,8 +36,8 @@ def synthetic_run(profile, seeds: int = 5, L: int = 75, R: int = 8, jitter: floa
 
     import numpy as np
 
-    from normbook.paper_a import detector
-    from normbook.paper_a.detector import DetectorConfig, Moments
+    from normbook.paper_a.measures import detector
+    from normbook.paper_a.measures.detector import DetectorConfig, Moments
 
     rng = np.random.default_rng(seed)
     mean = np.stack([profile(np.arange(L)) + jitter * rng.standard_normal(L) for _ in range(seeds)])

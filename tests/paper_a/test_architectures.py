@@ -4,19 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.core.claims import Rise
-from normbook.core.seeding import generators
-from normbook.paper_a import (
-    arch_common,
-    arch_runs,
-    detector,
-    grid2d,
-    localization,
-    stress_figures,
-    stress_verdicts,
-    unet,
-)
-from normbook.paper_a.task import sample_inputs
+from normbook.grading.claims import Rise
+from normbook.paper_a.a4_stress import claims as stress_verdicts
+from normbook.paper_a.a4_stress import figures as stress_figures
+from normbook.paper_a.cached import arch_common, grid2d, unet
+from normbook.paper_a.cached.task import sample_inputs
+from normbook.paper_a.measures import detector
+from normbook.paper_a.runs import arch_runs, localization
+from normbook.runtime.seeding import generators
 
 _COMMON = dict(seeds=(0, 1), steps=4, batch_size=16, lr=1e-2, schedule="onecycle",
                checkpoints=(0.5,), n_eval=128, eval_batch=32, device="cpu",
@@ -253,7 +248,7 @@ def test_chapter_a4s_configs_come_from_its_parameters_alone():
     from normbook.paper_a.specs_stress import A4
 
     P = A4.resolve("cpu", unet_activation="relu", arch_lr=3e-3, grid_kernel=5)
-    u, g = unet.UNetConfig.from_params(P), grid2d.Grid2dConfig.from_params(P)
+    u, g = arch_runs.unet_config(P), arch_runs.grid_config(P)
     assert (u.activation, u.lr, g.kernel, g.lr) == ("relu", 3e-3, 5, 3e-3)
     with pytest.raises(TypeError):
         unet.UNetConfig(seq_len=64)  # no field has a default
@@ -288,8 +283,8 @@ def test_chapter_a4_keeps_one_state_the_last_curve_fraction_by_half_the_budget()
     from normbook.paper_a.specs_stress import A4
 
     P = A4.resolve("smoke", curve_fractions=[0.125, 0.25, 0.5, 0.75])
-    u, g = unet.UNetConfig.from_params(P), grid2d.Grid2dConfig.from_params(P)
+    u, g = arch_runs.unet_config(P), arch_runs.grid_config(P)
     assert u.checkpoints == g.checkpoints == (0.5,)
     assert u.train.checkpoint_steps == [round(0.5 * u.steps)]
     none = A4.resolve("smoke", curve_fractions=[0.75])
-    assert unet.UNetConfig.from_params(none).checkpoints == ()
+    assert arch_runs.unet_config(none).checkpoints == ()

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.paper_a import batchstats, evaluation
-from normbook.paper_a.detector import Moments
+from normbook.paper_a.cached import evaluation
+from normbook.paper_a.measures.detector import Moments
+from normbook.paper_a.runs import batchstats
 
 
 class _SharedOffset(torch.nn.Module):

@@ -5,7 +5,7 @@ neighbour test it replaced fails the second property (so these tests can fail)."
 import numpy as np
 import pytest
 
-from normbook.paper_a import calibration
+from normbook.paper_a.measures import detector_calibration as calibration
 
 ALPHA = 0.1
 MC_TOLERANCE = 0.02  # Monte Carlo error of a rate over 200 x 64 correlated indices

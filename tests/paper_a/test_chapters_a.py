@@ -6,18 +6,10 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from normbook.core import verdicts as vocabulary  # noqa: E402
-from normbook.paper_a import (  # noqa: E402
-    diagrams,
-    equivariance,
-    figures,
-    localization,
-    multihop,
-    packnorm,
-    tables,
-    verdicts,
-    which_norms,
-)
+from normbook.grading import verdicts as vocabulary  # noqa: E402
+from normbook.paper_a import diagrams, figures, tables, verdicts  # noqa: E402
+from normbook.paper_a.measures import equivariance, multihop  # noqa: E402
+from normbook.paper_a.runs import localization, packnorm, which_norms  # noqa: E402
 from normbook.paper_a.specs import A2  # noqa: E402
 
 GRADES = set(vocabulary.GRADES)
@@ -135,7 +127,7 @@ def test_a3_ledger_figures_and_tables(tiny_setup):
 def test_groupnorm_with_one_group_per_channel_is_instancenorms_config(tiny_setup):
     import torch
 
-    from normbook.paper_a import norms
+    from normbook.paper_a.cached import norms
 
     setup = tiny_setup(seeds=(0,))
     assert setup.cnn("group", groups=setup.width) == setup.cnn("instance")

@@ -6,10 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.core.claims import Rise
-from normbook.core.params import ParameterError
-from normbook.paper_a import batchstats, budget, evaluation, localization, steps, verdicts
+from normbook.grading.claims import Rise
+from normbook.paper_a import verdicts
+from normbook.paper_a.cached import cache_keys as steps
+from normbook.paper_a.cached import evaluation
+from normbook.paper_a.calibration_page import budget
+from normbook.paper_a.runs import batchstats, localization
 from normbook.paper_a.specs_stress import BUDGET
+from normbook.runtime.params import ParameterError
 
 
 def test_curve_evaluates_kept_states_and_ends_at_the_trained_model(tiny_setup):

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from normbook.paper_a import detector
+from normbook.paper_a.measures import detector
 
 
 def _raw_streams():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.paper_a import localization
+from normbook.paper_a.runs import localization
 
 
 def test_configs_carry_every_knob(tiny_setup):
@@ -69,7 +69,7 @@ def test_same_seed_same_numbers(tiny_setup, tmp_path, monkeypatch):
 def test_circular_null_has_no_boundary(tiny_setup):
     """The same trained weights with circular padding: outputs move with a cyclic shift (up to
     rounding in the pooled statistics), and the cache keeps it apart from the zero-padded run."""
-    from normbook.paper_a import equivariance
+    from normbook.paper_a.measures import equivariance
 
     setup = tiny_setup(seeds=(0, 1))
     zeros = localization.localize(setup, setup.chapter_cnn, with_probes=False)
@@ -106,7 +106,7 @@ def test_the_device_native_evaluation_agrees_with_the_cpu_path(tiny_setup):
     float32 rounding of the forward pass."""
     from dataclasses import replace
 
-    from normbook.paper_a import evaluation, probes
+    from normbook.paper_a.cached import evaluation, probes
 
     setup = tiny_setup(seeds=(0, 1), n_eval=1000)
     net, _, _ = localization.trained(setup.chapter_cnn, setup.train, list(setup.seeds))

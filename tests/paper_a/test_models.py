@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.core.seeding import generators
-from normbook.paper_a import equivariance
-from normbook.paper_a.cnn import CNNConfig, StackedCNN, set_batch_eval
-from normbook.paper_a.norms import make_norm
-from normbook.paper_a.task import sample_inputs
+from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN, set_batch_eval
+from normbook.paper_a.cached.norms import make_norm
+from normbook.paper_a.cached.task import sample_inputs
+from normbook.paper_a.measures import equivariance
+from normbook.runtime.seeding import generators
 
 
 @pytest.mark.parametrize("kernel,depth", [(3, 2), (5, 4), (7, 3)])

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from normbook.paper_a import detector, multihop
-from normbook.paper_a.detector import DetectorConfig
+from normbook.paper_a.measures import detector, multihop
+from normbook.paper_a.measures.detector import DetectorConfig
 
 
 def test_hop_bounds_follow_the_recursion():

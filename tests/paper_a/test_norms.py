@@ -2,9 +2,9 @@
 
 import torch
 
-from normbook.paper_a import equivariance
-from normbook.paper_a.cnn import CNNConfig, StackedCNN, set_batch_eval
-from normbook.paper_a.norms import make_norm
+from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN, set_batch_eval
+from normbook.paper_a.cached.norms import make_norm
+from normbook.paper_a.measures import equivariance
 
 
 def test_group_norm_pools_within_groups_only():

@@ -7,9 +7,10 @@ import torch
 import torch.nn.functional as F
 from scipy import stats as sps
 
-from normbook.core import stats
-from normbook.paper_a import localization, packnet, packnorm
-from normbook.paper_a.packnet import PackConfig, PackNorm, PackTrainConfig, StackedPackNet
+from normbook.grading import stats
+from normbook.paper_a.cached import packnet
+from normbook.paper_a.cached.packnet import PackConfig, PackNorm, PackTrainConfig, StackedPackNet
+from normbook.paper_a.runs import localization, packnorm
 
 
 def _affine(norm: PackNorm, n: int) -> None:

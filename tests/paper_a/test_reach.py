@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.core.claims import mapped_estimate, mean_test
-from normbook.core.params import ParameterError
-from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, REFUTED, REPRODUCED
-from normbook.paper_a import localization, reach
-from normbook.paper_a import reach_verdicts as rv
-from normbook.paper_a.cnn import CNNConfig, StackedCNN
-from normbook.paper_a.sesoi import SHARE_GAIN
+from normbook.grading.claims import mapped_estimate, mean_test
+from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, REFUTED, REPRODUCED
+from normbook.paper_a.a5_reach import claims as rv
+from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN
+from normbook.paper_a.grading.sesoi import SHARE_GAIN
+from normbook.paper_a.runs import localization, reach
 from normbook.paper_a.specs_stress import A5
+from normbook.runtime.params import ParameterError
 
 from .conftest import synthetic_run
 

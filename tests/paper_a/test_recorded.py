@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from normbook.paper_a import reach, recorded
+from normbook.paper_a.grading import recorded
+from normbook.paper_a.runs import reach
 
 
 def _law(log2_value: float) -> reach.Law:

@@ -2,9 +2,9 @@
 
 import pytest
 
-from normbook.core.params import ParameterError
 from normbook.paper_a.specs import A1, A2, A3
 from normbook.paper_a.specs_stress import A4
+from normbook.runtime.params import ParameterError
 
 
 def test_a2_a3_derive_their_localization_settings_from_a1():

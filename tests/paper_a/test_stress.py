@@ -7,14 +7,17 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.core.claims import Rise
-from normbook.core.verdicts import NOT_SHOWN, REFUTED, REPRODUCED
-from normbook.paper_a import arch_runs, bands, interventions, stress, stress_verdicts
-from normbook.paper_a.cnn import CNNConfig, StackedCNN
-from normbook.paper_a.detector import Moments
-from normbook.paper_a.localization import Curve
-from normbook.paper_a.packnorm import Accuracy
-from normbook.paper_a.sesoi import SLOPE
+from normbook.grading.claims import Rise
+from normbook.grading.verdicts import NOT_SHOWN, REFUTED, REPRODUCED
+from normbook.paper_a.a4_stress import claims as stress_verdicts
+from normbook.paper_a.cached import interventions
+from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN
+from normbook.paper_a.grading.sesoi import SLOPE
+from normbook.paper_a.measures import bands
+from normbook.paper_a.measures.detector import Moments
+from normbook.paper_a.runs import arch_runs, stress
+from normbook.paper_a.runs.localization import Curve
+from normbook.paper_a.runs.packnorm import Accuracy
 from normbook.paper_a.specs_stress import A4
 
 
@@ -206,7 +209,7 @@ def test_receptive_field_rule_goes_every_way():
 
 
 def test_spec_refuses_impossible_geometries_before_compute():
-    from normbook.core.params import ParameterError
+    from normbook.runtime.params import ParameterError
 
     with pytest.raises(ParameterError, match="unet_len"):
         A4.resolve("smoke", unet_len=62)

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from normbook.paper_a import stacking
-from normbook.paper_a.cnn import CNNConfig
-from normbook.paper_a.training import TrainConfig, train_stack
+from normbook.paper_a.cached import stacking
+from normbook.paper_a.cached.cnn import CNNConfig
+from normbook.paper_a.cached.training import TrainConfig, train_stack
 
 CNN = CNNConfig(depth=3, width=8, kernel=5, norm="instance")
 TC = TrainConfig(seq_len=40, steps=15, batch_size=8)
@@ -80,8 +80,8 @@ def test_bad_schedule_or_checkpoint_is_refused():
 def test_rewound_steps_leave_no_trace():
     """Warm-up steps taken inside ``rewound`` (a CUDA graph's, before capture) change nothing:
     the training that follows is the one without them, number for number."""
-    from normbook.paper_a.cnn import StackedCNN
-    from normbook.paper_a.task import ramp
+    from normbook.paper_a.cached.cnn import StackedCNN
+    from normbook.paper_a.cached.task import ramp
 
     def run(warm: bool):
         torch.manual_seed(0)

@@ -6,11 +6,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from normbook.core.claims import Rise
-from normbook.core.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED, Check, Verdict
-from normbook.paper_a import bands, sesoi, verdicts
-from normbook.paper_a.packnet import PackConfig, PackTrainConfig
-from normbook.paper_a.packnorm import Accuracy, PackResult, PackSetup
+from normbook.grading.claims import Rise
+from normbook.grading.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED, Check, Verdict
+from normbook.paper_a import verdicts
+from normbook.paper_a.cached.packnet import PackConfig, PackTrainConfig
+from normbook.paper_a.grading import sesoi
+from normbook.paper_a.measures import bands
+from normbook.paper_a.runs.packnorm import Accuracy, PackResult, PackSetup
 
 
 def _curve(run, fractions=(0.25, 0.5)):

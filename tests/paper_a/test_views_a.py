@@ -7,7 +7,7 @@ from types import SimpleNamespace as NS
 import numpy as np
 
 from normbook.paper_a import views
-from normbook.paper_a.detector import Moments
+from normbook.paper_a.measures.detector import Moments
 
 
 def _run(name, m=2, length=12, shift=0.0):

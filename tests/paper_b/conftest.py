@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from normbook.paper_b import classify
-from normbook.paper_b.classify import ClassifierConfig, Models, Splits
+from normbook.paper_b.runs import classify
+from normbook.paper_b.runs.classify import ClassifierConfig, Models, Splits
 
 
 def _synthetic_full(n_train=400, n_test=120, seed=0, dataset="mnist") -> Splits:

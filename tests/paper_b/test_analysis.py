@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import davies_bouldin_score
 
-from normbook.paper_b import analysis as ra
-from normbook.paper_b import classify, convnets
-from normbook.paper_b import representations as rep
+from normbook.paper_b.cached import analysis as ra
+from normbook.paper_b.cached import convnets
+from normbook.paper_b.cached import representations as rep
+from normbook.paper_b.runs import classify
 from normbook.paper_b.specs import B2, B3
 
 

@@ -10,8 +10,9 @@ import pytest
 import torch
 from torch import nn
 
-from normbook.paper_b import analysis, classify, training
-from normbook.paper_b.classify import Models, Variant
+from normbook.paper_b.cached import analysis, training
+from normbook.paper_b.runs import classify
+from normbook.paper_b.runs.classify import Models, Variant
 from normbook.paper_b.specs import B1
 
 

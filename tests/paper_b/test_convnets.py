@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from normbook.paper_b.convnets import VGG16, build, capture_activations, geometry
+from normbook.paper_b.cached.convnets import VGG16, build, capture_activations, geometry
 
 
 def _x(n=5, c=1, seed=0):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normbook.paper_b import data_files, datasets, provenance
+from normbook.paper_b.data import data_files, datasets, provenance
 
 REPO = Path(__file__).resolve().parents[2]
 

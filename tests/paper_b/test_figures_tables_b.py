@@ -7,7 +7,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from normbook.paper_b import analysis, figures, tables
+from normbook.paper_b import figures, tables
+from normbook.paper_b.cached import analysis
 
 
 @pytest.fixture

@@ -9,9 +9,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from normbook.core import cache
-from normbook.paper_b import classify, matching, stress_verdicts, training
+from normbook.paper_b.b4_stress import claims as stress_verdicts
+from normbook.paper_b.cached import training
+from normbook.paper_b.runs import classify, matching
 from normbook.paper_b.specs import B1
+from normbook.runtime import cache
 
 
 @pytest.fixture(scope="module")

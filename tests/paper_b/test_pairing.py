@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 import torch
 
-from normbook.paper_b import classify
+from normbook.paper_b.runs import classify
 from normbook.paper_b.specs import B1
 
 

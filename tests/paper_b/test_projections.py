@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from normbook.paper_b import projections, views
+from normbook.paper_b import views
+from normbook.paper_b.cached import projections
 
 
 def test_projections_and_their_view(tiny_models, tmp_path, monkeypatch):

@@ -7,8 +7,8 @@ import pytest
 from sklearn.datasets import make_blobs
 from sklearn.metrics import davies_bouldin_score
 
-from normbook.paper_b import null_clusters
-from normbook.paper_b import representations as rep
+from normbook.paper_b.cached import representations as rep
+from normbook.paper_b.runs import null_clusters
 
 
 def test_layer_sparsity_known_values():

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from normbook.core.claims import ALPHA
-from normbook.core.params import ParameterError
+from normbook.grading.claims import ALPHA
 from normbook.paper_b.specs import B1, B2, B3
 from normbook.paper_b.specs_stress import B4
+from normbook.runtime.params import ParameterError
 
 
 def test_training_parameters_shared_by_all_part_b_chapters():

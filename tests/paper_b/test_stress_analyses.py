@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import silhouette_score
 
-from normbook.core import cache
-from normbook.paper_b import analysis, classify, convnets, stress_analyses
-from normbook.paper_b import representations as rep
+from normbook.paper_b.cached import analysis, convnets, stress_analyses
+from normbook.paper_b.cached import representations as rep
+from normbook.paper_b.runs import classify
+from normbook.runtime import cache
 
 
 @pytest.fixture(scope="module")

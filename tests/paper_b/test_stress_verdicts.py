@@ -8,17 +8,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from normbook.core.claims import mean_test, t_interval
-from normbook.core.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED
-from normbook.paper_b import (
-    analysis,
-    classify,
-    factorial,
-    stress_analyses,
-    stress_text,
-    stress_verdicts,
-)
-from normbook.paper_b.sesoi import ACCURACY
+from normbook.grading.claims import mean_test, t_interval
+from normbook.grading.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED
+from normbook.paper_b.b4_stress import claims as stress_verdicts
+from normbook.paper_b.b4_stress import text as stress_text
+from normbook.paper_b.cached import analysis, stress_analyses
+from normbook.paper_b.grading.sesoi import ACCURACY
+from normbook.paper_b.runs import classify, factorial
 
 SEEDS5 = np.array([0.0, 0.01, -0.01, 0.02, -0.02])  # seed-to-seed jitter
 

@@ -11,17 +11,20 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from normbook.core.claims import ALPHA
-from normbook.core.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED
-from normbook.paper_b import analysis, classify, reported, verdicts
-from normbook.paper_b.analysis import (
+from normbook.grading.claims import ALPHA
+from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED
+from normbook.paper_b import verdicts
+from normbook.paper_b.cached import analysis
+from normbook.paper_b.cached.analysis import (
     ClusterConfig,
     Clusters,
     Sparsity,
     SparsityConfig,
     TrainingCurves,
 )
-from normbook.paper_b.sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE, SPARSITY
+from normbook.paper_b.grading import paper_values as reported
+from normbook.paper_b.grading.sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE, SPARSITY
+from normbook.paper_b.runs import classify
 
 # seed-to-seed spread of 5 seeds, BN and no BN (paired differences vary by at most 0.015)
 JITTER = {

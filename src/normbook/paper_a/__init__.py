@@ -12,5 +12,5 @@ and 2-D CNN (:mod:`.arch_common`, :mod:`.unet`, :mod:`.grid2d`, their runs in
 :mod:`.arch_runs`), :mod:`.reach` (chapter A5's), :mod:`.figures`, :mod:`.diagrams`,
 :mod:`.tables`, :mod:`.verdicts`, :mod:`.reported` (the paper's own numbers), :mod:`.recorded`
 (chapter A1's recorded paper-scale run, read and graded);
-(:mod:`normbook.benchmark` times stacked training.)
+(:mod:`normbook.tools.benchmark` times stacked training.)
 """

@@ -1,7 +1,8 @@
 """Fig. 2 of paper A, redrawn from the text: the hypothesized message passing (matplotlib only).
 
 Panel (a) is a schematic of one hop at one depth; panel (b) draws the reach that hopping can
-explain, per depth, from :mod:`normbook.paper_a.multihop` for the chapter's kernel and depth.
+explain, per depth, from :mod:`normbook.paper_a.measures.multihop` for the chapter's kernel and
+depth.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from ..core.figures import COLUMN_IN, TEXT_PT
-from .figures import hop_curves
+from normbook.pages.figures import COLUMN_IN, TEXT_PT
+from normbook.paper_a.figures import hop_curves
 
 _NOISE, _PAD, _SHARED = "0.55", "white", "#E69F00"
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..core import stats
-from ..core.figures import NORM_COLORS, canvas, running_mean, shared_legend
-from ..core.seeding import generators
-from . import multihop, reported
-from .packnet import generator, sample_pair
-from .packnorm import PackResult
-from .task import ramp, sample_inputs
-from .which_norms import METRICS, EvalBatchSweep, GroupSweep, NullLevel
+from normbook.grading import stats
+from normbook.pages.figures import NORM_COLORS, canvas, running_mean, shared_legend
+from normbook.paper_a.cached.packnet import generator, sample_pair
+from normbook.paper_a.cached.task import ramp, sample_inputs
+from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a.measures import multihop
+from normbook.paper_a.runs.packnorm import PackResult
+from normbook.paper_a.runs.which_norms import METRICS, EvalBatchSweep, GroupSweep, NullLevel
+from normbook.runtime.seeding import generators
 
 
 def color(run) -> str:

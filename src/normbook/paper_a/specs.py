@@ -7,12 +7,12 @@ them, the Methods page lists them, and a reader can change them.
 
 from __future__ import annotations
 
-from ..core.devices import DEVICES
-from ..core.params import Param, Spec, curve_fractions_error, profiles
-from . import reported
-from .detector import TESTS
-from .norms import BATCH_EVAL_MODES, NORM_KINDS
-from .stacking import SCHEDULES
+from normbook.paper_a.cached.norms import BATCH_EVAL_MODES, NORM_KINDS
+from normbook.paper_a.cached.stacking import SCHEDULES
+from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a.measures.detector import TESTS
+from normbook.runtime.devices import DEVICES
+from normbook.runtime.params import Param, Spec, curve_fractions_error, profiles
 
 PACKAGES = ("paper_a",)
 

@@ -5,8 +5,9 @@ A5's reach study. They derive their localization knobs from A1's profiles (:mod:
 
 from __future__ import annotations
 
-from ..core.params import Param, Spec
-from .specs import (
+from normbook.paper_a.cached.stacking import SCHEDULES
+from normbook.paper_a.cached.unet import ACTIVATIONS, DOWNS, UPS
+from normbook.paper_a.specs import (
     A1,
     A2_PROFILES,
     LOCALIZATION_PARAMS,
@@ -24,8 +25,7 @@ from .specs import (
     _pack_geometry,
     _pack_overlaps,
 )
-from .stacking import SCHEDULES
-from .unet import ACTIVATIONS, DOWNS, UPS
+from normbook.runtime.params import Param, Spec
 
 # ----------------------------------------------------------------------------- budget calibration
 # The page that chose chapter A1's schedule, learning rate and batch size: A1's geometry and
@@ -189,8 +189,8 @@ def _rf_heads(P) -> str | None:
 
 def _architectures(P) -> str | None:
     """The U-Net and 2-D CNN configs check themselves (one place for their rules)."""
-    from .grid2d import Grid2dConfig
-    from .unet import UNetConfig
+    from normbook.paper_a.cached.grid2d import Grid2dConfig
+    from normbook.paper_a.cached.unet import UNetConfig
 
     for name, prefix, cls in (("U-Net", "unet", UNetConfig), ("2-D CNN", "grid", Grid2dConfig)):
         try:
@@ -222,8 +222,8 @@ _STRESS = {
 }  # fmt: skip
 
 # The U-Net's and 2-D CNN's choices, the same at every profile (piloted at cpu; see
-# paper_a.unet and grid2d): Janner's growth and activation, avgpool/nearest re-sampling, one-cycle
-# Adam at peak 1e-2 (a constant rate left the U-Nets' interior prediction flat).
+# paper_a.cached.unet and grid2d): Janner's growth and activation, avgpool/nearest re-sampling,
+# one-cycle Adam at peak 1e-2 (a constant rate left the U-Nets' interior prediction flat).
 _ARCH = dict(unet_growth=2, unet_blocks=1, unet_kernel=3, unet_activation="mish",
              unet_down="avgpool", unet_up="nearest", grid_kernel=3, arch_batch_size=16,
              arch_lr=1e-2, arch_schedule="onecycle", arch_eval_batch=32)  # fmt: skip

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..core.fmt import join, num, table
-from . import batchstats
-from .equivariance import Equivariance
-from .multihop import HopComparison
-from .packnorm import PackResult
-from .which_norms import BatchNormRuns, EvalBatchSweep, GroupSweep, NullLevel
+from normbook.pages.fmt import join, num, table
+from normbook.paper_a.measures.equivariance import Equivariance
+from normbook.paper_a.measures.multihop import HopComparison
+from normbook.paper_a.runs import batchstats
+from normbook.paper_a.runs.packnorm import PackResult
+from normbook.paper_a.runs.which_norms import BatchNormRuns, EvalBatchSweep, GroupSweep, NullLevel
 
 # why a table's R² shows "–" (a dead network's fit against the ramp has no R²)
 NO_R2 = ("a network whose mean prediction is the same at every index (a dead network) "
@@ -179,8 +179,8 @@ def eval_batch(sweep: EvalBatchSweep, seeds: list[int]) -> str:
 
 def budget(results) -> str:
     """The budget calibration: one row per candidate (:mod:`.budget`)."""
-    from .budget import ONSET
-    from .verdicts import late_gain
+    from normbook.paper_a.calibration_page.budget import ONSET
+    from normbook.paper_a.verdicts import late_gain
 
     rows = []
     for r in results:

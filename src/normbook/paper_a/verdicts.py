@@ -3,7 +3,7 @@ construction.
 
 Every claim is one test, fixed before looking at the numbers, whose unit is an independently
 trained network, against the claim's smallest effect of interest (:mod:`.sesoi`), graded by
-:func:`normbook.core.verdicts.decide`. "Localizes" always means: a per-seed slope of the mean
+:func:`normbook.grading.verdicts.decide`. "Localizes" always means: a per-seed slope of the mean
 prediction beats *both* nulls, measured the same way, by at least the SESOI (paired t tests,
 an intersection-union test: every null must be beaten). The nulls are the no-normalization
 network of the same architecture and seed, and the same trained network evaluated with
@@ -25,21 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.claims import (
-    inside_band,
-    may_rise,
-    mean_test,
-    paired,
-    rank_trend,
-    within,
-)
-from ..core.fmt import join
-from ..core.verdicts import BY_SYMMETRY, Check, Control, Verdict, decide
-from . import bands, multihop, reported
-from .batchstats import boundary_fractions
-from .equivariance import SHIFT_TOLERANCE
-from .late import late_gain, reach_rising, rising, transition_rising  # noqa: F401
-from .nulls import (  # noqa: F401  (re-exported: the chapters and tests read them here)
+from normbook.grading.claims import inside_band, may_rise, mean_test, paired, rank_trend, within
+from normbook.grading.verdicts import BY_SYMMETRY, Check, Control, Verdict, decide
+from normbook.pages.fmt import join
+from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a.grading.late import late_gain, reach_rising, rising, transition_rising  # noqa: F401
+from normbook.paper_a.grading.nulls import (  # noqa: F401  (re-exported: the chapters and tests read them here)
     NULL_CIRCULAR,
     NULL_NONE,
     _kept_seeds,
@@ -51,7 +42,7 @@ from .nulls import (  # noqa: F401  (re-exported: the chapters and tests read th
     reach_test,
     slope_beyond_nulls,
 )
-from .sesoi import (
+from normbook.paper_a.grading.sesoi import (
     BOUNDARY_GAP,
     CHANCE_MARGIN,
     FADED,
@@ -61,6 +52,9 @@ from .sesoi import (
     TREND,
     flat_margin,
 )
+from normbook.paper_a.measures import bands, multihop
+from normbook.paper_a.measures.equivariance import SHIFT_TOLERANCE
+from normbook.paper_a.runs.batchstats import boundary_fractions
 
 CHECK_LEVEL = 1e-3  # a control at chance "fails" only when its binomial p falls below this
 CYCLIC_TOLERANCE = 1e-4  # float rounding in pooled statistics under a cyclic shift
@@ -155,7 +149,7 @@ def cyclic_null(name: str, max_change: np.ndarray) -> Check:
 
 def flat_interior(what: str, slopes, se) -> Verdict:
     """(ours) Where symmetry makes every interior index equivalent, the interior slope is 0;
-    graded as an equivalence claim (:func:`normbook.core.claims.within`): the mean slope over
+    graded as an equivalence claim (:func:`normbook.grading.claims.within`): the mean slope over
     seeds lies within ± the slope SESOI, so that a slope too noisy to tell from 0 is "not
     shown", never "flat". More training cannot tilt a symmetric network's expectation
     (``rising=False``). A family of its own (``BY_SYMMETRY``): its near-certain p-values would

@@ -1,4 +1,4 @@
-"""Paper A's explorable figures (:mod:`normbook.core.views`): each is drawn from results a
+"""Paper A's explorable figures (:mod:`normbook.pages.views`): each is drawn from results a
 chapter already computed, and sits under the static figure it explores."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ..core.views import View, round_floats, view
-from .sesoi import SLOPE
-from .task import ramp
+from normbook.pages.views import View, round_floats, view
+from normbook.paper_a.cached.task import ramp
+from normbook.paper_a.grading.sesoi import SLOPE
 
 _SEED_ALL = "every seed"
 

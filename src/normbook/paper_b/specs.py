@@ -1,4 +1,4 @@
-"""Parameter specs of the Part B chapters (registered in normbook.chapters.SPECS).
+"""Parameter specs of the Part B chapters (registered in normbook.publish.chapters.SPECS).
 
 All three chapters share the training knobs (same profile values), so B2 and B3 load the
 models B1 trained from the experiment cache. Knobs marked ``reconstruction=True`` are our
@@ -7,9 +7,9 @@ choices where the paper is silent, or reductions for the ``smoke`` / ``cpu`` bud
 
 from __future__ import annotations
 
-from ..core.params import Param, Spec, curve_fractions_error, profiles
-from . import reported
-from .datasets import TRAIN_SIZE
+from normbook.paper_b.data.datasets import TRAIN_SIZE
+from normbook.paper_b.grading import paper_values as reported
+from normbook.runtime.params import Param, Spec, curve_fractions_error, profiles
 
 TRAIN_PARAMS = [
     Param(

@@ -1,12 +1,11 @@
-"""Parameter specs of chapter B4, the stress tests (registered in normbook.chapters.SPECS):
+"""Parameter specs of chapter B4, the stress tests (registered in normbook.publish.chapters.SPECS):
 the knobs of the 2 x 2, the thresholds, the silhouettes, held-out images and the
 accuracy-matched comparison, on top of chapters B1-B3's (:mod:`.specs`)."""
 
 from __future__ import annotations
 
-from ..core.params import Param, Spec, profiles
-from . import reported
-from .specs import (
+from normbook.paper_b.grading import paper_values as reported
+from normbook.paper_b.specs import (
     _TRAIN_CHECKS,
     B1,
     B2,
@@ -22,6 +21,7 @@ from .specs import (
     _k_range,
     _merge,
 )
+from normbook.runtime.params import Param, Spec, profiles
 
 STRESS_PARAMS = [
     Param(

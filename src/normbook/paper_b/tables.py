@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats as sps
 
-from ..core.fmt import bracket, mean_sd, table
-from ..core.stats import CONFIDENCE
-from . import convnets, reported
-from .analysis import Clusters, Sparsity
-from .classify import DATASETS, ClassifierConfig, Models, Variant, bn_label
+from normbook.grading.stats import CONFIDENCE
+from normbook.pages.fmt import bracket, mean_sd, table
+from normbook.paper_b.cached import convnets
+from normbook.paper_b.cached.analysis import Clusters, Sparsity
+from normbook.paper_b.grading import paper_values as reported
+from normbook.paper_b.runs.classify import DATASETS, ClassifierConfig, Models, Variant, bn_label
 
 MODEL_NAMES = {"mnist": "standard CNN", "cifar10": "VGG-16"}
 

@@ -8,9 +8,9 @@ one pre-declared contrast per seed (the mean over all conv layers, the mean over
 half, the last layer, or the layer where k* settles): the effect, signed so that a positive
 value goes the claim's way and, for Davies-Bouldin indices, relative to the no-BN value, is
 tested against the claim's smallest effect of interest (:mod:`.sesoi`) by a one-sample t test
-over seeds (:func:`normbook.core.claims.mean_test`), and graded by
-:func:`normbook.core.verdicts.decide`. A claim with several parts (datasets, learning rates,
-thresholds) grades each part and combines them (:func:`normbook.core.verdicts.decide_parts`):
+over seeds (:func:`normbook.grading.claims.mean_test`), and graded by
+:func:`normbook.grading.verdicts.decide`. A claim with several parts (datasets, learning rates,
+thresholds) grades each part and combines them (:func:`normbook.grading.verdicts.decide_parts`):
 every part reproduced, *reproduced*; some, *partly reproduced*, naming which. Layers are never
 counted as if they were independent: per-layer differences are description only.
 
@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.claims import ClaimTest, inside_band
-from ..core.fmt import mean_sd, sci
-from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
+from normbook.grading.claims import ClaimTest, inside_band
+from normbook.grading.verdicts import (  # noqa: F401  (the vocabulary, re-exported for the chapters)
     NOT_SHOWN,
     NOT_TESTABLE,
     PARTLY,
@@ -43,10 +42,10 @@ from ..core.verdicts import (  # noqa: F401  (the vocabulary, re-exported for th
     decide_parts,
     sesoi_phrase,
 )
-from . import reported
-from .analysis import Clusters, Sparsity, TrainingCurves
-from .classify import DATASETS, Models, split_key
-from .rules import (  # noqa: F401  (re-exported: the chapters read the rules through verdicts)
+from normbook.pages.fmt import mean_sd, sci
+from normbook.paper_b.cached.analysis import Clusters, Sparsity, TrainingCurves
+from normbook.paper_b.grading import paper_values as reported
+from normbook.paper_b.grading.rules import (  # noqa: F401  (re-exported: the chapters read the rules through verdicts)
     DATASET_NAMES,
     Contrast,
     accuracy_curve,
@@ -64,13 +63,14 @@ from .rules import (  # noqa: F401  (re-exported: the chapters read the rules th
     signed,
     val_acc_at,
 )
-from .sesoi import ACCURACY, DBI, SETTLE, SPARSITY
+from normbook.paper_b.grading.sesoi import ACCURACY, DBI, SETTLE, SPARSITY
+from normbook.paper_b.runs.classify import DATASETS, Models, split_key
 
 
 def table1(acc, profile: str, rising: bool | None) -> tuple[Grade, ClaimTest, list]:
     """Table 1 (a comparison with the paper's values, not a hypothesis test): for BN and for
     no BN, the t interval of our mean test accuracy over seeds against the paper's value
-    ± ``reported.TABLE1_TOLERANCE`` (:func:`normbook.core.claims.inside_band`): each inside
+    ± ``reported.TABLE1_TOLERANCE`` (:func:`normbook.grading.claims.inside_band`): each inside
     its band, reproduced; wholly outside, refuted, unless the accuracies may still be rising
     (``rising``: some network stopped at its epoch cap, not by the early-stopping rule). Not
     testable at any profile but ``paper``: smaller networks trained on fewer images cannot test

@@ -1,4 +1,4 @@
-"""Paper B's explorable figures (:mod:`normbook.core.views`), drawn from results chapter B3
+"""Paper B's explorable figures (:mod:`normbook.pages.views`), drawn from results chapter B3
 computed."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ..core.views import View, round_floats, view
-from .training import bn_label
+from normbook.pages.views import View, round_floats, view
+from normbook.paper_b.cached.training import bn_label
 
 
 def layer_projections(projs, class_dbi: dict, dataset: str) -> View:

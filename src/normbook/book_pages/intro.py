@@ -1,0 +1,298 @@
+"""The intro's "Findings at a glance": each paper's central claims, with the verdict this build's
+chapters recorded (read from the ledger, never typed), the scale they were graded at, how many
+claims are undecided and what would decide them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from normbook.book_pages.ledger import (
+    ORIGINS,
+    _num,
+    group,
+    group_name,
+    missing,
+    needs,
+    opposite_sign,
+    origin,
+    section_title,
+)
+from normbook.grading import ledger
+from normbook.grading.verdicts import NOT_SHOWN, REFUTED
+from normbook.pages.fmt import table
+from normbook.paper_a.grading import paper_values as reported_a
+from normbook.paper_a.grading.recorded import BARE_COMMAND, COMMAND
+from normbook.paper_a.grading.recorded import CLAIM_PREFIX as PAPER_SCALE
+from normbook.paper_b.grading import paper_values as reported_b
+from normbook.runtime.params import Spec
+
+INTRO = Spec(
+    chapter="intro",
+    params=[],
+    profiles={"smoke": {}, "cpu": {}, "paper": {}},
+    packages=("claims_ledger", "findings"),
+    reads_ledger=True,
+)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A central claim of a paper, as a reader's question, and the ledger row that answers it:
+    (section label, the start of the claim's text as the chapter words it)."""
+
+    paper: str
+    text: str
+    section: str
+    start: str
+
+
+CENTRAL = (
+    Question("A", "Can normalization let a CNN localize beyond its receptive field?",
+             "a1-verdict", "With instance: the interior mean prediction"),
+    Question("A", "Is the whole sequence localized (the paper's Fig. 1a)?",
+             "a1-verdict", "With instance: the mean prediction beyond one hop"),
+    Question("A", "Does localization grow with the number of GroupNorm groups?",
+             "a3-verdict", "GroupNorm with G < C: the interior slope rises"),
+    Question("A", "Does BatchNorm with minibatch statistics localize too?",
+             "a3-verdict", "BatchNorm with minibatch statistics at inference"),
+    Question("A", "Does the side channel run through the normalization statistics?",
+             "a4-interventions", "Statistics of the interior alone"),
+    Question("A", "Does PackNorm's overlap transition measure the receptive field?",
+             "a4-packnorm", "PackNorm with kernel 1 (R = 0) and a pool head"),
+    Question("A", "Is there a side channel in a U-Net?", "a4-unet",
+             "The side channel in a 1-D U-Net"),
+    Question("A", "Is there a side channel in a 2-D CNN?", "a4-2d",
+             "The side channel in a 2-D CNN"),
+    Question("A", "Do more normalization layers carry position farther (one hop each)?",
+             "a5-layers", "At a fixed receptive field, the share of the first band's slope kept"),
+    Question("A", "Does position carry past one hop undiminished?", "a5-layers",
+             "The band beyond one hop"),
+    Question("B", "Does BatchNorm raise test accuracy on CIFAR-10?", "b1-verdict",
+             "BN models reach higher test accuracy than no-BN models on CIFAR-10"),
+    Question("B", "Does BatchNorm make MNIST representations less sparse?", "b2-verdict",
+             "MNIST: BN representations are less sparse"),
+    Question("B", "Does BatchNorm make CIFAR-10 representations more sparse?", "b2-verdict",
+             "CIFAR-10: BN representations are more sparse"),
+    Question("B", "Are MNIST class clusters purer with BatchNorm (lower DBI)?", "b3-verdict",
+             "MNIST: class-based clusters are purer with BN"),
+    Question("B", "Are CIFAR-10 class clusters purer with BatchNorm (lower DBI)?", "b3-verdict",
+             "CIFAR-10: class-based clusters are purer with BN"),
+)  # fmt: skip
+
+# B4's 2 x 2 splits paper B's CIFAR-10 contrast into BatchNorm's and the learning rate's parts:
+# (metric key in B4's record, label, unit, the "BN itself" and the learning-rate rows' starts)
+SPLIT = (
+    ("sparsity", "layer sparsity", ".3f", "CIFAR-10: BN itself raises the layer sparsity",
+     "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself raises the "
+     "layer sparsity"),
+    ("class_dbi", "class-based DBI (lower is purer)", ".2f",
+     "CIFAR-10: BN itself lowers the class-based DBI",
+     "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself lowers the "
+     "class-based DBI"),
+)  # fmt: skip
+
+
+def _find(recs: list[dict], section: str, start: str) -> tuple[dict, dict] | None:
+    """(record, claim) of this build's own run whose claim starts with ``start``."""
+    for r in recs:
+        for c in r["claims"]:
+            if (
+                c["section"] == section
+                and c["claim"].startswith(start)
+                and c.get("scale", ledger.PROFILE_SCALE) == ledger.PROFILE_SCALE
+            ):
+                return r, c
+    return None
+
+
+def _recorded(recs: list[dict], claim: str) -> dict | None:
+    """The recorded paper-scale grade of ``claim`` (the same claim with the recorded prefix)."""
+    for r in recs:
+        for c in r["claims"]:
+            if c["claim"] == f"{PAPER_SCALE}{claim}":
+                return c
+    return None
+
+
+def answers(recs: list[dict]) -> list[tuple[Question, tuple[dict, dict] | None]]:
+    """Each central question with its (record, claim), None where a chapter has no record in
+    this build. With every chapter recorded, a claim not found means its wording changed: that
+    stops the page rather than leave a question unanswered."""
+    out = [(q, _find(recs, q.section, q.start)) for q in CENTRAL]
+    lost = [q.start for q, found in out if found is None]
+    if lost and not missing(recs):
+        raise ValueError(f"no recorded claim starts {lost[0]!r}: update findings.CENTRAL")
+    return out
+
+
+def refutations_beyond(recs: list[dict]) -> list[tuple[dict, dict]]:
+    """Every refuted claim of a paper (its own claims, re-tests and critics') that no central
+    question shows: a refutation is never left off the intro."""
+    shown = {id(found[1]) for _, found in answers(recs) if found}
+    return [(r, c) for r in recs for c in r["claims"]
+            if c["verdict"] == REFUTED and id(c) not in shown and origin(c, r["chapter"]) != "ours"
+            and c.get("scale", ledger.PROFILE_SCALE) == ledger.PROFILE_SCALE]  # fmt: skip
+
+
+def effect_text(c: dict) -> str:
+    """``0.0077 [0.0021, 0.013] vs ≥ 0.050 of the ramp's slope`` (a dash where there is none)."""
+    u = c["unit"]
+    if _num(c["effect"], u) == "–":
+        return "– (no estimate at this budget)"
+    return (f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]; SESOI "
+            f"{c['sesoi_text']}")  # fmt: skip
+
+
+def verdict_text(c: dict, profile: str) -> str:
+    """The verdict "at this profile", what would decide a claim not shown, and a flag on an
+    effect of the opposite sign of the paper's."""
+    short = "not shown" if c["verdict"] == NOT_SHOWN else c["verdict"]
+    text = f"**{short}**" + (f" at `{profile}`" if c["verdict"] == REFUTED else "")
+    if opposite_sign(c):
+        text += " ⚠ opposite sign"
+    need = needs(c)
+    return text + (f" (needs {need.split(':')[0]})" if need else "")
+
+
+def _row(q: str, r: dict, c: dict, profile: str, recorded: bool) -> dict:
+    row = {
+        "question": q,
+        "paper's claim": c.get("paper_says") or "(ours)",
+        f"verdict at `{profile}`": verdict_text(c, profile),
+        "effect vs SESOI": effect_text(c),
+        "chapter": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
+    }
+    if recorded:
+        rc = _recorded([r], c["claim"])
+        row["at the paper's scale (recorded)"] = (
+            f"**{rc['verdict']}**; {effect_text(rc)}" if rc else "–"
+        )
+    return row
+
+
+def findings_table(recs: list[dict], profile: str, paper: str) -> str:
+    """One row per central claim of ``paper`` and per refutation no question shows; a column
+    of recorded paper-scale grades when a record exists."""
+    recorded = any(c.get("scale", ledger.PROFILE_SCALE) != ledger.PROFILE_SCALE
+                   for r in recs for c in r["claims"])  # fmt: skip
+    rows = [_row(q.text, *found, profile, recorded) for q, found in answers(recs)
+            if q.paper == paper and found]  # fmt: skip
+    rows += [_row("(a further refutation)", r, c, profile, recorded)
+             for r, c in refutations_beyond(recs) if c["paper"][0] == paper]  # fmt: skip
+    absent = [q for q, found in answers(recs) if q.paper == paper and not found]
+    note = "\n\nNo record in this build for: " + "; ".join(q.text for q in absent)
+    if not rows:
+        return "*(no chapter of this paper has a record yet)*" + (note if absent else "")
+    # full width: the table may use the page's margin column at 1280 px
+    return f":::{{container}} full-width findings-table\n\n{table(rows)}\n:::" + (
+        note if absent else ""
+    )
+
+
+def recorded_note(recs: list[dict]) -> str:
+    """Where the paper-scale grades stand: beside the table's, or how to make them."""
+    if any(c.get("scale", ledger.PROFILE_SCALE) != ledger.PROFILE_SCALE
+           for r in recs for c in r["claims"]):  # fmt: skip
+        return "The last column grades paper A's recorded run at the paper's own scale."
+    return (f"No paper-scale run is recorded yet: on a machine with a GPU, `{COMMAND}` makes "
+            f"one (a bare machine with Python, torch, numpy and scipy: `{BARE_COMMAND}`), and "
+            f"its grades then sit beside these ({{ref}}`a1-paper-scale`).")  # fmt: skip
+
+
+def _record(recs: list[dict], chapter: str) -> dict | None:
+    return next((r for r in recs if r["chapter"] == chapter), None)
+
+
+def scale_line(recs: list[dict], profile: str) -> str:
+    """This build's scale against the papers', from the chapters' records."""
+    parts = []
+    a1 = _record(recs, "a1_localization")
+    if a1:
+        p = a1["params"]
+        parts.append(f"paper A's 1-D CNN at length {p['seq_len']}, {p['depth']} normalization "
+                     f"layers, {len(p['seeds'])} seeds (paper: {reported_a.SEQ_LEN}, "
+                     f"{reported_a.NORM_LAYERS}, {reported_a.N_SEEDS})")  # fmt: skip
+    b1 = _record(recs, "b1_setup_accuracy")
+    if b1:
+        acc = b1["numbers"].get("b1_mean_acc_cifar10_bn")
+        paper = reported_b.percent(reported_b.TABLE1_ACCURACY["cifar10", True])
+        got = f"{acc:.0%}" if acc is not None else "–"
+        parts.append(f"paper B's CIFAR-10 VGG-16 (width {b1['params']['vgg_width']:g}) at {got} "
+                     f"test accuracy with BatchNorm (paper: {paper})")  # fmt: skip
+        unverified = sorted({line.split(" ")[0] for line in b1.get("provenance", [])
+                             if "UNVERIFIED" in line})  # fmt: skip
+        if unverified:
+            how = " (rebuilt from JPEG)" if any("JPEG" in line for line in b1["provenance"]) else ""
+            parts.append(f"an unverified copy of {' and '.join(unverified)}{how}")
+    if not parts:
+        return f"**Scale.** Profile `{profile}`; no chapter has a record yet."
+    return f"**Scale** (`{profile}`): " + "; ".join(parts) + "."
+
+
+def undecided(recs: list[dict]) -> str:
+    """One sentence: how many claims are undecided, and what would decide them."""
+    claims = [c for r in recs for c in r["claims"]]
+    shown = [c for c in claims if c["verdict"] == NOT_SHOWN]
+    if not shown:
+        return "No claim is undecided at this profile."
+    kinds = {}
+    for c in shown:
+        k = needs(c).split(":")[0]
+        kinds[k] = kinds.get(k, 0) + 1
+    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    flipped = [c for c in shown if opposite_sign(c)]
+    why = sorted({needs(c).split(":")[0] for c in flipped})
+    flip = (f" {len(flipped)} of them have an interval wholly on the other side of zero from "
+            f"the paper's claim (flagged ⚠ below and in the ledger); what keeps them from "
+            f"*refuted*: {' or '.join(why)}." if flipped else "")  # fmt: skip
+    return (f"**Undecided.** {len(shown)} of {len(claims)} claims ({len(shown) / len(claims):.0%})"
+            f" are *not shown at this budget*. What would decide them: {what} (the "
+            f"{{ref}}`ledger <ledger-table>` names it for each).{flip}")  # fmt: skip
+
+
+def split_table(recs: list[dict]) -> str:
+    """B4's split of paper B's CIFAR-10 contrast into BatchNorm's and the learning rate's parts,
+    with the grades of BN's own effect and of the learning rate's."""
+    b4 = _record(recs, "b4_stress")
+    if b4 is None:
+        return ""
+    rows = []
+    for key, label, unit, bn_start, lr_start in SPLIT:
+        n = b4["numbers"]
+        if f"b4_split_{key}_paper" not in n:
+            continue
+        bn, lr = _find([b4], "b4-verdict", bn_start), _find([b4], "b4-verdict", lr_start)
+        paper, bn_part, lr_part = (n[f"b4_split_{key}_{k}"] for k in ("paper", "bn", "lr"))
+        f = lambda v, unit=unit: format(v, unit).replace("-", "−")
+        op = "+" if lr_part >= 0 else "−"
+        rows.append({
+            "metric": label,
+            "paper's contrast = BatchNorm's part + the learning rate's part":
+                f"{f(paper)} = {f(bn_part)} (BatchNorm) {op} {f(abs(lr_part))} (learning rate)",
+            "BatchNorm itself (each rate)": f"**{bn[1]['verdict']}**" if bn else "–",
+            "the learning rate alone": f"**{lr[1]['verdict']}**" if lr else "–",
+        })  # fmt: skip
+    if not rows:
+        return ""
+    return (
+        "**CIFAR-10: BatchNorm or its ten-times-higher learning rate?** Paper B trains its "
+        "BatchNorm networks at ten times the no-BN learning rate. The 2 × 2 of "
+        "{ref}`b4-lr` splits its contrast (means over seeds):\n\n" + table(rows)
+    )
+
+
+def counts_by_origin(recs: list[dict]) -> str:
+    """Final verdicts per paper, split into the papers' own claims, re-tests of them, the
+    critics' claims and this book's own claims; a count of opposite-sign effects beside."""
+    from normbook.grading.verdicts import GRADES
+
+    rows = []
+    for g in sorted({group(c) for r in recs for c in r["claims"]}):
+        for o, name in ORIGINS.items():
+            cs = [c for r in recs for c in r["claims"] if group(c) == g
+                  and origin(c, r["chapter"]) == o]  # fmt: skip
+            if cs:
+                rows.append({"paper": group_name(g).split(" (")[0], "claims": name,
+                             **{v: str(sum(c["verdict"] == v for c in cs)) for v in GRADES},
+                             "opposite sign": str(sum(opposite_sign(c) for c in cs))})  # fmt: skip
+    return table(rows)

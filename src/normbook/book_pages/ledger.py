@@ -1,0 +1,411 @@
+"""The "Claims ledger" page: every claim the chapters graded in this build, in one table, read
+from the records the chapters wrote (:mod:`normbook.grading.ledger`), never typed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from normbook.grading import ledger
+from normbook.grading.claims import (
+    ALPHA,
+    CLAIM_CONFIDENCE,
+    MAX_UNITS,
+    MULTIPLICITY,
+    adjusted,
+    units_needed,
+)
+from normbook.grading.verdicts import (
+    BY_SYMMETRY,
+    DECISIVE,
+    GRADES,
+    NOT_SHOWN,
+    NOT_TESTABLE,
+    PARTLY,
+    REFUTED,
+    REPRODUCED,
+    fold,
+    p_text,
+)
+from normbook.pages.figures import canvas, shared_legend
+from normbook.pages.fmt import table
+from normbook.runtime.params import Spec
+
+LEDGER = Spec(
+    chapter="ledger",
+    params=[],
+    profiles={"smoke": {}, "cpu": {}, "paper": {}},
+    packages=("claims_ledger",),
+    reads_ledger=True,
+)
+
+# The chapters that grade claims, in the book's order (a missing record is reported).
+GRADED = (
+    "a1_localization",
+    "a2_mechanism",
+    "a3_which_norms",
+    "a4_stress",
+    "a5_reach",
+    "b1_setup_accuracy",
+    "b2_sparsity",
+    "b3_clusters",
+    "b4_stress",
+)
+PAPER_NAMES = {"A": "Paper A (normalization side channel)", "B": "Paper B (BatchNorm)"}
+# Okabe-Ito, colour-blind safe
+VERDICT_COLORS = {REPRODUCED: "#009E73", PARTLY: "#56B4E9", REFUTED: "#D55E00",
+                  NOT_SHOWN: "#999999", NOT_TESTABLE: "#E6E6E6"}  # fmt: skip
+
+
+def records(profile: str, chapters=GRADED) -> list[dict]:
+    """The chapters' records at ``profile``, in the book's order, each claim with its final
+    verdict (:func:`final`)."""
+    return final(ledger.read(profile, order=list(chapters)))
+
+
+def missing(recs: list[dict], chapters=GRADED) -> list[str]:
+    """Graded chapters with no record at this profile (not executed, or failed)."""
+    have = {r["chapter"] for r in recs}
+    return [c for c in chapters if c not in have]
+
+
+def _num(v, unit: str) -> str:
+    """A number in ``unit``; a dash where there is none (the row's reason says why)."""
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, unit)
+
+
+# Where a claim comes from, for the counts: the papers' own claims as they state them,
+# re-tests of them in settings they did not run (the stress chapters and the multi-hop study),
+# the critics' claims (the public reviews' questions) and this book's own claims.
+ORIGINS = {"paper": "the paper's own claims", "re-test": "re-tests of the paper's claims",
+           "critics": "critics' claims", "ours": "this book's own claims"}  # fmt: skip
+RETEST_CHAPTERS = ("a4_stress", "a5_reach", "b4_stress")
+
+
+def origin(c: dict, chapter: str) -> str:
+    """A claim's origin (:data:`ORIGINS`), from its record: "(ours)" rows and the book's
+    controls are ours, a reviewer's or critic's question is the critics', a paper's claim
+    graded in a stress or extension chapter is a re-test, every other paper claim is the
+    paper's own."""
+    says = c.get("paper_says") or ""
+    if c["claim"].startswith("Critics'") or (
+        says.startswith("not in the paper") and ("review" in says or "critic" in says)
+    ):
+        return "critics"
+    if (
+        c["claim"].startswith("(ours)")
+        or not says
+        or says == "(ours)"
+        or says.startswith("not in the paper")
+    ):
+        return "ours"
+    return "re-test" if chapter in RETEST_CHAPTERS else "paper"
+
+
+def opposite_sign(c: dict) -> bool:
+    """Whether a claim's effect, or one of its parts', is wholly of the opposite sign of the
+    paper's (its interval lies below zero; effects are signed the claim's way). A band
+    comparison has no sign."""
+    below = lambda x: not x.get("band") and x.get("high") is not None and x["high"] < 0
+    return below(c) or any(below(p) for p in c.get("parts", []))
+
+
+def section_title(label: str) -> str:
+    """``a2-verdict`` -> ``A2 verdict``; ``a4-circular`` -> ``A4 circular``."""
+    chapter, _, rest = label.partition("-")
+    return f"{chapter.upper()} {rest.replace('-', ' ')}".strip()
+
+
+def group(c: dict) -> str:
+    """A claim's family for the counts and the adjustment: its paper (``A``, ``B``), or its
+    paper at a recorded run's scale (graded on other data, so counted and adjusted apart)."""
+    scale = c.get("scale", ledger.PROFILE_SCALE)
+    base = c["paper"][0] + (", by symmetry" if c["paper"].endswith(BY_SYMMETRY) else "")
+    return base if scale == ledger.PROFILE_SCALE else f"{base}, {scale}"
+
+
+def group_name(g: str) -> str:
+    return PAPER_NAMES.get(g) or f"Paper {g}"
+
+
+def groups(recs: list[dict]) -> list[str]:
+    """Both papers, then every recorded scale that has claims."""
+    extra = sorted({group(c) for r in recs for c in r["claims"]} - set(PAPER_NAMES))
+    return [*PAPER_NAMES, *extra]
+
+
+def adjusted_p(recs: list[dict], method: str = MULTIPLICITY) -> dict[tuple[int, int], float]:
+    """Adjusted p-value of every graded claim, per paper (:func:`group`; Benjamini-Hochberg,
+    or ``method``, :func:`normbook.grading.claims.adjusted`): the p of the question that decided
+    its grade (clears or below the SESOI), among the claims of that paper that were tested (a
+    failed control or an untestable claim has no p). Keyed by (record index, claim index)."""
+    out = {}
+    for paper in groups(recs):
+        idx = [(i, j) for i, r in enumerate(recs) for j, c in enumerate(r["claims"])
+               if group(c) == paper and c.get("p_grade") is not None]  # fmt: skip
+        ps = [recs[i]["claims"][j]["p_grade"] for i, j in idx]
+        out |= dict(zip(idx, adjusted(ps, method).tolist()))
+    return out
+
+
+def graded(c: dict) -> str:
+    """A claim's grade at its own level, before the paper-wide adjustment."""
+    return c.get("graded", c["verdict"])
+
+
+def adjusted_verdict(c: dict, p_adj: float | None) -> str:
+    """A claim's final grade: a decisive grade whose adjusted p is not below ALPHA becomes
+    *not shown*."""
+    if graded(c) in DECISIVE and (p_adj is None or not p_adj < ALPHA):
+        return NOT_SHOWN
+    return graded(c)
+
+
+def final(recs: list[dict]) -> list[dict]:
+    """The records with each claim's final verdict, decided by its adjusted p over its paper's
+    tested claims (:func:`adjusted_p`): ``verdict`` and ``why`` are final, ``graded`` and
+    ``graded_why`` keep the chapter's grade at the claim's own level, ``p_adjusted`` the
+    adjusted p, ``level`` the raw p the adjustment asks of the claim at its rank (ALPHA times
+    its rank over the family's size). Idempotent."""
+    adj = adjusted_p(recs)
+    n = {g: sum(group(c) == g and c.get("p_grade") is not None for r in recs
+                for c in r["claims"]) for g in groups(recs)}  # fmt: skip
+    rank = {}  # each tested claim's rank by p within its paper (1: the smallest)
+    for g in groups(recs):
+        tested = sorted(((c["p_grade"], (i, j)) for i, r in enumerate(recs)
+                         for j, c in enumerate(r["claims"])
+                         if group(c) == g and c.get("p_grade") is not None))  # fmt: skip
+        rank |= {key: k + 1 for k, (_, key) in enumerate(tested)}
+    out = []
+    for i, r in enumerate(recs):
+        claims = []
+        for j, c in enumerate(r["claims"]):
+            c = {**c, "graded": graded(c), "graded_why": c.get("graded_why", c.get("why", ""))}
+            p_adj = adj.get((i, j))
+            c["p_adjusted"] = p_adj
+            c["level"] = rank.get((i, j), 1) * ALPHA / max(1, n[group(c)])
+            c["verdict"] = adjusted_verdict(c, p_adj)
+            c["why"] = c["graded_why"] if c["verdict"] == c["graded"] else (
+                f"{c['graded']} at its own level (p {p_text(c.get('p_grade'))}), not after the "
+                f"false-discovery adjustment over {group_name(group(c)).split(' (')[0]}'s "
+                f"{n[group(c)]} tested claims (p {p_text(p_adj)})"
+            )  # fmt: skip
+            claims.append(c)
+        out.append({**r, "claims": claims})
+    return out
+
+
+def needs(c: dict) -> str:
+    """What would decide a *not shown* claim (empty for any other verdict), from its record:
+    a control (a family failed its positive control), a measurement (no kept states tell
+    whether the tested quantity was still moving, or there is no interval), a longer budget
+    (it may still be moving the claim's way), or power (the seeds its test would need at the
+    observed effect and spread, :func:`normbook.grading.claims.units_needed`; for a claim decisive
+    alone but not after the adjustment, at the level the adjustment asks of it)."""
+    if c["verdict"] != NOT_SHOWN:
+        return ""
+    failed = [k for k in c.get("controls", []) if not k["passed"]]
+    if failed:
+        return "a control: " + "; ".join(f"{k['family']} must pass ({k['check']})"
+                                         for k in failed)  # fmt: skip
+    why = c.get("graded_why", c.get("why", ""))
+    if "no kept states" in why:
+        return ("a measurement: the tested quantity at the kept states along training (whether "
+                "it was still moving)")  # fmt: skip
+    if "no interval" in why:
+        return "a measurement: at least two units with an interval"
+    if "may still be" in why:
+        return "a longer budget: the tested quantity may still be moving the claim's way"
+    level = ALPHA
+    if c.get("graded") in DECISIVE:  # decisive alone: the level its rank asks of it
+        level = c.get("level", ALPHA)
+    n = units_needed(*(c.get(k) if c.get(k) is not None else math.nan
+                       for k in ("effect", "low", "high")), int(c.get("n") or 0),
+                     c.get("sesoi") if c.get("sesoi") is not None else math.nan,
+                     c.get("test", ""), level)  # fmt: skip
+    if n is None:
+        return "power: more seeds or models (this test gives no closed-form count)"
+    if n > MAX_UNITS:
+        return f"power: no number of seeds up to {MAX_UNITS:,} (the effect sits at the SESOI)"
+    at = f" at level {level:.2g}" if level < ALPHA else ""
+    return f"power: about {n:,} seeds at the observed effect and spread{at} (has {c['n']})"
+
+
+def needs_table(recs: list[dict]) -> str:
+    """The *not shown* claims per paper by what would decide them (:func:`needs`)."""
+    recs = final(recs)
+    kinds = ("power", "a measurement", "a longer budget", "a control")
+    rows = []
+    for g in groups(recs):
+        got = [needs(c).split(":")[0] for r in recs for c in r["claims"]
+               if group(c) == g and c["verdict"] == NOT_SHOWN]  # fmt: skip
+        if got:
+            rows.append({"paper": group_name(g), **{k: str(got.count(k)) for k in kinds}})
+    return table(rows) if rows else "*(no claim is not shown)*"
+
+
+def claim_rows(recs: list[dict]) -> list[dict]:
+    """One table row per claim: its paper and chapter (the section it comes from), the claim,
+    the final verdict with why, and the effect with its interval beside the smallest effect of
+    interest; the paper's wording, the origin, the test with its p-values (raw and adjusted per
+    paper), the null and what would decide a claim not shown fold under the claim."""
+    recs = final(recs)
+    adj = adjusted_p(recs)
+    rows = []
+    for i, r in enumerate(recs):
+        for j, c in enumerate(r["claims"]):
+            u, need = c["unit"], needs(c)
+            flag = " ⚠ opposite sign of the paper's" if opposite_sign(c) else ""
+            folded = {
+                "paper says": c.get("paper_says") or "(ours)",
+                "origin": ORIGINS[origin(c, r["chapter"])],
+                "test": f"{c['test']}; p {p_text(c['p'])}, p(below) {p_text(c['p_refute'])}, "
+                f"adjusted {p_text(adj.get((i, j)))}",
+                "compared with": c["null"],
+                "what would decide it": need,
+            }
+            effect = f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]"
+            rows.append(
+                {
+                    "paper": c["paper"],
+                    "chapter": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
+                    "claim (as tested)": c["claim"] + fold(folded),
+                    "verdict": f"**{c['verdict']}**{flag} ({c['why']})",
+                    f"effect [{CLAIM_CONFIDENCE:.0%} CI] vs SESOI": (
+                        f"{effect}; SESOI {c['sesoi_text']}"
+                    ),
+                }
+            )
+    return rows
+
+
+def claims_table(recs: list[dict]) -> str:
+    """The claims as a table; in the built page it sorts and filters (``book/_static/
+    ledger.js``: by paper, chapter and verdict, and a text search), without JavaScript it is
+    the plain table."""
+    return f":::{{container}} ledger-table\n\n{table(claim_rows(recs))}\n:::"
+
+
+def counts(recs: list[dict], alone: bool = False) -> dict[str, dict[str, int]]:
+    """Final verdicts per paper (:func:`final`): {paper: {grade: count}}; ``alone``: the
+    grades each claim got at its own level, before the adjustment."""
+    recs = final(recs)
+    out = {p: dict.fromkeys(GRADES, 0) for p in groups(recs)}
+    for r in recs:
+        for c in r["claims"]:
+            out[group(c)][c["graded"] if alone else c["verdict"]] += 1
+    return out
+
+
+def holm_would_leave(recs: list[dict]) -> tuple[int, int]:
+    """(decisive verdicts Holm's family-wise adjustment would leave, decisive verdicts after
+    the adjustment that decides), over every family: how much the choice matters."""
+    recs = final(recs)
+    holm = adjusted_p(recs, "holm")
+    kept = decisive = 0
+    for i, r in enumerate(recs):
+        for j, c in enumerate(r["claims"]):
+            decisive += c["verdict"] in DECISIVE
+            kept += c["verdict"] in DECISIVE and holm.get((i, j), 1.0) < ALPHA
+    return kept, decisive
+
+
+def counts_table(recs: list[dict]) -> str:
+    """Final verdicts per paper, with the grades at each claim's own level beside them where
+    the adjustment changed the count."""
+    fin, alone = counts(recs), counts(recs, alone=True)
+    rows = [{"paper": group_name(p), **{g: str(fin[p][g]) + (
+                f" (alone: {alone[p][g]})" if alone[p][g] != fin[p][g] else "") for g in GRADES}}
+            for p in fin]  # fmt: skip
+    return table(rows)
+
+
+def controls_rows(recs: list[dict]) -> list[dict]:
+    """Every network family's positive control, once per chapter: what it had to show, and
+    whether it did (a failed control makes its claims *not shown*)."""
+    rows, seen = [], set()
+    for r in recs:
+        for c in r["claims"]:
+            for k in c.get("controls", []):
+                key = (r["chapter"], k["family"], k["check"])
+                if key in seen:
+                    continue
+                seen.add(key)
+                rows.append({
+                    "chapter": f"{{doc}}`{r['chapter']}`", "family": k["family"],
+                    "control": k["check"], "result": "passed" if k["passed"] else "**failed**",
+                    "evidence": k["evidence"],
+                })  # fmt: skip
+    return rows
+
+
+def checks_summary(recs: list[dict]) -> list[dict]:
+    """Per chapter: how many of its by-construction checks hold (a failure is a bug)."""
+    return [
+        {
+            "chapter": f"{{doc}}`{r['chapter']}`",
+            "checks that hold": f"{sum(c['holds'] for c in r['checks'])} of {len(r['checks'])}",
+            "failed": ", ".join(c["check"] for c in r["checks"] if not c["holds"]) or "none",
+        }
+        for r in recs
+        if r["checks"]
+    ]
+
+
+def provenance(recs: list[dict], specs: dict) -> list[dict]:
+    """Per chapter: the profile and time of the run the ledger read, and every parameter that
+    differs from that profile's default (a chapter re-executed with other parameters)."""
+    rows = []
+    for r in recs:
+        defaults = specs[r["chapter"]].resolve(r["profile"])
+        changed = {k: v for k, v in r["params"].items() if str(defaults.get(k)) != str(v)}
+        rows.append(
+            {
+                "chapter": f"{{doc}}`{r['chapter']}`",
+                "profile": f"`{r['profile']}`",
+                "executed": r["written"],
+                "parameters changed from the profile": (
+                    ", ".join(f"`{k}={v}`" for k, v in changed.items()) or "none"
+                ),
+                "claims": len(r["claims"]),
+            }
+        )
+    return rows
+
+
+SHORT_ORIGINS = {"paper": "paper's own", "re-test": "re-tests", "critics": "critics'",
+                 "ours": "ours"}  # fmt: skip
+
+
+def verdict_summary(recs: list[dict]):
+    """Horizontal bars: how many claims of each paper got each verdict, one bar per origin
+    (:func:`origin`: the paper's own claims, re-tests, critics', ours; a count is written on its
+    bar where the bar has room for it: two claims or more)."""
+    recs = final(recs)
+    bars = [(g, o) for g in groups(recs) for o in ORIGINS
+            if any(group(c) == g and origin(c, r["chapter"]) == o
+                   for r in recs for c in r["claims"])]  # fmt: skip
+    fig, axes = canvas(height=1.4 + 0.42 * len(bars))
+    ax = axes[0, 0]
+    left = np.zeros(len(bars))
+    for grade in GRADES:
+        n = np.array([sum(group(c) == g and origin(c, r["chapter"]) == o
+                          and c["verdict"] == grade for r in recs for c in r["claims"])
+                      for g, o in bars], dtype=float)  # fmt: skip
+        ax.barh(range(len(bars)), n, left=left, color=VERDICT_COLORS[grade], label=grade)
+        for i, (x0, w) in enumerate(zip(left, n)):
+            if w >= 2:
+                ax.text(x0 + w / 2, i, f"{int(w)}", ha="center", va="center")
+        left += n
+    labels = [f"{group_name(g).split(' (')[0].replace('Paper ', '')}: {SHORT_ORIGINS[o]}"
+              for g, o in bars]  # fmt: skip
+    ax.set_yticks(range(len(bars)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("claims")
+    shared_legend(fig)
+    return fig
+
+
+def table_or_none(rows: list[dict]) -> str:
+    return table(rows) if rows else "*(no chapter has recorded any yet at this profile)*"

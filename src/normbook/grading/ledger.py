@@ -1,0 +1,184 @@
+"""The claims ledger's records: every chapter writes the claims and checks it graded, with the
+section they come from and the parameters it ran with, to one file per chapter and profile; the
+"Claims ledger" page reads them all. Nothing in the ledger is typed: it is what the chapters
+executed in this build produced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from normbook.grading.verdicts import Check, Verdict
+from normbook.runtime import cache
+from normbook.runtime.params import Params, Spec
+
+FORMAT = 5  # bump when the record's fields change
+PROFILE_SCALE = "profile"  # a claim graded on this build's own run (else: a recorded run's scale)
+
+
+def ledger_dir(profile: str) -> Path:
+    """Where the chapters executed at ``profile`` record their claims (beside their notebooks)."""
+    return cache.build_root() / profile / "ledger"
+
+
+def _number(v):
+    # JSON has no NaN; a missing interval is written as null
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def _test_numbers(t) -> dict:
+    return {k: _number(x) for k, x in asdict(t).items()}
+
+
+def _late_gain(grade) -> dict | None:
+    rise = grade.rising
+    return None if rise is None else {k: _number(x) for k, x in rise.record().items()}
+
+
+def part_record(name: str, g) -> dict:
+    """One part of a claim of parts: its grade and why, its test's numbers, its late gain."""
+    return {"name": name, "verdict": g.verdict, "why": g.why, "p_grade": _number(g.p),
+            **(_test_numbers(g.test) if g.test is not None else {}),
+            "late_gain": _late_gain(g)}  # fmt: skip
+
+
+def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
+    """Everything a ledger row shows, and enough to re-derive its grade: the test's numbers,
+    every part's (for a claim of parts), the late gain that decided "may still be rising", and
+    each control's evidence."""
+    t = asdict(v.test)
+    return {
+        "paper": v.paper,
+        "scale": scale,
+        "claim": v.claim,
+        "paper_says": v.paper_says,
+        "verdict": v.verdict,
+        "why": v.grade.why,
+        "p_grade": _number(v.grade.p),
+        "section": section,
+        "unit": v.unit,
+        "evidence": v.evidence,
+        "sesoi_text": v.sesoi_text(),
+        "sesoi_name": v.sesoi.name if v.sesoi else "paper's band",
+        "controls": [
+            {"family": c.family, "check": c.check, "passed": c.passed, "evidence": c.evidence}
+            for c in v.controls
+        ],
+        **{k: _number(x) for k, x in t.items()},
+        "refutable": v.grade.refutable,
+        "parts": [part_record(name, g) for name, g in v.grade.parts],
+        "late_gain": _late_gain(v.grade),
+    }
+
+
+def check_record(c: Check, section: str) -> dict:
+    return {"paper": c.paper, "check": c.check, "holds": c.holds, "section": section,
+            "evidence": c.evidence}  # fmt: skip
+
+
+def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: list[dict],
+          numbers: dict[str, float] | None = None, provenance: list[str] = ()):  # fmt: skip
+    """Replace ``chapter``'s record at ``profile`` atomically (a killed run leaves the old one):
+    its parameters, graded claims and checks, the raw values of its glued numbers, the data it
+    read (provenance lines) and the cache entries it loaded and computed so far (whether this
+    run trained or only read the cache: its time is a cold or a cached one)."""
+    folder = ledger_dir(profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "format": FORMAT,
+        "chapter": chapter,
+        "profile": profile,
+        "params": {k: v for k, v in params.items() if k != "profile"},
+        "written": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "claims": claims,
+        "checks": checks,
+        "numbers": dict(numbers or {}),
+        "provenance": list(provenance),
+        "cache": {
+            "loaded": sum(h for _, h, _ in cache.steps_used()),
+            "computed": sum(n for _, _, n in cache.steps_used()),
+        },
+    }
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{chapter}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(record, f, indent=1, default=str)
+    os.replace(tmp, folder / f"{chapter}.json")
+
+
+def read(profile: str, order: list[str] | None = None) -> list[dict]:
+    """Every chapter's record at ``profile``, in ``order`` (chapter names) when given."""
+    folder = ledger_dir(profile)
+    records = []
+    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            rec = json.loads(f.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"ledger record {f} is not valid JSON ({exc}); re-execute chapter {f.stem} "
+                f"or delete the file"
+            ) from None
+        if rec.get("format") != FORMAT:
+            raise ValueError(f"ledger record {f} has an old format; re-execute chapter {f.stem}")
+        records.append(rec)
+    if order is not None:
+        rank = {name: i for i, name in enumerate(order)}
+        records = [r for r in records if r["chapter"] in rank]
+        records.sort(key=lambda r: rank[r["chapter"]])
+    return records
+
+
+def executed_params(spec: Spec, profile: str) -> Params:
+    """The parameters ``spec``'s chapter last ran with at ``profile`` in this build (its record),
+    or the profile's values when it has not run: a page that shows another chapter's cached
+    networks finds the ones that chapter trained, whatever it was re-executed with."""
+    (rec,) = read(profile, [spec.chapter]) or [{"params": {}}]
+    return spec.resolve(profile, **rec["params"])
+
+
+def digest(profile: str) -> str:
+    """A hash of every record at ``profile``: the ledger page is stale when it changes."""
+    h = hashlib.sha256()
+    folder = ledger_dir(profile)
+    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def forget(chapter: str, profile: str) -> None:
+    """Remove ``chapter``'s record at ``profile`` (a chapter starting over records anew)."""
+    (ledger_dir(profile) / f"{chapter}.json").unlink(missing_ok=True)
+    _figure_text_file(chapter, profile).unlink(missing_ok=True)
+
+
+def _figure_text_file(chapter: str, profile: str) -> Path:
+    return cache.build_root() / profile / "figure_text" / f"{chapter}.json"
+
+
+def write_figure_text(chapter: str, profile: str, sizes: dict[str, float]) -> None:
+    """Record the smallest text of each of ``chapter``'s figures (page pixels, 1280-px window):
+    every page writes it, those that read the ledger too."""
+    path = _figure_text_file(chapter, profile)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{chapter}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(sizes, f, indent=1)
+    os.replace(tmp, path)
+
+
+def small_figure_text(profile: str, chapters: list[str], minimum: float) -> list[str]:
+    """``chapter: figure (x px)`` for each recorded figure of ``chapters`` whose smallest text
+    is under ``minimum`` page pixels."""
+    small = []
+    for chapter in chapters:
+        path = _figure_text_file(chapter, profile)
+        sizes = json.loads(path.read_text()) if path.exists() else {}
+        small += [f"{chapter}: {name} ({px:.1f} px)" for name, px in sizes.items() if px < minimum]
+    return small

@@ -1,0 +1,248 @@
+"""The verdict vocabulary: claims (graded by a test that could come out either way, against
+the claim's smallest effect of interest) and checks (properties that hold by construction,
+so a failure is a bug report, not a verdict).
+
+A claim's grade (:func:`decide`):
+
+- *reproduced*: its interval clears the SESOI on the claim's side;
+- *partly reproduced*: a claim of several parts, some reproduced (the row says which);
+- *refuted*: its interval lies wholly below the SESOI (smaller than the smallest effect that
+  would matter, or of the other sign), the network family passed its positive control, and
+  the tested quantity has stopped rising;
+- *not shown at this budget*: neither (too little power), or a positive control failed, or
+  the quantity may still be rising;
+- *not testable at this profile*: the profile cannot test it (the papers' absolute numbers
+  at smaller networks).
+
+The rules that grade each paper's claims live in that paper's package; each is a function of
+measured values, and its docstring states the rule.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field, replace
+
+from normbook.grading.claims import ALPHA, CLAIM_CONFIDENCE, ClaimTest, Sesoi
+
+REPRODUCED, PARTLY, REFUTED = "reproduced", "partly reproduced", "refuted"
+NOT_SHOWN, NOT_TESTABLE = "not shown at this budget", "not testable at this profile"
+GRADES = (REPRODUCED, PARTLY, REFUTED, NOT_SHOWN, NOT_TESTABLE)
+DECISIVE = (REPRODUCED, PARTLY, REFUTED)
+# a claim that holds by symmetry if the code is right (a flat interior where nothing can tilt
+# it): graded, but adjusted and counted as a family of its own, apart from the paper's claims
+BY_SYMMETRY = "(by symmetry)"
+
+
+def _num(v: float, spec: str) -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+
+
+@dataclass(frozen=True)
+class Control:
+    """A network family's positive control: the pre-declared check that it learned, before
+    any of its claims is graded. A failed control makes the claims *not shown*."""
+
+    family: str
+    check: str  # what had to hold, in words
+    passed: bool
+    evidence: str
+
+    def line(self) -> str:
+        result = "passed" if self.passed else "FAILED"
+        return f"{self.family}: {self.check} — {result} ({self.evidence})"
+
+
+@dataclass(frozen=True)
+class Grade:
+    verdict: str  # one of GRADES
+    why: str  # the part of the rule that decided it
+    p: float = float("nan")  # the p-value of the question that decided it (for adjustment)
+    test: ClaimTest | None = None  # the test it graded (kept so that a row can be re-derived)
+    rising: object = None  # the Rise (late gain against its margin) where one was measured
+    parts: tuple = ()  # a claim of parts: ((name, Grade), ...)
+    # whether the rule could have graded it refuted: False where no kept states tell whether the
+    # tested quantity was still rising (``rising=None``), so that *refuted* is blocked by
+    # construction; a claim of parts, when some part could be
+    refutable: bool = True
+
+
+def decide(
+    test: ClaimTest,
+    controls: tuple[Control, ...] | list[Control] = (),
+    *,
+    rising: bool | None,
+    testable: bool = True,
+    alpha: float = ALPHA,
+) -> Grade:
+    """The grade of one claim from its test (module docstring), carrying the test and the
+    evidence on rising. ``rising`` (required, so that no claim skips the rule by default):
+    whether the tested quantity may still be rising at the end of the budget (a bool, or a
+    :class:`normbook.grading.claims.Rise` with its late gain); ``None``: no kept states can tell,
+    which blocks *refuted* the same way; ``False`` only for a quantity that more training
+    cannot raise."""
+    g = _decide(test, controls, rising=rising, testable=testable, alpha=alpha)
+    return replace(g, test=test, rising=rising if hasattr(rising, "record") else None,
+                   refutable=rising is not None)  # fmt: skip
+
+
+def _decide(test, controls, *, rising, testable, alpha) -> Grade:
+    if not testable:
+        return Grade(NOT_TESTABLE, "this profile cannot test it")
+    failed = [c for c in controls if not c.passed]
+    if failed:
+        return Grade(NOT_SHOWN, "positive control failed: " + "; ".join(
+            f"{c.family} ({c.check})" for c in failed))  # fmt: skip
+    if test.p != test.p and test.p_refute != test.p_refute:
+        return Grade(NOT_SHOWN, "no interval (too few units, or no test)")
+    if test.band:
+        return _decide_band(test, rising, alpha)
+    if test.clears(alpha):
+        return Grade(REPRODUCED, "interval clears the SESOI", test.p)
+    if test.below(alpha):
+        where = "of the other sign" if test.high < 0 else "below the SESOI"
+        if rising is None:
+            return Grade(NOT_SHOWN, f"{where}, but no kept states tell whether it was still "
+                         "rising", test.p_refute)  # fmt: skip
+        if rising:
+            return Grade(NOT_SHOWN, f"{where}, but may still be rising", test.p_refute)
+        return Grade(REFUTED, f"interval wholly {where}, and flat", test.p_refute)
+    if test.high < test.sesoi:  # below in the part shown, not at the level adjusted for parts
+        return Grade(NOT_SHOWN, "below the SESOI in the part shown, not after adjusting for "
+                     "the claim's other parts", test.decisive_p)  # fmt: skip
+    if test.low == test.high == test.sesoi:
+        return Grade(NOT_SHOWN, "equal to the SESOI in every unit", test.decisive_p)
+    return Grade(NOT_SHOWN, "interval contains the SESOI (too little power)", test.decisive_p)
+
+
+def _decide_band(test: ClaimTest, rising: bool | None, alpha: float) -> Grade:
+    """:func:`decide` for an equivalence test (a value inside a band)."""
+    if test.clears(alpha):
+        return Grade(REPRODUCED, "inside the band", test.p)
+    if test.below(alpha):
+        if rising is None or rising:
+            why = "no kept states tell whether it was still moving" if rising is None else (
+                "may still be moving")  # fmt: skip
+            return Grade(NOT_SHOWN, f"outside the band, but {why}", test.p_refute)
+        return Grade(REFUTED, "wholly outside the band", test.p_refute)
+    return Grade(NOT_SHOWN, "the interval straddles the band's edge (too little power)",
+                 test.decisive_p)  # fmt: skip
+
+
+def decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
+    """A claim of several named parts, each graded by :func:`decide`: every part reproduced,
+    *reproduced* (p: the largest); some, *partly reproduced*, when a reproduced part's p,
+    Bonferroni over the parts, is below ALPHA (which part holds was not fixed in advance);
+    none, but a part refuted at the same adjusted level, *refuted*; otherwise *not shown*. The
+    reason names each part's grade."""
+    g = _decide_parts(parts)
+    return replace(g, parts=tuple(parts), refutable=any(p.refutable for _, p in parts))
+
+
+def _decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
+    grades = [g.verdict for _, g in parts]
+    why = "; ".join(f"{name}: {g.verdict}" + (f" ({g.why})" if g.verdict == NOT_SHOWN else "")
+                    for name, g in parts)  # fmt: skip
+    ps = lambda grade: [g.p for _, g in parts if g.verdict == grade and g.p == g.p]
+    if all(g == REPRODUCED for g in grades):
+        return Grade(REPRODUCED, why, max(ps(REPRODUCED), default=math.nan))
+    if any(g == REPRODUCED for g in grades):
+        # which part holds was not fixed in advance: Bonferroni over the parts
+        p = min(1.0, len(parts) * min(ps(REPRODUCED)))
+        if p < ALPHA:
+            return Grade(PARTLY, why, p)
+        return Grade(NOT_SHOWN, why + f" (the part that clears has p = {p:.3g} after "
+                     f"Bonferroni over {len(parts)} parts)", p)  # fmt: skip
+    if any(g == NOT_TESTABLE for g in grades):
+        return Grade(NOT_TESTABLE, why)
+    if any(g == REFUTED for g in grades):
+        refuted = ps(REFUTED)
+        p = min(1.0, len(parts) * min(refuted)) if refuted else math.nan
+        if p < ALPHA:  # Bonferroni over the parts: the conjunction is refuted at ALPHA
+            return Grade(REFUTED, why, p)
+        return Grade(NOT_SHOWN, why + f" (a part below its SESOI, but p = {p:.3g} after "
+                     f"Bonferroni over {len(parts)} parts)", p)  # fmt: skip
+    return Grade(NOT_SHOWN, why, min((g.p for _, g in parts if g.p == g.p), default=math.nan))
+
+
+def sesoi_phrase(sesoi: Sesoi, unit: str = ".3f") -> str:
+    """A SESOI in words, in the format of its claim's effect (``unit``): "0.050 of the ramp's
+    slope", "0.5 percentage points of test accuracy"."""
+    spec = unit.replace("+", "")
+    if spec.endswith("%"):  # a fraction shown in percentage points
+        return f"{100 * sesoi.value:g} percentage points {sesoi.unit}"
+    return f"{_num(sesoi.value, spec)} {sesoi.unit}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    paper: str  # "A" or "B"
+    claim: str  # what the test tests, in words (with the SESOI where the claim is about size)
+    grade: Grade
+    test: ClaimTest  # the effect, its interval, the test, its p-values and the null
+    sesoi: Sesoi | None = None  # the smallest effect of interest (None: a band comparison)
+    evidence: str = ""  # further numbers the rule used
+    unit: str = ".3f"  # format of the effect, its interval and the SESOI
+    controls: tuple[Control, ...] = field(default_factory=tuple)
+    paper_says: str = ""  # the paper's own wording ("" for a claim of ours)
+
+    @property
+    def verdict(self) -> str:
+        return self.grade.verdict
+
+    def sesoi_text(self) -> str:
+        if self.sesoi is None:
+            return "paper's band"
+        return ("± " if self.test.band else "") + sesoi_phrase(self.sesoi, self.unit)
+
+    def row(self) -> dict:
+        """The claim, its verdict and reason, and its effect against the SESOI; the paper's
+        wording, the test, its p-values, the null and the evidence fold under the claim."""
+        t, f = self.test, self.unit
+        folded = {
+            "paper says": self.paper_says or "(ours)",
+            "test": f"{t.test}; p(reproduce) {p_text(t.p)}, p(refute) {p_text(t.p_refute)}",
+            "compared with": t.null,
+            "evidence": self.evidence,
+        }
+        return {
+            "claim (as tested)": self.claim + fold(folded),
+            "verdict": f"**{self.verdict}** ({self.grade.why})",
+            f"effect [{CLAIM_CONFIDENCE:.0%} CI] vs SESOI": (
+                f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]; SESOI "
+                f"{self.sesoi_text()}"
+            ),
+        }
+
+
+def fold(items: dict[str, str], summary: str = "test, null, evidence") -> str:
+    """Details folded inside a table cell (a closed ``<details>``): the row stays one claim,
+    its verdict and its effect, and a reader opens the rest. Text is escaped, and a table's
+    cell separator too."""
+    body = "<br>".join(f"<b>{html.escape(k)}</b>: {html.escape(str(v))}"
+                       for k, v in items.items() if v)  # fmt: skip
+    body = body.replace("|", "\\|").replace("\n", " ")
+    return f" <details><summary>{summary}</summary>{body}</details>"
+
+
+def p_text(p: float) -> str:
+    if p is None or p != p:
+        return "–"
+    return "< 1e-300" if p == 0 else f"= {p:.3g}"
+
+
+@dataclass(frozen=True)
+class Check:
+    """A property that holds by construction (exact equivariance, a control at chance)."""
+
+    paper: str
+    check: str
+    holds: bool
+    evidence: str
+
+    def row(self) -> dict:
+        return {
+            "check": self.check + fold({"evidence": self.evidence}, "evidence"),
+            "result": "holds" if self.holds else "**FAILED: a bug, not a verdict**",
+        }

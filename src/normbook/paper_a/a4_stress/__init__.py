@@ -1,0 +1,1 @@
+"""Chapter A4 (stress tests): its figures and its claims."""

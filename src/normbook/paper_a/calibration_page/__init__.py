@@ -1,0 +1,1 @@
+"""The calibration page: how long A1's networks must train at each profile (budget)."""

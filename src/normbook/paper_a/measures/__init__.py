@@ -1,0 +1,2 @@
+"""Paper A's measures on trained networks: the localization detector, band slopes,
+multi-hop excess, equivariance and the detector's calibration on simulated data."""

@@ -1,0 +1,1 @@
+"""Chapter B4 (stress tests): its prose (text) and its claims."""

@@ -1,0 +1,293 @@
+"""Paper B's trained classifiers, cached per seed: which models a chapter trains, the cached
+step that trains them (:data:`TRAIN`, keyed by the config, the seed, the data files and the
+code of :mod:`.training`), and the trained models as the chapters read them.
+
+One :class:`ClassifierConfig` fixes everything that determines a trained model except its
+seed. :meth:`Setup.from_params` gives the four (dataset, BatchNorm) variants of a chapter's
+parameters and :func:`trained_models` trains (or loads from the experiment cache) one model
+per variant and seed:
+
+    setup = classify.Setup.from_params(P)    # one config per variant, seeds, workers
+    models = classify.trained_models(setup)  # Models: trained models, splits, accuracies
+
+**Data identity.** The cache key includes the SHA-256 of the data files, so a model trained
+on the rebuilt (JPEG) CIFAR-10 copy is never reused for the original archive, or vice versa.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from normbook.paper_b.cached import convnets, training
+from normbook.paper_b.cached.training import (  # noqa: F401  (the names chapters and analyses use, from one place)
+    DATASETS,
+    N_TEST,
+    VARIANTS,
+    ClassifierConfig,
+    Splits,
+    Variant,
+    bn_label,
+    load_full,
+    model_from_state,
+    model_key,
+    split_key,
+    train_one,
+)
+from normbook.paper_b.data import datasets, provenance
+from normbook.runtime import cache, seeding
+from normbook.runtime.devices import resolve_device
+from normbook.runtime.workers import run_jobs
+
+# The cached step that trains a model: its key covers the data parsing, the networks, the
+# seed streams and the training loop, and nothing that presents them.
+TRAIN = cache.step("b_train", convnets, datasets, seeding, training)
+
+
+@dataclass
+class TrainedModel:
+    """A cached trained model: config, seed, weights, curves and test metrics. ``stage`` is
+    empty for the config's kept model and says how other weights of the same run were taken
+    (``{"until_val_acc": a, "check_every": n, "window": (start, end)}``: the check closest to
+    accuracy ``a`` in that window, :func:`train_one`)."""
+
+    cfg: ClassifierConfig
+    seed: int
+    entry: cache.Entry
+    stage: dict = field(default_factory=dict)
+
+    def key(self, data_id: str) -> dict:
+        """The model's cache key (also the start of its analyses' keys)."""
+        key = model_key(self.cfg, self.seed, data_id)
+        return key | {"stage": self.stage} if self.stage else key
+
+    @property
+    def state(self) -> dict[str, torch.Tensor]:
+        """The kept weights."""
+        return {k: v for k, v in self.entry.tensors.items() if not k.startswith("checkpoint")}
+
+    def checkpoint(self, i: int) -> dict[str, torch.Tensor] | None:
+        """The weights at ``cfg.checkpoints[i]`` of the epoch budget; None when the run
+        stopped before it (its kept weights are then its last word)."""
+        prefix = training.CHECKPOINT.format(i)
+        state = {k[len(prefix) :]: v for k, v in self.entry.tensors.items()
+                 if k.startswith(prefix)}  # fmt: skip
+        return state or None
+
+    @property
+    def curves(self) -> dict[str, np.ndarray]:
+        return {k[len("curve_") :]: v for k, v in self.entry.items() if k.startswith("curve_")}
+
+    @property
+    def test_acc(self) -> float:
+        return float(self.entry.meta["test_acc"])
+
+    @property
+    def best_epoch(self) -> float:
+        return float(self.entry.meta["best_epoch"])
+
+    @property
+    def stopped_epoch(self) -> float:
+        return float(self.entry.meta["stopped_epoch"])
+
+    @property
+    def early_stopped(self) -> bool:
+        return bool(self.entry.meta["early_stopped"])
+
+    @property
+    def train_seconds(self) -> float:
+        return float(self.entry.meta["train_seconds"])
+
+    @property
+    def hit(self) -> bool:
+        return self.entry.hit
+
+    @property
+    def kept_val_acc(self) -> float:
+        """Validation accuracy of the kept weights (at ``best_epoch``)."""
+        c = self.curves
+        return float(c["val_acc"][np.flatnonzero(c["epoch"] == self.best_epoch)[0]])
+
+    @property
+    def reached(self) -> tuple[float, float] | None:
+        """With a target accuracy: (epoch, validation accuracy) of the kept check; None for a
+        kept model."""
+        m = self.entry.meta
+        if "reached_epoch" not in m:
+            return None
+        return float(m["reached_epoch"]), float(m["reached_val_acc"])
+
+    def model(self) -> nn.Module:
+        return model_from_state(self.cfg, self.state)
+
+
+def _train_job(subsets: dict, cfg: ClassifierConfig, seed: int, key: tuple, stage: dict):
+    return train_one(cfg, seed, subsets[key], **stage)
+
+
+def _cost(cfg: ClassifierConfig) -> float:
+    """Rough relative cost, to start the longest jobs first."""
+    w = float(cfg.width)
+    per_img = 64.0 * w**2 if cfg.arch == "vgg16" else (w / 8) ** 2  # ~1 for VGG/8, CNN k=8
+    return per_img * cfg.n_train * cfg.max_epochs
+
+
+def train_all(
+    jobs: list[tuple[ClassifierConfig, int]],
+    splits: dict[str, Splits],
+    workers: int = 1,
+    stages: list[dict] | None = None,
+) -> list[TrainedModel]:
+    """Train or load every (config, seed) in ``jobs``; ``splits`` maps dataset -> the full
+    :class:`Splits` (from :func:`load_full`). Missing models are trained ``workers`` at a time
+    (1: in this process); each is written to the cache as soon as it finishes. ``stages``
+    (one per job; see :class:`TrainedModel`) stops runs early at a target accuracy."""
+    stages = stages or [{} for _ in jobs]
+    done = [TrainedModel(cfg, s, cache.Entry(), st) for (cfg, s), st in zip(jobs, stages)]
+    keys = [t.key(splits[t.cfg.dataset].data_id) for t in done]
+
+    def train_missing(idx: list[int]):
+        idx = sorted(idx, key=lambda i: -_cost(jobs[i][0]))  # the longest jobs first
+        subsets = {split_key(jobs[i][0]): splits[jobs[i][0].dataset].of(jobs[i][0]) for i in idx}
+        work = [(*jobs[i], split_key(jobs[i][0]), stages[i]) for i in idx]
+        for j, res in run_jobs(_train_job, work, subsets, workers, desc="train models"):
+            cfg, s = jobs[idx[j]]
+            ended = (f"stopped at epoch {res.stopped_epoch:.2f} (best {res.best_epoch:.2f})"
+                     if res.reached_epoch is None else f"kept the check at epoch "
+                     f"{res.reached_epoch:.2f} (validation accuracy "
+                     f"{res.reached_val_acc:.4f})")  # fmt: skip
+            print(f"trained {cfg.dataset} {cfg.label} seed {s}: test accuracy {res.test_acc:.4f}, "
+                  f"{ended}, {res.seconds:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
+            yield idx[j], training.entry(res)
+
+    entries = TRAIN.cached_each(keys, train_missing)
+    return [TrainedModel(t.cfg, t.seed, e, t.stage) for t, e in zip(done, entries)]
+
+
+# --------------------------------------------------------------------------- chapter runner
+
+
+def allow_flag(value: str) -> bool | None:
+    """The chapters' ``allow_unverified`` parameter: 'yes' / 'no', or 'env' (None: follow
+    ``NORMBOOK_ALLOW_UNVERIFIED``)."""
+    return {"env": None, "yes": True, "no": False}[value]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a chapter trains: one config per (dataset, BatchNorm) variant, the seeds, how many
+    worker processes, and whether an unverified data copy may be used."""
+
+    configs: dict[Variant, ClassifierConfig]
+    seeds: tuple[int, ...]
+    workers: int = 1
+    allow_unverified: bool | None = None  # None: follow NORMBOOK_ALLOW_UNVERIFIED
+
+    @classmethod
+    def from_params(cls, P) -> Setup:
+        """The four (dataset, batchnorm) configs of a chapter's parameters: MNIST with SGD at one
+        learning rate, CIFAR-10 with Adam at the paper's two learning rates (BN / no BN)."""
+        out = {}
+        for v in VARIANTS:
+            ds, bn = v
+            common = dict(
+                dataset=ds,
+                batchnorm=bn,
+                batch_size=P.batch_size,
+                patience=P.patience,
+                evals_per_epoch=P.evals_per_epoch,
+                n_val=P.n_val,
+                n_test=P.n_test,
+                split_seed=P.split_seed,
+                init=P.init,
+                device=resolve_device(P.device),
+                checkpoints=tuple(P.curve_fractions),
+            )
+            if ds == "mnist":
+                out[v] = ClassifierConfig(
+                    width=P.mnist_width,
+                    optimizer="sgd",
+                    lr=P.mnist_lr,
+                    momentum=P.mnist_momentum,
+                    max_epochs=P.mnist_epochs,
+                    n_train=P.mnist_train,
+                    **common,
+                )
+            else:
+                out[v] = ClassifierConfig(
+                    width=P.vgg_width,
+                    optimizer="adam",
+                    lr=P.cifar_lr_bn if bn else P.cifar_lr_nobn,
+                    momentum=0.0,  # Adam has none
+                    max_epochs=P.cifar_epochs,
+                    n_train=P.cifar_train,
+                    **common,
+                )
+        return cls(out, tuple(P.seeds), P.workers, allow_flag(P.allow_unverified))
+
+
+def load_data(setup: Setup) -> dict[str, Splits]:
+    """Both full datasets (verified, or unverified copies when the setup allows them)."""
+    return {ds: load_full(ds, setup.allow_unverified) for ds in DATASETS}
+
+
+@dataclass
+class Models:
+    """Every trained model of a chapter's parameters, one per (dataset, BatchNorm) variant and
+    seed, with the full datasets they were cut from."""
+
+    trained: dict[Variant, list[TrainedModel]]  # per variant, one per seed (in seed order)
+    splits: dict[str, Splits]  # dataset -> full train and test splits
+
+    @property
+    def variants(self) -> list[Variant]:
+        return [Variant(*v) for v in self.trained]
+
+    @property
+    def configs(self) -> dict[Variant, ClassifierConfig]:
+        return {v: ts[0].cfg for v, ts in self.trained.items()}
+
+    @property
+    def seeds(self) -> list[int]:
+        return [t.seed for t in next(iter(self.trained.values()))]
+
+    @property
+    def all(self) -> list[TrainedModel]:
+        return [t for ts in self.trained.values() for t in ts]
+
+    @property
+    def accuracy(self) -> dict[Variant, np.ndarray]:
+        """Test accuracy per variant, one value per seed."""
+        return {v: np.array([t.test_acc for t in ts]) for v, ts in self.trained.items()}
+
+    @property
+    def n_models(self) -> int:
+        return len(self.all)
+
+    @property
+    def cache_hits(self) -> int:
+        """Models loaded from the experiment cache rather than trained by this run."""
+        return sum(t.hit for t in self.all)
+
+    @property
+    def train_seconds(self) -> float:
+        """Single-thread training time of every model, when it was trained."""
+        return sum(t.train_seconds for t in self.all)
+
+    @property
+    def provenance(self) -> list[str]:
+        """Run-record lines of the data files used."""
+        return provenance.provenance_lines(self.splits)
+
+
+def trained_models(setup: Setup, splits: dict[str, Splits] | None = None) -> Models:
+    """Train (or load) every variant and seed of the setup, ``setup.workers`` models at a
+    time, on ``splits`` (both datasets, loaded here when not given)."""
+    splits = splits or load_data(setup)
+    cfgs = setup.configs
+    done = train_all([(cfgs[v], s) for v in VARIANTS for s in setup.seeds], splits, setup.workers)
+    return Models({v: [t for t in done if t.cfg == cfgs[v]] for v in VARIANTS}, splits)

@@ -1,0 +1,149 @@
+"""Chapters executed side by side: ``make book`` on a machine with cores to spare runs
+``jobs`` chapters at once, each in its own process (its kernel and its workers), so that one
+chapter's serial phases (evaluation, analyses, figures) overlap another's training.
+
+Results do not change: every cached experiment is computed once whichever chapter asks first
+(the cache's entry locks make a second asker wait for it, :mod:`.cache`), and a chapter's
+numbers do not depend on how many processes it has. Chapters of different papers alternate in
+the queue, since chapters of one paper share networks and would wait on each other, and the
+chapters with the most planned compute start first (:func:`queue`), so that no long chapter
+starts last and runs alone on cores the others have left. The console shows each chapter's
+lines prefixed with its name.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from normbook.publish import project
+from normbook.publish.project import BuildError, spec_for
+
+RESULT = "[chapter-seconds]"  # the last line a child prints: its seconds, or "none"
+
+
+def default_jobs() -> int:
+    """Two chapters at once wherever there are two cores or more (each uses every core for
+    its workers; two keep them busy through each other's serial phases), else one."""
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+def interleaved(chs: list[Path]) -> list[Path]:
+    """The chapters with the papers alternating (TOC order within each paper): A1, B1, A2, ..."""
+    lanes: dict[tuple, list[Path]] = {}
+    for ch in chs:
+        lanes.setdefault(spec_for(ch).packages, []).append(ch)
+    queues = list(lanes.values())
+    out = []
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
+
+
+def planned_flops(ch: Path, profile: str) -> float:
+    """The chapter's planned training and evaluation compute (:mod:`normbook.publish.plan`; 0 for a
+    chapter that analyses another's networks)."""
+    from normbook.publish import plan
+
+    return sum(i.flops for i in plan.chapter_plan(ch.stem, spec_for(ch).resolve(profile)))
+
+
+def queue(chs: list[Path], profile: str) -> list[Path]:
+    """The side-by-side queue: by planned compute, largest first (a cold build's longest
+    chapter must not start last: measured on the `cpu` book, the last one ran alone for
+    13 of its 58 minutes), ties in :func:`interleaved` order."""
+    order = interleaved(chs)
+    cost = {ch: planned_flops(ch, profile) for ch in order}
+    return sorted(order, key=lambda ch: -cost[ch])
+
+
+def execute_command(ch: Path, profile: str, overrides: dict | None = None, force: bool = False):
+    """The command line that executes one chapter in a child process (``build execute``)."""
+    cmd = [sys.executable, "-m", "normbook.publish.build", "execute", str(ch), "--profile", profile]
+    for k, v in (overrides or {}).items():
+        cmd += ["-p", k, ",".join(map(str, v)) if isinstance(v, list) else str(v)]
+    return cmd + (["--force"] if force else [])
+
+
+def _child_command(ch: Path, profile: str, force: bool) -> list[str]:
+    return execute_command(ch, profile, force=force)
+
+
+@dataclass
+class ChildRun:
+    returncode: int
+    seconds: float | None  # what the chapter reported (None: it was up to date)
+    tail: list[str]  # its last lines, for an error message
+    peak_rss_gb: float  # the largest process of its tree (wait4's maximum resident set)
+
+
+def run_child(cmd: list[str], name: str, say=print, env: dict | None = None) -> ChildRun:
+    """Run one chapter's child process, relaying its lines prefixed ``[name]``."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            bufsize=1, cwd=project.ROOT, env=env)  # fmt: skip
+    seconds: float | None = None
+    tail: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        if not line.strip():  # papermill's blank separators, unreadable when interleaved
+            continue
+        if line.startswith(RESULT):
+            value = line[len(RESULT) :].strip()
+            seconds = None if value == "none" else float(value)
+            continue
+        tail = (tail + [line])[-40:]
+        say(f"[{name}] {line}")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return ChildRun(proc.returncode, seconds, tail, usage.ru_maxrss / 2**20)
+
+
+def _run_child(ch: Path, profile: str, force: bool, say) -> float | None:
+    run = run_child(_child_command(ch, profile, force), ch.stem, say)
+    if run.returncode != 0:
+        raise BuildError(f"{ch.relative_to(project.ROOT)} failed:\n" + "\n".join(run.tail))
+    return run.seconds
+
+
+def run_side_by_side(
+    chs: list[Path], profile: str, force: bool, jobs: int
+) -> Iterator[tuple[Path, float | None]]:
+    """Yield ``(chapter, seconds or None if up to date)`` as chapters finish, ``jobs`` at a
+    time. After a failure no new chapter starts; the running ones finish, then the first
+    failure is raised."""
+    lock = threading.Lock()
+
+    def say(text: str) -> None:
+        with lock:
+            print(text, flush=True)
+
+    failures: list[BuildError] = []
+    stop = threading.Event()
+
+    def job(ch: Path) -> float | None:
+        if stop.is_set():
+            return None
+        try:
+            return _run_child(ch, profile, force, say)
+        except BuildError:
+            stop.set()
+            raise
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(job, ch): ch for ch in queue(chs, profile)}
+        for fut in as_completed(futures):
+            try:
+                yield futures[fut], fut.result()
+            except BuildError as exc:
+                failures.append(exc)
+    if failures:
+        raise failures[0]

@@ -1,0 +1,162 @@
+"""The project as the build sees it: where it lives, its chapters in TOC order, each chapter's
+parameter spec, and the stamp that says whether an executed chapter is current (its source, its
+parameters and its library code).
+
+Tests point ``ROOT`` at a throw-away copy of the project; every build module reads it from here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import yaml
+
+from normbook.grading import ledger
+from normbook.runtime import cache
+
+ROOT = cache.REPO_ROOT
+BOOK = ROOT / "book"
+PACKAGE = Path(__file__).resolve().parents[1]  # src/normbook
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def build_dir(profile: str) -> Path:
+    return cache.build_root() / profile
+
+
+@contextmanager
+def build_lock(profile: str) -> Iterator[None]:
+    """One build per profile at a time: a second run waits (and says so), then finds the first
+    one's chapters up to date. An OS file lock, released when its process dies."""
+    folder = build_dir(profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as f:
+        cache.lock_or_wait(f, f"[wait] another build of profile {profile} is running in "
+                              f"{folder}; waiting for it to finish")  # fmt: skip
+        yield
+
+
+def html_dir(profile: str) -> Path:
+    return build_dir(profile) / "site" / "_build" / "html"
+
+
+def toc_files() -> list[str]:
+    """Every file the table of contents names, in order (without suffix)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for e in entries or []:
+            if "file" in e:
+                files.append(e["file"])
+            walk(e.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return files
+
+
+def chapters() -> list[Path]:
+    """The executable chapters (jupytext percent-format .py files) in TOC order."""
+    return [ROOT / f"{f}.py" for f in toc_files() if (ROOT / f"{f}.py").exists()]
+
+
+def spec_for(path: Path):
+    from normbook.publish.chapters import SPECS
+
+    try:
+        return SPECS[path.stem]
+    except KeyError:
+        raise BuildError(
+            f"chapter {path.name} has no parameter spec in normbook.publish.chapters"
+        ) from None
+
+
+def selected(names: str | None) -> list[Path]:
+    """The chapters named (comma-separated stems, in TOC order), or all of them."""
+    chs = chapters()
+    if not names:
+        return chs
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = sorted(set(wanted) - {c.stem for c in chs})
+    if unknown:
+        raise BuildError(
+            f"unknown chapter {unknown[0]!r}; chapters: {', '.join(c.stem for c in chs)}"
+        )
+    return [c for c in chs if c.stem in wanted]
+
+
+def library_files(packages: tuple[str, ...]) -> list[Path]:
+    """The library source a chapter depends on: ``normbook/__init__.py``, ``core``, and the
+    named subpackages or top-level modules (``"paper_a"``, ``"methods"``). The registry
+    ``normbook/publish/chapters.py`` is not part of it: what it selects shows in the parameters."""
+    files = [PACKAGE / "__init__.py"]
+    for name in ("core", *packages):
+        if (PACKAGE / name).is_dir():
+            files += (PACKAGE / name).rglob("*.py")
+        elif (PACKAGE / f"{name}.py").is_file():
+            files.append(PACKAGE / f"{name}.py")
+        else:
+            raise BuildError(f"spec names an unknown library package {name!r}")
+    return sorted(set(files))
+
+
+def library_hash(packages: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for f in library_files(packages):
+        h.update(str(f.relative_to(PACKAGE)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def stamp(path: Path, params: dict, packages: tuple[str, ...] = ()) -> str:
+    blob = json.dumps(
+        {"source": path.read_text(), "params": params, "library": library_hash(packages)},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def records_digest(spec, resolved: dict) -> str:
+    """A hash of the recorded runs a chapter reads (its ``records`` parameters name their JSON
+    files, each with an ``.npz`` beside it); an absent one hashes as absent."""
+    h = hashlib.sha256()
+    for name in spec.records:
+        json_file = ROOT / resolved[name]
+        for f in (json_file, json_file.with_suffix(".npz")):
+            h.update(f.read_bytes() if f.is_file() else b"absent")
+    return h.hexdigest()[:16]
+
+
+def chapter_key(path: Path, profile: str, resolved: dict) -> str:
+    """What the executed notebook depends on: source, parameters, library code, the recorded
+    runs it reads, and for pages built from every chapter's results (the claims ledger) those
+    results."""
+    spec = spec_for(path)
+    key = stamp(path, dict(resolved), spec.packages)
+    if spec.records:
+        key += "-" + records_digest(spec, resolved)
+    return key + "-" + ledger.digest(profile) if spec.reads_ledger else key
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def is_executed(path: Path, profile: str) -> bool:
+    """Whether the chapter has a finished execution at ``profile`` (notebook and stamp: a run
+    that was killed or failed leaves no stamp)."""
+    nb = build_dir(profile) / "executed" / path.relative_to(ROOT).with_suffix(".ipynb")
+    return nb.exists() and nb.with_suffix(".stamp").exists()

@@ -1,0 +1,146 @@
+"""Training throughput of chapter A1's networks, against the machine's own matmul peak.
+
+    python -m normbook.tools.benchmark [--profile cpu] [--norm instance] [--steps 200]
+
+Reports, in one run and on one thread, as training runs: the fp32 matmul peak (GFLOP/s), steps/s
+of the stacked path (every seed in one network), of a naive loop that trains the same models one
+at a time, and the share of the peak the stacked path reaches. The three are measured the same
+way, interleaved in ``--rounds`` rounds and each taken at its best round, so a slow moment of a
+shared machine lowers no one of them alone. FLOPs per step are counted by
+``torch.utils.flop_counter`` on one real step, forward and backward (see :func:`flops_per_step`).
+It also counts the stacked step's page faults, which a heap that returns freed memory to the OS
+multiplies (:func:`.core.workers.keep_freed_memory`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+from dataclasses import dataclass, replace
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN
+from normbook.paper_a.cached.task import ramp
+from normbook.paper_a.cached.training import TrainConfig, train_stack
+from normbook.paper_a.runs import localization
+from normbook.paper_a.specs import A1
+from normbook.runtime.workers import single_thread
+
+
+def matmul_peak(n: int = 1024, reps: int = 20) -> float:
+    """fp32 FLOP/s of an n x n matmul on this machine, with the current thread count."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * n**3 * reps / (time.perf_counter() - t0)
+
+
+def flops_per_step(cnn: CNNConfig, tc: TrainConfig, n_models: int) -> int:
+    """FLOPs of one training step of the stack (forward and backward): PyTorch's count for one
+    model, times the number of models (its counter overcounts the backward pass of grouped
+    convolutions three-fold, so the stack itself is not counted)."""
+    net = StackedCNN(cnn, [0])
+    x = torch.randn(tc.batch_size, 1, tc.seq_len)
+    with FlopCounterMode(display=False) as counter:
+        ((net(x) - ramp(tc.seq_len)) ** 2).mean().backward()
+    return counter.get_total_flops() * n_models
+
+
+def steps_per_second(cnn: CNNConfig, tc: TrainConfig, seeds: list[int]) -> float:
+    train_stack(cnn, replace(tc, steps=5, checkpoints=()), seeds)  # warm-up
+    _, record = train_stack(cnn, replace(tc, checkpoints=()), seeds)
+    return tc.steps / record.seconds
+
+
+def page_faults_per_step(cnn: CNNConfig, tc: TrainConfig, seeds: list[int]) -> float:
+    """Minor page faults of the stacked training, per step (about 0 on a heap that keeps freed
+    memory, :func:`.core.workers.keep_freed_memory`; thousands without it)."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    train_stack(cnn, replace(tc, checkpoints=()), seeds)
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / tc.steps
+
+
+@dataclass
+class Benchmark:
+    peak_flops: float
+    flops_per_step: int  # of the whole stack
+    stacked_steps_s: float
+    naive_steps_s: float  # the same models trained one after another, per step of all
+    faults_per_step: float  # minor page faults of a stacked step
+
+    @property
+    def stacked_share(self) -> float:
+        return self.flops_per_step * self.stacked_steps_s / self.peak_flops
+
+    @property
+    def speedup(self) -> float:
+        return self.stacked_steps_s / self.naive_steps_s
+
+
+def measure(cnn: CNNConfig, tc: TrainConfig, seeds: list[int], rounds: int = 3) -> Benchmark:
+    """Training runs on one thread (:func:`.training.train_stack`; two stacks train side by
+    side on two cores), so the peak it is compared with is one thread's too. Peak and stacked
+    speed and the naive loop alternate for ``rounds`` rounds and each keeps its best (one
+    estimator for the numerator and the denominator of the share, and for both sides of the
+    speed-up)."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    peaks, stacked, naive = [], [], []
+    with single_thread():
+        for _ in range(rounds):
+            peaks.append(matmul_peak())
+            stacked.append(steps_per_second(cnn, tc, seeds))
+            naive.append(1 / sum(1 / steps_per_second(cnn, tc, [s]) for s in seeds))
+        faults = page_faults_per_step(cnn, tc, seeds)
+    flops = flops_per_step(cnn, tc, len(seeds))
+    return Benchmark(max(peaks), flops, max(stacked), max(naive), faults)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--profile", default="cpu", choices=("smoke", "cpu", "paper"))
+    ap.add_argument("--norm", default="instance")
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best of each")
+    ap.add_argument("--no-paper", action="store_true", help="skip the paper geometries")
+    a = ap.parse_args(argv)
+    setup = localization.Setup.from_params(A1.resolve(a.profile))
+    cnn = setup.cnn(a.norm)
+    tc = replace(setup.train, steps=a.steps)
+    b = measure(cnn, tc, list(setup.seeds), a.rounds)
+    print(
+        f"A1 at {a.profile}: {len(setup.seeds)} models, l={tc.seq_len}, d={cnn.depth}, "
+        f"C={cnn.width}, batch {tc.batch_size}, {cnn.label}, one thread (as training runs), "
+        f"best of {a.rounds} interleaved rounds\n"
+        f"  matmul peak          {b.peak_flops / 1e9:7.1f} GFLOP/s (one thread)\n"
+        f"  FLOPs per step       {b.flops_per_step / 1e6:7.1f} MFLOP (all models)\n"
+        f"  stacked              {b.stacked_steps_s:7.1f} steps/s "
+        f"({b.stacked_share:.0%} of the matmul peak)\n"
+        f"  one model at a time  {b.naive_steps_s:7.1f} steps/s of all models "
+        f"(stacked is x{b.speedup:.2f})\n"
+        f"  page faults          {b.faults_per_step:7.1f} per stacked step"
+    )
+    if not a.no_paper:
+        print(paper_geometries(b.peak_flops))
+
+
+def paper_geometries(peak_flops: float) -> str:
+    """The `paper` profile's geometries, one training step each on one thread (the best of
+    two after a warm-up), against the same matmul peak."""
+    from normbook.tools.shape_run import paper_rates
+
+    lines = ["paper geometries (one model, one thread):"]
+    for r in paper_rates().values():
+        lines.append(f"  {r.geometry:45s} {r.seconds_per_step:6.2f} s/step, "
+                     f"{r.flops_per_second / 1e9:5.1f} GFLOP/s "
+                     f"({r.flops_per_second / peak_flops:.0%} of the matmul peak)")  # fmt: skip
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

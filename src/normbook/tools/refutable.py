@@ -1,0 +1,67 @@
+"""Which claim rows could not come out *refuted*, by construction: the rule needs to know
+whether the tested quantity was still rising at the end of the budget, and for these rows no
+kept states measure it (``rising=None``), so an interval wholly below the SESOI reads *not
+shown* whatever it is.
+
+Every such row is declared here, with the measurement it waits for. ``make test`` runs
+``python -m normbook.tools.refutable smoke`` after the smoke build: it fails when a row is blocked
+that is not declared (a new claim that cannot be refuted), and when a declared row is no
+longer blocked (the list must shrink with the work). Rows declared not testable at a profile
+are exempt.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from normbook.book_pages import ledger as claims_ledger
+from normbook.grading.verdicts import NOT_TESTABLE
+
+# (section, start of the claim as tested): the measurement that would unblock it.
+AWAITING: dict[tuple[str, str], str] = {}
+
+
+def _row(c: dict) -> str:
+    return f"{c['section']}: {c['claim'][:90]}"
+
+
+def blocked(recs: list[dict]) -> list[dict]:
+    """The claims whose rule could not grade them refuted (not testable ones exempt)."""
+    return [c for r in recs for c in r["claims"]
+            if not c.get("refutable", True) and c["graded"] != NOT_TESTABLE]  # fmt: skip
+
+
+def declared(c: dict) -> bool:
+    return any(c["section"] == s and c["claim"].startswith(start) for s, start in AWAITING)
+
+
+def problems(recs: list[dict]) -> list[str]:
+    """Undeclared blocked rows, and declared rows that are no longer blocked."""
+    stuck = blocked(recs)
+    out = [f"blocked by construction and not declared: {_row(c)}" for c in stuck
+           if not declared(c)]  # fmt: skip
+    for s, start in AWAITING:
+        found = [c for r in recs for c in r["claims"]
+                 if c["section"] == s and c["claim"].startswith(start)]  # fmt: skip
+        if found and not any(c in stuck for c in found):
+            out.append(f"declared as blocked but refutable now (drop it from AWAITING): {s}: "
+                       f"{start}")  # fmt: skip
+    return out
+
+
+def main(argv: list[str]) -> int:
+    profile = argv[0] if argv else "smoke"
+    recs = claims_ledger.records(profile)
+    found = problems(recs)
+    n = sum(len(r["claims"]) for r in recs)
+    print(
+        f"[refutable] {n} claims at {profile}; {len(blocked(recs))} blocked by construction, "
+        f"all declared"
+        if not found
+        else "\n".join(f"[refutable] {p}" for p in found)
+    )
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
