@@ -97,9 +97,9 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_a import figures, tables, verdicts, views
-from normbook.paper_a.grading import paper_values as reported
-from normbook.paper_a.grading import recorded, sesoi
+from normbook.paper_a import figures, recorded, tables, verdicts, views
+from normbook.paper_a import paper_values as reported
+from normbook.paper_a.grading import sesoi
 from normbook.paper_a.grading.sesoi import SLOPE, flat_margin
 from normbook.paper_a.measures import bands, equivariance
 from normbook.paper_a.runs import localization

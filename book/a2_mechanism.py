@@ -113,7 +113,7 @@ transition_level = None  # accuracy that defines the transition overlap [every p
 from normbook.grading import stats
 from normbook.pages import fmt, report
 from normbook.paper_a import diagrams, figures, tables, verdicts
-from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading import sesoi
 from normbook.paper_a.measures import bands, multihop
 from normbook.paper_a.runs import localization, packnorm

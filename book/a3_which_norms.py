@@ -96,7 +96,7 @@ bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatc
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
 from normbook.paper_a import figures, specs, tables, verdicts, views
-from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading import sesoi
 from normbook.paper_a.measures import bands, equivariance
 from normbook.paper_a.runs import batchstats, localization, which_norms

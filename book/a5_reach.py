@@ -102,11 +102,11 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 
 # %%
 from normbook.pages import fmt, report
-from normbook.paper_a import views
+from normbook.paper_a import paper_values as reported
+from normbook.paper_a import recorded, views
 from normbook.paper_a.a5_reach import claims as reach_verdicts
 from normbook.paper_a.a5_reach import pages as reach_figures
-from normbook.paper_a.grading import paper_values as reported
-from normbook.paper_a.grading import recorded, sesoi
+from normbook.paper_a.grading import sesoi
 from normbook.paper_a.runs import localization, reach
 from normbook.paper_a.specs_stress import A5
 
@@ -121,7 +121,7 @@ run.glue("a5_paper_R", reported.RADIUS)
 run.glue("a5_paper_layers", reported.NORM_LAYERS)
 run.glue("a5_paper_alpha", reported.WELCH_ALPHA)
 run.glue("a5_base_layers", next(f.norm_layers for f in fams if f.a1))
-run.glue("a5_reuse", reach.base_note(P))
+run.glue("a5_reuse", reach_figures.base_note(P))
 run.glue("a5_R", setup.radius)
 
 # %% [markdown]

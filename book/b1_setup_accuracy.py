@@ -94,8 +94,8 @@ device = None  # where models train: 'auto' is cuda when available, else cpu
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
 from normbook.paper_b import figures, tables, verdicts
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.data import provenance
-from normbook.paper_b.grading import paper_values as reported
 from normbook.paper_b.grading import sesoi
 from normbook.paper_b.runs import classify
 from normbook.paper_b.specs import B1

@@ -105,9 +105,9 @@ view_images = None  # images per network in the explorable layer view (PCA to 2-
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
 from normbook.paper_b import figures, tables, verdicts, views
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.cached import analysis, projections
 from normbook.paper_b.data import provenance
-from normbook.paper_b.grading import paper_values as reported
 from normbook.paper_b.grading import sesoi
 from normbook.paper_b.runs import classify, null_clusters
 from normbook.paper_b.specs import B3

@@ -132,11 +132,12 @@ match_tolerance = None  # accuracy-matched: largest validation-accuracy gap a pa
 from normbook.pages import fmt, report
 from normbook.paper_b import figures, tables, verdicts
 from normbook.paper_b.b4_stress import claims as stress_verdicts
+from normbook.paper_b.b4_stress import factorial, matching
 from normbook.paper_b.b4_stress import text as stress_text
 from normbook.paper_b.cached import analysis, stress_analyses
 from normbook.paper_b.data import provenance
 from normbook.paper_b.grading import sesoi
-from normbook.paper_b.runs import classify, factorial, matching, null_clusters
+from normbook.paper_b.runs import classify, null_clusters
 from normbook.paper_b.specs_stress import B4
 
 P, run = report.start(B4, globals())

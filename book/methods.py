@@ -36,10 +36,10 @@ from normbook.book_pages import methods
 from normbook.grading import claims, ledger, stats
 from normbook.pages import report
 from normbook.paper_a import figures
+from normbook.paper_a import paper_values as reported_a
 from normbook.paper_a import verdicts as verdicts_a
 from normbook.paper_a.a4_stress import claims as stress_verdicts
 from normbook.paper_a.grading import nulls as nulls_a
-from normbook.paper_a.grading import paper_values as reported_a
 from normbook.paper_a.grading import sesoi
 from normbook.paper_a.measures import detector_calibration as calibration
 from normbook.paper_a.runs import localization

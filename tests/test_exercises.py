@@ -7,8 +7,7 @@ import sys
 
 import pytest
 
-from normbook.book_pages import exercises
-from normbook.publish import costs, project
+from normbook.publish import costs, exercises, project
 from normbook.tools import exercise_runs
 
 BLOCK = re.compile(r"^# :::\{(exercise|solution)\}(.*?)^# :::$", re.M | re.S)

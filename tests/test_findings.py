@@ -109,7 +109,7 @@ def test_the_recorded_note_says_how_to_make_a_paper_scale_record():
 
 
 def test_a_recorded_paper_scale_grade_sits_beside_this_builds():
-    from normbook.paper_a.grading.recorded import CLAIM_PREFIX
+    from normbook.paper_a.recorded import CLAIM_PREFIX
 
     q = findings.CENTRAL[0]
     own = _claim(q.section, q.start + " ...")

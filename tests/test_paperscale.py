@@ -16,8 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normbook.paper_a import figures
-from normbook.paper_a.grading import recorded
+from normbook.paper_a import figures, recorded
 from normbook.paper_a.measures import equivariance
 from normbook.paper_a.runs import localization
 from normbook.paper_a.specs import A1

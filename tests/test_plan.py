@@ -2,7 +2,7 @@
 
 import pytest
 
-from normbook.paper_b.runs import factorial
+from normbook.paper_b.b4_stress import factorial
 from normbook.publish import build, plan, project
 from normbook.publish.chapters import SPECS
 

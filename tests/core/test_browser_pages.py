@@ -57,7 +57,7 @@ def _table(cell: str, width: str = "", scroll: bool = False) -> str:
 
 @pytest.fixture(scope="module")
 def driver():
-    d = browser._driver()
+    d = browser.chromium_driver()
     yield d
     d.quit()
 

@@ -31,7 +31,7 @@ PRESENTATION = [
     "normbook.paper_b.data.provenance", "normbook.paper_b.b4_stress.text", "normbook.pages.fmt",
     "normbook.pages.report", "normbook.book_pages.ledger", "normbook.book_pages.methods",
     "normbook.pages.views", "normbook.paper_a.views", "normbook.paper_b.views",
-    "normbook.paper_a.grading.recorded",
+    "normbook.paper_a.recorded",
 ]  # fmt: skip
 # What asks for results (setups from parameters, which networks, summaries of loaded entries)
 # is not what computes them: editing it re-executes chapters from the cache.
@@ -45,7 +45,7 @@ ORCHESTRATION = [
     "normbook.paper_a.calibration_page.budget",
     "normbook.paper_a.runs.arch_runs",
     "normbook.paper_b.runs.classify",
-    "normbook.paper_b.runs.factorial",
+    "normbook.paper_b.b4_stress.factorial",
 ]  # fmt: skip
 
 

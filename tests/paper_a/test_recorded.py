@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from normbook.paper_a.grading import recorded
+from normbook.paper_a import recorded
 from normbook.paper_a.runs import reach
 
 

@@ -8,7 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from normbook.paper_b.runs import classify, factorial
+from normbook.paper_b.b4_stress import factorial
+from normbook.paper_b.runs import classify
 from normbook.paper_b.specs import B1
 from normbook.paper_b.specs_stress import B4
 

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from normbook.paper_b.b4_stress import claims as stress_verdicts
+from normbook.paper_b.b4_stress import matching
 from normbook.paper_b.cached import training
-from normbook.paper_b.runs import classify, matching
+from normbook.paper_b.runs import classify
 from normbook.paper_b.specs import B1
 from normbook.runtime import cache
 

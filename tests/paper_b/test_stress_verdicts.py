@@ -11,10 +11,11 @@ import pytest
 from normbook.grading.claims import mean_test, t_interval
 from normbook.grading.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED
 from normbook.paper_b.b4_stress import claims as stress_verdicts
+from normbook.paper_b.b4_stress import factorial
 from normbook.paper_b.b4_stress import text as stress_text
 from normbook.paper_b.cached import analysis, stress_analyses
 from normbook.paper_b.grading.sesoi import ACCURACY
-from normbook.paper_b.runs import classify, factorial
+from normbook.paper_b.runs import classify
 
 SEEDS5 = np.array([0.0, 0.01, -0.01, 0.02, -0.02])  # seed-to-seed jitter
 

@@ -13,6 +13,7 @@ import pytest
 
 from normbook.grading.claims import ALPHA
 from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b import verdicts
 from normbook.paper_b.cached import analysis
 from normbook.paper_b.cached.analysis import (
@@ -22,7 +23,6 @@ from normbook.paper_b.cached.analysis import (
     SparsityConfig,
     TrainingCurves,
 )
-from normbook.paper_b.grading import paper_values as reported
 from normbook.paper_b.grading.sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE, SPARSITY
 from normbook.paper_b.runs import classify
 

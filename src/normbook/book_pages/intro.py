@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from normbook.book_pages.ledger import (
     ORIGINS,
-    _num,
     group,
     group_name,
     missing,
@@ -18,12 +17,12 @@ from normbook.book_pages.ledger import (
     section_title,
 )
 from normbook.grading import ledger
-from normbook.grading.verdicts import NOT_SHOWN, REFUTED
+from normbook.grading.verdicts import NOT_SHOWN, REFUTED, effect_interval, number_or_dash
 from normbook.pages.fmt import table
-from normbook.paper_a.grading import paper_values as reported_a
-from normbook.paper_a.grading.recorded import BARE_COMMAND, COMMAND
-from normbook.paper_a.grading.recorded import CLAIM_PREFIX as PAPER_SCALE
-from normbook.paper_b.grading import paper_values as reported_b
+from normbook.paper_a import paper_values as reported_a
+from normbook.paper_a.recorded import BARE_COMMAND, COMMAND
+from normbook.paper_a.recorded import CLAIM_PREFIX as PAPER_SCALE
+from normbook.paper_b import paper_values as reported_b
 from normbook.runtime.params import Spec
 
 INTRO = Spec(
@@ -137,10 +136,9 @@ def refutations_beyond(recs: list[dict]) -> list[tuple[dict, dict]]:
 def effect_text(c: dict) -> str:
     """``0.0077 [0.0021, 0.013] vs ≥ 0.050 of the ramp's slope`` (a dash where there is none)."""
     u = c["unit"]
-    if _num(c["effect"], u) == "–":
+    if number_or_dash(c["effect"], u) == "–":
         return "– (no estimate at this budget)"
-    return (f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]; SESOI "
-            f"{c['sesoi_text']}")  # fmt: skip
+    return f"{effect_interval(c)}; SESOI {c['sesoi_text']}"
 
 
 def verdict_text(c: dict, profile: str) -> str:

@@ -25,6 +25,7 @@ from normbook.grading.verdicts import (
     PARTLY,
     REFUTED,
     REPRODUCED,
+    effect_interval,
     fold,
     p_text,
 )
@@ -68,11 +69,6 @@ def missing(recs: list[dict], chapters=GRADED) -> list[str]:
     """Graded chapters with no record at this profile (not executed, or failed)."""
     have = {r["chapter"] for r in recs}
     return [c for c in chapters if c not in have]
-
-
-def _num(v, unit: str) -> str:
-    """A number in ``unit``; a dash where there is none (the row's reason says why)."""
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, unit)
 
 
 # Where a claim comes from, for the counts: the papers' own claims as they state them,
@@ -255,7 +251,7 @@ def claim_rows(recs: list[dict]) -> list[dict]:
     rows = []
     for i, r in enumerate(recs):
         for j, c in enumerate(r["claims"]):
-            u, need = c["unit"], needs(c)
+            need = needs(c)
             flag = " ⚠ opposite sign of the paper's" if opposite_sign(c) else ""
             folded = {
                 "paper says": c.get("paper_says") or "(ours)",
@@ -265,7 +261,7 @@ def claim_rows(recs: list[dict]) -> list[dict]:
                 "compared with": c["null"],
                 "what would decide it": need,
             }
-            effect = f"{_num(c['effect'], u)} [{_num(c['low'], u)}, {_num(c['high'], u)}]"
+            effect = effect_interval(c)
             rows.append(
                 {
                     "paper": c["paper"],

@@ -35,8 +35,15 @@ DECISIVE = (REPRODUCED, PARTLY, REFUTED)
 BY_SYMMETRY = "(by symmetry)"
 
 
-def _num(v: float, spec: str) -> str:
+def number_or_dash(v: float, spec: str) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+
+
+def effect_interval(claim: dict) -> str:
+    """A ledger claim's ``effect [low, high]`` in its unit (dashes where there is none)."""
+    u = claim["unit"]
+    return (f"{number_or_dash(claim['effect'], u)} [{number_or_dash(claim['low'], u)}, "
+            f"{number_or_dash(claim['high'], u)}]")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -172,7 +179,7 @@ def sesoi_phrase(sesoi: Sesoi, unit: str = ".3f") -> str:
     spec = unit.replace("+", "")
     if spec.endswith("%"):  # a fraction shown in percentage points
         return f"{100 * sesoi.value:g} percentage points {sesoi.unit}"
-    return f"{_num(sesoi.value, spec)} {sesoi.unit}"
+    return f"{number_or_dash(sesoi.value, spec)} {sesoi.unit}"
 
 
 @dataclass(frozen=True)
@@ -210,8 +217,8 @@ class Verdict:
             "claim (as tested)": self.claim + fold(folded),
             "verdict": f"**{self.verdict}** ({self.grade.why})",
             f"effect [{CLAIM_CONFIDENCE:.0%} CI] vs SESOI": (
-                f"{_num(t.effect, f)} [{_num(t.low, f)}, {_num(t.high, f)}]; SESOI "
-                f"{self.sesoi_text()}"
+                f"{number_or_dash(t.effect, f)} [{number_or_dash(t.low, f)}, "
+                f"{number_or_dash(t.high, f)}]; SESOI {self.sesoi_text()}"
             ),
         }
 

@@ -12,9 +12,9 @@ import numpy as np
 
 from normbook.grading import stats
 from normbook.pages.figures import NORM_COLORS, canvas, running_mean, shared_legend
+from normbook.paper_a import paper_values as reported
 from normbook.paper_a.cached.packnet import generator, sample_pair
 from normbook.paper_a.cached.task import ramp, sample_inputs
-from normbook.paper_a.grading import paper_values as reported
 from normbook.paper_a.measures import multihop
 from normbook.paper_a.runs.packnorm import PackResult
 from normbook.paper_a.runs.which_norms import METRICS, EvalBatchSweep, GroupSweep, NullLevel
@@ -28,7 +28,7 @@ def color(run) -> str:
     return NORM_COLORS[run.cnn.norm]
 
 
-def _receptive_bands(ax, seq_len: int, radius: int) -> None:
+def receptive_bands(ax, seq_len: int, radius: int) -> None:
     """Shade the two boundary bands a receptive field of radius R can reach."""
     for lo, hi in ((0, radius), (seq_len - 1 - radius, seq_len - 1)):
         ax.axvspan(lo, hi, color="0.85", zorder=0, lw=0)
@@ -40,7 +40,7 @@ def _mean_predictions(ax, run, title: str) -> None:
     mean, std = run.out.mean.mean(axis=0), run.out.std[0]
     seq_len = run.seq_len
     idx, c = np.arange(seq_len), color(run)
-    _receptive_bands(ax, seq_len, run.radius)
+    receptive_bands(ax, seq_len, run.radius)
     ax.plot(idx, ramp(seq_len).numpy(), color="k", lw=1, ls="--", label="target ramp")
     ax.fill_between(
         idx,
@@ -100,7 +100,7 @@ def task_example(seq_len: int, radius: int):
     x = sample_inputs(1, 1, seq_len, generators([0], "check"))[0, 0].numpy()
     fig, axes = canvas(height=2.6)
     ax = axes[0, 0]
-    _receptive_bands(ax, seq_len, radius)
+    receptive_bands(ax, seq_len, radius)
     ax.plot(x, lw=0.8, color="0.3", label="input $x_i$ (noise)")
     ax.plot(ramp(seq_len).numpy(), color="k", lw=1.5, ls="--", label="target $y_i = i/(\\ell-1)$")
     ax.set_xlim(0, seq_len - 1)

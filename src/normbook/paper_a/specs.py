@@ -7,9 +7,9 @@ them, the Methods page lists them, and a reader can change them.
 
 from __future__ import annotations
 
+from normbook.paper_a import paper_values as reported
 from normbook.paper_a.cached.norms import BATCH_EVAL_MODES, NORM_KINDS
 from normbook.paper_a.cached.stacking import SCHEDULES
-from normbook.paper_a.grading import paper_values as reported
 from normbook.paper_a.measures.detector import TESTS
 from normbook.runtime.devices import DEVICES
 from normbook.runtime.params import Param, Spec, curve_fractions_error, profiles
@@ -17,7 +17,7 @@ from normbook.runtime.params import Param, Spec, curve_fractions_error, profiles
 PACKAGES = ("paper_a",)
 
 
-def _needs_interior(P) -> str | None:
+def needs_interior(P) -> str | None:
     radius = (P.kernel // 2) * P.depth
     if radius >= P.seq_len / 2 - 2:
         return (
@@ -28,15 +28,15 @@ def _needs_interior(P) -> str | None:
     return None
 
 
-def _curve_inside_budget(P) -> str | None:
+def curve_inside_budget(P) -> str | None:
     return curve_fractions_error(P)
 
 
-def _odd_kernel(P) -> str | None:
+def odd_kernel(P) -> str | None:
     return None if P.kernel % 2 else f"parameter 'kernel': must be odd, got {P.kernel}"
 
 
-def _groups_divide(P) -> str | None:
+def groups_divide(P) -> str | None:
     if P.norm == "group" and P.width % P.groups:
         return f"parameter 'groups': must divide width={P.width}, got {P.groups}"
     return None
@@ -51,7 +51,7 @@ def _compares_a_norm(P) -> str | None:
     return None
 
 
-def _enough_samples(P) -> str | None:
+def enough_samples(P) -> str | None:
     for name in ("n_eval", "curve_eval"):
         if name in P and P[name] < 2 * P.eval_batch_size:
             return (
@@ -192,12 +192,12 @@ A1 = Spec(
     params=[*LOCALIZATION_PARAMS, PAPER_RECORD],
     profiles=A1_PROFILES,
     checks=[
-        _odd_kernel,
-        _needs_interior,
-        _groups_divide,
-        _enough_samples,
+        odd_kernel,
+        needs_interior,
+        groups_divide,
+        enough_samples,
         _compares_a_norm,
-        _curve_inside_budget,
+        curve_inside_budget,
     ],
     packages=RECORDED_PACKAGES,
     records=("paper_record",),
@@ -208,18 +208,18 @@ A1 = Spec(
 # A1's profiles (never copied), so A1's cached models are reused wherever the configs coincide.
 
 
-def _from_a1(profile: str, drop: tuple[str, ...] = (), **changes) -> dict:
+def from_a1(profile: str, drop: tuple[str, ...] = (), **changes) -> dict:
     base = {k: v for k, v in A1.profiles[profile].items() if k not in (*drop, "paper_record")}
     return {**base, **changes}
 
 
-def _pack_geometry(P) -> str | None:
+def pack_geometry(P) -> str | None:
     if P.pack_kernel % 2 == 0:
         return f"parameter 'pack_kernel': must be odd, got {P.pack_kernel}"
     return None
 
 
-def _pack_overlaps(P) -> str | None:
+def pack_overlaps(P) -> str | None:
     bad = [f for f in (*P.overlap_fracs, *P.control_fracs) if not 0.0 <= f <= 1.0]
     if bad:
         return (
@@ -324,13 +324,13 @@ _PACK_COMMON = dict(
 )
 _OVERLAPS = [0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0]
 A2_PROFILES = {
-    "smoke": _from_a1("smoke", **_PACK_COMMON, pack_kernel=3, pack_depth=2, pack_width=4,
+    "smoke": from_a1("smoke", **_PACK_COMMON, pack_kernel=3, pack_depth=2, pack_width=4,
                       overlap_fracs=[0.0, 0.5, 1.0], control_fracs=[1.0], pack_steps=30,
                       pack_batch_size=16, pack_seeds=[0], n_test=512),
-    "cpu": _from_a1("cpu", **_PACK_COMMON, pack_kernel=3, pack_depth=8, pack_width=16,
+    "cpu": from_a1("cpu", **_PACK_COMMON, pack_kernel=3, pack_depth=8, pack_width=16,
                     overlap_fracs=_OVERLAPS, control_fracs=[1.0], pack_steps=1500,
                     pack_batch_size=32, pack_seeds=[0, 1], n_test=8192),
-    "paper": _from_a1("paper", **_PACK_COMMON, pack_kernel=5, pack_depth=32, pack_width=32,
+    "paper": from_a1("paper", **_PACK_COMMON, pack_kernel=5, pack_depth=32, pack_width=32,
                       overlap_fracs=_OVERLAPS, control_fracs=[0.5, 1.0], pack_steps=10_000,
                       pack_batch_size=32, pack_seeds=list(range(reported.N_SEEDS)),
                       n_test=100_000),
@@ -341,13 +341,13 @@ A2 = Spec(
     params=LOCALIZATION_PARAMS + PACK_PARAMS,
     profiles=A2_PROFILES,
     checks=[
-        _odd_kernel,
-        _needs_interior,
-        _groups_divide,
-        _enough_samples,
-        _curve_inside_budget,
-        _pack_geometry,
-        _pack_overlaps,
+        odd_kernel,
+        needs_interior,
+        groups_divide,
+        enough_samples,
+        curve_inside_budget,
+        pack_geometry,
+        pack_overlaps,
         _hop_factor,
     ],
     packages=PACKAGES,
@@ -404,7 +404,7 @@ A3 = Spec(
         ),
     ],
     profiles={
-        "smoke": _from_a1(
+        "smoke": from_a1(
             "smoke",
             _A3_DROP,
             group_counts=[1, 2, 8],
@@ -415,14 +415,14 @@ A3 = Spec(
         # The GroupNorm trend is a rank test over every (G, seed) model, valid with two seeds
         # per G; the BatchNorm claims are paired tests over all five seeds. All six of
         # Fig. 4's group counts (G = 32 = C is InstanceNorm, A1's networks).
-        "cpu": _from_a1(
+        "cpu": from_a1(
             "cpu",
             _A3_DROP,
             group_counts=list(reported.GROUP_COUNTS),
             group_seeds=[0, 1],
             bn_eval_batch_sizes=[8, 32, 128],
         ),
-        "paper": _from_a1(
+        "paper": from_a1(
             "paper",
             _A3_DROP,
             group_counts=list(reported.GROUP_COUNTS),
@@ -431,12 +431,12 @@ A3 = Spec(
         ),
     },
     checks=[
-        _odd_kernel,
-        _needs_interior,
-        _enough_samples,
+        odd_kernel,
+        needs_interior,
+        enough_samples,
         _group_counts_divide,
         _bn_batches,
-        _curve_inside_budget,
+        curve_inside_budget,
     ],
     packages=PACKAGES,
 )

@@ -16,14 +16,14 @@ from normbook.paper_a.specs import (
     PAPER_RECORD,
     RECORD_PATH,
     RECORDED_PACKAGES,
-    _curve_inside_budget,
-    _enough_samples,
-    _from_a1,
-    _groups_divide,
-    _needs_interior,
-    _odd_kernel,
-    _pack_geometry,
-    _pack_overlaps,
+    curve_inside_budget,
+    enough_samples,
+    from_a1,
+    groups_divide,
+    needs_interior,
+    odd_kernel,
+    pack_geometry,
+    pack_overlaps,
 )
 from normbook.runtime.params import Param, Spec
 
@@ -96,7 +96,7 @@ BUDGET = Spec(
         ),
     ],
     profiles={
-        "smoke": _from_a1(
+        "smoke": from_a1(
             "smoke",
             _BUDGET_DROP,
             seeds=[100],
@@ -106,10 +106,10 @@ BUDGET = Spec(
             cal_lrs=[3e-3, 1e-2],
             cal_batch_sizes=[16, 16],
         ),
-        "cpu": _from_a1("cpu", _BUDGET_DROP, curve_eval=8192, **_CAL_CPU),
-        "paper": _from_a1("paper", _BUDGET_DROP, curve_eval=102_400, **_CAL_PAPER),
+        "cpu": from_a1("cpu", _BUDGET_DROP, curve_eval=8192, **_CAL_CPU),
+        "paper": from_a1("paper", _BUDGET_DROP, curve_eval=102_400, **_CAL_PAPER),
     },
-    checks=[_odd_kernel, _needs_interior, _enough_samples, _curve_inside_budget, _cal_candidates],
+    checks=[odd_kernel, needs_interior, enough_samples, curve_inside_budget, _cal_candidates],
     packages=PACKAGES,
 )
 
@@ -233,13 +233,13 @@ A4 = Spec(
     params=LOCALIZATION_PARAMS + PACK_PARAMS + STRESS_PARAMS,
     profiles={p: {**A2_PROFILES[p], **_STRESS[p], **_ARCH} for p in ("smoke", "cpu", "paper")},
     checks=[
-        _odd_kernel,
-        _needs_interior,
-        _groups_divide,
-        _enough_samples,
-        _curve_inside_budget,
-        _pack_geometry,
-        _pack_overlaps,
+        odd_kernel,
+        needs_interior,
+        groups_divide,
+        enough_samples,
+        curve_inside_budget,
+        pack_geometry,
+        pack_overlaps,
         _stress_norm,
         _rf_heads,
         _architectures,
@@ -325,14 +325,14 @@ A5 = Spec(
     chapter="a5_reach",
     params=[*LOCALIZATION_PARAMS, *REACH_PARAMS, PAPER_RECORD],
     profiles={
-        p: _from_a1(p, **_REACH[p], paper_record=RECORD_PATH) for p in ("smoke", "cpu", "paper")
+        p: from_a1(p, **_REACH[p], paper_record=RECORD_PATH) for p in ("smoke", "cpu", "paper")
     },
     checks=[
-        _odd_kernel,
-        _needs_interior,
-        _groups_divide,
-        _enough_samples,
-        _curve_inside_budget,
+        odd_kernel,
+        needs_interior,
+        groups_divide,
+        enough_samples,
+        curve_inside_budget,
         _stress_norm,
         _reach_lengths,
         _reach_axes,

@@ -28,16 +28,16 @@ import numpy as np
 from normbook.grading.claims import inside_band, may_rise, mean_test, paired, rank_trend, within
 from normbook.grading.verdicts import BY_SYMMETRY, Check, Control, Verdict, decide
 from normbook.pages.fmt import join
-from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading.late import late_gain, reach_rising, rising, transition_rising  # noqa: F401
 from normbook.paper_a.grading.nulls import (  # noqa: F401  (re-exported: the chapters and tests read them here)
     NULL_CIRCULAR,
     NULL_NONE,
-    _kept_seeds,
-    _null_name,
     alive,
     beyond_nulls,
+    kept_seeds,
     null_learned,
+    null_name,
     reach_layers,
     reach_test,
     slope_beyond_nulls,
@@ -411,10 +411,10 @@ def a3_ledger(
                     "reproduced)", bn_claim.verdict == "reproduced", bn_claim.verdict)  # fmt: skip
     bnd_none = boundary_fractions(none, "batch_mean")  # App. D's measure
     bnd_mb = boundary_fractions(mb, "batch_mean")
-    keep = _kept_seeds(none)  # the dead-null rule (alive), as for every null comparison
+    keep = kept_seeds(none)  # the dead-null rule (alive), as for every null comparison
     bnd = paired(np.asarray(bnd_none)[keep], np.asarray(bnd_mb)[keep], BOUNDARY_GAP.value,
                  null="no-norm network's boundary fraction"
-                 + _null_name(none).removeprefix(NULL_NONE))  # fmt: skip
+                 + null_name(none).removeprefix(NULL_NONE))  # fmt: skip
     bnd_controls = (learned(mb, "BatchNorm, minibatch statistics"), null_learned(none))
     ref, big = sizes.runs[sizes.reference], sizes.runs[sizes.largest]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -10,12 +10,12 @@ import numpy as np
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from normbook.pages.figures import NORM_COLORS, canvas, shared_legend
+from normbook.paper_b import paper_values as reported
+from normbook.paper_b.b4_stress.factorial import METRICS, is_paper_cell, metric_values
 from normbook.paper_b.cached.analysis import Clusters, Sparsity
 from normbook.paper_b.data.datasets import CIFAR10_CLASSES
-from normbook.paper_b.grading import paper_values as reported
 from normbook.paper_b.grading.rules import signed
 from normbook.paper_b.runs.classify import DATASETS, Models, Splits, bn_label
-from normbook.paper_b.runs.factorial import METRICS, is_paper_cell, metric_values
 
 COLORS = {"BN": NORM_COLORS["batch"], "no BN": NORM_COLORS["none"]}
 DATASET_TITLES = {"mnist": "MNIST, standard CNN", "cifar10": "CIFAR-10, VGG-16"}

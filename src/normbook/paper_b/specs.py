@@ -7,8 +7,8 @@ choices where the paper is silent, or reductions for the ``smoke`` / ``cpu`` bud
 
 from __future__ import annotations
 
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.data.datasets import TRAIN_SIZE
-from normbook.paper_b.grading import paper_values as reported
 from normbook.runtime.params import Param, Spec, curve_fractions_error, profiles
 
 TRAIN_PARAMS = [
@@ -275,7 +275,7 @@ def _batch_fits(P) -> str | None:
     return None
 
 
-def _images_available(prefix: str):
+def images_available(prefix: str):
     def check(P) -> str | None:
         n, split = P[f"{prefix}_images"], P[f"{prefix}_split"]
         avail = P.n_test if split == "test" else min(P.mnist_train, P.cifar_train)
@@ -291,7 +291,7 @@ def _images_available(prefix: str):
     return check
 
 
-def _k_range(P) -> str | None:
+def check_k_range(P) -> str | None:
     if P.k_min > P.k_max:
         return f"parameter 'k_min': must be <= k_max = {P.k_max}, got {P.k_min}"
     if max(P.k_max, P.fixed_k) >= P.cluster_images:
@@ -379,10 +379,10 @@ def _view_images(P) -> str | None:
     return None
 
 
-_TRAIN_CHECKS = [_fits_training_split, _distinct_seeds, _batch_fits, _curve_fractions]
+TRAIN_CHECKS = [_fits_training_split, _distinct_seeds, _batch_fits, _curve_fractions]
 
 
-def _merge(*dicts: dict) -> dict:
+def merge(*dicts: dict) -> dict:
     return {prof: {k: v for d in dicts for k, v in d[prof].items()} for prof in dicts[0]}
 
 
@@ -391,23 +391,23 @@ PACKAGES = ("paper_b",)
 B1 = Spec(
     chapter="b1_setup_accuracy",
     params=TRAIN_PARAMS,
-    profiles=_merge(TRAIN_PROFILES),
-    checks=_TRAIN_CHECKS,
+    profiles=merge(TRAIN_PROFILES),
+    checks=TRAIN_CHECKS,
     packages=PACKAGES,
 )
 
 B2 = Spec(
     chapter="b2_sparsity",
     params=TRAIN_PARAMS + SPARSITY_PARAMS,
-    profiles=_merge(TRAIN_PROFILES, SPARSITY_PROFILES),
-    checks=_TRAIN_CHECKS + [_images_available("sparsity")],
+    profiles=merge(TRAIN_PROFILES, SPARSITY_PROFILES),
+    checks=TRAIN_CHECKS + [images_available("sparsity")],
     packages=PACKAGES,
 )
 
 B3 = Spec(
     chapter="b3_clusters",
     params=TRAIN_PARAMS + CLUSTER_PARAMS + VIEW_PARAMS,
-    profiles=_merge(TRAIN_PROFILES, CLUSTER_PROFILES, VIEW_PROFILES),
-    checks=_TRAIN_CHECKS + [_images_available("cluster"), _k_range, _view_images],
+    profiles=merge(TRAIN_PROFILES, CLUSTER_PROFILES, VIEW_PROFILES),
+    checks=TRAIN_CHECKS + [images_available("cluster"), check_k_range, _view_images],
     packages=PACKAGES,
 )

@@ -4,9 +4,8 @@ accuracy-matched comparison, on top of chapters B1-B3's (:mod:`.specs`)."""
 
 from __future__ import annotations
 
-from normbook.paper_b.grading import paper_values as reported
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.specs import (
-    _TRAIN_CHECKS,
     B1,
     B2,
     B3,
@@ -15,11 +14,12 @@ from normbook.paper_b.specs import (
     PACKAGES,
     SPARSITY_PARAMS,
     SPARSITY_PROFILES,
+    TRAIN_CHECKS,
     TRAIN_PARAMS,
     TRAIN_PROFILES,
-    _images_available,
-    _k_range,
-    _merge,
+    check_k_range,
+    images_available,
+    merge,
 )
 from normbook.runtime.params import Param, Spec, profiles
 
@@ -156,9 +156,9 @@ STRESS_PROFILES = profiles(
 B4 = Spec(
     chapter="b4_stress",
     params=TRAIN_PARAMS + SPARSITY_PARAMS + CLUSTER_PARAMS + STRESS_PARAMS,
-    profiles=_merge(TRAIN_PROFILES, SPARSITY_PROFILES, CLUSTER_PROFILES, STRESS_PROFILES),
-    checks=_TRAIN_CHECKS
-    + [_images_available("sparsity"), _images_available("cluster"), _k_range, _distinct_lrs,
+    profiles=merge(TRAIN_PROFILES, SPARSITY_PROFILES, CLUSTER_PROFILES, STRESS_PROFILES),
+    checks=TRAIN_CHECKS
+    + [images_available("sparsity"), images_available("cluster"), check_k_range, _distinct_lrs,
        _silhouette_fits, _heldout_available],
     packages=PACKAGES,
 )  # fmt: skip

@@ -7,9 +7,9 @@ from scipy import stats as sps
 
 from normbook.grading.stats import CONFIDENCE
 from normbook.pages.fmt import bracket, mean_sd, table
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.cached import convnets
 from normbook.paper_b.cached.analysis import Clusters, Sparsity
-from normbook.paper_b.grading import paper_values as reported
 from normbook.paper_b.runs.classify import DATASETS, ClassifierConfig, Models, Variant, bn_label
 
 MODEL_NAMES = {"mnist": "standard CNN", "cifar10": "VGG-16"}

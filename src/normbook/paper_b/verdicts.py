@@ -43,8 +43,8 @@ from normbook.grading.verdicts import (  # noqa: F401  (the vocabulary, re-expor
     sesoi_phrase,
 )
 from normbook.pages.fmt import mean_sd, sci
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.cached.analysis import Clusters, Sparsity, TrainingCurves
-from normbook.paper_b.grading import paper_values as reported
 from normbook.paper_b.grading.rules import (  # noqa: F401  (re-exported: the chapters read the rules through verdicts)
     DATASET_NAMES,
     Contrast,
@@ -91,7 +91,7 @@ def table1(acc, profile: str, rising: bool | None) -> tuple[Grade, ClaimTest, li
 # ----------------------------------------------------------------------------- checks
 
 
-def _max_init_difference(bn_cfg, nobn_cfg, seed: int) -> tuple[float, int, int]:
+def max_init_difference(bn_cfg, nobn_cfg, seed: int) -> tuple[float, int, int]:
     """The largest absolute BN - no BN difference over the initial tensors both models have,
     how many they share, and how many the no-BN model has."""
     a, b = bn_cfg.build(seed).state_dict(), nobn_cfg.build(seed).state_dict()
@@ -112,7 +112,7 @@ def seed_pairing(models: Models) -> list[Check]:
         seeds = [t.seed for t in bn]
         same_seeds = seeds == [t.seed for t in nobn]
         c_bn, c_no = bn[0].cfg, nobn[0].cfg
-        inits = [_max_init_difference(c_bn, c_no, s) for s in seeds]
+        inits = [max_init_difference(c_bn, c_no, s) for s in seeds]
         worst = max(d for d, _, _ in inits)
         complete = all(shared == total for _, shared, total in inits)
         checks.append(
@@ -141,7 +141,7 @@ def seed_pairing(models: Models) -> list[Check]:
     return checks
 
 
-def _seed_counts(bn, nobn, expect: str, spec: str = ".3f", word: str = "") -> str:
+def seed_counts(bn, nobn, expect: str, spec: str = ".3f", word: str = "") -> str:
     """Evidence: both sides' mean ± sd over seeds and in how many seeds the claim's way holds."""
     bn, nobn = np.asarray(bn, float), np.asarray(nobn, float)
     way = bn < nobn if expect == "lower" else bn > nobn
@@ -178,7 +178,7 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
                 decide(test, controls, rising=accuracy_moving(models, ds)),
                 test,
                 ACCURACY,
-                _seed_counts(acc[ds, True], acc[ds, False], "higher", ".2%"),
+                seed_counts(acc[ds, True], acc[ds, False], "higher", ".2%"),
                 unit="+.2%",
                 controls=controls,
                 paper_says="BN models reach higher test accuracy than no-BN models (Table 1)",
@@ -224,7 +224,7 @@ def b2_ledger(sparsity: Sparsity, models: Models, curves: TrainingCurves | None)
             "B", f"{DATASET_NAMES[ds]}: BN representations are {word} sparse than no-BN ones "
             f"(layer sparsity, mean over conv layers), by at least {sesoi_phrase(SPARSITY)}",
             grade, test, SPARSITY,
-            _seed_counts(layer_mean(c.bn), layer_mean(c.nobn), expect), controls=controls,
+            seed_counts(layer_mean(c.bn), layer_mean(c.nobn), expect), controls=controls,
             paper_says=f"{DATASET_NAMES[ds]}: BN representations are {word} sparse (no "
             "consistent sparsity signature across datasets)",
         ))  # fmt: skip
@@ -270,7 +270,7 @@ def b3_ledger(clusters: Clusters, models: Models,
             "B", f"{DATASET_NAMES[ds]}: class-based clusters are purer with BN (lower DBI), "
             f"over the deeper half of the layers, by at least {sesoi_phrase(DBI, '.2f')}",
             decide(test, controls, rising=up("class_dbi", ds, "lower", deeper_half)), test, DBI,
-            _seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower", ".2f"),
+            seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower", ".2f"),
             unit=".2f", controls=controls,
             paper_says="Class-based clusters are purer with BN (lower Davies-Bouldin index), "
             "especially in deeper layers",
@@ -286,7 +286,7 @@ def b3_ledger(clusters: Clusters, models: Models,
         f"{reported.K_STAR_TOLERANCE}) at least one layer earlier, on both datasets (a shift "
         f"beyond {SETTLE.value:g} layer)",
         decide_parts(parts), settle["mnist"], SETTLE,
-        "; ".join(f"{DATASET_NAMES[ds]} settling layer: " + _seed_counts(
+        "; ".join(f"{DATASET_NAMES[ds]} settling layer: " + seed_counts(
             *(settling_layers(clusters.k_star[ds, bn]) for bn in (True, False)), "lower", ".1f",
             "earlier") for ds in DATASETS) + "; " + _grades(parts), unit=".2f", controls=every,
         paper_says="With BN, k* reaches the number of classes in earlier layers",
@@ -298,7 +298,7 @@ def b3_ledger(clusters: Clusters, models: Models,
         f"least {sesoi_phrase(DBI, '.2f')}",
         decide(test, learned(acc, both("cifar10")),
                rising=up("dbi_k_star", "cifar10", "lower", deeper_half)), test, DBI,
-        _seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
+        seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
         unit=".2f", controls=learned(acc, both("cifar10")),
         paper_says="CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
     ))  # fmt: skip

@@ -121,7 +121,7 @@ def broken_links(page: Path, hrefs: list[str], root: Path) -> list[str]:
     return sorted(set(bad))
 
 
-def _driver():
+def chromium_driver():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -459,7 +459,7 @@ def pages(html_dir: Path) -> list[Path]:
 def check_site(html_dir: Path) -> list[PageReport]:
     html_dir = Path(html_dir).resolve()
     shots = html_dir.parent / "screenshots"
-    driver = _driver()
+    driver = chromium_driver()
     try:
         return [check_page(driver, p, html_dir, shots) for p in pages(html_dir)]
     finally:

@@ -6,7 +6,7 @@ A chapter executes before its own time is known, so its page cannot glue it: the
 from ``_build/<profile>/timings.json`` (:mod:`.timings`, its last cold and last cached run) when
 the HTML is rendered. ``{{ cost_<chapter> }}`` is that sentence for every chapter of the TOC;
 the exercises' substitutions (``{{ cost_<label> }}``, ``{{ outcome_<label> }}``,
-``{{ command_<label> }}``) come from :mod:`normbook.book_pages.exercises`. The texts round their
+``{{ command_<label> }}``) come from :mod:`normbook.publish.exercises`. The texts round their
 numbers (no dates), so the site's configuration, and with it every page, changes only when a time
 changes visibly.
 """
@@ -75,7 +75,7 @@ def chapter_costs(profile: str) -> dict[str, str]:
 def substitutions(profile: str) -> dict[str, str]:
     """Every substitution the pages use: the chapters' costs at the site's ``profile`` and the
     exercises' costs, commands and outcomes (at the profile each exercise names)."""
-    from normbook.book_pages import exercises
+    from normbook.publish import exercises
 
     return {**chapter_costs(profile), **exercises.substitutions()}
 

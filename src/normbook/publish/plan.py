@@ -39,7 +39,7 @@ def _count(fn) -> int:
     return counter.get_total_flops()
 
 
-def _train_flops(model: torch.nn.Module, x: torch.Tensor) -> int:
+def train_step_flops(model: torch.nn.Module, x: torch.Tensor) -> int:
     return _count(lambda: model(x).sum().backward())
 
 
@@ -102,7 +102,7 @@ def _classifiers(cfgs, seeds, what: str = "") -> list[Item]:
     out = []
     for cfg in cfgs:
         x = torch.randn(1, cfg.in_channels, 32, 32)  # MNIST is padded to 32 x 32
-        step = _train_flops(cfg.build(0), x)
+        step = train_step_flops(cfg.build(0), x)
         images = cfg.max_epochs * cfg.n_train * len(seeds)
         out.append(
             Item(
@@ -141,7 +141,7 @@ def _stress_a(P) -> list[Item]:
         ("2-D CNN", grid, grid2d.StackedCNN2d(grid, [0]),
          torch.randn(1, 1, grid.height, grid.width)),
     ):  # fmt: skip
-        step = _train_flops(net, x)
+        step = train_step_flops(net, x)
         with torch.no_grad():
             f = _count(lambda net=net, x=x: net(x))
         # normalized, no norm and the circular null evaluated, and the normalized networks
@@ -200,7 +200,8 @@ def chapter_plan(name: str, P) -> list[Item]:
 
         return _classifiers(classify.Setup.from_params(P).configs.values(), P.seeds)
     if name == "b4_stress":
-        from normbook.paper_b.runs import classify, factorial
+        from normbook.paper_b.b4_stress import factorial
+        from normbook.paper_b.runs import classify
 
         swapped = [c for cell, c in factorial.factorial_configs(P).items()
                    if not factorial.is_paper_cell(cell)]  # fmt: skip

@@ -1,4 +1,4 @@
-"""``make exercises``: run the book's exercises (:mod:`normbook.book_pages.exercises`) and record
+"""``make exercises``: run the book's exercises (:mod:`normbook.publish.exercises`) and record
 what each cost and graded, which its solution then shows.
 
     python -m normbook.tools.exercise_runs [--only a1-ex-layer,b2-ex-threshold] [--no-training]
@@ -31,10 +31,9 @@ import threading
 import time
 from pathlib import Path
 
-from normbook.book_pages import exercises
-from normbook.book_pages.exercises import Exercise, exercise_dir
-from normbook.publish import project
+from normbook.publish import exercises, project
 from normbook.publish.chapter_jobs import RESULT, execute_command
+from normbook.publish.exercises import Exercise, exercise_dir
 from normbook.runtime import cache
 from normbook.runtime.devices import cpu_model, git_commit
 

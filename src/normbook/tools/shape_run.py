@@ -127,7 +127,7 @@ def paper_rates() -> dict[str, Rate]:
             model = cfg.build(0)
             x = torch.randn(P.batch_size, cfg.in_channels, 32, 32)
             labels = torch.randint(0, 10, (P.batch_size,))
-            flops = plan._train_flops(model, x[:1]) * P.batch_size
+            flops = plan.train_step_flops(model, x[:1]) * P.batch_size
             loss = partial(torch.nn.functional.cross_entropy, target=labels)
             secs = _seconds_per_step(model, x, loss)
             rates[ds] = Rate(f"paper B: {ds} {cfg.label}, batch {P.batch_size}", secs, flops)

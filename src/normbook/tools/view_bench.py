@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from normbook.pages.views import bundle_js
-from normbook.publish.browser import _driver
+from normbook.publish.browser import chromium_driver
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
 
@@ -114,7 +114,7 @@ def measure(out: Path, repeats: int = 7) -> dict[str, dict]:
     df = _data()
     for make in (_vega, _bokeh, _plotly):
         make(out, df)
-    driver, results = _driver(), {}
+    driver, results = chromium_driver(), {}
     try:
         for lib, scripts in SCRIPTS.items():
             times = []

@@ -9,7 +9,7 @@ from normbook.grading import stats
 from normbook.pages.figures import NORM_COLORS, canvas, shared_legend
 from normbook.paper_a.cached.interventions import MODES
 from normbook.paper_a.cached.task import ramp
-from normbook.paper_a.figures import _receptive_bands, color
+from normbook.paper_a.figures import color, receptive_bands
 
 MODE_COLORS = {"population": "#000000", "shuffled": "#CC79A7", "interior": "#56B4E9"}
 
@@ -21,7 +21,7 @@ def constant_input(results, noise_runs):
     for ax, c, run in zip(axes[0], results, noise_runs):
         L = c.out.shape[-1]
         idx = np.arange(L)
-        _receptive_bands(ax, L, c.radius)
+        receptive_bands(ax, L, c.radius)
         ax.plot(idx, ramp(L).numpy(), color="k", lw=1, ls="--", label="target ramp")
         ax.plot(idx, run.out.pooled_mean[0], color=color(run), lw=1.6, label="noise input (mean)")
         for v, out in zip(c.values, c.out[:, 0]):

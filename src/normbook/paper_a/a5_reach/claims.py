@@ -22,7 +22,7 @@ from normbook.grading.claims import (
 )
 from normbook.grading.verdicts import REFUTED, REPRODUCED, Control, Verdict, decide
 from normbook.pages.fmt import join, num
-from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading.sesoi import (
     FLAGGED,
     LEARNED_R2,

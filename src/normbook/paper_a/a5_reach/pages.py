@@ -9,10 +9,11 @@ from scipy import stats as sps
 from normbook.grading.claims import CLAIM_CONFIDENCE
 from normbook.pages.figures import canvas, shared_legend
 from normbook.pages.fmt import bracket, interval, mean_sd, table
-from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading.sesoi import SLOPE
 from normbook.paper_a.runs import reach
 from normbook.paper_a.runs.reach import AXES, Law, Reach
+from normbook.paper_a.specs import A1, shares_a1_models
 
 LINEAR_BELOW = 0.01  # law_fit's y axis: linear within ± this share (zero and negative shares)
 AXIS_TITLES = {"norm layers": "more norm layers (fixed l and R)",
@@ -189,3 +190,12 @@ def length_note(n_lens: int) -> str:
             "lengths is weak evidence (two lengths bound Spearman's ρ over every model well "
             "below 1); a third length needs more training than the `cpu` budget holds, so the "
             "`paper` profile trains three")  # fmt: skip
+
+
+def base_note(P) -> str:
+    """Whether the base family is chapter A1's InstanceNorm networks, for prose."""
+    if shares_a1_models(P):
+        return "chapter A1's networks at this profile, loaded from the cache when A1 has run"
+    a1 = A1.resolve(P.profile)
+    return (f"its own networks: chapter A1 uses l = {a1.seq_len}, d = {a1.depth} and "
+            f"{a1.steps:,} steps at this profile")  # fmt: skip

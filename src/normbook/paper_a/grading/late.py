@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from normbook.grading.claims import Rise, may_rise
-from normbook.paper_a.grading import paper_values as reported
+from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading.nulls import reach_layers
 from normbook.paper_a.grading.sesoi import REACH, SLOPE, flat_margin
 from normbook.paper_a.measures import bands

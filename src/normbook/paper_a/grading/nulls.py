@@ -36,7 +36,7 @@ def alive(none) -> np.ndarray:
     return np.nan_to_num(r2) >= LEARNED_R2
 
 
-def _kept_seeds(none) -> np.ndarray:
+def kept_seeds(none) -> np.ndarray:
     """:func:`alive`; every seed when fewer than two null networks learned: then the null's
     own control fails (:func:`null_learned`) and the claim grades nothing, and its numbers are
     shown over every seed."""
@@ -57,7 +57,7 @@ def null_learned(none) -> Control:
     )
 
 
-def _null_name(none) -> str:
+def null_name(none) -> str:
     keep = alive(none)
     dead = int((~keep).sum())
     if keep.sum() < 2:
@@ -71,9 +71,9 @@ def _null_name(none) -> str:
 def slope_beyond_nulls(measure, run, none, circular, sesoi=SLOPE) -> ClaimTest:
     """:func:`beyond_nulls` of ``measure`` (per seed, a slope) of a run and its two nulls, on
     the seeds whose no-norm null learned (:func:`alive`)."""
-    keep = _kept_seeds(none)
+    keep = kept_seeds(none)
     values = [np.asarray(measure(r), float)[keep] for r in (run, none, circular)]
-    return beyond_nulls(values[0], {_null_name(none): values[1], NULL_CIRCULAR: values[2]},
+    return beyond_nulls(values[0], {null_name(none): values[1], NULL_CIRCULAR: values[2]},
                         sesoi.value)  # fmt: skip
 
 
@@ -88,7 +88,7 @@ def reach_layers(run, factor: float) -> np.ndarray:
 def reach_test(run, none, circular, factor: float) -> ClaimTest:
     """:func:`reach_layers` of a run against both nulls' reach, on the seeds whose no-norm
     null learned (:func:`alive`)."""
-    keep = _kept_seeds(none)
+    keep = kept_seeds(none)
     reach = [reach_layers(r, factor)[keep] for r in (run, none, circular)]
-    return beyond_nulls(reach[0], {_null_name(none): reach[1], NULL_CIRCULAR: reach[2]},
+    return beyond_nulls(reach[0], {null_name(none): reach[1], NULL_CIRCULAR: reach[2]},
                         REACH.value)  # fmt: skip

@@ -100,17 +100,6 @@ def matched_families(setup: Setup, P) -> list[Family]:
             replace(_family(setup, **common, mix_norm=False), axes=("matched",))]  # fmt: skip
 
 
-def base_note(P) -> str:
-    """Whether the base family is chapter A1's InstanceNorm networks, for prose."""
-    from normbook.paper_a.specs import A1, shares_a1_models
-
-    if shares_a1_models(P):
-        return "chapter A1's networks at this profile, loaded from the cache when A1 has run"
-    a1 = A1.resolve(P.profile)
-    return (f"its own networks: chapter A1 uses l = {a1.seq_len}, d = {a1.depth} and "
-            f"{a1.steps:,} steps at this profile")  # fmt: skip
-
-
 def networks(fams: list[Family]) -> list:
     """(setup, network) pairs for :func:`localization.pretrain`."""
     return [(f.setup, f.cnn) for f in fams]

@@ -11,12 +11,7 @@ from normbook.grading.claims import ClaimTest, t_interval
 from normbook.grading.verdicts import decide, decide_parts, sesoi_phrase
 from normbook.pages.fmt import DASH, bracket, no_interval, sci
 from normbook.paper_b import verdicts
-from normbook.paper_b.cached.analysis import Clusters, Sparsity
-from normbook.paper_b.cached.stress_analyses import Silhouettes, Thresholds
-from normbook.paper_b.grading.sesoi import DBI, SILHOUETTE, SPARSITY
-from normbook.paper_b.runs import classify
-from normbook.paper_b.runs.classify import DATASETS, Models, bn_label
-from normbook.paper_b.runs.factorial import (
+from normbook.paper_b.b4_stress.factorial import (
     METRICS,
     Effects,
     Factorial,
@@ -24,7 +19,12 @@ from normbook.paper_b.runs.factorial import (
     decomposition_error,
     is_paper_cell,
 )
-from normbook.paper_b.runs.matching import Matched
+from normbook.paper_b.b4_stress.matching import Matched
+from normbook.paper_b.cached.analysis import Clusters, Sparsity
+from normbook.paper_b.cached.stress_analyses import Silhouettes, Thresholds
+from normbook.paper_b.grading.sesoi import DBI, SILHOUETTE, SPARSITY
+from normbook.paper_b.runs import classify
+from normbook.paper_b.runs.classify import DATASETS, Models, bn_label
 
 NAMES = verdicts.DATASET_NAMES
 VERBS = {"higher": "raises", "lower": "lowers"}
@@ -186,7 +186,7 @@ def cluster_count_ledger(
                 "B (ours)", f"(ours) {NAMES[ds]}: clusters are purer with BN by the {what} "
                 f"(higher), deeper half, by at least {sesoi_phrase(SILHOUETTE)}",
                 decide(test, controls, rising=up), test, SILHOUETTE,
-                verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
+                verdicts.seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                       "higher", ".3f"), unit=".3f", controls=controls,
             )  # fmt: skip
     return rows
@@ -258,7 +258,7 @@ def direction_ledger(
             decide(test, controls,
                    rising=up(sp_along, "layer", ds, expect, verdicts.layer_mean, SPARSITY)),
             test, SPARSITY,
-            verdicts._seed_counts(verdicts.layer_mean(c.bn), verdicts.layer_mean(c.nobn), expect),
+            verdicts.seed_counts(verdicts.layer_mean(c.bn), verdicts.layer_mean(c.nobn), expect),
             controls=controls, paper_says=f"{NAMES[ds]}: BN representations are "
             f"{'less' if expect == 'lower' else 'more'} sparse (on training images)",
         )  # fmt: skip
@@ -272,7 +272,7 @@ def direction_ledger(
             decide(test, controls,
                    rising=up(cl_along, "class_dbi", ds, "lower", verdicts.deeper_half, DBI)),
             test, DBI,
-            verdicts._seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
+            verdicts.seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
                                   "lower", ".2f"), unit=".2f", controls=controls,
             paper_says="Class-based clusters are purer with BN, especially in deeper layers (on "
             "training images)",
@@ -296,7 +296,7 @@ def checks(
     zero = max(float(np.abs(thr.sparsity[v][..., 0] - sparsity.layer[v]).max())
                for v in sparsity.layer) if sparsity.config.eps == 0 else 0.0  # fmt: skip
     cfgs = {c: ts[0].cfg for c, ts in f.trained.items()}
-    init = max(verdicts._max_init_difference(cfgs[ds, True, 0], cfgs[c], s)[0]
+    init = max(verdicts.max_init_difference(cfgs[ds, True, 0], cfgs[c], s)[0]
                for c in cfgs for ds in [c[0]] for s in f.seeds)  # fmt: skip
     splits = {(classify.split_key(cfg), cfg.batch_size) for cfg in cfgs.values()}
     return [

@@ -10,14 +10,14 @@ import numpy as np
 from normbook.grading.claims import ALPHA
 from normbook.grading.verdicts import GRADES
 from normbook.pages.fmt import join, sci, table
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b import verdicts
 from normbook.paper_b.b4_stress.claims import NAMES, seed_mean
+from normbook.paper_b.b4_stress.factorial import METRICS, Effects, factorial_datasets, factorial_lrs
+from normbook.paper_b.b4_stress.matching import Matched
 from normbook.paper_b.cached.analysis import Clusters
 from normbook.paper_b.cached.stress_analyses import edge_share
-from normbook.paper_b.grading import paper_values as reported
 from normbook.paper_b.runs.classify import DATASETS, bn_label
-from normbook.paper_b.runs.factorial import METRICS, Effects, factorial_datasets, factorial_lrs
-from normbook.paper_b.runs.matching import Matched
 
 
 def setup_glue(P) -> dict[str, object]:

@@ -1,6 +1,6 @@
 """Cached representation analysis of paper B's trained models: sparsity and clusters.
 
-For every trained model (a :class:`.classify.TrainedModel`), the post-ReLU activations of every
+For every trained model (a :class:`.models.TrainedModel`), the post-ReLU activations of every
 conv layer are taken on a fixed, class-balanced set of images (model in eval mode) and
 summarised per layer:
 
@@ -33,10 +33,16 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from normbook.paper_b.cached import convnets, representations
+from normbook.paper_b.cached import cache_keys, convnets, models, representations
+from normbook.paper_b.cached.models import Models, TrainedModel
+from normbook.paper_b.cached.training import (
+    ClassifierConfig,
+    Splits,
+    Variant,
+    model_from_state,
+    split_key,
+)
 from normbook.paper_b.data import datasets
-from normbook.paper_b.runs import classify
-from normbook.paper_b.runs.classify import ClassifierConfig, Models, Splits, TrainedModel, Variant
 from normbook.runtime import cache
 from normbook.runtime.workers import run_jobs, single_thread
 
@@ -200,7 +206,7 @@ def cluster_stats(
 
 # Every analysis of a trained model is keyed by the model's key, the analysis config and the
 # code of training (a model's weights) and of the analyses.
-ANALYSIS_CODE = classify.TRAIN.code + (representations, sys.modules[__name__])
+ANALYSIS_CODE = cache_keys.TRAIN.code + (models, representations, sys.modules[__name__])
 STEPS = {kind: cache.step(kind, *ANALYSIS_CODE) for kind in ("b_sparsity", "b_clusters")}
 
 AnalysisConfig = SparsityConfig | ClusterConfig
@@ -209,7 +215,7 @@ AnalysisConfig = SparsityConfig | ClusterConfig
 def _compute(acfg: AnalysisConfig, cfg: ClassifierConfig, state: dict, splits: Splits) -> dict:
     t0 = time.perf_counter()
     with single_thread(), threadpool_limits(1):
-        model = classify.model_from_state(cfg, state).to(cfg.device)
+        model = model_from_state(cfg, state).to(cfg.device)
         x, y = select_images(splits, acfg.split, acfg.n_images, acfg.image_seed)
         if isinstance(acfg, SparsityConfig):
             arrays = sparsity_stats(model, x, acfg)
@@ -234,9 +240,9 @@ def analyse_all(
 
     def analyse_missing(idx: list[int]):
         cfgs = {i: trained[i].cfg for i in idx}
-        subsets = {classify.split_key(c): splits[c.dataset].of(c) for c in cfgs.values()}
+        subsets = {split_key(c): splits[c.dataset].of(c) for c in cfgs.values()}
         jobs = [(acfg, cfgs[i], {k: v.numpy() for k, v in trained[i].state.items()},
-                 classify.split_key(cfgs[i])) for i in idx]  # fmt: skip
+                 split_key(cfgs[i])) for i in idx]  # fmt: skip
         for j, arrays in run_jobs(_job, jobs, subsets, workers, desc=f"{acfg.kind[2:]} analysis"):
             t = trained[idx[j]]
             print(f"analysed {t.cfg.dataset} {t.cfg.label} seed {t.seed} ({acfg.kind[2:]}): "
@@ -254,12 +260,14 @@ def _per_variant(
     return {v: [next(entries) for _ in ts] for v, ts in models.trained.items()}
 
 
-def _stack(entries: dict[Variant, list[cache.Entry]], name: str) -> dict[Variant, np.ndarray]:
+def stack_per_variant(
+    entries: dict[Variant, list[cache.Entry]], name: str
+) -> dict[Variant, np.ndarray]:
     """One array per variant, seeds along axis 0."""
     return {v: np.stack([np.asarray(e[name]) for e in es]) for v, es in entries.items()}
 
 
-def _bookkeeping(models: Models, entries: dict[Variant, list[cache.Entry]]) -> dict:
+def bookkeeping(models: Models, entries: dict[Variant, list[cache.Entry]]) -> dict:
     """The fields every analysis result shares: layer names, models, cache hits, compute."""
     names: dict[str, list[str]] = {}
     for v, ts in models.trained.items():
@@ -321,9 +329,9 @@ def sparsity(models: Models, config: SparsityConfig, workers: int = 1) -> Sparsi
     entries = _per_variant(config, models, workers)
     return Sparsity(
         config,
-        _stack(entries, "layer"),
-        _stack(entries, "channel"),
-        **_bookkeeping(models, entries),
+        stack_per_variant(entries, "layer"),
+        stack_per_variant(entries, "channel"),
+        **bookkeeping(models, entries),
     )
 
 
@@ -331,7 +339,9 @@ def clusters(models: Models, config: ClusterConfig, workers: int = 1) -> Cluster
     """Cluster purity of every trained model (cached per model and config)."""
     entries = _per_variant(config, models, workers)
     metrics = ("class_dbi", "k_star", "dbi_k_star", "dbi_fixed_k", "dbi_curve", "fixed_k_labels")
-    return Clusters(config, *(_stack(entries, m) for m in metrics), **_bookkeeping(models, entries))
+    return Clusters(
+        config, *(stack_per_variant(entries, m) for m in metrics), **bookkeeping(models, entries)
+    )
 
 
 # --------------------------------------------------------------------------- compute to effect

@@ -27,8 +27,14 @@ from threadpoolctl import threadpool_limits
 
 from normbook.paper_b.cached import analysis, convnets, representations
 from normbook.paper_b.cached.analysis import Clusters
-from normbook.paper_b.runs import classify
-from normbook.paper_b.runs.classify import ClassifierConfig, Models, Splits, TrainedModel, Variant
+from normbook.paper_b.cached.models import Models, TrainedModel
+from normbook.paper_b.cached.training import (
+    ClassifierConfig,
+    Splits,
+    Variant,
+    model_from_state,
+    split_key,
+)
 from normbook.runtime import cache
 from normbook.runtime.workers import run_jobs, single_thread
 
@@ -162,7 +168,7 @@ def _compute(
 ) -> dict:
     t0 = time.perf_counter()
     with single_thread(), threadpool_limits(1):
-        model = classify.model_from_state(cfg, state).to(cfg.device)
+        model = model_from_state(cfg, state).to(cfg.device)
         x, y = analysis.select_images(splits, acfg.split, acfg.n_images, acfg.image_seed)
         if isinstance(acfg, ThresholdConfig):
             arrays = threshold_stats(model, x, acfg)
@@ -202,10 +208,10 @@ def analyse_all(
             for t in trained]  # fmt: skip
 
     def analyse_missing(idx: list[int]):
-        subsets = {classify.split_key(trained[i].cfg): splits[trained[i].cfg.dataset].of(
+        subsets = {split_key(trained[i].cfg): splits[trained[i].cfg.dataset].of(
             trained[i].cfg) for i in idx}  # fmt: skip
         jobs = [(acfg, trained[i].cfg, {k: v.numpy() for k, v in trained[i].state.items()},
-                 classify.split_key(trained[i].cfg), None if partitions is None else partitions[i])
+                 split_key(trained[i].cfg), None if partitions is None else partitions[i])
                 for i in idx]  # fmt: skip
         for j, arrays in run_jobs(_job, jobs, subsets, workers, desc=f"{acfg.kind[2:]} analysis"):
             yield idx[j], cache.Entry(arrays)
@@ -255,8 +261,9 @@ def _per_variant(acfg: StressConfig, models: Models, workers: int, partitions=No
 def thresholds(models: Models, config: ThresholdConfig, workers: int = 1) -> Thresholds:
     """The threshold sweep of every trained model (cached per model and config)."""
     e = _per_variant(config, models, workers)
-    return Thresholds(config, analysis._stack(e, "sparsity"), analysis._stack(e, "scale"),
-                      **analysis._bookkeeping(models, e))  # fmt: skip
+    stacked = analysis.stack_per_variant
+    return Thresholds(config, stacked(e, "sparsity"), stacked(e, "scale"),
+                      **analysis.bookkeeping(models, e))  # fmt: skip
 
 
 def silhouettes(
@@ -274,8 +281,8 @@ def silhouettes(
     parts = [p for v in models.trained for p in clusters.fixed_k_labels[v]]
     e = _per_variant(config, models, workers, parts)
     names = ("class_silhouette", "kmeans_silhouette")
-    return Silhouettes(config, *(analysis._stack(e, n) for n in names),
-                       **analysis._bookkeeping(models, e))  # fmt: skip
+    return Silhouettes(config, *(analysis.stack_per_variant(e, n) for n in names),
+                       **analysis.bookkeeping(models, e))  # fmt: skip
 
 
 def edge_share(

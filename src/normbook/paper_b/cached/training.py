@@ -29,9 +29,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.cached import convnets
 from normbook.paper_b.data import datasets
-from normbook.paper_b.grading import paper_values as reported
 from normbook.runtime import cache, seeding
 from normbook.runtime.progress import progress
 from normbook.runtime.workers import in_worker, single_thread

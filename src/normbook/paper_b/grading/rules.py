@@ -13,8 +13,8 @@ import numpy as np
 from normbook.grading.claims import ClaimTest, Rise, Sesoi, may_rise, mean_test, rank_shift_test
 from normbook.grading.verdicts import Control
 from normbook.pages.fmt import join
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.cached.analysis import TrainingCurves
-from normbook.paper_b.grading import paper_values as reported
 from normbook.paper_b.grading.sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE, flat_margin
 from normbook.paper_b.runs.classify import DATASETS, Models, Variant
 

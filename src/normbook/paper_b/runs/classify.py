@@ -17,13 +17,11 @@ on the rebuilt (JPEG) CIFAR-10 copy is never reused for the original archive, or
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import numpy as np
-import torch
-from torch import nn
-
-from normbook.paper_b.cached import convnets, training
+from normbook.paper_b.cached import training
+from normbook.paper_b.cached.cache_keys import TRAIN
+from normbook.paper_b.cached.models import Models, TrainedModel  # noqa: F401  (read through classify)
 from normbook.paper_b.cached.training import (  # noqa: F401  (the names chapters and analyses use, from one place)
     DATASETS,
     N_TEST,
@@ -38,91 +36,9 @@ from normbook.paper_b.cached.training import (  # noqa: F401  (the names chapter
     split_key,
     train_one,
 )
-from normbook.paper_b.data import datasets, provenance
-from normbook.runtime import cache, seeding
+from normbook.runtime import cache
 from normbook.runtime.devices import resolve_device
 from normbook.runtime.workers import run_jobs
-
-# The cached step that trains a model: its key covers the data parsing, the networks, the
-# seed streams and the training loop, and nothing that presents them.
-TRAIN = cache.step("b_train", convnets, datasets, seeding, training)
-
-
-@dataclass
-class TrainedModel:
-    """A cached trained model: config, seed, weights, curves and test metrics. ``stage`` is
-    empty for the config's kept model and says how other weights of the same run were taken
-    (``{"until_val_acc": a, "check_every": n, "window": (start, end)}``: the check closest to
-    accuracy ``a`` in that window, :func:`train_one`)."""
-
-    cfg: ClassifierConfig
-    seed: int
-    entry: cache.Entry
-    stage: dict = field(default_factory=dict)
-
-    def key(self, data_id: str) -> dict:
-        """The model's cache key (also the start of its analyses' keys)."""
-        key = model_key(self.cfg, self.seed, data_id)
-        return key | {"stage": self.stage} if self.stage else key
-
-    @property
-    def state(self) -> dict[str, torch.Tensor]:
-        """The kept weights."""
-        return {k: v for k, v in self.entry.tensors.items() if not k.startswith("checkpoint")}
-
-    def checkpoint(self, i: int) -> dict[str, torch.Tensor] | None:
-        """The weights at ``cfg.checkpoints[i]`` of the epoch budget; None when the run
-        stopped before it (its kept weights are then its last word)."""
-        prefix = training.CHECKPOINT.format(i)
-        state = {k[len(prefix) :]: v for k, v in self.entry.tensors.items()
-                 if k.startswith(prefix)}  # fmt: skip
-        return state or None
-
-    @property
-    def curves(self) -> dict[str, np.ndarray]:
-        return {k[len("curve_") :]: v for k, v in self.entry.items() if k.startswith("curve_")}
-
-    @property
-    def test_acc(self) -> float:
-        return float(self.entry.meta["test_acc"])
-
-    @property
-    def best_epoch(self) -> float:
-        return float(self.entry.meta["best_epoch"])
-
-    @property
-    def stopped_epoch(self) -> float:
-        return float(self.entry.meta["stopped_epoch"])
-
-    @property
-    def early_stopped(self) -> bool:
-        return bool(self.entry.meta["early_stopped"])
-
-    @property
-    def train_seconds(self) -> float:
-        return float(self.entry.meta["train_seconds"])
-
-    @property
-    def hit(self) -> bool:
-        return self.entry.hit
-
-    @property
-    def kept_val_acc(self) -> float:
-        """Validation accuracy of the kept weights (at ``best_epoch``)."""
-        c = self.curves
-        return float(c["val_acc"][np.flatnonzero(c["epoch"] == self.best_epoch)[0]])
-
-    @property
-    def reached(self) -> tuple[float, float] | None:
-        """With a target accuracy: (epoch, validation accuracy) of the kept check; None for a
-        kept model."""
-        m = self.entry.meta
-        if "reached_epoch" not in m:
-            return None
-        return float(m["reached_epoch"]), float(m["reached_val_acc"])
-
-    def model(self) -> nn.Module:
-        return model_from_state(self.cfg, self.state)
 
 
 def _train_job(subsets: dict, cfg: ClassifierConfig, seed: int, key: tuple, stage: dict):
@@ -233,55 +149,6 @@ class Setup:
 def load_data(setup: Setup) -> dict[str, Splits]:
     """Both full datasets (verified, or unverified copies when the setup allows them)."""
     return {ds: load_full(ds, setup.allow_unverified) for ds in DATASETS}
-
-
-@dataclass
-class Models:
-    """Every trained model of a chapter's parameters, one per (dataset, BatchNorm) variant and
-    seed, with the full datasets they were cut from."""
-
-    trained: dict[Variant, list[TrainedModel]]  # per variant, one per seed (in seed order)
-    splits: dict[str, Splits]  # dataset -> full train and test splits
-
-    @property
-    def variants(self) -> list[Variant]:
-        return [Variant(*v) for v in self.trained]
-
-    @property
-    def configs(self) -> dict[Variant, ClassifierConfig]:
-        return {v: ts[0].cfg for v, ts in self.trained.items()}
-
-    @property
-    def seeds(self) -> list[int]:
-        return [t.seed for t in next(iter(self.trained.values()))]
-
-    @property
-    def all(self) -> list[TrainedModel]:
-        return [t for ts in self.trained.values() for t in ts]
-
-    @property
-    def accuracy(self) -> dict[Variant, np.ndarray]:
-        """Test accuracy per variant, one value per seed."""
-        return {v: np.array([t.test_acc for t in ts]) for v, ts in self.trained.items()}
-
-    @property
-    def n_models(self) -> int:
-        return len(self.all)
-
-    @property
-    def cache_hits(self) -> int:
-        """Models loaded from the experiment cache rather than trained by this run."""
-        return sum(t.hit for t in self.all)
-
-    @property
-    def train_seconds(self) -> float:
-        """Single-thread training time of every model, when it was trained."""
-        return sum(t.train_seconds for t in self.all)
-
-    @property
-    def provenance(self) -> list[str]:
-        """Run-record lines of the data files used."""
-        return provenance.provenance_lines(self.splits)
 
 
 def trained_models(setup: Setup, splits: dict[str, Splits] | None = None) -> Models:

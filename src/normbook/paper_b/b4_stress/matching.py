@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from normbook.paper_b.b4_stress.factorial import factorial_datasets
 from normbook.paper_b.cached import analysis
 from normbook.paper_b.cached.analysis import Clusters, Sparsity
 from normbook.paper_b.runs import classify
 from normbook.paper_b.runs.classify import DATASETS, Models, TrainedModel, Variant
-from normbook.paper_b.runs.factorial import factorial_datasets
 
 
 @dataclass
