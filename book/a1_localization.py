@@ -105,21 +105,21 @@ from normbook.paper_a.measures import bands, equivariance
 from normbook.paper_a.runs import localization
 from normbook.paper_a.specs import A1
 
-P, run = report.start(A1, globals())
-setup = localization.Setup.from_params(P)
-paper = recorded.read(P.paper_record)  # a recorded paper-scale run, read (never run) below
+params, run = report.start(A1, globals())
+setup = localization.Setup.from_params(params)
+paper = recorded.read(params.paper_record)  # a recorded paper-scale run, read (never run) below
 run.glue("a1_R", setup.radius)
-run.glue("a1_seq_len", P.seq_len)
+run.glue("a1_seq_len", params.seq_len)
 run.glue("a1_half", setup.half)
 run.glue_all("a1_paper", {"len": reported.SEQ_LEN, "R": reported.RADIUS,
                          "alpha": reported.WELCH_ALPHA, "n": f"{reported.SAMPLES_PER_INDEX:,}",
                          "ratio": f"{reported.SEQ_LEN / reported.RADIUS:.1f}"})  # fmt: skip
-run.glue("a1_ratio", f"{P.seq_len / setup.radius:.1f}")
-run.glue("a1_steps", f"{P.steps:,}")
-run.glue("a1_lr", f"{P.lr:g}")
-run.glue("a1_schedule", P.schedule)
+run.glue("a1_ratio", f"{params.seq_len / setup.radius:.1f}")
+run.glue("a1_steps", f"{params.steps:,}")
+run.glue("a1_lr", f"{params.lr:g}")
+run.glue("a1_schedule", params.schedule)
 run.glue("a1_budget", f"{A1.profiles['cpu']['steps'] / A1.profiles['paper']['steps']:.0%}")
-run.glue("a1_detector", P.detector)
+run.glue("a1_detector", params.detector)
 
 # %% [markdown]
 # (a1-task)=
@@ -129,7 +129,7 @@ run.glue("a1_detector", P.detector)
 # indices within $R$ of an end; only there can a convolution see the padding.
 
 # %%
-report.figure("fig-a1-task", figures.task_example(P.seq_len, setup.radius))
+report.figure("fig-a1-task", figures.task_example(params.seq_len, setup.radius))
 
 # %% [markdown]
 # ```{glue:figure} fig-a1-task
@@ -164,7 +164,7 @@ report.figure("fig-a1-task", figures.task_example(P.seq_len, setup.radius))
 # depend on `workers`.
 
 # %%
-localization.pretrain(localization.chapter_networks(setup), P.workers)
+localization.pretrain(localization.chapter_networks(setup), params.workers)
 none = localization.localize(setup, setup.cnn("none"))
 normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
@@ -273,10 +273,10 @@ run.glue("a1_norm", normed.name)
 
 # %%
 curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
-report.figure("fig-a1-curve", figures.compute_to_effect(curves, P.alpha))
+report.figure("fig-a1-curve", figures.compute_to_effect(curves, params.alpha))
 gain = verdicts.late_gain(curves[1])
 rising = verdicts.rising(curves[1], bands.interior_slope)
-run.glue_all("a1", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"),
+run.glue_all("a1", {"curve_fracs": fmt.join(params.curve_fractions, ".3g"),
                      "flat_margin": f"{flat_margin(SLOPE):g}",
                      "late_gain": fmt.interval(gain),
                      "rising": "may still be rising" if rising else "has flattened"})  # fmt: skip
@@ -364,12 +364,12 @@ report.md(tables.probe_distances([none, normed, circular]))
 # a bug.
 
 # %%
-cyc = equivariance.cyclic_change(circular.net, P.seq_len, shift=setup.radius)
+cyc = equivariance.cyclic_change(circular.net, params.seq_len, shift=setup.radius)
 probe_curve = localization.curve(setup, normed.cnn, with_probes=True)
 ledger, checks = verdicts.a1_ledger(none, normed, circular, shifts[0], cyc, curves[1], probe_curve)
 run.glue("a1_sesoi", SLOPE.show())
 run.glue("a1_learned", f"{sesoi.LEARNED_R2:g}")
-run.glue_all("a1", {"n_norms": P.depth, "paper_depth": A1.profiles["paper"]["depth"]})
+run.glue_all("a1", {"n_norms": params.depth, "paper_depth": A1.profiles["paper"]["depth"]})
 report.show_verdicts("a1", ledger)
 report.show_checks("a1", checks)
 run.record("a1-verdict", claims=ledger, checks=checks)
@@ -395,7 +395,7 @@ run.record("a1-verdict", claims=ledger, checks=checks)
 # separate rows of the {ref}`ledger` marked *paper scale*.
 
 # %%
-report.md(recorded.status_md(paper, P.paper_record))
+report.md(recorded.status_md(paper, params.paper_record))
 
 # %% [markdown]
 # Fig. 1a from the record ({numref}`fig-a1-paper-fig1a`), drawn as {numref}`fig-a1-fig1a`.

@@ -119,15 +119,15 @@ from normbook.paper_a.measures import bands, multihop
 from normbook.paper_a.runs import localization, packnorm
 from normbook.paper_a.specs import A2
 
-P, run = report.start(A2, globals())
-setup = localization.Setup.from_params(P)
-pack_setup = packnorm.PackSetup.from_params(P)
+params, run = report.start(A2, globals())
+setup = localization.Setup.from_params(params)
+pack_setup = packnorm.PackSetup.from_params(params)
 run.glue("a2_paper_len", reported.PACK_PATH_LEN)
 run.glue("a2_paper_band", "–".join(map(str, reported.PACK_TRANSITION)))
 run.glue("a2_conf", f"{stats.CONFIDENCE:.0%}")
 run.glue("a2_check_level", f"{verdicts.CHECK_LEVEL:g}")
-run.glue("a2_hop", f"{P.hop_factor:g}")
-run.glue("a2_hop_step", f"{P.hop_factor - 1:g}")
+run.glue("a2_hop", f"{params.hop_factor:g}")
+run.glue("a2_hop_step", f"{params.hop_factor - 1:g}")
 
 # %% [markdown]
 # (a2-fig2)=
@@ -144,10 +144,10 @@ run.glue("a2_hop_step", f"{P.hop_factor - 1:g}")
 # {glue:text}`a2_hop_step`$R(d)$ at every normalization layer.
 
 # %%
-fig = diagrams.mechanism(P.kernel, P.depth, P.seq_len, P.hop_factor)
+fig = diagrams.mechanism(params.kernel, params.depth, params.seq_len, params.hop_factor)
 report.figure("fig-a2-mechanism", fig)
 run.glue("a2_R_loc", setup.radius)
-run.glue("a2_single_final", f"{P.hop_factor * setup.radius:g}")
+run.glue("a2_single_final", f"{params.hop_factor * setup.radius:g}")
 run.glue("a2_half", setup.half)
 
 # %% [markdown]
@@ -277,15 +277,15 @@ run.glue("a2_level", f"{pack_setup.transition_level:g}")
 # beyond the iterated reach would contradict the hop picture itself.
 
 # %%
-localization.pretrain(localization.chapter_networks(setup), P.workers)
+localization.pretrain(localization.chapter_networks(setup), params.workers)
 none = localization.localize(setup, setup.cnn("none"))
 normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("A1's results loaded from the cache:",
       fmt.from_cache({r.name: r.cache_hit for r in (none, normed, circular)}))  # fmt: skip
-hops = multihop.compare(normed.probe_distances, P.kernel, P.seq_len, P.hop_factor)
-report.figure("fig-a2-hops", figures.probe_reach([none, normed], P.hop_factor))
-report.md(tables.hops(hops, normed, none, P.hop_factor))
+hops = multihop.compare(normed.probe_distances, params.kernel, params.seq_len, params.hop_factor)
+report.figure("fig-a2-hops", figures.probe_reach([none, normed], params.hop_factor))
+report.md(tables.hops(hops, normed, none, params.hop_factor))
 
 # %% [markdown]
 # ```{glue:figure} fig-a2-hops
@@ -368,7 +368,7 @@ probe_curve = localization.curve(setup, normed.cnn, with_probes=True)
 pack_kept = packnorm.late_accuracy(pack_setup)
 run.glue("a2_pack_half", fmt.join(pack_setup.train.checkpoints, ".3g") or "none")
 claims, checks = verdicts.a2_ledger(
-    pack, normed, none, circular, P.hop_factor, probe_curve, pack_kept
+    pack, normed, none, circular, params.hop_factor, probe_curve, pack_kept
 )
 run.glue("a2_learned_level", f"{0.5 + sesoi.CHANCE_MARGIN:g}")
 run.glue("a2_reach_sesoi", sesoi.REACH.show())

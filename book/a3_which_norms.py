@@ -102,14 +102,15 @@ from normbook.paper_a.measures import bands, equivariance
 from normbook.paper_a.runs import batchstats, localization, which_norms
 from normbook.paper_a.specs import A3
 
-P, run = report.start(A3, globals())
-setup = localization.Setup.from_params(P)
+params, run = report.start(A3, globals())
+setup = localization.Setup.from_params(params)
 
 # %% tags=["hide-input"]
 run.glue_all("a3", {
-    "steps": f"{P.steps:,}", "eval_bs": P.eval_batch_size, "L": P.seq_len, "d": P.depth,
-    "R": setup.radius, "half": setup.half, "n_groups": len(P.group_counts),
-    "n_group_seeds": len(P.group_seeds), "n_seeds": len(P.seeds), "vs_a1": specs.a1_reuse_note(P),
+    "steps": f"{params.steps:,}", "eval_bs": params.eval_batch_size, "L": params.seq_len,
+    "d": params.depth, "R": setup.radius, "half": setup.half, "n_groups": len(params.group_counts),
+    "n_group_seeds": len(params.group_seeds), "n_seeds": len(params.seeds),
+    "vs_a1": specs.a1_reuse_note(params),
     "paper_len": reported.SEQ_LEN, "paper_R": reported.RADIUS,
     "paper_alpha": reported.WELCH_ALPHA,
     "paper_groups": fmt.join(reported.GROUP_COUNTS), "paper_C": reported.WIDTH,
@@ -131,8 +132,10 @@ run.glue_all("a3", {
 # {glue:text}`a3_vs_a1`.
 
 # %%
-localization.pretrain(which_norms.networks(setup, P.group_counts, P.group_seeds), P.workers)
-groups = which_norms.group_sweep(setup, P.group_counts, P.group_seeds)
+localization.pretrain(
+    which_norms.networks(setup, params.group_counts, params.group_seeds), params.workers
+)
+groups = which_norms.group_sweep(setup, params.group_counts, params.group_seeds)
 bn = which_norms.batchnorm_runs(setup)  # none; BatchNorm with minibatch / population stats
 instance = localization.localize(setup, setup.cnn("instance"))  # the positive control
 instance_circular = localization.circular_null(setup, setup.cnn("instance"))
@@ -157,14 +160,14 @@ report.figure("fig-a3-loss", figures.loss_curves(runs, "training loss (running m
 # (the rule of {ref}`a1-curve`); otherwise it is *not shown at this budget*.
 
 # %%
-curves = which_norms.group_curves(setup, P.group_counts, P.group_seeds)
+curves = which_norms.group_curves(setup, params.group_counts, params.group_seeds)
 bn_curve = localization.curve(setup, bn.minibatch.cnn)
-report.figure("fig-a3-curve", figures.compute_to_effect([*curves, bn_curve], P.alpha))
-proper = [c for c in curves if c.cnn.groups < P.width]  # G = C is InstanceNorm
+report.figure("fig-a3-curve", figures.compute_to_effect([*curves, bn_curve], params.alpha))
+proper = [c for c in curves if c.cnn.groups < params.width]  # G = C is InstanceNorm
 groups_rising = any(verdicts.rising(c, bands.interior_slope) for c in proper)
 bn_rising = bool(verdicts.rising(bn_curve, bands.interior_slope))
 maybe = {True: "may still be rising", False: "have flattened"}
-run.glue("a3_curve_fracs", fmt.join(P.curve_fractions, ".3g"))
+run.glue("a3_curve_fracs", fmt.join(params.curve_fractions, ".3g"))
 run.glue_all("a3", {"groups_rising": maybe[groups_rising], "bn_rising": maybe[bn_rising]})
 
 # %% [markdown]
@@ -349,10 +352,10 @@ for key, r in (("none", bn.none), ("mb", bn.minibatch), ("pop", bn.population)):
 # the calibration: there the predictions are independent by construction.
 
 # %%
-sizes = which_norms.eval_batch_sweep(setup, P.bn_eval_batch_sizes)
+sizes = which_norms.eval_batch_sweep(setup, params.bn_eval_batch_sizes)
 tested = which_norms.batch_mean_runs(setup, sizes.reference)  # what the verdicts grade
 report.figure("fig-a3-batch-size", figures.eval_batch_size(sizes))
-report.md(tables.eval_batch(sizes, list(P.seeds)))
+report.md(tables.eval_batch(sizes, list(params.seeds)))
 ref, big = sizes.runs[sizes.reference], sizes.runs[sizes.largest]
 run.glue("a3_ref_b", sizes.reference)
 run.glue("a3_big_b", sizes.largest)
@@ -410,7 +413,7 @@ run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # evaluation of the kept states of {numref}`fig-a3-curve`, with as many predictions per index.
 
 # %%
-cyc = equivariance.cyclic_change(tested.circular.net, P.seq_len, shift=setup.radius)
+cyc = equivariance.cyclic_change(tested.circular.net, params.seq_len, shift=setup.radius)
 bm_curves = which_norms.batch_mean_curves(setup, sizes)
 claims, checks = verdicts.a3_ledger(groups, tested, eq_pop, cyc, sizes, proper, bn_curve, bm_curves)
 run.glue("a3_trend_sesoi", f"{sesoi.TREND.value:g}")

@@ -151,9 +151,9 @@ from normbook.paper_a.runs import arch_runs, localization, packnorm, stress
 from normbook.paper_a.specs import a1_reuse_note
 from normbook.paper_a.specs_stress import A4
 
-P, run = report.start(A4, globals())
-setup = localization.Setup.from_params(P)
-run.glue("a4_reuse", a1_reuse_note(P))
+params, run = report.start(A4, globals())
+setup = localization.Setup.from_params(params)
+run.glue("a4_reuse", a1_reuse_note(params))
 run.glue("a4_R", setup.radius)
 
 # %% [markdown]
@@ -161,7 +161,7 @@ run.glue("a4_R", setup.radius)
 # $R$ = {glue:text}`a4_R`.
 
 # %%
-localization.pretrain(stress.networks(setup, P), P.workers)
+localization.pretrain(stress.networks(setup, params), params.workers)
 none = localization.localize(setup, setup.cnn("none"))
 normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
@@ -179,7 +179,7 @@ print("A1's networks loaded from the cache:",
 # {numref}`fig-a4-constant` shows it.
 
 # %%
-const = [stress.constant_input(r, P.constant_values) for r in (none, normed)]
+const = [stress.constant_input(r, params.constant_values) for r in (none, normed)]
 report.figure("fig-a4-constant", stress_figures.constant_input(const, [none, normed]))
 checks = stress_verdicts.constant_checks(const)
 report.show_checks("a4_constant", checks)
@@ -213,11 +213,11 @@ run.record("a4-constant", checks=checks)
 # reads "not shown", never "flat".
 
 # %%
-circ = stress.trained_circular(setup, P.norm, P.circular_steps)
-cyc = equivariance.cyclic_change(circ.net, P.seq_len, shift=setup.radius)
-run.glue("a4_circ_steps", f"{P.circular_steps:,}")
+circ = stress.trained_circular(setup, params.norm, params.circular_steps)
+cyc = equivariance.cyclic_change(circ.net, params.seq_len, shift=setup.radius)
+run.glue("a4_circ_steps", f"{params.circular_steps:,}")
 run.glue("a4_circ_frac", fmt.join(circ.frac_interior, ".2f"))
-run.glue("a4_alpha", P.alpha)
+run.glue("a4_alpha", params.alpha)
 checks = stress_verdicts.circular_trained_checks(circ, cyc)
 report.show_checks("a4_circular", checks)
 claims = [stress_verdicts.circular_flat(circ)]
@@ -250,11 +250,15 @@ run.record("a4-circular", checks=checks, claims=claims)
 # on the same interventions at the states kept during training, with as many predictions.
 
 # %%
-sweep = stress.interventions(setup, setup.chapter_cnn, P.intervention_eval, P.intervention_ref)
+sweep = stress.interventions(
+    setup, setup.chapter_cnn, params.intervention_eval, params.intervention_ref
+)
 report.figure("fig-a4-interventions", stress_figures.interventions(sweep, none))
-run.glue("a4_int_n", f"{P.intervention_eval:,}")
+run.glue("a4_int_n", f"{params.intervention_eval:,}")
 run.glue("a4_removed_sesoi", f"{sesoi.REMOVED.value:.0%}")
-kept = stress.intervention_curve(setup, setup.chapter_cnn, P.intervention_eval, P.intervention_ref)
+kept = stress.intervention_curve(
+    setup, setup.chapter_cnn, params.intervention_eval, params.intervention_ref
+)
 claims = [*stress_verdicts.symmetric_interventions(sweep),
           stress_verdicts.interior_statistics(sweep, normed, kept)]  # fmt: skip
 report.show_verdicts("a4_interventions", claims)
@@ -287,11 +291,13 @@ run.record("a4-interventions", claims=claims)
 # full overlap, where path B *is* path A).
 
 # %%
-pack_setup = packnorm.PackSetup.from_params(P)
+pack_setup = packnorm.PackSetup.from_params(params)
 a2 = packnorm.overlap_sweep(pack_setup)
-heads = stress.receptive_field_sweeps(pack_setup, P.rf_pack_kernel, P.rf_pack_heads)
-run.glue("a4_rf_k", P.rf_pack_kernel)
-report.figure("fig-a4-packnorm", stress_figures.receptive_field_test(heads, a2, P.rf_pack_kernel))
+heads = stress.receptive_field_sweeps(pack_setup, params.rf_pack_kernel, params.rf_pack_heads)
+run.glue("a4_rf_k", params.rf_pack_kernel)
+report.figure(
+    "fig-a4-packnorm", stress_figures.receptive_field_test(heads, a2, params.rf_pack_kernel)
+)
 rows = stress_verdicts.receptive_field_rows(heads)
 run.glue("a4_chance_sesoi", f"{sesoi.CHANCE.value:g}")
 run.glue("a4_rf_full", fmt.join([a.pooled_acc[-1] for a in heads.values()], ".3f"))
@@ -312,7 +318,7 @@ run.record("a4-packnorm", claims=rows)
 # (`paper_a.views.packnorm_kernels`):
 
 # %%
-report.show_view(views.packnorm_kernels(heads, a2, P.rf_pack_kernel))
+report.show_view(views.packnorm_kernels(heads, a2, params.rf_pack_kernel))
 
 # %% [markdown]
 #
@@ -332,7 +338,7 @@ report.show_view(views.packnorm_kernels(heads, a2, P.rf_pack_kernel))
 # $2^{\text{levels}}$ apart.
 
 # %%
-unet_cfg = arch_runs.unet_config(P)
+unet_cfg = arch_runs.unet_config(params)
 unets = arch_runs.unet_runs(unet_cfg)
 report.figure("fig-a4-unet", stress_figures.unet_predictions(unets.all))
 run.glue("a4_unet_R", unets.norm.radius)
@@ -359,7 +365,7 @@ run.record("a4-unet", claims=claims)
 # average over the other axis.
 
 # %%
-grid_cfg = arch_runs.grid_config(P)
+grid_cfg = arch_runs.grid_config(params)
 grids = arch_runs.grid_runs(grid_cfg)
 report.figure("fig-a4-2d", stress_figures.grid_predictions(grids.all))
 run.glue("a4_grid_R", grids.norm.radius)

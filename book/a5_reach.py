@@ -110,18 +110,18 @@ from normbook.paper_a.grading import sesoi
 from normbook.paper_a.runs import localization, reach
 from normbook.paper_a.specs_stress import A5
 
-P, run = report.start(A5, globals())
-setup = localization.Setup.from_params(P)
-paper = recorded.read(P.paper_record)  # chapter A1's recorded paper-scale run, if any
-fams = reach.families(setup, P)
-matched = reach.matched_families(setup, P)  # the layer axis's matched control
+params, run = report.start(A5, globals())
+setup = localization.Setup.from_params(params)
+paper = recorded.read(params.paper_record)  # chapter A1's recorded paper-scale run, if any
+fams = reach.families(setup, params)
+matched = reach.matched_families(setup, params)  # the layer axis's matched control
 run.glue("a5_paper_n", f"{reported.SAMPLES_PER_INDEX:,}")
 run.glue("a5_paper_len", reported.SEQ_LEN)
 run.glue("a5_paper_R", reported.RADIUS)
 run.glue("a5_paper_layers", reported.NORM_LAYERS)
 run.glue("a5_paper_alpha", reported.WELCH_ALPHA)
 run.glue("a5_base_layers", next(f.norm_layers for f in fams if f.a1))
-run.glue("a5_reuse", reach_figures.base_note(P))
+run.glue("a5_reuse", reach_figures.base_note(params))
 run.glue("a5_R", setup.radius)
 
 # %% [markdown]
@@ -129,7 +129,7 @@ run.glue("a5_R", setup.radius)
 # base family ({glue:text}`a5_reuse`) lies on both axes.
 
 # %%
-localization.pretrain(reach.networks(fams + matched), P.workers)
+localization.pretrain(reach.networks(fams + matched), params.workers)
 study = reach.study(fams)
 
 # %% [markdown]
@@ -217,7 +217,7 @@ rows = [reach_verdicts.grows_with_norm_layers(layers), reach_verdicts.undiminish
 if matched:
     pair = reach.study(matched)
     rows.append(reach_verdicts.normalization_not_depth(pair))
-run.glue("a5_matched_blocks", P.reach_matched_mix * P.depth)
+run.glue("a5_matched_blocks", params.reach_matched_mix * params.depth)
 run.glue("a5_gain_sesoi", f"{sesoi.SHARE_GAIN.value:g}")
 run.glue("a5_share_sesoi", f"{sesoi.SHARE.value:.0%}")
 run.glue("a5_band", reach_figures.band_text(study))
@@ -273,9 +273,11 @@ share_law = reach.fit_law(study.reaches, *reach.base_geometry(study))
 report.figure("fig-a5-law", reach_figures.law_fit(study.reaches, share_law))
 run.glue("a5_law", reach_figures.law_text(share_law))
 run.glue("a5_exponents", reach_figures.exponents_text(share_law))
-run.glue_all("a5", {"n_lens": len(P.reach_lens), "lens": fmt.join(P.reach_lens, ",", " and "),
-                    "len_steps": fmt.join(P.reach_len_steps, ",", " and "),
-                    "len_note": reach_figures.length_note(len(set(P.reach_lens)))})  # fmt: skip
+run.glue_all("a5", {
+    "n_lens": len(params.reach_lens), "lens": fmt.join(params.reach_lens, ",", " and "),
+    "len_steps": fmt.join(params.reach_len_steps, ",", " and "),
+    "len_note": reach_figures.length_note(len(set(params.reach_lens))),
+})  # fmt: skip
 
 # %%
 rows = reach_verdicts.paper_prediction(study, reach_verdicts.beyond_law(study))
@@ -317,7 +319,7 @@ run.record("a5-law", claims=rows)
 
 # %%
 report.md(recorded.versus_md(paper, study, share_law, reach_verdicts.beyond_law(study),
-                             P.paper_record))  # fmt: skip
+                             params.paper_record))  # fmt: skip
 
 # %% [markdown]
 # (a5-decision)=

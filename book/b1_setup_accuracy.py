@@ -100,7 +100,7 @@ from normbook.paper_b.grading import sesoi
 from normbook.paper_b.runs import classify
 from normbook.paper_b.specs import B1
 
-P, run = report.start(B1, globals())
+params, run = report.start(B1, globals())
 run.glue("b1_paper_bn", reported.percent(reported.TABLE1_ACCURACY["cifar10", True]))
 run.glue("b1_paper_nobn", reported.percent(reported.TABLE1_ACCURACY["cifar10", False]))
 run.glue("b1_paper_gap", f"{100 * reported.table1_gap():+.3f}")
@@ -110,9 +110,9 @@ run.glue("b1_paper_width", reported.WIDTH["mnist"])
 run.glue("b1_paper_lr_mnist", reported.LR["mnist", True])
 run.glue("b1_paper_lr_bn", fmt.sci(reported.LR["cifar10", True]))
 run.glue("b1_paper_lr_nobn", fmt.sci(reported.LR["cifar10", False]))
-run.glue("b1_run_train", f"{P.mnist_train:,} / {P.cifar_train:,}")
-run.glue("b1_run_seeds", len(P.seeds))
-run.glue("b1_lr_ratio", f"{P.cifar_lr_bn / P.cifar_lr_nobn:g}")
+run.glue("b1_run_train", f"{params.mnist_train:,} / {params.cifar_train:,}")
+run.glue("b1_run_seeds", len(params.seeds))
+run.glue("b1_lr_ratio", f"{params.cifar_lr_bn / params.cifar_lr_nobn:g}")
 
 # %% [markdown]
 # (b1-data)=
@@ -124,7 +124,7 @@ run.glue("b1_lr_ratio", f"{P.cifar_lr_bn / P.cifar_lr_nobn:g}")
 # `env`), and is then flagged here and in the run record.
 
 # %%
-setup = classify.Setup.from_params(P)
+setup = classify.Setup.from_params(params)
 data = classify.load_data(setup)
 report.md(provenance.provenance_notes(data))
 run.glue("b1_data_note", provenance.data_note(data))
@@ -253,7 +253,7 @@ for ds in classify.DATASETS:
 # %%
 run.glue("b1_sesoi", f"{sesoi.ACCURACY.value:.1%} of test accuracy")
 run.glue("b1_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
-ledger = verdicts.b1_ledger(models, P.profile)
+ledger = verdicts.b1_ledger(models, params.profile)
 report.show_verdicts("b1", ledger)
 run.record("b1-verdict", claims=ledger)
 

@@ -100,11 +100,11 @@ from normbook.paper_b.grading import sesoi
 from normbook.paper_b.runs import classify
 from normbook.paper_b.specs import B2
 
-P, run = report.start(B2, globals())
+params, run = report.start(B2, globals())
 run.glue("b2_paper_images", f"{reported.N_IMAGES:,}")
 run.glue("b2_paper_seeds", reported.N_SEEDS)
-run.glue("b2_run_seeds", len(P.seeds))
-run.glue("b2_lrs", f"{fmt.sci(P.cifar_lr_bn)} vs {fmt.sci(P.cifar_lr_nobn)}")
+run.glue("b2_run_seeds", len(params.seeds))
+run.glue("b2_lrs", f"{fmt.sci(params.cifar_lr_bn)} vs {fmt.sci(params.cifar_lr_nobn)}")
 
 # %% [markdown]
 # (b2-models)=
@@ -114,7 +114,7 @@ run.glue("b2_lrs", f"{fmt.sci(P.cifar_lr_bn)} vs {fmt.sci(P.cifar_lr_nobn)}")
 # entries).
 
 # %%
-models = classify.trained_models(classify.Setup.from_params(P))
+models = classify.trained_models(classify.Setup.from_params(params))
 report.md(provenance.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
 print(f"{models.n_models} trained models, {models.cache_hits} loaded from the cache")
@@ -124,7 +124,7 @@ print(f"{models.n_models} trained models, {models.cache_hits} loaded from the ca
 # ## Sparsity per layer
 
 # %%
-sparsity = analysis.sparsity(models, analysis.SparsityConfig.of(P), P.workers)
+sparsity = analysis.sparsity(models, analysis.SparsityConfig.from_params(params), params.workers)
 print(
     f"sparsity analysis: {sparsity.cache_hits} of {sparsity.n_models} models from the "
     f"cache; {sparsity.seconds:.0f} s of single-thread compute when they were computed"
@@ -164,7 +164,7 @@ for ds, c in verdicts.Contrast.per_dataset(sparsity.layer).items():
     run.glue(f"b2_lower_{ds}", fmt.count_of(c.lower))
     run.glue(f"b2_mean_bn_{ds}", f"{c.mean_bn:.3f}")
     run.glue(f"b2_mean_nobn_{ds}", f"{c.mean_nobn:.3f}")
-run.glue("b2_n_images", f"{P.sparsity_images:,}")
+run.glue("b2_n_images", f"{params.sparsity_images:,}")
 
 # %% [markdown]
 # Averaged over layers and seeds, BN changes layer sparsity by {glue:text}`b2_diff_mnist` on
@@ -188,15 +188,15 @@ run.glue("b2_n_images", f"{P.sparsity_images:,}")
 # model ({numref}`fig-b2-curve`).
 
 # %%
-curves = analysis.through_training(models, sparsity.config, P.curve_images, P.workers)
+curves = analysis.through_training(models, sparsity.config, params.curve_images, params.workers)
 report.figure("fig-b2-curve", figures.difference_through_training(
     curves, {"mnist": "lower", "cifar10": "higher"}, verdicts.layer_mean, sesoi.SPARSITY,
     "layer sparsity effect (the paper's way)"))  # fmt: skip
 run.glue_all(
     "b2",
     {
-        "curve_fracs": fmt.join(P.curve_fractions, ".3g"),
-        "curve_images": f"{P.curve_images:,}",
+        "curve_fracs": fmt.join(params.curve_fractions, ".3g"),
+        "curve_images": f"{params.curve_images:,}",
         "curve_missing": curves.missing,
     },
 )
@@ -245,7 +245,9 @@ run.glue("b2_sesoi", sesoi.SPARSITY.show())
 ledger = verdicts.b2_ledger(sparsity, models, curves)
 report.show_verdicts("b2", ledger)
 run.record("b2-verdict", claims=ledger)
-run.glue("b2_signature", verdicts.signature_reading(ledger, verdicts.b1_ledger(models, P.profile)))
+run.glue(
+    "b2_signature", verdicts.signature_reading(ledger, verdicts.b1_ledger(models, params.profile))
+)
 
 # %% [markdown]
 # What the paired tests rely on, checked on this run's configurations

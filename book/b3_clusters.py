@@ -112,15 +112,17 @@ from normbook.paper_b.grading import sesoi
 from normbook.paper_b.runs import classify, null_clusters
 from normbook.paper_b.specs import B3
 
-P, run = report.start(B3, globals())
+params, run = report.start(B3, globals())
 
 # %% tags=["hide-input"]
 run.glue_all("b3", {
     "paper_images": f"{reported.N_IMAGES:,}", "paper_seeds": reported.N_SEEDS,
     "paper_k_range": "{}..{}".format(*reported.K_RANGE), "n_classes": reported.N_CLASSES,
-    "k_tol": reported.K_STAR_TOLERANCE, "k_range": f"{P.k_min}..{P.k_max}", "k_max": P.k_max,
-    "fixed_k": P.fixed_k, "n_images": f"{P.cluster_images:,}", "pca": P.pca_components,
-    "lrs": f"{fmt.sci(P.cifar_lr_bn)} vs {fmt.sci(P.cifar_lr_nobn)}",
+    "k_tol": reported.K_STAR_TOLERANCE, "k_range": f"{params.k_min}..{params.k_max}",
+    "k_max": params.k_max,
+    "fixed_k": params.fixed_k, "n_images": f"{params.cluster_images:,}", "pca":
+    params.pca_components,
+    "lrs": f"{fmt.sci(params.cifar_lr_bn)} vs {fmt.sci(params.cifar_lr_nobn)}",
 })  # fmt: skip
 
 # %% [markdown]
@@ -130,11 +132,11 @@ run.glue_all("b3", {
 # The trained models of chapter {ref}`b1`, from the cache, and their cluster analysis.
 
 # %%
-models = classify.trained_models(classify.Setup.from_params(P))
+models = classify.trained_models(classify.Setup.from_params(params))
 report.md(provenance.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
 print(f"{models.n_models} trained models, {models.cache_hits} loaded from the cache")
-clusters = analysis.clusters(models, analysis.ClusterConfig.of(P), P.workers)
+clusters = analysis.clusters(models, analysis.ClusterConfig.from_params(params), params.workers)
 print(
     f"cluster analysis: {clusters.cache_hits} of {clusters.n_models} models from the "
     f"cache; {clusters.seconds:.0f} s of single-thread compute when they were computed"
@@ -177,10 +179,10 @@ for ds, c in verdicts.Contrast.per_dataset(clusters.class_dbi).items():
 
 # %%
 proj_cfg = projections.ProjectionConfig(
-    P.view_images, P.cluster_split, clusters.config.image_seed, P.cluster_features
+    params.view_images, params.cluster_split, clusters.config.image_seed, params.cluster_features
 )
 projs = projections.projections(models, proj_cfg)
-run.glue("b3_view_images", f"{P.view_images:,}")
+run.glue("b3_view_images", f"{params.view_images:,}")
 
 # %%
 report.show_view(views.layer_projections(projs, clusters.class_dbi, "mnist"))
@@ -196,12 +198,16 @@ report.show_view(views.layer_projections(projs, clusters.class_dbi, "cifar10"))
 # model ({numref}`fig-b3-curve`).
 
 # %%
-curves = analysis.through_training(models, clusters.config, P.curve_images, P.workers)
+curves = analysis.through_training(models, clusters.config, params.curve_images, params.workers)
 report.figure("fig-b3-curve", figures.difference_through_training(
     curves, {"mnist": "lower", "cifar10": "lower"}, verdicts.deeper_half, sesoi.DBI,
     "relative class-DBI reduction with BN"))  # fmt: skip
 run.glue_all(
-    "b3", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"), "curve_images": f"{P.curve_images:,}"}
+    "b3",
+    {
+        "curve_fracs": fmt.join(params.curve_fractions, ".3g"),
+        "curve_images": f"{params.curve_images:,}",
+    },
 )
 
 # %% [markdown]
@@ -275,7 +281,7 @@ for ds in classify.DATASETS:
 # %%
 report.md(tables.layer_differences(
     {"class DBI": clusters.class_dbi, "DBI(k*)": clusters.dbi_k_star,
-     f"DBI(k = {P.fixed_k})": clusters.dbi_fixed_k},
+     f"DBI(k = {params.fixed_k})": clusters.dbi_fixed_k},
     clusters.layer_names, spec="+.2f",
 ))  # fmt: skip
 
@@ -286,7 +292,11 @@ report.md(tables.layer_differences(
 
 # %%
 noise = null_clusters.isotropic_k_star(
-    P.cluster_images, P.pca_components or 50, clusters.ks, draws=5, n_init=P.kmeans_n_init
+    params.cluster_images,
+    params.pca_components or 50,
+    clusters.ks,
+    draws=5,
+    n_init=params.kmeans_n_init,
 )
 run.glue_all("b3_noise", {
     "n": f"{noise.n:,}", "dim": noise.dim, "draws": len(noise.k_star),
@@ -349,7 +359,7 @@ run.glue_all("b3_noise", {
 # %%
 run.glue_all("b3", {"run_seeds": len(models.seeds), "dbi_sesoi": sesoi.DBI.show(".0%"),
                        "settle_sesoi": sesoi.SETTLE.show()})  # fmt: skip
-late = analysis.cluster_curves(models, clusters.config, P.curve_images, P.workers)
+late = analysis.cluster_curves(models, clusters.config, params.curve_images, params.workers)
 ledger = verdicts.b3_ledger(clusters, models, late | {"class_dbi": curves})
 report.show_verdicts("b3", ledger)
 run.record("b3-verdict", claims=ledger)

@@ -140,10 +140,10 @@ from normbook.paper_b.grading import sesoi
 from normbook.paper_b.runs import classify, null_clusters
 from normbook.paper_b.specs_stress import B4
 
-P, run = report.start(B4, globals())
+params, run = report.start(B4, globals())
 
 # %% tags=["hide-input"]
-run.glue_all("b4", stress_text.setup_glue(P))
+run.glue_all("b4", stress_text.setup_glue(params))
 
 # %% [markdown]
 # (b4-models)=
@@ -153,11 +153,11 @@ run.glue_all("b4", stress_text.setup_glue(P))
 # (from the cache when those chapters ran with these parameters).
 
 # %%
-models = classify.trained_models(classify.Setup.from_params(P))
+models = classify.trained_models(classify.Setup.from_params(params))
 report.md(provenance.provenance_notes(models.splits, only_unverified=True))
 run.provenance.extend(models.provenance)
-sparsity = analysis.sparsity(models, analysis.SparsityConfig.of(P), P.workers)
-clusters = analysis.clusters(models, analysis.ClusterConfig.of(P), P.workers)
+sparsity = analysis.sparsity(models, analysis.SparsityConfig.from_params(params), params.workers)
+clusters = analysis.clusters(models, analysis.ClusterConfig.from_params(params), params.workers)
 print(f"{models.n_models} trained models, {models.cache_hits} from the cache; from the "
       f"cache: sparsity {sparsity.cache_hits}, clusters {clusters.cache_hits}")  # fmt: skip
 
@@ -174,7 +174,7 @@ print(f"{models.n_models} trained models, {models.cache_hits} from the cache; fr
 # the learning-rate main effect (checked in {ref}`b4-verdict`).
 
 # %%
-fact = factorial.run_factorial(P, models.splits)
+fact = factorial.run_factorial(params, models.splits)
 print(
     f"2 × 2: {fact.trained_here(paper=False)} swapped-cell models trained by this run, "
     f"{fact.trained_here(paper=True)} of the paper's cells (B1's models)"
@@ -213,9 +213,9 @@ report.figure("fig-b4-factorial", figures.factorial_cells(fact))
 # section's claims below.
 
 # %%
-run.glue_all("b4", {"curve_fracs": fmt.join(P.curve_fractions, ".3g"),
-                    "curve_images": f"{P.curve_images:,}"})  # fmt: skip
-fact_along = factorial.along(P, fact, models.splits)
+run.glue_all("b4", {"curve_fracs": fmt.join(params.curve_fractions, ".3g"),
+                    "curve_images": f"{params.curve_images:,}"})  # fmt: skip
+fact_along = factorial.along(params, fact, models.splits)
 
 # %%
 report.md(tables.factorial_effects(effects, factorial.METRICS))
@@ -267,21 +267,24 @@ report.md(stress_text.mnist_table(bn_rows))
 
 # %%
 sil = stress_analyses.silhouettes(
-    models, clusters, stress_analyses.SilhouetteConfig.of(P), P.workers
+    models, clusters, stress_analyses.SilhouetteConfig.from_params(params), params.workers
 )
 noise = null_clusters.isotropic_k_star(
-    P.cluster_images,
-    P.pca_components or P.null_dim,
+    params.cluster_images,
+    params.pca_components or params.null_dim,
     clusters.ks,
-    draws=P.null_draws,
-    n_init=P.kmeans_n_init,
+    draws=params.null_draws,
+    n_init=params.kmeans_n_init,
 )
-noise_share = stress_analyses.noise_edge_share(noise, (P.k_min, P.k_max))
+noise_share = stress_analyses.noise_edge_share(noise, (params.k_min, params.k_max))
 
 # %%
 report.figure("fig-b4-clusters", figures.cluster_count(sil, clusters))
 sil_along = stress_analyses.silhouettes_along(
-    models, stress_analyses.SilhouetteConfig.of(P), P.curve_images, P.workers
+    models,
+    stress_analyses.SilhouetteConfig.from_params(params),
+    params.curve_images,
+    params.workers,
 )
 k_rows = stress_verdicts.cluster_count_ledger(sil, models, sil_along)
 run.glue_all("b4_k", stress_text.cluster_count_glue(k_rows, clusters, noise, noise_share))
@@ -322,9 +325,13 @@ run.glue_all("b4_k", stress_text.cluster_count_glue(k_rows, clusters, noise, noi
 # less sparse; CIFAR-10: BN more sparse) survives every t.
 
 # %%
-thr = stress_analyses.thresholds(models, stress_analyses.ThresholdConfig.of(P), P.workers)
+thr = stress_analyses.thresholds(
+    models, stress_analyses.ThresholdConfig.from_params(params), params.workers
+)
 report.figure("fig-b4-threshold", figures.threshold_sweep(thr))
-thr_along = stress_analyses.thresholds_along(models, thr.config, P.curve_images, P.workers)
+thr_along = stress_analyses.thresholds_along(
+    models, thr.config, params.curve_images, params.workers
+)
 t_rows = stress_verdicts.threshold_ledger(thr, models, thr_along)
 run.glue_all("b4_t", stress_text.grades(t_rows)
              | {"summary": stress_text.grade_summary(t_rows)})  # fmt: skip
@@ -356,15 +363,15 @@ run.glue_all("b4_t", stress_text.grades(t_rows)
 
 # %%
 sparsity_test = analysis.sparsity(
-    models, stress_analyses.on_test_images(sparsity.config), P.workers
+    models, stress_analyses.on_test_images(sparsity.config), params.workers
 )
 clusters_test = analysis.clusters(
-    models, stress_analyses.on_test_images(clusters.config), P.workers
+    models, stress_analyses.on_test_images(clusters.config), params.workers
 )
 report.figure("fig-b4-heldout", figures.train_vs_test(sparsity, sparsity_test, clusters,
                                                       clusters_test))  # fmt: skip
 test_along = stress_analyses.test_images_along(
-    models, sparsity.config, clusters.config, P.curve_images, P.workers
+    models, sparsity.config, clusters.config, params.curve_images, params.workers
 )
 h_rows = stress_verdicts.direction_ledger(
     sparsity_test, clusters_test, "test images", models, test_along
@@ -410,7 +417,7 @@ run.glue_all("b4_h", stress_text.grades(h_rows)
 # effect below its SESOI at equal accuracy is *refuted* at that accuracy.
 
 # %%
-matched = matching.run_matched(P, models)
+matched = matching.run_matched(params, models)
 report.figure("fig-b4-matched", figures.accuracy_matched(matched, sparsity, clusters))
 m_rows = stress_verdicts.direction_ledger(matched.sparsity, matched.clusters,
                                          "equal validation accuracy", matched.models,
@@ -475,8 +482,8 @@ run.record("b4-verdict", claims=claims)
 # What the analysis relies on, checked on this run ({glue:text}`b4_checks` hold):
 
 # %%
-checks = (stress_verdicts.checks(P, fact, effects, thr, sparsity)
-          + stress_verdicts.matched_checks(matched, P.match_tolerance)
+checks = (stress_verdicts.checks(params, fact, effects, thr, sparsity)
+          + stress_verdicts.matched_checks(matched, params.match_tolerance)
           + verdicts.seed_pairing(models))  # fmt: skip
 report.show_checks("b4", checks)
 run.record("b4-verdict", checks=checks)

@@ -70,12 +70,12 @@ from normbook.paper_a.runs import localization
 from normbook.paper_a.specs import A1
 from normbook.paper_a.specs_stress import BUDGET
 
-P, run = report.start(BUDGET, globals())
-setup = localization.Setup.from_params(P)
-cands = budget.candidates(P.cal_schedules, P.cal_lrs, P.cal_batch_sizes)
-samples = f"{P.steps * P.batch_size:,}"
-run.glue_all("cal", {"L": P.seq_len, "R": setup.radius, "d": P.depth, "n": len(cands),
-                      "samples": samples, "seeds": fmt.join(P.seeds)})  # fmt: skip
+params, run = report.start(BUDGET, globals())
+setup = localization.Setup.from_params(params)
+cands = budget.candidates(params.cal_schedules, params.cal_lrs, params.cal_batch_sizes)
+samples = f"{params.steps * params.batch_size:,}"
+run.glue_all("cal", {"L": params.seq_len, "R": setup.radius, "d": params.depth, "n": len(cands),
+                      "samples": samples, "seeds": fmt.join(params.seeds)})  # fmt: skip
 
 # %% [markdown]
 # (calibration-study)=
@@ -110,7 +110,7 @@ report.md(tables.budget(results))
 
 # %%
 top = budget.best(results)
-a1 = A1.resolve(P.profile)
+a1 = A1.resolve(params.profile)
 chosen = budget.Candidate(a1.schedule, a1.lr, a1.batch_size)
 run.glue_all("cal", {"best": top.name, "best_rate": f"{top.slope_per_minute:.3f}",
                       "best_slope": f"{top.final_slope:.3f}",

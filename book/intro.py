@@ -29,17 +29,17 @@ from normbook.book_pages import intro as findings
 from normbook.book_pages import ledger as claims_ledger
 from normbook.pages import report
 
-P, run = report.start(findings.INTRO, globals())
-recs = claims_ledger.records(P.profile)
-run.glue("intro_profile", P.profile)
-report.md(findings.scale_line(recs, P.profile))
+params, run = report.start(findings.INTRO, globals())
+recs = claims_ledger.records(params.profile)
+run.glue("intro_profile", params.profile)
+report.md(findings.scale_line(recs, params.profile))
 
 # %% tags=["remove-input"]
-report.md(findings.findings_table(recs, P.profile, "A"))
+report.md(findings.findings_table(recs, params.profile, "A"))
 
 # %% tags=["remove-input"]
 report.md(findings.split_table(recs))
-report.md(findings.findings_table(recs, P.profile, "B"))
+report.md(findings.findings_table(recs, params.profile, "B"))
 
 # %% tags=["remove-input"]
 report.md(findings.undecided(recs))

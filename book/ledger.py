@@ -38,13 +38,13 @@ from normbook.grading import claims
 from normbook.pages import report
 from normbook.publish.chapters import SPECS
 
-P, run = report.start(claims_ledger.LEDGER, globals())
-recs = claims_ledger.records(P.profile)
+params, run = report.start(claims_ledger.LEDGER, globals())
+recs = claims_ledger.records(params.profile)
 n_claims = sum(len(r["claims"]) for r in recs)
 run.glue_all(
     "ledger",
     {
-        "profile": P.profile,
+        "profile": params.profile,
         "alpha": claims.ALPHA,
         "n": n_claims,
         "holm": "{} of {}".format(*claims_ledger.holm_would_leave(recs)),

@@ -49,7 +49,7 @@ from normbook.paper_b.grading import sesoi as sesoi_b
 from normbook.publish.chapters import SPECS
 from normbook.tools import refutable
 
-P, run = report.start(SPECS["methods"], globals())
+params, run = report.start(SPECS["methods"], globals())
 specs = [s for name, s in SPECS.items() if name != "methods"]
 a1, b3 = SPECS["a1_localization"].profiles["paper"], SPECS["b3_clusters"].profiles["paper"]
 run.glue_all("m", {
@@ -162,9 +162,9 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # {glue:text}`m_oc_len` indices per point).
 
 # %%
-oc = calibration.measured(alpha=reported_a.WELCH_ALPHA, n_models=P.oc_models)
+oc = calibration.measured(alpha=reported_a.WELCH_ALPHA, n_models=params.oc_models)
 report.figure("fig-methods-oc", figures.operating_characteristic(oc, reported_a.WELCH_ALPHA))
-run.glue_all("m", {"oc_models": P.oc_models, "oc_len": calibration.SIM_LEN,
+run.glue_all("m", {"oc_models": params.oc_models, "oc_len": calibration.SIM_LEN,
                      "oc_corr": ", ".join(map(str, calibration.CORR_LENS))})  # fmt: skip
 for test in calibration.TESTS:
     run.glue(f"m_fpr_{test}", f"{calibration.false_positive_rate(oc, test):.3f}")
@@ -239,10 +239,10 @@ for test in calibration.TESTS:
 # localizes nothing at all and sits far left).
 
 # %%
-a1 = ledger.executed_params(SPECS["a1_localization"], P.profile)  # as chapter A1 ran
+a1 = ledger.executed_params(SPECS["a1_localization"], params.profile)  # as chapter A1 ran
 setup_a1 = localization.Setup.from_params(a1)
 nulls = calibration.measured_nulls(a1.alpha, a1.seq_len, setup_a1.radius, a1.distance_window,
-                                   a1.distance_threshold, n_models=P.oc_models)  # fmt: skip
+                                   a1.distance_threshold, n_models=params.oc_models)  # fmt: skip
 circ = localization.circular_null(setup_a1, setup_a1.chapter_cnn)  # chapter A1's, cached
 none = localization.localize(setup_a1, setup_a1.cnn("none"))  # no boundary to measure from: none's
 marks = {"frac_interior": circ.frac_interior,
@@ -414,14 +414,14 @@ run.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
 # decide it.
 
 # %%
-power = methods.simulated_power(P.power_draws)
-recs = claims_ledger.records(P.profile)
+power = methods.simulated_power(params.power_draws)
+recs = claims_ledger.records(params.profile)
 report.figure("fig-methods-power", methods.power_figure(power, methods.claim_ratios(recs),
                                                         seeds=len(a1.seeds)))  # fmt: skip
 run.glue_all("m", {"blocked": len(refutable.blocked(recs)),
                    "claims": sum(len(r["claims"]) for r in recs)})  # fmt: skip
 at_one = power[power.ratio == 1.0].set_index("n").analytic
-run.glue_all("m", {"draws": P.power_draws, "power5": f"{at_one[5]:.2f}",
+run.glue_all("m", {"draws": params.power_draws, "power5": f"{at_one[5]:.2f}",
                      "power6": f"{at_one[6]:.2f}"})  # fmt: skip
 
 # %% [markdown]

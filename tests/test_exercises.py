@@ -63,9 +63,9 @@ def test_each_runnable_exercise_runs_the_parameters_its_text_names():
 
 def test_twice_the_steps_is_twice_the_profiles_steps():
     ex = exercises.BY_LABEL["a1-ex-steps"]
-    P = project.spec_for(ex.path).resolve("cpu")
-    assert ex.values() == {"steps": str(2 * P.steps)}
-    assert f"-p steps {2 * P.steps}'" in ex.command()
+    params = project.spec_for(ex.path).resolve("cpu")
+    assert ex.values() == {"steps": str(2 * params.steps)}
+    assert f"-p steps {2 * params.steps}'" in ex.command()
 
 
 def test_every_substitution_a_page_uses_is_defined(tmp_path, monkeypatch):

@@ -192,20 +192,26 @@ def _rates(factor: float) -> dict:
 
 
 def test_the_ladder_picks_the_largest_budget_that_fits():
-    P = A1.resolve("paper")
-    top = ladder.choose(P, _rates(0.02), 540, a1.cost)
-    assert top.index == 0 and top.params["steps"] == P.steps and top.params["n_eval"] == P.n_eval
+    params = A1.resolve("paper")
+    top = ladder.choose(params, _rates(0.02), 540, a1.cost)
+    assert (
+        top.index == 0
+        and top.params["steps"] == params.steps
+        and top.params["n_eval"] == params.n_eval
+    )
     totals = [row["total"] for row in top.estimates]
     assert totals == sorted(totals, reverse=True)  # each rung costs less than the one above
     for factor in (0.02, 0.3, 1.0, 3.0):
-        c = ladder.choose(P, _rates(factor), 540, a1.cost)
+        c = ladder.choose(params, _rates(factor), 540, a1.cost)
         assert c.estimates[c.index]["total"] * ladder.SAFETY <= 540
         assert c.index == 0 or c.estimates[c.index - 1]["total"] * ladder.SAFETY > 540
-        assert c.params["n_eval"] % P.eval_batch_size == 0
+        assert c.params["n_eval"] % params.eval_batch_size == 0
         A1.resolve("paper", **c.params)  # every rung is a valid chapter configuration
-    slow = ladder.choose(P, _rates(100.0), 540, a1.cost)
+    slow = ladder.choose(params, _rates(100.0), 540, a1.cost)
     assert slow.index == len(ladder.LADDER) - 1 and "no rung fits" in slow.reason
-    picks = [ladder.choose(P, _rates(f), 540, a1.cost).index for f in (0.02, 0.3, 1.0, 3.0, 100.0)]
+    picks = [
+        ladder.choose(params, _rates(f), 540, a1.cost).index for f in (0.02, 0.3, 1.0, 3.0, 100.0)
+    ]
     assert picks == sorted(picks) and len(set(picks)) >= 4  # slower devices, smaller rungs
 
 
@@ -213,8 +219,8 @@ def test_a_paper_shape_record_fits_the_size_limit(tmp_path):
     """The arrays of a record at the paper's shape (five seeds, l = 600, 32 layers, three kept
     states, 20,000 steps) stay under the limit with the JSON."""
     rng = np.random.default_rng(0)
-    P = A1.resolve("paper")
-    m, L, d, steps = len(P.seeds), P.seq_len, P.depth, P.steps
+    params = A1.resolve("paper")
+    m, L, d, steps = len(params.seeds), params.seq_len, params.depth, params.steps
     rec = Record(tmp_path, "a1", "test")
     moments = lambda: {"out_mean": rng.random((2, m, L)), "out_std": rng.random((2, m, L)),
                        "out_count": np.array([10**6, 10**6])}  # fmt: skip
@@ -224,7 +230,7 @@ def test_a_paper_shape_record_fits_the_size_limit(tmp_path):
     for which in ("none", "normed"):
         rec.add_arrays(which, {"loss": rng.random((1000, m)).astype(np.float32),
                                "loss_steps": np.arange(1000) * steps // 1000})  # fmt: skip
-        for step in (*[round(f * steps) for f in P.curve_fractions], steps):
+        for step in (*[round(f * steps) for f in params.curve_fractions], steps):
             rec.add_arrays(f"curve.{which}.{step}", moments())
     rec.write()
     size = rec.json_path.stat().st_size + rec.npz_path.stat().st_size

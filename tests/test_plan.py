@@ -8,13 +8,13 @@ from normbook.publish.chapters import SPECS
 
 
 def test_a1_plan_counts_training_and_evaluation_of_both_networks():
-    P = SPECS["a1_localization"].resolve("smoke")
-    items = plan.chapter_plan("a1_localization", P)
-    train, fwd = plan.localization_flops(P.seq_len, P.depth, P.width, P.kernel)
+    params = SPECS["a1_localization"].resolve("smoke")
+    items = plan.chapter_plan("a1_localization", params)
+    train, fwd = plan.localization_flops(params.seq_len, params.depth, params.width, params.kernel)
     assert train > 2 * fwd > 0  # a training step is a forward and a backward pass
-    models = 2 * len(P.seeds)
-    assert items[0].flops == models * P.steps * P.batch_size * train
-    assert items[1].flops > models * (2 * P.n_eval + 4 * P.curve_eval) * fwd  # + probes
+    models = 2 * len(params.seeds)
+    assert items[0].flops == models * params.steps * params.batch_size * train
+    assert items[1].flops > models * (2 * params.n_eval + 4 * params.curve_eval) * fwd  # + probes
 
 
 def test_paper_profile_plans_more_than_cpu():
@@ -43,21 +43,23 @@ def test_dry_run_prints_every_chapter_and_computes_nothing(capsys, tmp_path, mon
 
 
 def test_b4_plans_the_swapped_cells_and_the_accuracy_matched_reruns():
-    P = SPECS["b4_stress"].resolve("cpu")
-    items = plan.chapter_plan("b4_stress", P)
+    params = SPECS["b4_stress"].resolve("cpu")
+    items = plan.chapter_plan("b4_stress", params)
     swapped = [i for i in items if "swapped" in i.what]
     assert len(swapped) == 2 and all("cifar10" in i.what for i in swapped)
     matched = [i for i in items if "accuracy-matched" in i.what]
-    assert len(matched) == len(factorial.factorial_datasets(P.matched_datasets))  # one per dataset
+    assert len(matched) == len(
+        factorial.factorial_datasets(params.matched_datasets)
+    )  # one per dataset
     both = SPECS["b4_stress"].resolve("cpu", matched_datasets="both")
     assert len(plan.chapter_plan("b4_stress", both)) == 4
 
 
 def test_a2_and_a4_plan_the_evaluations_at_the_late_kept_state():
-    P = SPECS["a2_mechanism"].resolve("cpu")
-    items = plan.chapter_plan("a2_mechanism", P)
+    params = SPECS["a2_mechanism"].resolve("cpu")
+    items = plan.chapter_plan("a2_mechanism", params)
     (kept,) = [i for i in items if "kept by half the budget" in i.what]
-    n_pack, n_all = len(P.overlap_fracs), len(P.overlap_fracs) + len(P.control_fracs)
+    n_pack, n_all = len(params.overlap_fracs), len(params.overlap_fracs) + len(params.control_fracs)
     assert kept.flops == pytest.approx(items[1].flops * n_pack / n_all)  # PackNorm only
     late = SPECS["a2_mechanism"].resolve("cpu", curve_fractions=[0.75])  # nothing kept by half
     assert not any("kept" in i.what for i in plan.chapter_plan("a2_mechanism", late))

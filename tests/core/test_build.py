@@ -93,49 +93,59 @@ def test_progress_lines_are_readable_outside_a_terminal(capsys):
 
 
 def _package(tmp_path):
-    pkg = tmp_path / "normbook"
-    for rel in (
-        "__init__.py",
-        "chapters.py",
-        "methods.py",
-        "core/cache.py",
-        "paper_a/cnn.py",
-        "paper_b/convnets.py",
-    ):
+    """A library of four modules: a chapter-level module importing a cached one, which imports
+    the run-time layer; the other paper's module stands apart."""
+    pkg = tmp_path / "src" / "normbook"
+    files = {
+        "__init__.py": "",
+        "runtime/__init__.py": "",
+        "runtime/cache.py": "# cache\n",
+        "paper_a/__init__.py": "",
+        "paper_a/cached/__init__.py": "",
+        "paper_a/cached/cnn.py": "from normbook.runtime import cache\n",
+        "paper_a/a5_reach/__init__.py": "",
+        "paper_a/a5_reach/figures.py": "from ..cached.cnn import Net\n",
+        "paper_b/__init__.py": "",
+        "paper_b/convnets.py": "from normbook.runtime.cache import step\n",
+    }
+    for rel, text in files.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
-        (pkg / rel).write_text(f"# {rel}\n")
+        (pkg / rel).write_text(text)
     return pkg
 
 
-def test_a_chapter_depends_on_core_and_its_own_paper_only(tmp_path, monkeypatch):
+def test_a_chapter_depends_on_the_modules_it_imports_only(tmp_path, monkeypatch):
     pkg = _package(tmp_path)
     monkeypatch.setattr(project, "PACKAGE", pkg)
-    a, b = project.library_hash(("paper_a",)), project.library_hash(("paper_b",))
-    m = project.library_hash(("paper_a", "paper_b", "methods"))
-    (pkg / "methods.py").write_text("# edited the Methods page's tables\n")
-    (pkg / "chapters.py").write_text("# edited the registry\n")
-    assert project.library_hash(("paper_a",)) == a and project.library_hash(("paper_b",)) == b
-    assert project.library_hash(("paper_a", "paper_b", "methods")) != m
-    (pkg / "paper_b" / "convnets.py").write_text("# edited paper B\n")
-    assert project.library_hash(("paper_a",)) == a  # paper A is not re-executed
-    assert project.library_hash(("paper_b",)) != b
-    b = project.library_hash(("paper_b",))
-    (pkg / "core" / "cache.py").write_text("# edited core\n")
-    assert project.library_hash(("paper_a",)) != a and project.library_hash(("paper_b",)) != b
-    with pytest.raises(project.BuildError, match="unknown library package"):
-        project.library_hash(("paper_c",))
+    a5, b1, a1 = (tmp_path / f"{n}.py" for n in ("a5", "b1", "a1"))
+    a5.write_text("from normbook.paper_a.a5_reach import figures\n")
+    b1.write_text("from normbook.paper_b import convnets\n")
+    a1.write_text("from normbook.paper_a.cached.cnn import Net\n")
+    assert [f.relative_to(pkg).as_posix() for f in project.library_files(a5)] == [
+        "__init__.py", "paper_a/a5_reach/figures.py", "paper_a/cached/cnn.py",
+        "runtime/cache.py",
+    ]  # fmt: skip
+    assert project.papers(a5) == ("paper_a",) and project.papers(b1) == ("paper_b",)
+    before = {c: project.library_hash(c) for c in (a5, b1, a1)}
+    (pkg / "paper_a/a5_reach/figures.py").write_text("from ..cached.cnn import Net  # edited\n")
+    after = {c: project.library_hash(c) for c in (a5, b1, a1)}
+    assert after[a5] != before[a5] and after[a1] == before[a1] and after[b1] == before[b1]
+    (pkg / "runtime/cache.py").write_text("# edited the cache\n")
+    assert all(project.library_hash(c) != after[c] for c in (a5, b1, a1))
+    a1.write_text("from normbook.paper_c import x\n")
+    with pytest.raises(project.BuildError, match="not in the library"):
+        project.library_hash(a1)
 
 
-def test_every_chapter_names_its_papers_package():
-    """A paper's chapter depends on its paper's package, and a chapter that reads a recorded
-    paper-scale run also on the record's reader (``paperscale``), never on the other paper's."""
+def test_every_chapter_reaches_its_own_paper_only():
+    """A paper's chapter imports its paper's package, never the other's; editing A5's figures
+    re-executes A5 alone."""
     for chapter in project.chapters():
-        spec = project.spec_for(chapter)
-        packages = spec.packages
-        assert packages and project.library_files(packages), chapter  # every name resolves
         if chapter.stem[0] in "ab":
-            extra = ("paperscale",) if spec.records else ()
-            assert packages == (f"paper_{chapter.stem[0]}", *extra), chapter
+            assert project.papers(chapter) == (f"paper_{chapter.stem[0]}",), chapter
+    a5_pages = project.PACKAGE / "paper_a" / "a5_reach" / "pages.py"
+    readers = [c.stem for c in project.chapters() if a5_pages in project.library_files(c)]
+    assert readers == ["a5_reach"]
 
 
 def test_parameters_cells_match_their_specs():
@@ -212,11 +222,11 @@ def test_chapters_of_different_papers_alternate_in_the_side_by_side_queue():
     chs = [c for c in project.chapters() if not project.spec_for(c).reads_ledger]
     order = chapter_jobs.interleaved(chs)
     assert sorted(order) == sorted(chs)
-    papers = [project.spec_for(c).packages for c in order]
+    papers = [project.papers(c) for c in order]
     assert papers[0] != papers[1]  # the first two to start share no networks
     for paper in set(papers):  # each paper's chapters keep their TOC order
-        assert [c for c in order if project.spec_for(c).packages == paper] == [
-            c for c in chs if project.spec_for(c).packages == paper
+        assert [c for c in order if project.papers(c) == paper] == [
+            c for c in chs if project.papers(c) == paper
         ]
 
 
@@ -228,7 +238,7 @@ def test_the_queue_starts_the_largest_planned_chapters_first():
     cost = [chapter_jobs.planned_flops(c, "cpu") for c in order]
     assert sorted(order) == sorted(chs) and cost == sorted(cost, reverse=True)
     assert cost[0] > 0 and cost[-1] == 0  # analyses of another chapter's networks go last
-    first_two = [project.spec_for(c).packages for c in order[:2]]
+    first_two = [project.papers(c) for c in order[:2]]
     assert first_two[0] != first_two[1]  # at cpu the two largest share no networks
 
 

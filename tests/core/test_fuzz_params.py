@@ -39,15 +39,15 @@ def test_any_values_give_a_configuration_or_a_one_line_error(data):
     overrides = {n: data.draw(VALUES, label=n) for n in names}
     profile = data.draw(st.sampled_from(PROFILES), label="profile")
     try:
-        P = spec.resolve(profile, **overrides)
+        params = spec.resolve(profile, **overrides)
     except ParameterError as exc:
         msg = str(exc)
         assert "\n" not in msg and msg.startswith("parameter") and len(msg) < 600, msg
         return
     for name in spec.names:  # a valid configuration: every value passes its own check again
-        assert spec.param(name).check(P[name]) == P[name]
-        for x in _numbers(P[name]):
-            assert not isinstance(x, float) or math.isfinite(x), (name, P[name])
+        assert spec.param(name).check(params[name]) == params[name]
+        for x in _numbers(params[name]):
+            assert not isinstance(x, float) or math.isfinite(x), (name, params[name])
 
 
 @settings(max_examples=200, deadline=None)

@@ -8,17 +8,22 @@ from normbook.runtime.params import Param, ParameterError, Spec
 
 def test_profiles_resolve_and_cpu_keeps_the_papers_length_to_radius_ratio():
     for profile in ("smoke", "cpu", "paper"):
-        P = A1.resolve(profile)
-        assert P.profile == profile
+        params = A1.resolve(profile)
+        assert params.profile == profile
     cpu, paper = A1.resolve("cpu"), A1.resolve("paper")
-    ratio = lambda P: P.seq_len / ((P.kernel // 2) * P.depth)
+    ratio = lambda params: params.seq_len / ((params.kernel // 2) * params.depth)
     assert ratio(paper) == pytest.approx(600 / 64)
     assert ratio(cpu) == pytest.approx(ratio(paper), rel=0.01)
 
 
 def test_override_wins_and_none_keeps_the_profile_value():
-    P = A1.resolve("cpu", seq_len=200, norm="group", groups=4, width=None)
-    assert (P.seq_len, P.norm, P.groups, P.width) == (200, "group", 4, A1.profiles["cpu"]["width"])
+    params = A1.resolve("cpu", seq_len=200, norm="group", groups=4, width=None)
+    assert (params.seq_len, params.norm, params.groups, params.width) == (
+        200,
+        "group",
+        4,
+        A1.profiles["cpu"]["width"],
+    )
 
 
 @pytest.mark.parametrize(

@@ -13,13 +13,15 @@ def _streams(profile):
     seeds |= set(SPECS["a3_which_norms"].resolve(profile).seeds)
     cnn = {(s, st): seeding.stream_seed(s, st) for s in seeds
            for st in ("train", "probe_fit", "eval", "check")}  # fmt: skip
-    P = SPECS["a2_mechanism"].resolve(profile)
-    setup = packnorm.PackSetup.from_params(P)
-    pack = {(s, o, st): seeding.stream_seed(s, st, salt=o * 7_919) for s in P.pack_seeds
+    params = SPECS["a2_mechanism"].resolve(profile)
+    setup = packnorm.PackSetup.from_params(params)
+    pack = {(s, o, st): seeding.stream_seed(s, st, salt=o * 7_919) for s in params.pack_seeds
             for o in set(setup.overlaps + setup.control_overlaps)
             for st in ("train", "eval", "check")}  # fmt: skip
-    P = SPECS["b1_setup_accuracy"].resolve(profile)
-    classifiers = {(s, st): seeding.stream_seed(s, st) for s in P.seeds for st in ("order", "init")}
+    params = SPECS["b1_setup_accuracy"].resolve(profile)
+    classifiers = {
+        (s, st): seeding.stream_seed(s, st) for s in params.seeds for st in ("order", "init")
+    }
     return cnn, pack, classifiers
 
 

@@ -22,8 +22,8 @@ def tiny_setup():
             probe_batches=2,
         )
         # a chapter needs two seeds; a library test may use any (set after validation)
-        P = A1.resolve("smoke", seeds=[0, 1], n_eval=n_eval, **{**knobs, **overrides})
-        return replace(localization.Setup.from_params(P), seeds=tuple(seeds))
+        params = A1.resolve("smoke", seeds=[0, 1], n_eval=n_eval, **{**knobs, **overrides})
+        return replace(localization.Setup.from_params(params), seeds=tuple(seeds))
 
     return make
 

@@ -247,8 +247,8 @@ def test_chapter_a4s_configs_come_from_its_parameters_alone():
     """Every field of the U-Net and the 2-D CNN is a chapter parameter (no hidden defaults)."""
     from normbook.paper_a.specs_stress import A4
 
-    P = A4.resolve("cpu", unet_activation="relu", arch_lr=3e-3, grid_kernel=5)
-    u, g = arch_runs.unet_config(P), arch_runs.grid_config(P)
+    params = A4.resolve("cpu", unet_activation="relu", arch_lr=3e-3, grid_kernel=5)
+    u, g = arch_runs.unet_config(params), arch_runs.grid_config(params)
     assert (u.activation, u.lr, g.kernel, g.lr) == ("relu", 3e-3, 5, 3e-3)
     with pytest.raises(TypeError):
         unet.UNetConfig(seq_len=64)  # no field has a default
@@ -282,8 +282,8 @@ def test_the_late_state_is_kept_and_evaluated_like_the_trained_networks():
 def test_chapter_a4_keeps_one_state_the_last_curve_fraction_by_half_the_budget():
     from normbook.paper_a.specs_stress import A4
 
-    P = A4.resolve("smoke", curve_fractions=[0.125, 0.25, 0.5, 0.75])
-    u, g = arch_runs.unet_config(P), arch_runs.grid_config(P)
+    params = A4.resolve("smoke", curve_fractions=[0.125, 0.25, 0.5, 0.75])
+    u, g = arch_runs.unet_config(params), arch_runs.grid_config(params)
     assert u.checkpoints == g.checkpoints == (0.5,)
     assert u.train.checkpoint_steps == [round(0.5 * u.steps)]
     none = A4.resolve("smoke", curve_fractions=[0.75])

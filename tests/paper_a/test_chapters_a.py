@@ -62,8 +62,8 @@ def test_a1_ledger_figures_and_tables(a1_runs):
 
 def test_a2_ledger_figures_and_tables(a1_runs):
     setup, none, normed, circular = a1_runs
-    P = A2.resolve("smoke", pack_steps=5, n_test=64, overlap_fracs=[0.0, 0.5, 1.0])
-    pack = packnorm.overlap_sweep(packnorm.PackSetup.from_params(P))
+    params = A2.resolve("smoke", pack_steps=5, n_test=64, overlap_fracs=[0.0, 0.5, 1.0])
+    pack = packnorm.overlap_sweep(packnorm.PackSetup.from_params(params))
     assert pack.pack.acc.shape == (3, 1) and len(pack.p_zero) == 1
     hops = multihop.compare(normed.probe_distances, 3, 24, 3.0)
     probed = localization.curve(setup, normed.cnn, with_probes=True)

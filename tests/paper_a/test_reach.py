@@ -45,18 +45,22 @@ def test_probes_and_interventions_refuse_kernel_1_blocks(tiny_setup):
 
 
 def test_families_share_the_base_networks_and_list_each_once():
-    P = A5.resolve("cpu", reach_lens=[75, 150], reach_len_steps=[5000, 12_000])
-    fams = reach.families(localization.Setup.from_params(P), P)
+    params = A5.resolve("cpu", reach_lens=[75, 150], reach_len_steps=[5000, 12_000])
+    fams = reach.families(localization.Setup.from_params(params), params)
     base = [f for f in fams if f.a1]
     assert len(base) == 1 and base[0].axes == ("norm layers", "length")
-    assert base[0].setup == localization.Setup.from_params(P)  # A1's seeds, budget and evaluation
-    assert base[0].cnn == localization.Setup.from_params(P).chapter_cnn  # the very networks of A1
-    assert len(fams) == len(set(P.reach_mix)) + len(set(P.reach_lens)) - 1
-    assert {f.norm_layers for f in fams} == {P.depth * (1 + m) for m in P.reach_mix}
+    assert base[0].setup == localization.Setup.from_params(
+        params
+    )  # A1's seeds, budget and evaluation
+    assert (
+        base[0].cnn == localization.Setup.from_params(params).chapter_cnn
+    )  # the very networks of A1
+    assert len(fams) == len(set(params.reach_mix)) + len(set(params.reach_lens)) - 1
+    assert {f.norm_layers for f in fams} == {params.depth * (1 + m) for m in params.reach_mix}
     assert all(f.cnn.receptive_radius == base[0].cnn.receptive_radius for f in fams)
-    long = next(f for f in fams if f.seq_len == max(P.reach_lens))
-    assert long.setup.train.steps == P.reach_len_steps[P.reach_lens.index(long.seq_len)]
-    assert long.setup.seeds == tuple(P.reach_seeds)
+    long = next(f for f in fams if f.seq_len == max(params.reach_lens))
+    assert long.setup.train.steps == params.reach_len_steps[params.reach_lens.index(long.seq_len)]
+    assert long.setup.seeds == tuple(params.reach_seeds)
 
 
 def test_spec_refuses_lengths_without_a_second_band_unpaired_budgets_and_no_base():

@@ -132,9 +132,11 @@ def test_analysis_in_worker_processes_matches_in_process(setup, tmp_path, monkey
 
 
 def test_configs_of_the_chapter_parameters():
-    s = ra.SparsityConfig.of(B2.resolve("smoke", zero_threshold=0.1, sparsity_split="test"))
+    s = ra.SparsityConfig.from_params(
+        B2.resolve("smoke", zero_threshold=0.1, sparsity_split="test")
+    )
     assert (s.n_images, s.split, s.eps, s.channel_spatial_mean) == (200, "test", 0.1, True)
-    c = ra.ClusterConfig.of(B3.resolve("smoke", k_max=9, kmeans_n_init=2))
+    c = ra.ClusterConfig.from_params(B3.resolve("smoke", k_max=9, kmeans_n_init=2))
     assert (c.n_images, c.pca_components, c.n_init, c.fixed_k) == (200, 10, 2, 10)
     assert c.ks.tolist() == list(range(2, 10))
 

@@ -128,9 +128,13 @@ def test_worker_processes_give_identical_models(synthetic_full, tiny_cfg):
 
 
 def test_setup_from_the_chapter_parameters(tiny_cfg):
-    P = B1.resolve("cpu", workers=1, allow_unverified="no")
-    setup = classify.Setup.from_params(P)
-    assert setup.seeds == tuple(P.seeds) and setup.workers == 1 and setup.allow_unverified is False
+    params = B1.resolve("cpu", workers=1, allow_unverified="no")
+    setup = classify.Setup.from_params(params)
+    assert (
+        setup.seeds == tuple(params.seeds)
+        and setup.workers == 1
+        and setup.allow_unverified is False
+    )
     cfgs = setup.configs
     assert list(cfgs) == list(classify.VARIANTS)
     assert cfgs["cifar10", False].variant == ("cifar10", False)

@@ -18,17 +18,17 @@ SEEDS5 = np.array([0.0, 0.01, -0.01, 0.02, -0.02])  # seed-to-seed jitter
 
 @pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
 def test_paper_cells_are_b1_configs_and_swapped_cells_differ_only_in_lr(profile):
-    P = B4.resolve(profile, factorial_datasets="both")
+    params = B4.resolve(profile, factorial_datasets="both")
     b1 = classify.Setup.from_params(B1.resolve(profile)).configs
-    cfgs = factorial.factorial_configs(P)
+    cfgs = factorial.factorial_configs(params)
     assert len(cfgs) == 8
     for (ds, bn, j), cfg in cfgs.items():
         if factorial.is_paper_cell((ds, bn, j)):
             assert cfg == b1[ds, bn]  # same cache key: B1's cached model, never retrained
         else:
             assert cfg != b1[ds, bn] and replace(cfg, lr=b1[ds, bn].lr) == b1[ds, bn]
-    assert cfgs["cifar10", True, 1].lr == P.cifar_lr_nobn
-    assert cfgs["cifar10", False, 0].lr == P.cifar_lr_bn
+    assert cfgs["cifar10", True, 1].lr == params.cifar_lr_nobn
+    assert cfgs["cifar10", False, 0].lr == params.cifar_lr_bn
     only = factorial.factorial_configs(B4.resolve(profile, factorial_datasets="cifar10"))
     assert {c[0] for c in only} == {"cifar10"}
 

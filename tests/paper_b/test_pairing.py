@@ -35,8 +35,8 @@ def recorded(monkeypatch, synthetic_full):
         return model
 
     monkeypatch.setattr(classify.ClassifierConfig, "build", recording_build)
-    P = B1.resolve("smoke", mnist_train=160, cifar_train=160, n_val=40, n_test=60)
-    setup = classify.Setup.from_params(P)
+    params = B1.resolve("smoke", mnist_train=160, cifar_train=160, n_val=40, n_test=60)
+    setup = classify.Setup.from_params(params)
     full = {ds: synthetic_full(dataset=ds, seed=i) for i, ds in enumerate(classify.DATASETS)}
     for v, cfg in setup.configs.items():
         for seed in (0, 1):

@@ -57,8 +57,8 @@ def test_spec_errors_are_one_line(spec, overrides, match):
 
 
 def test_spec_overrides_and_command_line_strings():
-    P = B3.resolve("smoke", seeds="3,4,5", pca_components="0", k_max="15")
-    assert P.seeds == [3, 4, 5] and P.pca_components == 0 and P.k_max == 15
+    params = B3.resolve("smoke", seeds="3,4,5", pca_components="0", k_max="15")
+    assert params.seeds == [3, 4, 5] and params.pca_components == 0 and params.k_max == 15
     assert B2.resolve("smoke", channel_spatial_mean="false").channel_spatial_mean is False
 
 

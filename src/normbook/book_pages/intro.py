@@ -29,7 +29,6 @@ INTRO = Spec(
     chapter="intro",
     params=[],
     profiles={"smoke": {}, "cpu": {}, "paper": {}},
-    packages=("claims_ledger", "findings"),
     reads_ledger=True,
 )
 

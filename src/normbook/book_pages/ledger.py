@@ -37,7 +37,6 @@ LEDGER = Spec(
     chapter="ledger",
     params=[],
     profiles={"smoke": {}, "cpu": {}, "paper": {}},
-    packages=("claims_ledger",),
     reads_ledger=True,
 )
 

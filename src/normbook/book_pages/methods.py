@@ -34,7 +34,6 @@ METHODS = Spec(
         "cpu": {"oc_models": 200, "power_draws": 400},
         "paper": {"oc_models": 1000, "power_draws": 2000},
     },
-    packages=("paper_a", "paper_b", "methods"),
     reads_ledger=True,  # the SESOI table shows the power of this build's claims
 )
 

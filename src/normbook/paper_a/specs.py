@@ -14,36 +14,34 @@ from normbook.paper_a.measures.detector import TESTS
 from normbook.runtime.devices import DEVICES
 from normbook.runtime.params import Param, Spec, curve_fractions_error, profiles
 
-PACKAGES = ("paper_a",)
 
-
-def needs_interior(P) -> str | None:
-    radius = (P.kernel // 2) * P.depth
-    if radius >= P.seq_len / 2 - 2:
+def needs_interior(params) -> str | None:
+    radius = (params.kernel // 2) * params.depth
+    if radius >= params.seq_len / 2 - 2:
         return (
             f"parameter 'depth': receptive-field radius R = floor(kernel/2)*depth = {radius} "
-            f"must be < seq_len/2 - 2 = {P.seq_len / 2 - 2:g} so that an interior exists; "
+            f"must be < seq_len/2 - 2 = {params.seq_len / 2 - 2:g} so that an interior exists; "
             f"lower depth or kernel, or raise seq_len"
         )
     return None
 
 
-def curve_inside_budget(P) -> str | None:
-    return curve_fractions_error(P)
+def curve_inside_budget(params) -> str | None:
+    return curve_fractions_error(params)
 
 
-def odd_kernel(P) -> str | None:
-    return None if P.kernel % 2 else f"parameter 'kernel': must be odd, got {P.kernel}"
+def odd_kernel(params) -> str | None:
+    return None if params.kernel % 2 else f"parameter 'kernel': must be odd, got {params.kernel}"
 
 
-def groups_divide(P) -> str | None:
-    if P.norm == "group" and P.width % P.groups:
-        return f"parameter 'groups': must divide width={P.width}, got {P.groups}"
+def groups_divide(params) -> str | None:
+    if params.norm == "group" and params.width % params.groups:
+        return f"parameter 'groups': must divide width={params.width}, got {params.groups}"
     return None
 
 
-def _compares_a_norm(P) -> str | None:
-    if P.norm == "none":
+def _compares_a_norm(params) -> str | None:
+    if params.norm == "none":
         return (
             "parameter 'norm': must name a normalization (instance, group, batch or layer); "
             "the chapter compares it against 'none'"
@@ -51,12 +49,12 @@ def _compares_a_norm(P) -> str | None:
     return None
 
 
-def enough_samples(P) -> str | None:
+def enough_samples(params) -> str | None:
     for name in ("n_eval", "curve_eval"):
-        if name in P and P[name] < 2 * P.eval_batch_size:
+        if name in params and params[name] < 2 * params.eval_batch_size:
             return (
                 f"parameter '{name}': must be at least 2*eval_batch_size = "
-                f"{2 * P.eval_batch_size} (two independent streams), got {P[name]}"
+                f"{2 * params.eval_batch_size} (two independent streams), got {params[name]}"
             )
     return None
 
@@ -164,7 +162,6 @@ PAPER_RECORD = Param(
     "the recorded paper-scale run the chapter reads (make paper-run writes it)",
 )
 RECORD_PATH = "results/paper/a1.json"
-RECORDED_PACKAGES = (*PACKAGES, "paperscale")  # the record's reader and its schema
 
 A1_PROFILES = profiles(
     dict(paper_record=RECORD_PATH, kernel=5, norm="instance", groups=1,
@@ -199,7 +196,6 @@ A1 = Spec(
         _compares_a_norm,
         curve_inside_budget,
     ],
-    packages=RECORDED_PACKAGES,
     records=("paper_record",),
 )
 
@@ -213,14 +209,14 @@ def from_a1(profile: str, drop: tuple[str, ...] = (), **changes) -> dict:
     return {**base, **changes}
 
 
-def pack_geometry(P) -> str | None:
-    if P.pack_kernel % 2 == 0:
-        return f"parameter 'pack_kernel': must be odd, got {P.pack_kernel}"
+def pack_geometry(params) -> str | None:
+    if params.pack_kernel % 2 == 0:
+        return f"parameter 'pack_kernel': must be odd, got {params.pack_kernel}"
     return None
 
 
-def pack_overlaps(P) -> str | None:
-    bad = [f for f in (*P.overlap_fracs, *P.control_fracs) if not 0.0 <= f <= 1.0]
+def pack_overlaps(params) -> str | None:
+    bad = [f for f in (*params.overlap_fracs, *params.control_fracs) if not 0.0 <= f <= 1.0]
     if bad:
         return (
             f"parameter 'overlap_fracs'/'control_fracs': overlaps are fractions of the path "
@@ -229,9 +225,11 @@ def pack_overlaps(P) -> str | None:
     return None
 
 
-def _hop_factor(P) -> str | None:
+def _hop_factor(params) -> str | None:
     return (
-        None if P.hop_factor > 1 else f"parameter 'hop_factor': must be > 1, got {P.hop_factor:g}"
+        None
+        if params.hop_factor > 1
+        else f"parameter 'hop_factor': must be > 1, got {params.hop_factor:g}"
     )
 
 
@@ -350,24 +348,23 @@ A2 = Spec(
         pack_overlaps,
         _hop_factor,
     ],
-    packages=PACKAGES,
 )
 
 
-def _group_counts_divide(P) -> str | None:
-    bad = [g for g in P.group_counts if P.width % g]
+def _group_counts_divide(params) -> str | None:
+    bad = [g for g in params.group_counts if params.width % g]
     if bad:
-        return f"parameter 'group_counts': every G must divide width={P.width}, got {bad[0]}"
+        return f"parameter 'group_counts': every G must divide width={params.width}, got {bad[0]}"
     return None
 
 
-def _bn_batches(P) -> str | None:
-    biggest = max(P.bn_eval_batch_sizes)
+def _bn_batches(params) -> str | None:
+    biggest = max(params.bn_eval_batch_sizes)
     for name in ("n_eval", "curve_eval"):  # the claims' runs, and their kept states alike
-        if P[name] < 4 * biggest:
+        if params[name] < 4 * biggest:
             return (
-                f"parameter 'bn_eval_batch_sizes': {name}={P[name]} must be at least 4 batches "
-                f"of the largest size {biggest} (two streams, two batches each)"
+                f"parameter 'bn_eval_batch_sizes': {name}={params[name]} must be at least 4 "
+                f"batches of the largest size {biggest} (two streams, two batches each)"
             )
     return None
 
@@ -438,7 +435,6 @@ A3 = Spec(
         _bn_batches,
         curve_inside_budget,
     ],
-    packages=PACKAGES,
 )
 
 A_SPECS = {spec.chapter: spec for spec in (A1, A2, A3)}
@@ -450,21 +446,21 @@ TRAINING_KNOBS = (
 )  # fmt: skip
 
 
-def shares_a1_models(P) -> bool:
+def shares_a1_models(params) -> bool:
     """Whether a chapter's networks are chapter A1's at the same profile (same cache entries)."""
-    a1 = A1.resolve(P.profile)
-    return all(a1[k] == P[k] for k in TRAINING_KNOBS)
+    a1 = A1.resolve(params.profile)
+    return all(a1[k] == params[k] for k in TRAINING_KNOBS)
 
 
-def a1_reuse_note(P) -> str:
+def a1_reuse_note(params) -> str:
     """One sentence for the chapter: are the no-norm and InstanceNorm networks chapter A1's?"""
-    if shares_a1_models(P):
+    if shares_a1_models(params):
         return (
             "this is chapter A1's training configuration, so the no-norm and InstanceNorm "
             "networks are chapter A1's (loaded from the cache when A1 has run with these "
             "seeds)"
         )
-    a1 = A1.resolve(P.profile)
+    a1 = A1.resolve(params.profile)
     return (
         f"chapter A1 uses ℓ = {a1.seq_len}, d = {a1.depth}, {a1.steps:,} steps at learning "
         f"rate {a1.lr:g} at this profile; the configurations differ, so this chapter trains "

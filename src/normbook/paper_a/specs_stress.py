@@ -12,10 +12,8 @@ from normbook.paper_a.specs import (
     A2_PROFILES,
     LOCALIZATION_PARAMS,
     PACK_PARAMS,
-    PACKAGES,
     PAPER_RECORD,
     RECORD_PATH,
-    RECORDED_PACKAGES,
     curve_inside_budget,
     enough_samples,
     from_a1,
@@ -33,21 +31,22 @@ from normbook.runtime.params import Param, Spec
 # cal_batch_sizes[i]).
 
 
-def _cal_candidates(P) -> str | None:
-    n = {len(P.cal_schedules), len(P.cal_lrs), len(P.cal_batch_sizes)}
+def _cal_candidates(params) -> str | None:
+    n = {len(params.cal_schedules), len(params.cal_lrs), len(params.cal_batch_sizes)}
     if len(n) != 1:
         return (
             "parameters 'cal_schedules', 'cal_lrs', 'cal_batch_sizes': one entry per candidate, "
-            f"got {len(P.cal_schedules)}, {len(P.cal_lrs)} and {len(P.cal_batch_sizes)}"
+            f"got {len(params.cal_schedules)}, {len(params.cal_lrs)} and "
+            f"{len(params.cal_batch_sizes)}"
         )
-    bad = [s for s in P.cal_schedules if s not in SCHEDULES]
+    bad = [s for s in params.cal_schedules if s not in SCHEDULES]
     if bad:
         return f"parameter 'cal_schedules': each one of {SCHEDULES}, got {bad[0]!r}"
     used = {s for p in A1.profiles.values() for s in p["seeds"]}
-    if used & set(P.seeds):
+    if used & set(params.seeds):
         return (
             f"parameter 'seeds': the calibration must not use the chapters' seeds "
-            f"{sorted(used & set(P.seeds))}; choose others (e.g. 100, 101)"
+            f"{sorted(used & set(params.seeds))}; choose others (e.g. 100, 101)"
         )
     return None
 
@@ -110,7 +109,6 @@ BUDGET = Spec(
         "paper": from_a1("paper", _BUDGET_DROP, curve_eval=102_400, **_CAL_PAPER),
     },
     checks=[odd_kernel, needs_interior, enough_samples, curve_inside_budget, _cal_candidates],
-    packages=PACKAGES,
 )
 
 # ----------------------------------------------------------------------------- A4: stress tests
@@ -118,11 +116,11 @@ BUDGET = Spec(
 # repeats chapter A2's PackNorm sweep with other geometries.
 
 
-def _stress_norm(P) -> str | None:
-    if P.norm not in ("instance", "group"):
+def _stress_norm(params) -> str | None:
+    if params.norm not in ("instance", "group"):
         return (
             f"parameter 'norm': the interventions replace GroupNorm/InstanceNorm statistics; "
-            f"choose instance or group, got {P.norm!r}"
+            f"choose instance or group, got {params.norm!r}"
         )
     return None
 
@@ -182,19 +180,18 @@ STRESS_PARAMS = [
 ]  # fmt: skip
 
 
-def _rf_heads(P) -> str | None:
-    bad = [h for h in P.rf_pack_heads if h not in ("pool", "centre")]
+def _rf_heads(params) -> str | None:
+    bad = [h for h in params.rf_pack_heads if h not in ("pool", "centre")]
     return f"parameter 'rf_pack_heads': pool or centre, got {bad[0]!r}" if bad else None
 
 
-def _architectures(P) -> str | None:
+def _architectures(params) -> str | None:
     """The U-Net and 2-D CNN configs check themselves (one place for their rules)."""
-    from normbook.paper_a.cached.grid2d import Grid2dConfig
-    from normbook.paper_a.cached.unet import UNetConfig
+    from normbook.paper_a.runs.arch_runs import grid_config, unet_config
 
-    for name, prefix, cls in (("U-Net", "unet", UNetConfig), ("2-D CNN", "grid", Grid2dConfig)):
+    for name, prefix, config in (("U-Net", "unet", unet_config), ("2-D CNN", "grid", grid_config)):
         try:
-            cls.from_params(P)
+            config(params)
         except ValueError as exc:  # the one-line form every parameter error takes
             return f"parameters '{prefix}_*' ({name}): {exc}"
     return None
@@ -244,7 +241,6 @@ A4 = Spec(
         _rf_heads,
         _architectures,
     ],
-    packages=PACKAGES,
 )
 
 # ----------------------------------------------------------------------------- A5: the reach
@@ -253,14 +249,14 @@ A4 = Spec(
 # and longer sequences at the same depth.
 
 
-def _reach_lengths(P) -> str | None:
-    if len(P.reach_lens) != len(P.reach_len_steps):
+def _reach_lengths(params) -> str | None:
+    if len(params.reach_lens) != len(params.reach_len_steps):
         return (
             "parameters 'reach_lens', 'reach_len_steps': one budget per length, got "
-            f"{len(P.reach_lens)} and {len(P.reach_len_steps)}"
+            f"{len(params.reach_lens)} and {len(params.reach_len_steps)}"
         )
-    radius = (P.kernel // 2) * P.depth
-    for n in (P.seq_len, *P.reach_lens):
+    radius = (params.kernel // 2) * params.depth
+    for n in (params.seq_len, *params.reach_lens):
         if (n - 1) // 2 < 4 * radius:  # the second hop band must fit: hop_bands
             return (
                 f"parameters 'reach_lens'/'seq_len': l = {n} has no second hop band at R = "
@@ -269,14 +265,14 @@ def _reach_lengths(P) -> str | None:
     return None
 
 
-def _reach_axes(P) -> str | None:
-    if len(set(P.reach_mix)) < 2 and len(set(P.reach_lens)) < 2:
+def _reach_axes(params) -> str | None:
+    if len(set(params.reach_mix)) < 2 and len(set(params.reach_lens)) < 2:
         return "parameters 'reach_mix'/'reach_lens': at least one axis needs two values"
-    base_len = (P.seq_len, P.steps) in zip(P.reach_lens, P.reach_len_steps)
-    if 0 not in P.reach_mix and not base_len:
+    base_len = (params.seq_len, params.steps) in zip(params.reach_lens, params.reach_len_steps)
+    if 0 not in params.reach_mix and not base_len:
         return (
             "parameters 'reach_mix'/'reach_lens': the study needs its base family (chapter A1's "
-            f"network): put 0 in reach_mix, or l = {P.seq_len} with {P.steps} steps in "
+            f"network): put 0 in reach_mix, or l = {params.seq_len} with {params.steps} steps in "
             "reach_lens/reach_len_steps"
         )
     return None
@@ -337,7 +333,6 @@ A5 = Spec(
         _reach_lengths,
         _reach_axes,
     ],
-    packages=RECORDED_PACKAGES,
     records=("paper_record",),
 )
 

@@ -231,54 +231,54 @@ CLUSTER_PARAMS = [
 ]
 
 
-def _n_train(P, dataset: str) -> int:
-    return P.mnist_train if dataset == "mnist" else P.cifar_train
+def _n_train(params, dataset: str) -> int:
+    return params.mnist_train if dataset == "mnist" else params.cifar_train
 
 
-def _fits_training_split(P) -> str | None:
+def _fits_training_split(params) -> str | None:
     for ds, full in TRAIN_SIZE.items():
-        n = _n_train(P, ds)
-        if n + P.n_val > full:
+        n = _n_train(params, ds)
+        if n + params.n_val > full:
             name = "mnist_train" if ds == "mnist" else "cifar_train"
             return (
-                f"parameter '{name}': {name} + n_val = {n + P.n_val} exceeds the {full:,} "
+                f"parameter '{name}': {name} + n_val = {n + params.n_val} exceeds the {full:,} "
                 f"images of the {ds} training split"
             )
     return None
 
 
-def _curve_fractions(P) -> str | None:
-    if error := curve_fractions_error(P):
+def _curve_fractions(params) -> str | None:
+    if error := curve_fractions_error(params):
         return error
-    if P.curve_images > min(P.mnist_train, P.cifar_train) // 2:
+    if params.curve_images > min(params.mnist_train, params.cifar_train) // 2:
         return (
             f"parameter 'curve_images': at most half of min(mnist_train, cifar_train) = "
-            f"{min(P.mnist_train, P.cifar_train)} can be drawn class-balanced, got "
-            f"{P.curve_images}"
+            f"{min(params.mnist_train, params.cifar_train)} can be drawn class-balanced, got "
+            f"{params.curve_images}"
         )
     return None
 
 
-def _distinct_seeds(P) -> str | None:
-    if len(set(P.seeds)) != len(P.seeds):
-        return f"parameter 'seeds': seeds must be distinct, got {P.seeds}"
+def _distinct_seeds(params) -> str | None:
+    if len(set(params.seeds)) != len(params.seeds):
+        return f"parameter 'seeds': seeds must be distinct, got {params.seeds}"
     return None
 
 
-def _batch_fits(P) -> str | None:
-    smallest = min(P.mnist_train, P.cifar_train)
-    if P.batch_size > smallest:
+def _batch_fits(params) -> str | None:
+    smallest = min(params.mnist_train, params.cifar_train)
+    if params.batch_size > smallest:
         return (
             f"parameter 'batch_size': must be <= the smallest training set "
-            f"({smallest}), got {P.batch_size}"
+            f"({smallest}), got {params.batch_size}"
         )
     return None
 
 
 def images_available(prefix: str):
-    def check(P) -> str | None:
-        n, split = P[f"{prefix}_images"], P[f"{prefix}_split"]
-        avail = P.n_test if split == "test" else min(P.mnist_train, P.cifar_train)
+    def check(params) -> str | None:
+        n, split = params[f"{prefix}_images"], params[f"{prefix}_split"]
+        avail = params.n_test if split == "test" else min(params.mnist_train, params.cifar_train)
         # class-balanced: n/10 per class; ask for at most half of the pool to leave slack
         if n > avail // 2:
             where = "n_test" if split == "test" else "min(mnist_train, cifar_train)"
@@ -291,20 +291,24 @@ def images_available(prefix: str):
     return check
 
 
-def check_k_range(P) -> str | None:
-    if P.k_min > P.k_max:
-        return f"parameter 'k_min': must be <= k_max = {P.k_max}, got {P.k_min}"
-    if max(P.k_max, P.fixed_k) >= P.cluster_images:
+def check_k_range(params) -> str | None:
+    if params.k_min > params.k_max:
+        return f"parameter 'k_min': must be <= k_max = {params.k_max}, got {params.k_min}"
+    if max(params.k_max, params.fixed_k) >= params.cluster_images:
         return (
             f"parameter 'k_max': k_max and fixed_k must be < cluster_images = "
-            f"{P.cluster_images}, got k_max={P.k_max}, fixed_k={P.fixed_k}"
+            f"{params.cluster_images}, got k_max={params.k_max}, fixed_k={params.fixed_k}"
         )
     # k-means also runs at the kept states, on the curve images
-    if "curve_images" in P and max(P.k_max, P.fixed_k, P.pca_components) >= P.curve_images:
+    if (
+        "curve_images" in params
+        and max(params.k_max, params.fixed_k, params.pca_components) >= params.curve_images
+    ):
         return (
             f"parameter 'curve_images': k-means at the kept states needs more images than "
-            f"k_max, fixed_k and pca_components (max {max(P.k_max, P.fixed_k, P.pca_components)}),"
-            f" got {P.curve_images}"
+            f"k_max, fixed_k and pca_components (max "
+            f"{max(params.k_max, params.fixed_k, params.pca_components)}), "
+            f"got {params.curve_images}"
         )
     return None
 
@@ -370,11 +374,11 @@ VIEW_PROFILES = profiles(
 )
 
 
-def _view_images(P) -> str | None:
-    if P.view_images > P.cluster_images:
+def _view_images(params) -> str | None:
+    if params.view_images > params.cluster_images:
         return (
-            f"parameter 'view_images': must be <= cluster_images = {P.cluster_images} (the "
-            f"view draws from the same class-balanced pool), got {P.view_images}"
+            f"parameter 'view_images': must be <= cluster_images = {params.cluster_images} (the "
+            f"view draws from the same class-balanced pool), got {params.view_images}"
         )
     return None
 
@@ -386,14 +390,11 @@ def merge(*dicts: dict) -> dict:
     return {prof: {k: v for d in dicts for k, v in d[prof].items()} for prof in dicts[0]}
 
 
-PACKAGES = ("paper_b",)
-
 B1 = Spec(
     chapter="b1_setup_accuracy",
     params=TRAIN_PARAMS,
     profiles=merge(TRAIN_PROFILES),
     checks=TRAIN_CHECKS,
-    packages=PACKAGES,
 )
 
 B2 = Spec(
@@ -401,7 +402,6 @@ B2 = Spec(
     params=TRAIN_PARAMS + SPARSITY_PARAMS,
     profiles=merge(TRAIN_PROFILES, SPARSITY_PROFILES),
     checks=TRAIN_CHECKS + [images_available("sparsity")],
-    packages=PACKAGES,
 )
 
 B3 = Spec(
@@ -409,5 +409,4 @@ B3 = Spec(
     params=TRAIN_PARAMS + CLUSTER_PARAMS + VIEW_PARAMS,
     profiles=merge(TRAIN_PROFILES, CLUSTER_PROFILES, VIEW_PROFILES),
     checks=TRAIN_CHECKS + [images_available("cluster"), check_k_range, _view_images],
-    packages=PACKAGES,
 )

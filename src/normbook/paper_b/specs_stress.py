@@ -11,7 +11,6 @@ from normbook.paper_b.specs import (
     B3,
     CLUSTER_PARAMS,
     CLUSTER_PROFILES,
-    PACKAGES,
     SPARSITY_PARAMS,
     SPARSITY_PROFILES,
     TRAIN_CHECKS,
@@ -105,33 +104,36 @@ STRESS_PARAMS = [
 ]
 
 
-def _distinct_lrs(P) -> str | None:
-    if P.factorial_datasets in ("both", "mnist") and P.mnist_lr_alt == P.mnist_lr:
-        return f"parameter 'mnist_lr_alt': must differ from mnist_lr = {P.mnist_lr}"
-    if P.factorial_datasets in ("both", "cifar10") and P.cifar_lr_bn == P.cifar_lr_nobn:
+def _distinct_lrs(params) -> str | None:
+    if params.factorial_datasets in ("both", "mnist") and params.mnist_lr_alt == params.mnist_lr:
+        return f"parameter 'mnist_lr_alt': must differ from mnist_lr = {params.mnist_lr}"
+    if (
+        params.factorial_datasets in ("both", "cifar10")
+        and params.cifar_lr_bn == params.cifar_lr_nobn
+    ):
         return (
             "parameter 'cifar_lr_nobn': the 2 x 2 needs two learning rates, got "
-            f"cifar_lr_bn = cifar_lr_nobn = {P.cifar_lr_bn}"
+            f"cifar_lr_bn = cifar_lr_nobn = {params.cifar_lr_bn}"
         )
     return None
 
 
-def _silhouette_fits(P) -> str | None:
-    if P.silhouette_images > P.cluster_images:
+def _silhouette_fits(params) -> str | None:
+    if params.silhouette_images > params.cluster_images:
         return (
-            f"parameter 'silhouette_images': must be <= cluster_images = {P.cluster_images}, "
-            f"got {P.silhouette_images}"
+            f"parameter 'silhouette_images': must be <= cluster_images = {params.cluster_images}, "
+            f"got {params.silhouette_images}"
         )
     return None
 
 
-def _heldout_available(P) -> str | None:
-    n = max(P.sparsity_images, P.cluster_images)
-    if n > P.n_test // 2:
+def _heldout_available(params) -> str | None:
+    n = max(params.sparsity_images, params.cluster_images)
+    if n > params.n_test // 2:
         return (
             f"parameter 'n_test': the held-out analyses draw max(sparsity_images, "
             f"cluster_images) = {n} class-balanced test images, at most half of n_test = "
-            f"{P.n_test}"
+            f"{params.n_test}"
         )
     return None
 
@@ -160,7 +162,6 @@ B4 = Spec(
     checks=TRAIN_CHECKS
     + [images_available("sparsity"), images_available("cluster"), check_k_range, _distinct_lrs,
        _silhouette_fits, _heldout_available],
-    packages=PACKAGES,
 )  # fmt: skip
 
 B_SPECS = {spec.chapter: spec for spec in (B1, B2, B3, B4)}

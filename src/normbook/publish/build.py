@@ -6,7 +6,7 @@
     python -m normbook.publish.build params [--write]   # parameters cells vs the specs
 
 A chapter whose source, parameters and library code are unchanged is not re-executed. Its
-library code is ``normbook.core`` plus the packages its spec names (its own paper's), so an
+library code is every module it imports, directly or through each other, so an
 edit to one paper's code never re-executes the other paper's chapters. The steps live in
 :mod:`.project` (chapters, stamps), :mod:`.execution` (papermill), :mod:`.site` (the HTML),
 :mod:`.param_cells` and :mod:`.timings`; this module is the command line.
@@ -98,9 +98,9 @@ def cmd_chapter(args) -> None:
         )
     overrides = parse_overrides(path, args.p or [])
     profile = overrides.pop("profile", args.profile)
-    P = spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
+    params = spec_for(path).resolve(profile, **overrides)  # cross-checks too, before any compute
     if args.dry_run:
-        return dry_run({path.stem: P})
+        return dry_run({path.stem: params})
     with build_lock(profile):
         nb, _ = execute(path, profile, overrides, force=True)
         print(f"[notebook] {nb}", flush=True)

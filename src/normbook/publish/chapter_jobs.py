@@ -38,7 +38,7 @@ def interleaved(chs: list[Path]) -> list[Path]:
     """The chapters with the papers alternating (TOC order within each paper): A1, B1, A2, ..."""
     lanes: dict[tuple, list[Path]] = {}
     for ch in chs:
-        lanes.setdefault(spec_for(ch).packages, []).append(ch)
+        lanes.setdefault(project.papers(ch), []).append(ch)
     queues = list(lanes.values())
     out = []
     while any(queues):

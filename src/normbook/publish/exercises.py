@@ -31,7 +31,7 @@ class Exercise:
     label: str
     chapter: str  # its chapter's stem
     # the parameters it sets: a value as on the command line, or a function of the profile's
-    # resolved parameters (P) giving one ("twice the steps")
+    # resolved parameters (params) giving one ("twice the steps")
     overrides: dict[str, str | Callable] = field(default_factory=dict)
     trains: str = ""  # what it trains anew; "": nothing, every network comes from the cache
     reuses: str = ""  # where its networks come from, when another chapter trains them
@@ -56,12 +56,12 @@ class Exercise:
 
     def values(self) -> dict[str, str]:
         """The ``-p`` values, functions of the profile's parameters evaluated."""
-        P = None
+        params = None
         out = {}
         for name, v in self.overrides.items():
             if callable(v):
-                P = P or project.spec_for(self.path).resolve(self.profile)
-                v = v(P)
+                params = params or project.spec_for(self.path).resolve(self.profile)
+                v = v(params)
             out[name] = str(v)
         return out
 
@@ -79,12 +79,13 @@ EXERCISES = [
              trains="the chapter's LayerNorm networks (the no-norm ones come from the cache)"),
     Exercise("a1-ex-kernel", "a1_localization", {"kernel": "3"},
              trains="both of the chapter's networks at kernel 3"),
-    Exercise("a1-ex-steps", "a1_localization", {"steps": lambda P: 2 * P.steps}, scale=2.0,
+    Exercise("a1-ex-steps", "a1_localization", {"steps": lambda params: 2 * params.steps},
+    scale=2.0,
              trains="both of the chapter's networks for twice the steps"),
     Exercise("a1-ex-detector", "a1_localization", {"detector": "definition"}),
     Exercise("a2-ex-control", "a2_mechanism", {"control_fracs": "0.5,1.0"}, scale=0.5,
              trains="the per-path InstanceNorm controls at half overlap"),
-    Exercise("a2-ex-steps", "a2_mechanism", {"pack_steps": lambda P: 2 * P.pack_steps},
+    Exercise("a2-ex-steps", "a2_mechanism", {"pack_steps": lambda params: 2 * params.pack_steps},
              scale=2.0, trains="every PackNorm network, for twice the steps"),
     Exercise("a2-ex-hop", "a2_mechanism", {"hop_factor": "5"}),
     Exercise("a3-ex-groups", "a3_which_norms", {"group_counts": "1,16,32"}),
@@ -98,7 +99,7 @@ EXERCISES = [
              "chapters A1-A5 and the budget calibration"),
     Exercise("a4-ex-group", "a4_stress", {"norm": "group", "groups": "4"},
              trains="GroupNorm networks with G = 4 and their circular-padding nulls"),
-    Exercise("a4-ex-circular", "a4_stress", {"circular_steps": lambda P: 4 * P.circular_steps},
+    Exercise("a4-ex-circular", "a4_stress", {"circular_steps": lambda p: 4 * p.circular_steps},
              trains="the circular-padding networks, for four times the steps"),
     Exercise("a5-ex-mix", "a5_reach", {"reach_mix": "0,1,3,7"}, scale=0.5,
              trains="a family with seven kernel-1 blocks per block"),
@@ -108,7 +109,7 @@ EXERCISES = [
     Exercise("b1-ex-lr", "b1_setup_accuracy", {"cifar_lr_nobn": "0.001"},
              reuses="chapter B4's learning-rate factorial trains exactly these no-BN VGGs; "
              "before B4 has run, it trains them"),
-    Exercise("b1-ex-data", "b1_setup_accuracy", {"cifar_train": lambda P: 2 * P.cifar_train},
+    Exercise("b1-ex-data", "b1_setup_accuracy", {"cifar_train": lambda p: 2 * p.cifar_train},
              scale=2.0, trains="every CIFAR-10 VGG on twice the images" + B1_SHARED),
     Exercise("b2-ex-threshold", "b2_sparsity", {"zero_threshold": "0.01"}),
     Exercise("b2-ex-channel", "b2_sparsity", {"channel_spatial_mean": "False"}),

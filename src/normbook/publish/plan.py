@@ -60,18 +60,18 @@ def localization_flops(
     return train, forward
 
 
-def _localization(P, label: str, n_models: int, norms: int = 1) -> list[Item]:
+def _localization(params, label: str, n_models: int, norms: int = 1) -> list[Item]:
     """Training and evaluation (trained model and its circular null at ``n_eval``, the
     compute-to-effect curve's points at ``curve_eval``) of ``norms`` normalizations x
     ``n_models`` seeds at chapter A1's knobs."""
-    train, fwd = localization_flops(P.seq_len, P.depth, P.width, P.kernel)
+    train, fwd = localization_flops(params.seq_len, params.depth, params.width, params.kernel)
     models = n_models * norms
-    full = P.get("n_eval", 0)
-    curve = (len(P.curve_fractions) + 1) * P.curve_eval
-    samples = 2 * full + curve + P.get("probe_batches", 0) * 32
+    full = params.get("n_eval", 0)
+    curve = (len(params.curve_fractions) + 1) * params.curve_eval
+    samples = 2 * full + curve + params.get("probe_batches", 0) * 32
     return [
-        Item(f"{label}: train {models} models x {P.steps:,} steps",
-             models * P.steps * P.batch_size * train),
+        Item(f"{label}: train {models} models x {params.steps:,} steps",
+             models * params.steps * params.batch_size * train),
         Item(f"{label}: evaluate {samples:,} samples per model", models * samples * fwd),
     ]  # fmt: skip
 
@@ -114,28 +114,30 @@ def _classifiers(cfgs, seeds, what: str = "") -> list[Item]:
     return out
 
 
-def _stress_a(P) -> list[Item]:
+def _stress_a(params) -> list[Item]:
     """Chapter A4: what it trains and evaluates beyond chapter A1's cached networks."""
     from dataclasses import replace
 
     from normbook.paper_a.cached import grid2d, unet
     from normbook.paper_a.runs import arch_runs, localization, packnorm
 
-    train, fwd = localization_flops(P.seq_len, P.depth, P.width, P.kernel)
+    train, fwd = localization_flops(params.seq_len, params.depth, params.width, params.kernel)
     # the interventions run on the trained networks and on the last state kept by half the
     # budget (the late gain's two ends)
-    n, evals = len(P.seeds), (3 * (P.depth + 1) + 1) * 2
+    n, evals = len(params.seeds), (3 * (params.depth + 1) + 1) * 2
     items = [
-        Item(f"circular-padding null: train {n} models x {P.circular_steps:,} steps",
-             n * P.circular_steps * P.batch_size * train),
-        Item(f"interventions: {evals} evaluations x {P.intervention_eval:,} samples",
-             n * evals * P.intervention_eval * fwd),
+        Item(f"circular-padding null: train {n} models x {params.circular_steps:,} steps",
+             n * params.circular_steps * params.batch_size * train),
+        Item(f"interventions: {evals} evaluations x {params.intervention_eval:,} samples",
+             n * evals * params.intervention_eval * fwd),
     ]  # fmt: skip
-    s = packnorm.PackSetup.from_params(P)
-    for head in P.rf_pack_heads:
-        net = replace(s.net, kernel=P.rf_pack_kernel, head=head)
-        items += _pack(f"PackNorm k = {P.rf_pack_kernel}, {head} head", s, net, len(s.overlaps))
-    u_cfg, grid = arch_runs.unet_config(P), arch_runs.grid_config(P)
+    s = packnorm.PackSetup.from_params(params)
+    for head in params.rf_pack_heads:
+        net = replace(s.net, kernel=params.rf_pack_kernel, head=head)
+        items += _pack(
+            f"PackNorm k = {params.rf_pack_kernel}, {head} head", s, net, len(s.overlaps)
+        )
+    u_cfg, grid = arch_runs.unet_config(params), arch_runs.grid_config(params)
     for label, cfg, net, x in (
         ("U-Net", u_cfg, unet.StackedUNet(u_cfg, [0]), torch.randn(1, 1, u_cfg.seq_len)),
         ("2-D CNN", grid, grid2d.StackedCNN2d(grid, [0]),
@@ -154,12 +156,12 @@ def _stress_a(P) -> list[Item]:
     return items
 
 
-def _reach(P) -> list[Item]:
+def _reach(params) -> list[Item]:
     """Chapter A5: every family beyond the base one (chapter A1's networks, cached)."""
     from normbook.paper_a.runs import localization, reach
 
-    setup, items, seen = localization.Setup.from_params(P), [], set()
-    for f in reach.families(setup, P) + reach.matched_families(setup, P):
+    setup, items, seen = localization.Setup.from_params(params), [], set()
+    for f in reach.families(setup, params) + reach.matched_families(setup, params):
         if f.a1 or (f.setup, f.cnn) in seen:  # the matched control's normalized half is
             continue  # the layer axis's family of as many blocks
         seen.add((f.setup, f.cnn))
@@ -173,44 +175,46 @@ def _reach(P) -> list[Item]:
     return items
 
 
-def chapter_plan(name: str, P) -> list[Item]:
-    """The planned compute of chapter ``name`` at resolved parameters ``P``."""
+def chapter_plan(name: str, params) -> list[Item]:
+    """The planned compute of chapter ``name`` at resolved parameters ``params``."""
     if name == "a1_localization":
-        return _localization(P, "no norm + " + P.norm, len(P.seeds), norms=2)
+        return _localization(params, "no norm + " + params.norm, len(params.seeds), norms=2)
     if name == "a2_mechanism":
         from normbook.paper_a.runs import localization, packnorm
 
-        s = packnorm.PackSetup.from_params(P)
+        s = packnorm.PackSetup.from_params(params)
         retest = len(s.overlaps) if localization.late_step(s.train) is not None else 0
         return _pack("PackNorm", s, s.net, len(s.overlaps) + len(s.control_overlaps), retest)
     if name == "a4_stress":
-        return _stress_a(P)
+        return _stress_a(params)
     if name == "a5_reach":
-        return _reach(P)
+        return _reach(params)
     if name == "a3_which_norms":
         return [
-            *_localization(P, "GroupNorm", len(P.group_seeds), len(P.group_counts)),
-            *_localization(P, "BatchNorm", len(P.seeds), 1),
+            *_localization(params, "GroupNorm", len(params.group_seeds), len(params.group_counts)),
+            *_localization(params, "BatchNorm", len(params.seeds), 1),
         ]  # no norm and InstanceNorm are chapter A1's networks, cached
     if name == "calibration":
-        n = len(P.cal_schedules)
-        return _localization(P, f"{n} candidates (InstanceNorm)", len(P.seeds), n)
+        n = len(params.cal_schedules)
+        return _localization(params, f"{n} candidates (InstanceNorm)", len(params.seeds), n)
     if name == "b1_setup_accuracy":
         from normbook.paper_b.runs import classify
 
-        return _classifiers(classify.Setup.from_params(P).configs.values(), P.seeds)
+        return _classifiers(classify.Setup.from_params(params).configs.values(), params.seeds)
     if name == "b4_stress":
         from normbook.paper_b.b4_stress import factorial
         from normbook.paper_b.runs import classify
 
-        swapped = [c for cell, c in factorial.factorial_configs(P).items()
+        swapped = [c for cell, c in factorial.factorial_configs(params).items()
                    if not factorial.is_paper_cell(cell)]  # fmt: skip
         # accuracy-matched: one network per seed runs again up to the matched step; at most
         # a full run (the more accurate variant is known only after chapter B1)
-        b1 = classify.Setup.from_params(P).configs
-        matched = [b1[ds, True] for ds in factorial.factorial_datasets(P.matched_datasets)]
-        return [*_classifiers(swapped, P.seeds, "swapped cell"),
-                *_classifiers(matched, P.seeds, "accuracy-matched rerun, at most")]  # fmt: skip
+        b1 = classify.Setup.from_params(params).configs
+        matched = [b1[ds, True] for ds in factorial.factorial_datasets(params.matched_datasets)]
+        return [
+            *_classifiers(swapped, params.seeds, "swapped cell"),
+            *_classifiers(matched, params.seeds, "accuracy-matched rerun, at most"),
+        ]
     return []  # B2, B3, Methods: chapter B1's models, CPU-bound analysis
 
 
@@ -221,8 +225,8 @@ def report(chapters: dict[str, object]) -> str:
         f"{PEAK_TFLOPS:g} TFLOP/s fp32 peak (training and evaluation passes only)"
     ]
     total = 0.0
-    for name, P in chapters.items():
-        items = chapter_plan(name, P)
+    for name, params in chapters.items():
+        items = chapter_plan(name, params)
         flops = sum(i.flops for i in items)
         total += flops
         secs = sum(i.seconds() for i in items)

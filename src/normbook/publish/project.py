@@ -7,6 +7,7 @@ Tests point ``ROOT`` at a throw-away copy of the project; every build module rea
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -95,32 +96,75 @@ def selected(names: str | None) -> list[Path]:
     return [c for c in chs if c.stem in wanted]
 
 
-def library_files(packages: tuple[str, ...]) -> list[Path]:
-    """The library source a chapter depends on: ``normbook/__init__.py``, ``core``, and the
-    named subpackages or top-level modules (``"paper_a"``, ``"methods"``). The registry
-    ``normbook/publish/chapters.py`` is not part of it: what it selects shows in the parameters."""
-    files = [PACKAGE / "__init__.py"]
-    for name in ("core", *packages):
-        if (PACKAGE / name).is_dir():
-            files += (PACKAGE / name).rglob("*.py")
-        elif (PACKAGE / f"{name}.py").is_file():
-            files.append(PACKAGE / f"{name}.py")
+def module_file(name: str) -> Path | None:
+    """The source file of library module ``name`` (``normbook.paper_a.specs``), or None when
+    ``name`` is not a module (a function or class imported from one)."""
+    base = PACKAGE.parent / name.replace(".", "/")
+    for f in (base.with_suffix(".py"), base / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def direct_imports(path: Path) -> set[Path]:
+    """The library files one source file imports (every ``normbook`` import, at its top or
+    inside a function; relative ones resolved)."""
+    tree = ast.parse(path.read_text())
+    rel = path.relative_to(PACKAGE.parent).with_suffix("") if path.is_relative_to(PACKAGE) else None
+    package = (
+        ".".join(rel.parts[:-1] if rel and rel.name != "__init__" else rel.parts) if rel else ""
+    )
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            names = [f"{base}.{a.name}" for a in node.names] if base.startswith("normbook") else []
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
         else:
-            raise BuildError(f"spec names an unknown library package {name!r}")
-    return sorted(set(files))
+            continue
+        for name in names:
+            if not name.startswith("normbook"):
+                continue
+            f = module_file(name) or module_file(name.rpartition(".")[0])
+            if f is None:
+                raise BuildError(f"{path.name} imports {name!r}, which is not in the library")
+            found.add(f)
+    return found
 
 
-def library_hash(packages: tuple[str, ...]) -> str:
+def library_files(path: Path) -> list[Path]:
+    """The library source a chapter depends on: every module it imports, directly or through
+    each other, and ``normbook/__init__.py`` (the version). Editing a module no chapter
+    imports re-executes nothing; editing a chapter's own figures re-executes that chapter."""
+    seen, todo = {PACKAGE / "__init__.py"}, [path]
+    while todo:
+        for f in direct_imports(todo.pop()) - seen:
+            seen.add(f)
+            todo.append(f)
+    return sorted(seen)
+
+
+def papers(path: Path) -> tuple[str, ...]:
+    """The paper packages (``paper_a``, ``paper_b``) a chapter's code reaches."""
+    found = {f.relative_to(PACKAGE).parts[0] for f in library_files(path)}
+    return tuple(sorted(found & {"paper_a", "paper_b"}))
+
+
+def library_hash(path: Path) -> str:
     h = hashlib.sha256()
-    for f in library_files(packages):
+    for f in library_files(path):
         h.update(str(f.relative_to(PACKAGE)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
 
-def stamp(path: Path, params: dict, packages: tuple[str, ...] = ()) -> str:
+def stamp(path: Path, params: dict) -> str:
     blob = json.dumps(
-        {"source": path.read_text(), "params": params, "library": library_hash(packages)},
+        {"source": path.read_text(), "params": params, "library": library_hash(path)},
         sort_keys=True,
         default=str,
     )
@@ -143,7 +187,7 @@ def chapter_key(path: Path, profile: str, resolved: dict) -> str:
     runs it reads, and for pages built from every chapter's results (the claims ledger) those
     results."""
     spec = spec_for(path)
-    key = stamp(path, dict(resolved), spec.packages)
+    key = stamp(path, dict(resolved))
     if spec.records:
         key += "-" + records_digest(spec, resolved)
     return key + "-" + ledger.digest(profile) if spec.reads_ledger else key

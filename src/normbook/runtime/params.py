@@ -112,7 +112,7 @@ class Param:
 
 
 class Params(dict):
-    """Resolved parameters; also readable as attributes (``P.seq_len``)."""
+    """Resolved parameters; also readable as attributes (``params.seq_len``)."""
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -123,15 +123,14 @@ class Params(dict):
 
 @dataclass
 class Spec:
-    """A chapter's knobs. ``packages`` names the library subpackages the chapter's results
-    depend on (besides ``core``): the build re-executes it when their code changes, and, with
-    ``reads_ledger``, when any chapter's claims ledger record changes."""
+    """A chapter's knobs. The build re-executes a chapter when its source, its parameters or a
+    library module it imports changes, and, with ``reads_ledger``, when any chapter's claims
+    ledger record changes."""
 
     chapter: str
     params: list[Param]
     profiles: dict[str, dict[str, Any]]
     checks: list[Callable[[Params], str | None]] = field(default_factory=list)
-    packages: tuple[str, ...] = ()
     reads_ledger: bool = False  # the chapter reads every chapter's ledger record (re-run on change)
     records: tuple[str, ...] = ()  # parameters naming a recorded run it reads (re-run on change)
 
@@ -236,10 +235,10 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def curve_fractions_error(P) -> str | None:
+def curve_fractions_error(params) -> str | None:
     """The shared cross-check of every chapter's ``curve_fractions``: fractions strictly between
     0 and 1 (the end of the budget is always measured)."""
-    bad = [f for f in P.curve_fractions if not 0 < f < 1]
+    bad = [f for f in params.curve_fractions if not 0 < f < 1]
     if bad:
         return (
             f"parameter 'curve_fractions': fractions strictly between 0 and 1 (the end of the "

@@ -120,17 +120,17 @@ def paper_rates() -> dict[str, Rate]:
         rates["paper_a"] = Rate(f"paper A: l={tc.seq_len}, d={cnn.depth}, C={cnn.width}, "
                                 f"batch {tc.batch_size}", secs,
                                 benchmark.flops_per_step(cnn, tc, 1))  # fmt: skip
-        P = SPECS["b1_setup_accuracy"].resolve("paper")
-        for (ds, bn), cfg in classify.Setup.from_params(P).configs.items():
+        params = SPECS["b1_setup_accuracy"].resolve("paper")
+        for (ds, bn), cfg in classify.Setup.from_params(params).configs.items():
             if not bn:
                 continue
             model = cfg.build(0)
-            x = torch.randn(P.batch_size, cfg.in_channels, 32, 32)
-            labels = torch.randint(0, 10, (P.batch_size,))
-            flops = plan.train_step_flops(model, x[:1]) * P.batch_size
+            x = torch.randn(params.batch_size, cfg.in_channels, 32, 32)
+            labels = torch.randint(0, 10, (params.batch_size,))
+            flops = plan.train_step_flops(model, x[:1]) * params.batch_size
             loss = partial(torch.nn.functional.cross_entropy, target=labels)
             secs = _seconds_per_step(model, x, loss)
-            rates[ds] = Rate(f"paper B: {ds} {cfg.label}, batch {P.batch_size}", secs, flops)
+            rates[ds] = Rate(f"paper B: {ds} {cfg.label}, batch {params.batch_size}", secs, flops)
     return rates
 
 

@@ -192,10 +192,10 @@ def length_note(n_lens: int) -> str:
             "`paper` profile trains three")  # fmt: skip
 
 
-def base_note(P) -> str:
+def base_note(params) -> str:
     """Whether the base family is chapter A1's InstanceNorm networks, for prose."""
-    if shares_a1_models(P):
+    if shares_a1_models(params):
         return "chapter A1's networks at this profile, loaded from the cache when A1 has run"
-    a1 = A1.resolve(P.profile)
+    a1 = A1.resolve(params.profile)
     return (f"its own networks: chapter A1 uses l = {a1.seq_len}, d = {a1.depth} and "
             f"{a1.steps:,} steps at this profile")  # fmt: skip

@@ -2,8 +2,8 @@
 size makes the positive control (InstanceNorm) localize, per minute of training on this
 machine, at seeds the book's chapters never use.
 
-    cands = budget.candidates(P.cal_schedules, P.cal_lrs, P.cal_batch_sizes)
-    results = budget.study(localization.Setup.from_params(P), cands)
+    cands = budget.candidates(params.cal_schedules, params.cal_lrs, params.cal_batch_sizes)
+    results = budget.study(localization.Setup.from_params(params), cands)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ seed, :mod:`.training`), evaluate with streaming statistics and probe every dept
 :mod:`.evaluation`), and summarize with the detector. This module orchestrates; the cached
 steps' keys cover the modules that compute (:mod:`.steps`), not this one.
 
-    setup = localization.Setup.from_params(P)
+    setup = localization.Setup.from_params(params)
     none = localization.localize(setup, setup.cnn("none"))
     normed = localization.localize(setup, setup.chapter_cnn)
 """
@@ -71,42 +71,46 @@ class Setup:
         )
 
     @classmethod
-    def from_params(cls, P) -> Setup:
+    def from_params(cls, params) -> Setup:
         """The setup of a chapter's resolved parameters (the A1 knobs)."""
-        norm = P.get("norm")
+        norm = params.get("norm")
         setup = cls(
-            seq_len=P.seq_len,
-            kernel=P.kernel,
-            depth=P.depth,
-            width=P.width,
-            seeds=tuple(P.seeds),
+            seq_len=params.seq_len,
+            kernel=params.kernel,
+            depth=params.depth,
+            width=params.width,
+            seeds=tuple(params.seeds),
             train=TrainConfig(
-                seq_len=P.seq_len,
-                steps=P.steps,
-                batch_size=P.batch_size,
-                lr=P.get("lr", TrainConfig.lr),  # the budget calibration sets these per candidate
-                schedule=P.get("schedule", TrainConfig.schedule),
-                checkpoints=tuple(P.curve_fractions),
-                device=resolve_device(P.device),
+                seq_len=params.seq_len,
+                steps=params.steps,
+                batch_size=params.batch_size,
+                lr=params.get(
+                    "lr", TrainConfig.lr
+                ),  # the budget calibration sets these per candidate
+                schedule=params.get("schedule", TrainConfig.schedule),
+                checkpoints=tuple(params.curve_fractions),
+                device=resolve_device(params.device),
             ),
             eval=EvalConfig(
-                n_samples=P.get("n_eval", P.curve_eval),  # the calibration evaluates curves only
-                batch_size=P.eval_batch_size,
-                batch_eval=P.get("batch_eval", EvalConfig.batch_eval),
-                probe_batches=P.get("probe_batches", 0),  # the calibration fits no probes
-                device=resolve_device(P.device),
+                n_samples=params.get(
+                    "n_eval", params.curve_eval
+                ),  # the calibration evaluates curves only
+                batch_size=params.eval_batch_size,
+                batch_eval=params.get("batch_eval", EvalConfig.batch_eval),
+                probe_batches=params.get("probe_batches", 0),  # the calibration fits no probes
+                device=resolve_device(params.device),
             ),
             detector=DetectorConfig(
-                alpha=P.alpha,
-                test=P.detector,
-                window=P.distance_window,
-                threshold=P.distance_threshold,
+                alpha=params.alpha,
+                test=params.detector,
+                window=params.distance_window,
+                threshold=params.distance_threshold,
             ),
-            curve_samples=P.curve_eval,
+            curve_samples=params.curve_eval,
         )
         if norm is None:
             return setup
-        return replace(setup, chapter_cnn=setup.cnn(norm, P.groups, P.batch_eval))
+        return replace(setup, chapter_cnn=setup.cnn(norm, params.groups, params.batch_eval))
 
 
 def training_identity(cnn: CNNConfig) -> CNNConfig:

@@ -101,16 +101,16 @@ class PackSetup:
         return self.net.receptive_radius
 
     @classmethod
-    def from_params(cls, P) -> PackSetup:
+    def from_params(cls, params) -> PackSetup:
         """From the chapter's ``pack_*`` parameters; ``pack_len = 0`` means l' = 2R + 1."""
         net = PackConfig(
-            depth=P.pack_depth,
-            width=P.pack_width,
-            kernel=P.pack_kernel,
+            depth=params.pack_depth,
+            width=params.pack_width,
+            kernel=params.pack_kernel,
             coupling="pack",
-            head=P.pack_head,
+            head=params.pack_head,
         )
-        path_len = P.pack_len or 2 * net.receptive_radius + 1
+        path_len = params.pack_len or 2 * net.receptive_radius + 1
         # one kept state: the only one a late gain reads (the last curve fraction by half the
         # budget), so that the transition's claim can tell whether it was still moving
         return cls(
@@ -118,17 +118,17 @@ class PackSetup:
             control=PackConfig(**{**asdict(net), "coupling": "separate"}),
             train=PackTrainConfig(
                 path_len=path_len,
-                steps=P.pack_steps,
-                batch_size=P.pack_batch_size,
-                lr=P.pack_lr,
-                device=resolve_device(P.device),
-                checkpoints=late_fraction(P.curve_fractions),
+                steps=params.pack_steps,
+                batch_size=params.pack_batch_size,
+                lr=params.pack_lr,
+                device=resolve_device(params.device),
+                checkpoints=late_fraction(params.curve_fractions),
             ),
-            overlaps=overlap_grid(path_len, P.overlap_fracs),
-            control_overlaps=overlap_grid(path_len, P.control_fracs),
-            seeds=list(P.pack_seeds),
-            n_test=P.n_test,
-            transition_level=P.transition_level,
+            overlaps=overlap_grid(path_len, params.overlap_fracs),
+            control_overlaps=overlap_grid(path_len, params.control_fracs),
+            seeds=list(params.pack_seeds),
+            n_test=params.n_test,
+            transition_level=params.transition_level,
         )
 
 

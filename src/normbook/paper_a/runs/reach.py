@@ -69,15 +69,16 @@ def _family(setup: Setup, norm: str, seeds, n_eval: int, *, mix=0, seq_len=None,
     return Family(s, replace(s.chapter_cnn or s.cnn(norm), mix=mix, mix_norm=mix_norm), base)
 
 
-def families(setup: Setup, P) -> list[Family]:
+def families(setup: Setup, params) -> list[Family]:
     """The study's families, each once: ``norm`` networks at the base geometry with each of
-    ``P.reach_mix`` kernel-1 blocks after every block (axis "norm layers"), and at each of
-    ``P.reach_lens`` with ``P.reach_len_steps`` steps (axis "length"). The family at the base
-    geometry and budget uses the base seeds and evaluation (chapter A1's networks when the
+    ``params.reach_mix`` kernel-1 blocks after every block (axis "norm layers"), and at each of
+    ``params.reach_lens`` with ``params.reach_len_steps`` steps (axis "length"). The family at the
+    base geometry and budget uses the base seeds and evaluation (chapter A1's networks when the
     profile's knobs are A1's)."""
-    common = dict(norm=P.norm, seeds=P.reach_seeds, n_eval=P.reach_eval)
-    wanted = [("norm layers", dict(mix=m)) for m in P.reach_mix] + [
-        ("length", dict(seq_len=n, steps=st)) for n, st in zip(P.reach_lens, P.reach_len_steps)
+    common = dict(norm=params.norm, seeds=params.reach_seeds, n_eval=params.reach_eval)
+    wanted = [("norm layers", dict(mix=m)) for m in params.reach_mix] + [
+        ("length", dict(seq_len=n, steps=st))
+        for n, st in zip(params.reach_lens, params.reach_len_steps)
     ]
     out: dict = {}
     for axis, kw in wanted:
@@ -87,15 +88,15 @@ def families(setup: Setup, P) -> list[Family]:
     return list(out.values())
 
 
-def matched_families(setup: Setup, P) -> list[Family]:
-    """The layer axis's matched control: ``P.reach_matched_mix`` kernel-1 blocks after every
+def matched_families(setup: Setup, params) -> list[Family]:
+    """The layer axis's matched control: ``params.reach_matched_mix`` kernel-1 blocks after every
     block, normalized (the axis's family of that many blocks) and plain (conv -> ReLU): the
     same depth, widths and parameters, only the normalization layers differ. Empty when the
     parameter is 0."""
-    m = P.reach_matched_mix
+    m = params.reach_matched_mix
     if not m:
         return []
-    common = dict(norm=P.norm, seeds=P.reach_seeds, n_eval=P.reach_eval, mix=m)
+    common = dict(norm=params.norm, seeds=params.reach_seeds, n_eval=params.reach_eval, mix=m)
     return [replace(_family(setup, **common), axes=("matched",)),
             replace(_family(setup, **common, mix_norm=False), axes=("matched",))]  # fmt: skip
 

@@ -171,9 +171,9 @@ def trained_circular(setup, norm: str, n_steps: int):
     return localization.localize(s, cnn, with_probes=False, padding="circular")
 
 
-def networks(setup, P) -> list:
+def networks(setup, params) -> list:
     """Every (setup, network) this chapter trains, for :func:`localization.pretrain`."""
-    circular = circular_network(setup, P.norm, P.circular_steps)
+    circular = circular_network(setup, params.norm, params.circular_steps)
     return [*localization.chapter_networks(setup), circular]
 
 

@@ -1,11 +1,11 @@
 """Chapter A3's experiments: GroupNorm group counts, BatchNorm's evaluation statistics and
 batch size, and the runs the BatchNorm claims are tested with (:class:`BatchMeanRuns`).
 
-    setup = localization.Setup.from_params(P)
-    groups = which_norms.group_sweep(setup, P.group_counts, P.group_seeds)
-    curves = which_norms.group_curves(setup, P.group_counts, P.group_seeds)
+    setup = localization.Setup.from_params(params)
+    groups = which_norms.group_sweep(setup, params.group_counts, params.group_seeds)
+    curves = which_norms.group_curves(setup, params.group_counts, params.group_seeds)
     bn = which_norms.batchnorm_runs(setup)            # none, minibatch, population
-    sizes = which_norms.eval_batch_sweep(setup, P.bn_eval_batch_sizes)
+    sizes = which_norms.eval_batch_sweep(setup, params.bn_eval_batch_sizes)
     tested = which_norms.batch_mean_runs(setup, sizes.reference)
     bm_curves = which_norms.batch_mean_curves(setup, sizes)
 """

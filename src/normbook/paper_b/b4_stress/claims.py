@@ -281,7 +281,7 @@ def direction_ledger(
 
 
 def checks(
-    P,
+    params,
     f: Factorial,
     effects: dict,
     thr: Thresholds,
@@ -290,7 +290,7 @@ def checks(
     """What holds by construction: the paper's cells are chapter B1's configs; the paper's
     contrast decomposes into the 2 x 2's effects; the sweep at t = 0 is B2's exact-zero
     sparsity."""
-    b1 = classify.Setup.from_params(P).configs
+    b1 = classify.Setup.from_params(params).configs
     same = all(f.trained[c][0].cfg == b1[c[0], c[1]] for c in f.trained if is_paper_cell(c))
     worst = max(decomposition_error(e, ds) for (_, ds), e in effects.items())
     zero = max(float(np.abs(thr.sparsity[v][..., 0] - sparsity.layer[v]).max())

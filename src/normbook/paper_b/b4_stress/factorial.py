@@ -40,20 +40,23 @@ def factorial_datasets(choice: str) -> tuple[str, ...]:
     return (choice,)
 
 
-def factorial_lrs(P) -> dict[str, tuple[float, float]]:
+def factorial_lrs(params) -> dict[str, tuple[float, float]]:
     """The two learning rates of each dataset's 2 x 2. Index 0 is the paper's BN learning
     rate; index 1 is the paper's no-BN one on CIFAR-10 and, on MNIST (where the paper trains
     both variants at one rate), the alternative ``mnist_lr_alt``."""
-    return {"mnist": (P.mnist_lr, P.mnist_lr_alt), "cifar10": (P.cifar_lr_bn, P.cifar_lr_nobn)}
+    return {
+        "mnist": (params.mnist_lr, params.mnist_lr_alt),
+        "cifar10": (params.cifar_lr_bn, params.cifar_lr_nobn),
+    }
 
 
-def factorial_configs(P) -> dict[Cell, ClassifierConfig]:
+def factorial_configs(params) -> dict[Cell, ClassifierConfig]:
     """Every cell's config: chapter B1's config of the variant with the cell's learning rate
     (so the cells the paper trains *are* B1's configs)."""
-    base, lrs = classify.Setup.from_params(P).configs, factorial_lrs(P)
+    base, lrs = classify.Setup.from_params(params).configs, factorial_lrs(params)
     return {
         (ds, bn, j): replace(base[ds, bn], lr=lrs[ds][j])
-        for ds in factorial_datasets(P.factorial_datasets)
+        for ds in factorial_datasets(params.factorial_datasets)
         for bn in (True, False)
         for j in (0, 1)
     }
@@ -91,20 +94,26 @@ class Factorial:
         )
 
 
-def run_factorial(P, splits: dict[str, Splits]) -> Factorial:
+def run_factorial(params, splits: dict[str, Splits]) -> Factorial:
     """Train (or load) every cell and seed, then analyse every model with the chapter's B2
     sparsity and B3 cluster configs (cache hits for models B2 / B3 analysed)."""
-    cfgs = factorial_configs(P)
+    cfgs = factorial_configs(params)
     cells = list(cfgs)
-    done = classify.train_all([(cfgs[c], s) for c in cells for s in P.seeds], splits, P.workers)
-    n = len(P.seeds)
-    sp = analysis.analyse_all(analysis.SparsityConfig.of(P), done, splits, P.workers)
-    cl = analysis.analyse_all(analysis.ClusterConfig.of(P), done, splits, P.workers)
+    done = classify.train_all(
+        [(cfgs[c], s) for c in cells for s in params.seeds], splits, params.workers
+    )
+    n = len(params.seeds)
+    sp = analysis.analyse_all(
+        analysis.SparsityConfig.from_params(params), done, splits, params.workers
+    )
+    cl = analysis.analyse_all(
+        analysis.ClusterConfig.from_params(params), done, splits, params.workers
+    )
 
     def per_cell(items):
         return {c: items[i * n : (i + 1) * n] for i, c in enumerate(cells)}
 
-    return Factorial(factorial_lrs(P), per_cell(done), per_cell(sp), per_cell(cl))
+    return Factorial(factorial_lrs(params), per_cell(done), per_cell(sp), per_cell(cl))
 
 
 @dataclass(frozen=True)
@@ -222,15 +231,17 @@ def decomposition_error(e: Effects, dataset: str) -> float:
     return float(np.max(np.abs(e.paper - (e.bn + 0.5 * e.interaction))))
 
 
-def along(P, f: Factorial, splits: dict[str, Splits]) -> analysis.Along:
+def along(params, f: Factorial, splits: dict[str, Splits]) -> analysis.Along:
     """The 2 x 2's effects (:func:`all_effects`) at the late states
     (:func:`.analysis.late_states`) and of the kept models, each measured alike on
-    ``P.curve_images`` images with k-means (the configs of chapters B2's and B3's kept
+    ``params.curve_images`` images with k-means (the configs of chapters B2's and B3's kept
     states, so the paper's cells are cache hits). The kept states have no test accuracy:
     accuracy is the validation accuracy at each state's epoch, and the kept model's (as
     chapter B1's accuracy curve)."""
-    sp = replace(analysis.SparsityConfig.of(P), n_images=P.curve_images)
-    cl = replace(analysis.ClusterConfig.of(P), n_images=P.curve_images, kmeans=True)
+    sp = replace(analysis.SparsityConfig.from_params(params), n_images=params.curve_images)
+    cl = replace(
+        analysis.ClusterConfig.from_params(params), n_images=params.curve_images, kmeans=True
+    )
     cells, n = list(f.trained), len(f.seeds)
     fracs = f.trained[cells[0]][0].cfg.checkpoints
 
@@ -245,8 +256,8 @@ def along(P, f: Factorial, splits: dict[str, Splits]) -> analysis.Along:
         acc = [t.kept_val_acc if last else verdicts.val_acc_at(t, fracs[i])
                for c in cells for t in f.trained[c]]  # fmt: skip
         state = Factorial(
-            f.lrs, per_cell(done), per_cell(analysis.analyse_all(sp, done, splits, P.workers)),
-            per_cell(analysis.analyse_all(cl, done, splits, P.workers)),
+            f.lrs, per_cell(done), per_cell(analysis.analyse_all(sp, done, splits, params.workers)),
+            per_cell(analysis.analyse_all(cl, done, splits, params.workers)),
             {c: np.asarray(a, float) for c, a in per_cell(acc).items()},
         )  # fmt: skip
         results.append(all_effects(state))

@@ -78,20 +78,20 @@ def match_window(t: TrainedModel, target: float) -> tuple[float, float]:
     return (float(epoch[r - 1]) if r else 0.0), float(epoch[r])
 
 
-def run_matched(P, models: Models) -> Matched:
-    """Match every seed's BN and no-BN networks of ``P.matched_datasets`` at the lower of
+def run_matched(params, models: Models) -> Matched:
+    """Match every seed's BN and no-BN networks of ``params.matched_datasets`` at the lower of
     their kept validation accuracies (:class:`Matched`): the more accurate network's run is
-    replayed and checked every ``P.match_check_every`` steps in its :func:`match_window`,
+    replayed and checked every ``params.match_check_every`` steps in its :func:`match_window`,
     keeping the check closest to the target. The matched networks are analysed with the
     chapter's B2 and B3 configs (cache hits for the networks that keep their weights)."""
-    ds_list = factorial_datasets(P.matched_datasets)
+    ds_list = factorial_datasets(params.matched_datasets)
     target, todo = match_plan(models, ds_list)
     variants = [Variant(ds, bn) for ds in ds_list for bn in (True, False)]
     done = classify.train_all(
         [(models.trained[v][i].cfg, models.trained[v][i].seed) for v, i in todo],
         models.splits,
-        P.workers,
-        [{"until_val_acc": float(target[v.dataset][i]), "check_every": P.match_check_every,
+        params.workers,
+        [{"until_val_acc": float(target[v.dataset][i]), "check_every": params.match_check_every,
           "window": match_window(models.trained[v][i], float(target[v.dataset][i]))}
          for v, i in todo],
     )  # fmt: skip
@@ -100,6 +100,8 @@ def run_matched(P, models: Models) -> Matched:
         trained[v][i] = t
     matched = Models(trained, models.splits)
     kept = Models({v: models.trained[v] for v in variants}, models.splits)
+    sparsity = analysis.SparsityConfig.from_params(params)
+    clusters = analysis.ClusterConfig.from_params(params)
     return Matched(matched, kept, target,
-                   analysis.sparsity(matched, analysis.SparsityConfig.of(P), P.workers),
-                   analysis.clusters(matched, analysis.ClusterConfig.of(P), P.workers))  # fmt: skip
+                   analysis.sparsity(matched, sparsity, params.workers),
+                   analysis.clusters(matched, clusters, params.workers))  # fmt: skip

@@ -20,32 +20,33 @@ from normbook.paper_b.cached.stress_analyses import edge_share
 from normbook.paper_b.runs.classify import DATASETS, bn_label
 
 
-def setup_glue(P) -> dict[str, object]:
+def setup_glue(params) -> dict[str, object]:
     """The chapter's settings as prose, for its text: datasets and learning rates of the
     2 x 2, thresholds, image counts, the null's shape, the matched comparison's knobs and the
     smallest attainable p-values."""
-    lrs, fact = factorial_lrs(P), factorial_datasets(P.factorial_datasets)
+    lrs, fact = factorial_lrs(params), factorial_datasets(params.factorial_datasets)
     return {
         "paper_lr_bn": sci(reported.LR["cifar10", True]),
         "paper_lr_nobn": sci(reported.LR["cifar10", False]),
         "paper_lr_mnist": sci(reported.LR["mnist", True]),
         "paper_k_range": "{}..{}".format(*reported.K_RANGE),
-        "k_range": f"{P.k_min}..{P.k_max}",
+        "k_range": f"{params.k_min}..{params.k_max}",
         "fact_datasets": " and ".join(NAMES[d] for d in fact),
         "fact_lrs": "; ".join(f"{NAMES[d]} {sci(lrs[d][0])} and {sci(lrs[d][1])}" for d in fact),
-        "seeds": join(P.seeds),
-        "n_seeds": len(P.seeds),
-        "scale": P.threshold_scale,
-        "thresholds": join(sorted({0.0, *P.rel_thresholds}), "g"),
-        "sil_images": f"{P.silhouette_images:,}",
-        "cl_images": f"{P.cluster_images:,}",
-        "null_shape": f"{P.cluster_images:,} points in {P.pca_components or P.null_dim} dimensions",
-        "null_draws": P.null_draws,
+        "seeds": join(params.seeds),
+        "n_seeds": len(params.seeds),
+        "scale": params.threshold_scale,
+        "thresholds": join(sorted({0.0, *params.rel_thresholds}), "g"),
+        "sil_images": f"{params.silhouette_images:,}",
+        "cl_images": f"{params.cluster_images:,}",
+        "null_shape": f"{params.cluster_images:,} points in "
+        f"{params.pca_components or params.null_dim} dimensions",
+        "null_draws": params.null_draws,
         "alpha": ALPHA,
-        "fixed_k": P.fixed_k,
-        "m_every": f"{P.match_check_every:,}",
-        "m_tolerance": f"{P.match_tolerance:.1%}",
-        "m_datasets": " and ".join(NAMES[d] for d in factorial_datasets(P.matched_datasets)),
+        "fixed_k": params.fixed_k,
+        "m_every": f"{params.match_check_every:,}",
+        "m_tolerance": f"{params.match_tolerance:.1%}",
+        "m_datasets": " and ".join(NAMES[d] for d in factorial_datasets(params.matched_datasets)),
     }
 
 
@@ -159,10 +160,10 @@ def attribution(bn_rows: dict, conf_rows: dict) -> dict[str, str]:
             out[m.key] = "not run"
             continue
         b, c = bn.verdict, lr.verdict
-        R, P = verdicts.REPRODUCED, verdicts.PARTLY
-        bn_part = {R: "BatchNorm's at both learning rates", P: "BatchNorm's at one learning "
+        R, PT = verdicts.REPRODUCED, verdicts.PARTLY
+        bn_part = {R: "BatchNorm's at both learning rates", PT: "BatchNorm's at one learning "
                    "rate only"}.get(b)  # fmt: skip
-        lr_part = {R: "the learning rate's, with BN and without", P: "the learning rate's in "
+        lr_part = {R: "the learning rate's, with BN and without", PT: "the learning rate's in "
                    "one variant only"}.get(c)  # fmt: skip
         if bn_part and lr_part:
             out[m.key] = f"both {bn_part} and {lr_part}"

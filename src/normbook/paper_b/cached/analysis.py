@@ -19,8 +19,9 @@ summarised per layer:
 Results are cached per (trained model, analysis config); several models are analysed at
 once in worker processes, each with one thread, so results do not depend on ``workers``.
 
-    sparsity = analysis.sparsity(models, analysis.SparsityConfig.of(P), P.workers)
-    clusters = analysis.clusters(models, analysis.ClusterConfig.of(P), P.workers)
+    sparsity = analysis.sparsity(models, analysis.SparsityConfig.from_params(params),
+    params.workers) clusters = analysis.clusters(models,
+    analysis.ClusterConfig.from_params(params), params.workers)
 """
 
 from __future__ import annotations
@@ -59,13 +60,13 @@ class SparsityConfig:
     kind = "b_sparsity"
 
     @classmethod
-    def of(cls, P) -> SparsityConfig:
+    def from_params(cls, params) -> SparsityConfig:
         """From a chapter's parameters (the B2 knobs)."""
         return cls(
-            split=P.sparsity_split,
-            n_images=P.sparsity_images,
-            channel_spatial_mean=P.channel_spatial_mean,
-            eps=P.zero_threshold,
+            split=params.sparsity_split,
+            n_images=params.sparsity_images,
+            channel_spatial_mean=params.channel_spatial_mean,
+            eps=params.zero_threshold,
         )
 
 
@@ -87,17 +88,17 @@ class ClusterConfig:
     kind = "b_clusters"
 
     @classmethod
-    def of(cls, P) -> ClusterConfig:
+    def from_params(cls, params) -> ClusterConfig:
         """From a chapter's parameters (the B3 knobs)."""
         return cls(
-            split=P.cluster_split,
-            n_images=P.cluster_images,
-            features=P.cluster_features,
-            pca_components=P.pca_components,
-            k_min=P.k_min,
-            k_max=P.k_max,
-            n_init=P.kmeans_n_init,
-            fixed_k=P.fixed_k,
+            split=params.cluster_split,
+            n_images=params.cluster_images,
+            features=params.cluster_features,
+            pca_components=params.pca_components,
+            k_min=params.k_min,
+            k_max=params.k_max,
+            n_init=params.kmeans_n_init,
+            fixed_k=params.fixed_k,
         )
 
     @property

@@ -61,10 +61,10 @@ class ThresholdConfig:
             raise ValueError(f"thresholds must be >= 0, got {self.thresholds}")
 
     @classmethod
-    def of(cls, P) -> ThresholdConfig:
-        return cls(P.sparsity_split, P.sparsity_images,
-                   thresholds=tuple(sorted({0.0, *map(float, P.rel_thresholds)})),
-                   scale=P.threshold_scale)  # fmt: skip
+    def from_params(cls, params) -> ThresholdConfig:
+        return cls(params.sparsity_split, params.sparsity_images,
+                   thresholds=tuple(sorted({0.0, *map(float, params.rel_thresholds)})),
+                   scale=params.threshold_scale)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,8 +92,8 @@ class SilhouetteConfig:
         return self.clusters.image_seed
 
     @classmethod
-    def of(cls, P) -> SilhouetteConfig:
-        return cls(analysis.ClusterConfig.of(P), P.silhouette_images)
+    def from_params(cls, params) -> SilhouetteConfig:
+        return cls(analysis.ClusterConfig.from_params(params), params.silhouette_images)
 
     def subset(self) -> np.ndarray:
         """Which of the cluster images are scored (sorted indices)."""

@@ -7,7 +7,7 @@ seed. :meth:`Setup.from_params` gives the four (dataset, BatchNorm) variants of 
 parameters and :func:`trained_models` trains (or loads from the experiment cache) one model
 per variant and seed:
 
-    setup = classify.Setup.from_params(P)    # one config per variant, seeds, workers
+    setup = classify.Setup.from_params(params)    # one config per variant, seeds, workers
     models = classify.trained_models(setup)  # Models: trained models, splits, accuracies
 
 **Data identity.** The cache key includes the SHA-256 of the data files, so a model trained
@@ -104,7 +104,7 @@ class Setup:
     allow_unverified: bool | None = None  # None: follow NORMBOOK_ALLOW_UNVERIFIED
 
     @classmethod
-    def from_params(cls, P) -> Setup:
+    def from_params(cls, params) -> Setup:
         """The four (dataset, batchnorm) configs of a chapter's parameters: MNIST with SGD at one
         learning rate, CIFAR-10 with Adam at the paper's two learning rates (BN / no BN)."""
         out = {}
@@ -113,37 +113,37 @@ class Setup:
             common = dict(
                 dataset=ds,
                 batchnorm=bn,
-                batch_size=P.batch_size,
-                patience=P.patience,
-                evals_per_epoch=P.evals_per_epoch,
-                n_val=P.n_val,
-                n_test=P.n_test,
-                split_seed=P.split_seed,
-                init=P.init,
-                device=resolve_device(P.device),
-                checkpoints=tuple(P.curve_fractions),
+                batch_size=params.batch_size,
+                patience=params.patience,
+                evals_per_epoch=params.evals_per_epoch,
+                n_val=params.n_val,
+                n_test=params.n_test,
+                split_seed=params.split_seed,
+                init=params.init,
+                device=resolve_device(params.device),
+                checkpoints=tuple(params.curve_fractions),
             )
             if ds == "mnist":
                 out[v] = ClassifierConfig(
-                    width=P.mnist_width,
+                    width=params.mnist_width,
                     optimizer="sgd",
-                    lr=P.mnist_lr,
-                    momentum=P.mnist_momentum,
-                    max_epochs=P.mnist_epochs,
-                    n_train=P.mnist_train,
+                    lr=params.mnist_lr,
+                    momentum=params.mnist_momentum,
+                    max_epochs=params.mnist_epochs,
+                    n_train=params.mnist_train,
                     **common,
                 )
             else:
                 out[v] = ClassifierConfig(
-                    width=P.vgg_width,
+                    width=params.vgg_width,
                     optimizer="adam",
-                    lr=P.cifar_lr_bn if bn else P.cifar_lr_nobn,
+                    lr=params.cifar_lr_bn if bn else params.cifar_lr_nobn,
                     momentum=0.0,  # Adam has none
-                    max_epochs=P.cifar_epochs,
-                    n_train=P.cifar_train,
+                    max_epochs=params.cifar_epochs,
+                    n_train=params.cifar_train,
                     **common,
                 )
-        return cls(out, tuple(P.seeds), P.workers, allow_flag(P.allow_unverified))
+        return cls(out, tuple(params.seeds), params.workers, allow_flag(params.allow_unverified))
 
 
 def load_data(setup: Setup) -> dict[str, Splits]:

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         device = resolve_device(args.device)
-        P = experiment.SPEC.resolve(args.shape, **dict(args.p))
+        params = experiment.SPEC.resolve(args.shape, **dict(args.p))
         if args.deadline <= 0:
             raise ParameterError(f"--deadline must be positive, got {args.deadline:g}")
     except (ParameterError, RuntimeError, ValueError) as exc:
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m normbook.tools.paperscale " + shlex.join(argv or sys.argv[1:])
     commit = args.commit or git_commit()
     run = experiment.Run(
-        P,
+        params,
         device,
         args.out,
         args.deadline,

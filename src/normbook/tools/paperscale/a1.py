@@ -40,18 +40,20 @@ RUNS = ("none", "normed", "circular")  # the no-norm network, the chapter's, and
 PROBE_FIT_COST = 2.0  # a probe-fitting sample costs about two evaluated ones (float64 sums)
 
 
-def cost(q: dict, P, rates: dict) -> dict[str, float]:
+def cost(q: dict, params, rates: dict) -> dict[str, float]:
     """Seconds per part of this experiment at the budget ``q`` (a ladder rung's parameters),
     from measured ``rates`` (:func:`.rates.measure`; a stack of fewer seeds is costed as a full
     one): two stacks trained; three runs evaluated with probes fitted; two curves."""
     train = rates["train"]
-    step_s = (train["none, fast"]["ms_per_step"] + train[f"{P.norm}, fast"]["ms_per_step"]) / 1e3
+    step_s = (
+        train["none, fast"]["ms_per_step"] + train[f"{params.norm}, fast"]["ms_per_step"]
+    ) / 1e3
     probes_us, outputs_us = rates["sample_us"]["fast, probes"], rates["sample_us"]["fast, outputs"]
     fits = len(RUNS) * q["probe_batches"] * 32 * probes_us * PROBE_FIT_COST
     return {
         "train": q["steps"] * step_s,
         "evaluate": (len(RUNS) * q["n_eval"] * probes_us + fits) / 1e6,
-        "curves": 2 * (len(P.curve_fractions) + 1) * q["curve_eval"] * outputs_us / 1e6,
+        "curves": 2 * (len(params.curve_fractions) + 1) * q["curve_eval"] * outputs_us / 1e6,
     }
 
 
@@ -62,9 +64,9 @@ class Deadline(Exception):
 class Run:
     """One paper-scale run of chapter A1: its record, its clock and its phases in order."""
 
-    def __init__(self, P, device: str, out, deadline_s: float, command: str, commit: str,
+    def __init__(self, params, device: str, out, deadline_s: float, command: str, commit: str,
                  small: bool):  # fmt: skip
-        self.P0, self.device, self.small = P, device, small
+        self.P0, self.device, self.small = params, device, small
         self.t0 = time.monotonic()
         self.deadline = self.t0 + deadline_s
         self.record = Record(out, EXPERIMENT, command)
@@ -79,7 +81,7 @@ class Run:
             "code": module_hashes(),  # the source as the run starts (later edits do not count)
             "computed_by": [*(_name(m) for m in COMPUTES), _name(sys.modules[__name__])],
         }
-        self.record.data["config"] = {"profile": P.profile, "profile_params": dict(P)}
+        self.record.data["config"] = {"profile": params.profile, "profile_params": dict(params)}
         self.nets, self.trained = {}, {}
 
     # ------------------------------------------------------------------ the phases
@@ -116,8 +118,8 @@ class Run:
     def plan(self) -> None:
         left = self.deadline - time.monotonic()
         choice = ladder.choose(self.P0, self.record.data["rates"], left, cost)
-        self.P = SPEC.resolve(self.P0.profile, **{**_overrides(self.P0), **choice.params})
-        self.setup = localization.Setup.from_params(self.P)
+        self.params = SPEC.resolve(self.P0.profile, **{**_overrides(self.P0), **choice.params})
+        self.setup = localization.Setup.from_params(self.params)
         # a fast path that computes something else than eager fp32 is not used (rates.agreement)
         graphs = self.record.data["rates"]["agreement"]["ok"]
         self.record.data["provenance"]["precision"]["cuda_graphs"] &= graphs
@@ -128,7 +130,7 @@ class Run:
         )
         self.record.data["ladder"] = choice.as_dict()
         self.record.data["config"].update(
-            params=dict(self.P),
+            params=dict(self.params),
             train=asdict(self.setup.train),
             eval=asdict(self.setup.eval),
             detector=asdict(self.setup.detector),
@@ -139,7 +141,7 @@ class Run:
         return self.setup.cnn("none") if which == "none" else self.setup.chapter_cnn
 
     def train(self, which: str) -> None:
-        net, rec = training.train_stack(self.cnn(which), self.setup.train, list(self.P.seeds))
+        net, rec = training.train_stack(self.cnn(which), self.setup.train, list(self.params.seeds))
         self.nets[which], self.trained[which] = net, rec
         self.record.add_arrays(which, _loss_curve(rec.losses))
         self.record.data.setdefault("training", {})[which] = {
@@ -172,7 +174,7 @@ class Run:
             cfg, rec = self.cnn(which), self.trained[which]
             for step in sorted(rec.checkpoints):
                 states = rec.checkpoints[step]
-                net = cnn.StackedCNN.from_model_states(cfg, list(self.P.seeds), states)
+                net = cnn.StackedCNN.from_model_states(cfg, list(self.params.seeds), states)
                 self._curve_point(which, step, net.to(self.device), ev)
             self._curve_point(which, self.setup.train.steps, self.nets[which], ev)
 
@@ -247,10 +249,10 @@ def _loss_curve(losses: np.ndarray, points: int = 1000) -> dict:
     return {"loss": means.astype(np.float32), "loss_steps": (np.arange(len(means)) + 1) * block}
 
 
-def _overrides(P) -> dict:
-    """The knobs of ``P`` that differ from its profile's values."""
-    base = SPEC.resolve(P.profile)
-    return {k: v for k, v in P.items() if k != "profile" and base[k] != v}
+def _overrides(params) -> dict:
+    """The knobs of ``params`` that differ from its profile's values."""
+    base = SPEC.resolve(params.profile)
+    return {k: v for k, v in params.items() if k != "profile" and base[k] != v}
 
 
 def _name(module) -> str:

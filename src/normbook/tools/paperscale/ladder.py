@@ -30,15 +30,17 @@ class Rung:
     curve_eval: float
     probe_batches: float
 
-    def params(self, P) -> dict:
-        """The chapter parameters this rung runs with (``P``: the profile's)."""
-        even = lambda n: max(2 * P.eval_batch_size, int(n) // P.eval_batch_size * P.eval_batch_size)
+    def params(self, params) -> dict:
+        """The chapter parameters this rung runs with (``params``: the profile's)."""
+        even = lambda n: max(
+            2 * params.eval_batch_size, int(n) // params.eval_batch_size * params.eval_batch_size
+        )
         return {
-            "seeds": list(P.seeds[: self.seeds]),
-            "steps": max(8, round(P.steps * self.steps)),
-            "n_eval": even(P.n_eval * self.n_eval),
-            "curve_eval": even(P.curve_eval * self.curve_eval),
-            "probe_batches": max(1, round(P.probe_batches * self.probe_batches)),
+            "seeds": list(params.seeds[: self.seeds]),
+            "steps": max(8, round(params.steps * self.steps)),
+            "n_eval": even(params.n_eval * self.n_eval),
+            "curve_eval": even(params.curve_eval * self.curve_eval),
+            "probe_batches": max(1, round(params.probe_batches * self.probe_batches)),
         }
 
 
@@ -68,13 +70,13 @@ class Choice:
                 "safety": SAFETY, "ladder": [asdict(r) for r in LADDER]}  # fmt: skip
 
 
-def choose(P, rates: dict, budget_s: float, cost) -> Choice:
-    """The first rung whose estimated seconds (``cost(params, P, rates)``: the experiment's
-    parts, each in seconds) times :data:`SAFETY` fit ``budget_s``; the last rung when none
-    does (it runs, and stops at the deadline with what it finished)."""
+def choose(params, rates: dict, budget_s: float, cost) -> Choice:
+    """The first rung whose estimated seconds (``cost(rung_params, params, rates)``: the
+    experiment's parts, each in seconds) times :data:`SAFETY` fit ``budget_s``; the last rung when
+    none does (it runs, and stops at the deadline with what it finished)."""
     rows = []
     for r in LADDER:
-        parts = {**cost(r.params(P), P, rates), "reserve": RESERVE_S}
+        parts = {**cost(r.params(params), params, rates), "reserve": RESERVE_S}
         rows.append({"rung": r.name, **parts, "total": sum(parts.values())})
     fits = [i for i, row in enumerate(rows) if row["total"] * SAFETY <= budget_s]
     i = fits[0] if fits else len(LADDER) - 1
@@ -90,4 +92,4 @@ def choose(P, rates: dict, budget_s: float, cost) -> Choice:
     else:
         why = (f"no rung fits the {budget_s:.0f} s left (the smallest needs "
                f"{row['total']:.0f} s): the smallest runs and stops at the deadline")  # fmt: skip
-    return Choice(LADDER[i], i, LADDER[i].params(P), rows, budget_s, why)
+    return Choice(LADDER[i], i, LADDER[i].params(params), rows, budget_s, why)
