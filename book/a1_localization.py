@@ -100,7 +100,7 @@ from normbook.pages import fmt, report
 from normbook.paper_a import figures, recorded, tables, verdicts, views
 from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading import sesoi
-from normbook.paper_a.grading.sesoi import SLOPE, flat_margin
+from normbook.paper_a.grading.sesoi import SLOPE
 from normbook.paper_a.measures import bands, equivariance
 from normbook.paper_a.runs import localization
 from normbook.paper_a.specs import A1
@@ -277,7 +277,7 @@ report.figure("fig-a1-curve", figures.compute_to_effect(curves, params.alpha))
 gain = verdicts.late_gain(curves[1])
 rising = verdicts.rising(curves[1], bands.interior_slope)
 run.glue_all("a1", {"curve_fracs": fmt.join(params.curve_fractions, ".3g"),
-                     "flat_margin": f"{flat_margin(SLOPE):g}",
+                     "flat_margin": f"{SLOPE.flat_margin:g}",
                      "late_gain": fmt.interval(gain),
                      "rising": "may still be rising" if rising else "has flattened"})  # fmt: skip
 

@@ -60,7 +60,7 @@ run.glue_all("m", {
     "cpu_seeds": len(SPECS["b1_setup_accuracy"].profiles["cpu"]["seeds"]),
     "level": claims.ALPHA, "conf": f"{stats.CONFIDENCE:.0%}",
     "claim_conf": f"{claims.CLAIM_CONFIDENCE:.0%}",
-    "flat_margin": f"{sesoi.flat_margin(sesoi.SLOPE):g}", "slope_sesoi": sesoi.SLOPE.show(),
+    "flat_margin": f"{sesoi.SLOPE.flat_margin:g}", "slope_sesoi": sesoi.SLOPE.show(),
 })  # fmt: skip
 
 # %% [markdown]

@@ -55,6 +55,7 @@ def steps():
         importlib.import_module(name)
     # the Methods page declares its power step when it first runs
     cache.step("m_power", importlib.import_module("normbook.grading.claims"),
+               importlib.import_module("normbook.grading.power"),
                importlib.import_module("normbook.runtime.seeding"))  # fmt: skip
     return dict(cache.STEPS)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from normbook.grading import claims, verdicts
+from normbook.grading import claims, power, verdicts
 from normbook.grading.claims import ClaimTest
 from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED, Control
 
@@ -137,7 +137,7 @@ def test_power_is_the_noncentral_t_and_matches_the_test_itself():
     assert claims.t_power(5, 1.0, 0.0) != claims.t_power(5, 1.0, 0.0)  # no SESOI: undefined
     assert claims.t_power(5, 0.0, 0.1) == 1.0
     assert claims.t_power(6, 1.0, 1.0) > claims.t_power(5, 1.0, 1.0) > claims.t_power(4, 1.0, 1.0)
-    sim = claims.simulate_power([5], [1.0, 2.0], draws=300)
+    sim = power.simulate_power([5], [1.0, 2.0], draws=300)
     assert np.allclose(sim.simulated, sim.analytic, atol=0.1)
 
 
@@ -260,33 +260,33 @@ def test_units_needed_reaches_the_target_power_at_the_observed_effect():
     rng = np.random.default_rng(3)
     d = rng.normal(0.08, 0.05, 5)  # SESOI 0.05: the interval straddles it
     t = claims.mean_test(d, 0.05, null="z")
-    n = claims.units_needed(t.effect, t.low, t.high, t.n, 0.05, t.test)
+    n = power.units_needed(t.effect, t.low, t.high, t.n, 0.05, t.test)
     sd, delta = float(d.std(ddof=1)), abs(t.effect - 0.05)
-    assert claims.t_power(n, sd, delta) >= claims.TARGET_POWER > claims.t_power(n - 1, sd, delta)
+    assert claims.t_power(n, sd, delta) >= power.TARGET_POWER > claims.t_power(n - 1, sd, delta)
     # a stricter level needs more seeds; an effect at the SESOI, none
-    assert claims.units_needed(t.effect, t.low, t.high, t.n, 0.05, t.test, alpha=0.001) > n
-    assert claims.units_needed(0.05, 0.0, 0.1, 5, 0.05, t.test) == claims.MAX_UNITS + 1
+    assert power.units_needed(t.effect, t.low, t.high, t.n, 0.05, t.test, alpha=0.001) > n
+    assert power.units_needed(0.05, 0.0, 0.1, 5, 0.05, t.test) == power.MAX_UNITS + 1
     r = claims.rank_shift_test(np.array([3.0, 4, 2, 5, 4]), np.array([2.0, 3, 3, 2, 4]), 0.5,
                                null="z")  # fmt: skip
-    m = claims.units_needed(r.effect, r.low, r.high, r.n, 0.5, r.test)
+    m = power.units_needed(r.effect, r.low, r.high, r.n, 0.5, r.test)
     assert m > 5  # not decided by five: Noether's formula asks for more
-    assert claims.units_needed(0.1, 0.0, 0.2, 5, 0.05, "Spearman rank correlation") is None
-    assert claims.units_needed(0.1, math.nan, math.nan, 5, 0.05, t.test) is None
+    assert power.units_needed(0.1, 0.0, 0.2, 5, 0.05, "Spearman rank correlation") is None
+    assert power.units_needed(0.1, math.nan, math.nan, 5, 0.05, t.test) is None
 
 
 def test_units_needed_has_no_count_for_equivalence_and_bounds_the_no_spread_case():
     w = claims.within(np.array([-0.03, -0.07, 0.01, -0.05, -0.01]), 0.05, null="z")
-    assert claims.units_needed(w.effect, w.low, w.high, w.n, 0.05, w.test) is None
+    assert power.units_needed(w.effect, w.low, w.high, w.n, 0.05, w.test) is None
     same = claims.mean_test(np.full(4, 0.2), 0.05, null="z")  # no spread, 4 seeds: 2^-4 > 0.05
     assert not same.clears()
-    assert claims.units_needed(same.effect, same.low, same.high, 4, 0.05, same.test) == 5
+    assert power.units_needed(same.effect, same.low, same.high, 4, 0.05, same.test) == 5
     r = claims.rank_shift_test(np.array([3.0, 4, 2, 5, 4]), np.array([2.0, 3, 3, 2, 4]), 0.5,
                                null="z")  # fmt: skip
     share = float(r.test.split("= ")[-1].rstrip(")"))
-    z = sps.norm.ppf(0.95) + sps.norm.ppf(claims.TARGET_POWER)
+    z = sps.norm.ppf(0.95) + sps.norm.ppf(power.TARGET_POWER)
     # Noether's formula, per group: N_total = z^2 / (12 c (1 - c) (P - 1/2)^2), c = 1/2
     per_group = math.ceil(z**2 / (12 * 0.25 * (share - 0.5) ** 2) / 2)
-    assert claims.units_needed(r.effect, r.low, r.high, r.n, 0.5, r.test) == per_group
+    assert power.units_needed(r.effect, r.low, r.high, r.n, 0.5, r.test) == per_group
 
 
 def test_rank_shift_test_leaves_two_nevers_undecided():

@@ -70,7 +70,7 @@ def test_ledger_page_stamp_follows_the_records(ledger_root):
     # a chapter that does not read the ledger keeps its stamp
     a2 = project.ROOT / "book" / "a2_mechanism.py"
     p2 = project.spec_for(a2).resolve("smoke")
-    assert project.chapter_key(a2, "smoke", p2) == project.stamp(a2, dict(p2), ("paper_a",))
+    assert project.chapter_key(a2, "smoke", p2) == project.stamp(a2, dict(p2))
 
 
 def test_changed_parameters_are_shown(ledger_root):

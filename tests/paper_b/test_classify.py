@@ -14,6 +14,7 @@ from normbook.paper_b.cached import analysis, training
 from normbook.paper_b.runs import classify
 from normbook.paper_b.runs.classify import Models, Variant
 from normbook.paper_b.specs import B1
+from normbook.runtime import seeding
 
 
 def _sub(full, cfg):
@@ -165,7 +166,7 @@ def test_seeded_streams_are_the_books_seeding_rule():
     want = torch.empty(3, 1, 3, 3)
     nn.init.kaiming_normal_(want, mode="fan_out", nonlinearity="relu", generator=gen)
     assert torch.equal(model[0].weight, want)
-    order = torch.randperm(10, generator=classify.seeding.generator(5, "order"))
+    order = torch.randperm(10, generator=seeding.generator(5, "order"))
     assert torch.equal(
         order, torch.randperm(10, generator=torch.Generator().manual_seed(5 * 1_000_003 + 11))
     )

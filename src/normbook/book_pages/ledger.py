@@ -11,11 +11,10 @@ from normbook.grading import ledger
 from normbook.grading.claims import (
     ALPHA,
     CLAIM_CONFIDENCE,
-    MAX_UNITS,
     MULTIPLICITY,
     adjusted,
-    units_needed,
 )
+from normbook.grading.power import MAX_UNITS, units_needed
 from normbook.grading.verdicts import (
     BY_SYMMETRY,
     DECISIVE,
@@ -196,7 +195,7 @@ def needs(c: dict) -> str:
     a control (a family failed its positive control), a measurement (no kept states tell
     whether the tested quantity was still moving, or there is no interval), a longer budget
     (it may still be moving the claim's way), or power (the seeds its test would need at the
-    observed effect and spread, :func:`normbook.grading.claims.units_needed`; for a claim decisive
+    observed effect and spread, :func:`normbook.grading.power.units_needed`; for a claim decisive
     alone but not after the adjustment, at the level the adjustment asks of it)."""
     if c["verdict"] != NOT_SHOWN:
         return ""

@@ -211,20 +211,20 @@ def worked_examples(sesoi: float = 0.05) -> str:
 
 
 def simulated_power(draws: int, ns=(4, 5, 6), seed: int = 0):
-    """:func:`normbook.grading.claims.simulate_power`, cached (a DataFrame: n, ratio,
+    """:func:`normbook.grading.power.simulate_power`, cached (a DataFrame: n, ratio,
     simulated, analytic)."""
     import numpy as np
     import pandas as pd
 
-    from normbook.grading import claims
+    from normbook.grading import claims, power
     from normbook.runtime import cache, seeding
 
     ratios = np.linspace(0.0, 3.0, 7)
-    step = cache.step("m_power", claims, seeding)
+    step = cache.step("m_power", claims, power, seeding)
     config = {"draws": draws, "ns": list(ns), "ratios": ratios.tolist(), "seed": seed}
 
     def compute():
-        df = claims.simulate_power(ns, ratios, draws, seed)
+        df = power.simulate_power(ns, ratios, draws, seed)
         return cache.Entry({k: df[k].to_numpy() for k in df.columns})
 
     entry = step.cached(config, compute)

@@ -194,6 +194,45 @@ class Verdict:
     controls: tuple[Control, ...] = field(default_factory=tuple)
     paper_says: str = ""  # the paper's own wording ("" for a claim of ours)
 
+    @classmethod
+    def graded(
+        cls,
+        paper: str,
+        claim: str,
+        test: ClaimTest,
+        sesoi: Sesoi | None,
+        *,
+        rising,
+        controls: tuple[Control, ...] | list[Control] = (),
+        evidence: str = "",
+        unit: str = ".3f",
+        paper_says: str = "",
+        testable: bool = True,
+    ) -> Verdict:
+        """Grade ``claim`` by its test (:func:`decide`) and build its row: the test and the
+        controls that decide the grade are the ones the row records (each given once)."""
+        grade = decide(test, controls, rising=rising, testable=testable)
+        return cls(paper, claim, grade, test, sesoi, evidence, unit, tuple(controls), paper_says)
+
+    @classmethod
+    def in_parts(
+        cls,
+        paper: str,
+        claim: str,
+        parts: list[tuple[str, Grade]],
+        shown: ClaimTest,
+        sesoi: Sesoi | None,
+        *,
+        controls: tuple[Control, ...] | list[Control] = (),
+        evidence: str = "",
+        unit: str = ".3f",
+        paper_says: str = "",
+    ) -> Verdict:
+        """A claim of several named parts, each graded by :func:`decide` (:func:`decide_parts`);
+        the row shows ``shown``, one part's test."""
+        grade = decide_parts(parts)
+        return cls(paper, claim, grade, shown, sesoi, evidence, unit, tuple(controls), paper_says)
+
     @property
     def verdict(self) -> str:
         return self.grade.verdict

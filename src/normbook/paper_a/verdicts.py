@@ -50,7 +50,6 @@ from normbook.paper_a.grading.sesoi import (
     REACH,
     SLOPE,
     TREND,
-    flat_margin,
 )
 from normbook.paper_a.measures import bands, multihop
 from normbook.paper_a.measures.equivariance import SHIFT_TOLERANCE
@@ -426,10 +425,10 @@ def a3_ledger(
         # slope lost at the largest batch, grow as "smaller" and "at most half" come to hold
         c = bm_curves
         gap = c.none.values(_batch_mean_boundary) - c.minibatch.values(_batch_mean_boundary)
-        bnd_up = may_rise(gap[:, keep], c.none.fractions, flat_margin(BOUNDARY_GAP))
+        bnd_up = may_rise(gap[:, keep], c.none.fractions, BOUNDARY_GAP.flat_margin)
         with np.errstate(divide="ignore", invalid="ignore"):
             share = 1 - c.largest.values(_slope) / c.minibatch.values(_slope)
-        fade_up = may_rise(share, c.largest.fractions, flat_margin(FADED))
+        fade_up = may_rise(share, c.largest.fractions, FADED.flat_margin)
     claims = [
         Verdict(
             "A",

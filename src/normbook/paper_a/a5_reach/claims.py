@@ -30,7 +30,6 @@ from normbook.paper_a.grading.sesoi import (
     SHARE_GAIN,
     SLOPE,
     TREND,
-    flat_margin,
 )
 from normbook.paper_a.measures import bands
 from normbook.paper_a.runs import reach
@@ -49,7 +48,7 @@ def may_move(study, measure, sesoi) -> Rise | None:
     """Whether ``measure`` (per seed, of an evaluated run) may still move by half of ``sesoi``
     over the last half of any family's budget, up or down: the first family's late gain that
     may, else the one that came closest (None without curves: nothing tells)."""
-    m = flat_margin(sesoi)
+    m = sesoi.flat_margin
     gains = [late_gain(c.values(measure), c.fractions) for c in study.curves]
     for g in gains:
         if not (g.high < m and g.low > -m):
@@ -159,7 +158,7 @@ def normalization_not_depth(pair) -> Verdict:
     ctrl = (learned(run_n, normed.family.label), side_channel(run_n, normed.family.label),
             learned(run_p, plain.family.label))  # fmt: skip
     kept = [c.values(lambda x: reach.kept_at(x, pair.families)) for c in pair.curves]
-    up = may_rise(kept[0] - kept[1], pair.curves[0].fractions, flat_margin(SHARE_GAIN))
+    up = may_rise(kept[0] - kept[1], pair.curves[0].fractions, SHARE_GAIN.flat_margin)
     blocks = normed.family.cnn.depth * normed.family.cnn.mix
     return Verdict(
         "A (ours)",

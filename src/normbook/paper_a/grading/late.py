@@ -9,7 +9,7 @@ import numpy as np
 from normbook.grading.claims import Rise, may_rise
 from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading.nulls import reach_layers
-from normbook.paper_a.grading.sesoi import REACH, SLOPE, flat_margin
+from normbook.paper_a.grading.sesoi import REACH, SLOPE
 from normbook.paper_a.measures import bands
 from normbook.paper_a.runs import packnorm
 
@@ -18,7 +18,7 @@ def rising(curve, measure, sesoi=SLOPE) -> Rise:
     """Whether ``measure`` (a per-seed function of an evaluated run) may still be rising at
     the end of ``curve``'s budget (:func:`normbook.grading.claims.may_rise`, margin half the
     SESOI)."""
-    return may_rise(curve.values(measure), curve.fractions, flat_margin(sesoi))
+    return may_rise(curve.values(measure), curve.fractions, sesoi.flat_margin)
 
 
 def reach_rising(probe_curve, factor: float) -> Rise | None:

@@ -101,10 +101,4 @@ LEARNED_R2 = 0.25
 CHANCE_MARGIN = 0.25  # PackNorm: accuracy at full overlap at least 1/2 + this (the family learned)
 
 
-def flat_margin(sesoi: Sesoi) -> float:
-    """A curve is still rising while it may gain half a SESOI over the last half of the
-    budget."""
-    return 0.5 * sesoi.value
-
-
 SESOIS = (SLOPE, SHARE, SHARE_GAIN, REACH, REMOVED, CHANCE, TREND, BOUNDARY_GAP, FADED, FLAGGED)

@@ -15,7 +15,7 @@ from normbook.grading.verdicts import Control
 from normbook.pages.fmt import join
 from normbook.paper_b import paper_values as reported
 from normbook.paper_b.cached.analysis import TrainingCurves
-from normbook.paper_b.grading.sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE, flat_margin
+from normbook.paper_b.grading.sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE
 from normbook.paper_b.runs.classify import DATASETS, Models, Variant
 
 DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
@@ -130,7 +130,7 @@ def moving(curves: TrainingCurves | None, dataset: str, expect: str, contrast,
     bn, nobn = (np.asarray(curves.values[dataset, b], float) for b in (True, False))
     effect = np.array([signed(contrast(bn[k]), contrast(nobn[k]), expect, sesoi is DBI)
                        for k in range(len(curves.fractions))])  # fmt: skip
-    return may_rise(effect, curves.fractions, flat_margin(sesoi))
+    return may_rise(effect, curves.fractions, sesoi.flat_margin)
 
 
 def moving_along(runs, effect, sesoi: Sesoi) -> Rise | None:
@@ -141,7 +141,7 @@ def moving_along(runs, effect, sesoi: Sesoi) -> Rise | None:
     if runs is None:
         return None
     values = np.array([np.asarray(effect(r), float) for r in runs.results])
-    return may_rise(values, runs.fractions, flat_margin(sesoi))
+    return may_rise(values, runs.fractions, sesoi.flat_margin)
 
 
 def val_acc_at(t, frac: float) -> float:
@@ -181,7 +181,7 @@ def accuracy_moving(models: Models, dataset: str) -> Rise | None:
     curve = accuracy_curve(models, dataset)
     if curve is None:
         return None
-    return may_rise(curve[1], curve[0], flat_margin(ACCURACY))
+    return may_rise(curve[1], curve[0], ACCURACY.flat_margin)
 
 
 def settling_test(bn_k, nobn_k, dataset: str) -> ClaimTest:

@@ -53,10 +53,4 @@ SETTLE = Sesoi(
 LEARNED_ACCURACY = 0.2  # test accuracy at least twice chance (10 classes) in every seed
 
 
-def flat_margin(sesoi: Sesoi) -> float:
-    """A BN-vs-no-BN difference is still moving while it may change by half a SESOI (its way)
-    over the last half of training."""
-    return 0.5 * sesoi.value
-
-
 SESOIS = (ACCURACY, SPARSITY, DBI, SILHOUETTE, SETTLE)
