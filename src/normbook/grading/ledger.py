@@ -56,6 +56,7 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
     t = asdict(v.test)
     return {
         "paper": v.paper,
+        "key": v.key,
         "scale": scale,
         "claim": v.claim,
         "paper_says": v.paper_says,

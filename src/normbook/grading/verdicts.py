@@ -193,6 +193,7 @@ class Verdict:
     unit: str = ".3f"  # format of the effect, its interval and the SESOI
     controls: tuple[Control, ...] = field(default_factory=tuple)
     paper_says: str = ""  # the paper's own wording ("" for a claim of ours)
+    key: str = ""  # the claim's name for the prose (``a1_side_channel``), stable under reordering
 
     @classmethod
     def graded(
@@ -208,11 +209,13 @@ class Verdict:
         unit: str = ".3f",
         paper_says: str = "",
         testable: bool = True,
+        key: str = "",
     ) -> Verdict:
         """Grade ``claim`` by its test (:func:`decide`) and build its row: the test and the
         controls that decide the grade are the ones the row records (each given once)."""
         grade = decide(test, controls, rising=rising, testable=testable)
-        return cls(paper, claim, grade, test, sesoi, evidence, unit, tuple(controls), paper_says)
+        return cls(paper, claim, grade, test, sesoi, evidence, unit, tuple(controls), paper_says,
+                   key)  # fmt: skip
 
     @classmethod
     def in_parts(
@@ -227,11 +230,13 @@ class Verdict:
         evidence: str = "",
         unit: str = ".3f",
         paper_says: str = "",
+        key: str = "",
     ) -> Verdict:
         """A claim of several named parts, each graded by :func:`decide` (:func:`decide_parts`);
         the row shows ``shown``, one part's test."""
         grade = decide_parts(parts)
-        return cls(paper, claim, grade, shown, sesoi, evidence, unit, tuple(controls), paper_says)
+        return cls(paper, claim, grade, shown, sesoi, evidence, unit, tuple(controls), paper_says,
+                   key)  # fmt: skip
 
     @property
     def verdict(self) -> str:

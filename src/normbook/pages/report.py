@@ -64,14 +64,15 @@ def show_view(view) -> None:
 
 
 def show_verdicts(prefix: str, claims: list) -> None:
-    """Glue each verdict as ``{prefix}_verdict_{i}`` and the intervals' level as
-    ``{prefix}_claim_conf`` for the prose, and show the claims table (display only: the chapter
-    records the claims with :meth:`Run.record`)."""
+    """Glue each verdict under its claim's key (``a1_side_channel``; the prose names a claim,
+    never its position) and the intervals' level as ``{prefix}_claim_conf``, and show the
+    claims table (display only: the chapter records the claims with :meth:`Run.record`)."""
     from normbook.grading.claims import CLAIM_CONFIDENCE
 
     glue(f"{prefix}_claim_conf", f"{CLAIM_CONFIDENCE:.0%}")
-    for i, v in enumerate(claims):
-        glue(f"{prefix}_verdict_{i}", v.verdict)
+    for v in claims:
+        if v.key:
+            glue(v.key, v.verdict)
     md(f":::{{container}} verdict-table\n\n{table([v.row() for v in claims])}\n:::")
     md("*Graded at each claim's own level; the {ref}`ledger` gives the final verdict, after "
        "the false-discovery adjustment over the paper's claims.*")  # fmt: skip
