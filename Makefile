@@ -94,9 +94,10 @@ sweep: venv
 exercises: venv
 	$(PY) -m normbook.tools.exercise_runs $(if $(EXERCISES),--only $(EXERCISES)) $(if $(CHEAP),--no-training)
 
-## Training throughput of chapter A1's networks against this machine's matmul peak.
+## Training throughput of chapter A1's networks against this machine's matmul peak, kept in
+## _build/<profile>/benchmark.json for the book's Build and compute page.
 benchmark: venv
-	$(PY) -m normbook.tools.benchmark --profile $(PROFILE)
+	$(PY) -m normbook.tools.benchmark --profile $(PROFILE) --record
 
 ## Every chapter at the `paper` profile's full shape on this CPU, its counts cut to a handful:
 ## each chapter's time and peak memory, seconds per step at each paper geometry, and the

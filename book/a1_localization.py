@@ -97,15 +97,15 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_a import figures, recorded, tables, verdicts, views
 from normbook.paper_a import paper_values as reported
-from normbook.paper_a.grading import sesoi
+from normbook.paper_a import plots, recorded, run_tables
+from normbook.paper_a.a1_localization import claims, figures, spec, tables, views
+from normbook.paper_a.grading import late, sesoi
 from normbook.paper_a.grading.sesoi import SLOPE
 from normbook.paper_a.measures import bands, equivariance
 from normbook.paper_a.runs import localization
-from normbook.paper_a.specs import A1
 
-params, run = report.start(A1, globals())
+params, run = report.start(spec.A1, globals())
 setup = localization.Setup.from_params(params)
 paper = recorded.read(params.paper_record)  # a recorded paper-scale run, read (never run) below
 run.glue("a1_R", setup.radius)
@@ -118,7 +118,8 @@ run.glue("a1_ratio", f"{params.seq_len / setup.radius:.1f}")
 run.glue("a1_steps", f"{params.steps:,}")
 run.glue("a1_lr", f"{params.lr:g}")
 run.glue("a1_schedule", params.schedule)
-run.glue("a1_budget", f"{A1.profiles['cpu']['steps'] / A1.profiles['paper']['steps']:.0%}")
+profiles = spec.A1.profiles
+run.glue("a1_budget", f"{profiles['cpu']['steps'] / profiles['paper']['steps']:.0%}")
 run.glue("a1_detector", params.detector)
 
 # %% [markdown]
@@ -137,7 +138,7 @@ report.figure("fig-a1-task", figures.task_example(params.seq_len, setup.radius))
 # :alt: A noise sequence and the linear ramp target, with grey bands within R of each end.
 #
 # The localization task: input noise $x_i$ and target ramp $y_i$; grey, the indices within
-# $R$ of an end. Drawn by `paper_a.figures.task_example`.
+# $R$ of an end. Drawn by `paper_a.a1_localization.figures.task_example`.
 # ```
 #
 # **Receptive field, measured.** We differentiate the output at the centre index with respect to the
@@ -170,7 +171,7 @@ normed = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("Trained models loaded from the cache:",
       fmt.from_cache({r.name: r.train_cache_hits for r in (none, normed)}))  # fmt: skip
-report.figure("fig-a1-loss", figures.loss_curves([none, normed]))
+report.figure("fig-a1-loss", plots.loss_curves([none, normed]))
 run.glue("a1_n_eval", f"{none.n_per_index:,}")
 
 # %% [markdown]
@@ -179,12 +180,12 @@ run.glue("a1_n_eval", f"{none.n_per_index:,}")
 # :alt: Training loss per step for each network and seed, on a log scale.
 #
 # Training loss (running mean) of every seed, without normalization and with
-# it. Drawn by `paper_a.figures.loss_curves`.
+# it. Drawn by `paper_a.plots.loss_curves`.
 # ```
 
 # %%
 shifts = [equivariance.check(r) for r in (none, normed)]
-report.md(tables.equivariance(shifts))
+report.md(run_tables.equivariance(shifts))
 run.glue("a1_reach_none", int(max(shifts[0].reach)))
 run.glue("a1_shift_none", f"{max(shifts[0].max_change):.2g}")
 run.glue("a1_shift_tol", f"{equivariance.SHIFT_TOLERANCE:g}")
@@ -223,7 +224,7 @@ report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed, circular])
 # Fig. 1a reproduced: mean prediction per index without normalization (top left), with it
 # (top right), and the same normalized networks with circular padding (below, the null); dashed,
 # the target ramp; grey, within $R$ of an end. Drawn by
-# `paper_a.figures.mean_predictions`.
+# `paper_a.a1_localization.figures.mean_predictions`.
 # ```
 #
 # **Localization and effect sizes.** *Fraction localized* counts indices passing the localization
@@ -273,9 +274,9 @@ run.glue("a1_norm", normed.name)
 
 # %%
 curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
-report.figure("fig-a1-curve", figures.compute_to_effect(curves, params.alpha))
-gain = verdicts.late_gain(curves[1])
-rising = verdicts.rising(curves[1], bands.interior_slope)
+report.figure("fig-a1-curve", plots.compute_to_effect(curves, params.alpha))
+gain = late.late_gain(curves[1])
+rising = late.rising(curves[1], bands.interior_slope)
 run.glue_all("a1", {"curve_fracs": fmt.join(params.curve_fractions, ".3g"),
                      "flat_margin": f"{SLOPE.flat_margin:g}",
                      "late_gain": fmt.interval(gain),
@@ -290,12 +291,12 @@ run.glue_all("a1", {"curve_fracs": fmt.join(params.curve_fractions, ".3g"),
 # ---
 # Compute to effect: interior slope (left) and detector fraction (right) of every seed through
 # training; dotted, the detector's calibrated false-positive level. Drawn by
-# `paper_a.figures.compute_to_effect`.
+# `paper_a.plots.compute_to_effect`.
 # ```
 #
 # The kept states behind {numref}`fig-a1-curve` can be watched directly: the view below
-# (`paper_a.views.training_states`) draws {numref}`fig-a1-fig1a`'s mean predictions at each of
-# them, with a seed selector.
+# (`paper_a.a1_localization.views.training_states`) draws {numref}`fig-a1-fig1a`'s mean
+# predictions at each of them, with a seed selector.
 
 # %%
 report.show_view(views.training_states(curves))
@@ -324,15 +325,16 @@ report.md(tables.probe_distances([none, normed, circular]))
 #
 # Fig. 1b reproduced: colour is the fraction of seeds whose depth probe localizes an index;
 # the cyan lines mark the receptive-field reach $R(\text{depth})$ from both ends. Drawn by
-# `paper_a.figures.depth_maps`.
+# `paper_a.a1_localization.figures.depth_maps`.
 # ```
 #
 # (a1-verdict)=
 # ## Verdict at this profile
 #
 # In plain words, at this profile: that normalization localizes beyond the receptive field is
-# {glue:text}`a1_verdict_0`; that it localizes the whole sequence is {glue:text}`a1_verdict_1`;
-# the inward spread faster than the receptive field is {glue:text}`a1_verdict_2`;
+# {glue:text}`a1_side_channel`; that it localizes the whole sequence is
+# {glue:text}`a1_whole_sequence`; the inward spread faster than the receptive field is
+# {glue:text}`a1_inward_spread`;
 # {glue:text}`a1_checks` checks hold. This network has {glue:text}`a1_n_norms` normalization
 # layers, our reconstruction of the paper's (the `paper` profile) {glue:text}`a1_paper_depth`:
 # how far the side channel carries may depend on how many there are (chapter {ref}`a5` measures
@@ -341,10 +343,10 @@ report.md(tables.probe_distances([none, normed, circular]))
 # sequence, so the *size* of the effect (slope, $R^2$) is the number to watch when re-running
 # at larger `steps` or at the `paper` profile.
 #
-# Each claim is one test over seeds, written out in `paper_a.verdicts` and on the Methods page
-# ({ref}`methods-verdicts`): a per-seed slope of the normalized networks against the same slope
-# of *both* nulls, in paired $t$ tests; it is *reproduced* when the difference clears the
-# claim's smallest effect of interest (SESOI) against each null, with
+# Each claim is one test over seeds, written out in `paper_a.a1_localization.claims` and on the
+# Methods page ({ref}`methods-verdicts`): a per-seed slope of the normalized networks against
+# the same slope of *both* nulls, in paired $t$ tests; it is *reproduced* when the difference
+# clears the claim's smallest effect of interest (SESOI) against each null, with
 # {glue:text}`a1_claim_conf` confidence, and *refuted* when it lies wholly below the SESOI
 # against one of them while the tested quantity has stopped rising. The SESOI of a slope is
 # {glue:text}`a1_sesoi` ({ref}`methods-sesoi` gives the reason). Three claims: the side
@@ -366,10 +368,10 @@ report.md(tables.probe_distances([none, normed, circular]))
 # %%
 cyc = equivariance.cyclic_change(circular.net, params.seq_len, shift=setup.radius)
 probe_curve = localization.curve(setup, normed.cnn, with_probes=True)
-ledger, checks = verdicts.a1_ledger(none, normed, circular, shifts[0], cyc, curves[1], probe_curve)
+ledger, checks = claims.a1_ledger(none, normed, circular, shifts[0], cyc, curves[1], probe_curve)
 run.glue("a1_sesoi", SLOPE.show())
 run.glue("a1_learned", f"{sesoi.LEARNED_R2:g}")
-run.glue_all("a1", {"n_norms": params.depth, "paper_depth": A1.profiles["paper"]["depth"]})
+run.glue_all("a1", {"n_norms": params.depth, "paper_depth": spec.A1.profiles["paper"]["depth"]})
 report.show_verdicts("a1", ledger)
 report.show_checks("a1", checks)
 run.record("a1-verdict", claims=ledger, checks=checks)
@@ -410,7 +412,7 @@ report.figure("fig-a1-paper-fig1a", recorded.draw(paper, figures.mean_prediction
 #
 # Fig. 1a at the paper's scale, from the recorded run: mean prediction per index without
 # normalization, with InstanceNorm, and its circular-padding null. Drawn by
-# `paper_a.figures.mean_predictions`.
+# `paper_a.a1_localization.figures.mean_predictions`.
 # ```
 
 # %%
@@ -423,7 +425,7 @@ report.figure("fig-a1-paper-fig1b", recorded.draw(paper, figures.depth_maps))
 #
 # Fig. 1b at the paper's scale, from the recorded run: the fraction of seeds whose depth probe
 # localizes each index; cyan, the receptive-field reach $R(\text{depth})$. Drawn by
-# `paper_a.figures.depth_maps`.
+# `paper_a.a1_localization.figures.depth_maps`.
 # ```
 
 # %%
@@ -497,8 +499,8 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 #
 # :::{solution} a1-ex-steps
 # :class: dropdown
-# Start from this run's grades: the interior slope is {glue:text}`a1_verdict_0`, localization
-# beyond one hop {glue:text}`a1_verdict_1`. Training longer cannot improve on a *reproduced*
+# Start from this run's grades: the interior slope is {glue:text}`a1_side_channel`, localization
+# beyond one hop {glue:text}`a1_whole_sequence`. Training longer cannot improve on a *reproduced*
 # grade: that claim's effect may grow and its interval narrow, nothing more. The prediction
 # worth making is for a claim that is not reproduced (at the `cpu` profile, the one beyond one
 # hop). When it is graded *refuted*, its whole interval lies below the smallest effect of interest

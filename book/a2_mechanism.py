@@ -112,20 +112,19 @@ transition_level = None  # accuracy that defines the transition overlap [every p
 # %% tags=["hide-input"]
 from normbook.grading import stats
 from normbook.pages import fmt, report
-from normbook.paper_a import diagrams, figures, tables, verdicts
 from normbook.paper_a import paper_values as reported
-from normbook.paper_a.grading import sesoi
+from normbook.paper_a.a2_mechanism import claims, figures, spec, tables
+from normbook.paper_a.grading import late, rules, sesoi
 from normbook.paper_a.measures import bands, multihop
 from normbook.paper_a.runs import localization, packnorm
-from normbook.paper_a.specs import A2
 
-params, run = report.start(A2, globals())
+params, run = report.start(spec.A2, globals())
 setup = localization.Setup.from_params(params)
 pack_setup = packnorm.PackSetup.from_params(params)
 run.glue("a2_paper_len", reported.PACK_PATH_LEN)
 run.glue("a2_paper_band", "–".join(map(str, reported.PACK_TRANSITION)))
 run.glue("a2_conf", f"{stats.CONFIDENCE:.0%}")
-run.glue("a2_check_level", f"{verdicts.CHECK_LEVEL:g}")
+run.glue("a2_check_level", f"{rules.CHECK_LEVEL:g}")
 run.glue("a2_hop", f"{params.hop_factor:g}")
 run.glue("a2_hop_step", f"{params.hop_factor - 1:g}")
 
@@ -144,7 +143,7 @@ run.glue("a2_hop_step", f"{params.hop_factor - 1:g}")
 # {glue:text}`a2_hop_step`$R(d)$ at every normalization layer.
 
 # %%
-fig = diagrams.mechanism(params.kernel, params.depth, params.seq_len, params.hop_factor)
+fig = figures.mechanism(params.kernel, params.depth, params.seq_len, params.hop_factor)
 report.figure("fig-a2-mechanism", fig)
 run.glue("a2_R_loc", setup.radius)
 run.glue("a2_single_final", f"{params.hop_factor * setup.radius:g}")
@@ -157,7 +156,7 @@ run.glue("a2_half", setup.half)
 #
 # Fig. 2 redrawn from the paper's text: (a) one hop; (b) the reach per depth of the receptive
 # field, of one hop, and of one hop per normalization layer. Drawn by
-# `paper_a.diagrams.mechanism`.
+# `paper_a.a2_mechanism.figures.mechanism`.
 # ```
 #
 # At this profile $R$ = {glue:text}`a2_R_loc` at the last layer, so one hop reaches at most
@@ -188,7 +187,7 @@ run.glue("a2_overlaps", fmt.join(pack_setup.overlaps))
 # :alt: Two pairs of noise paths, one overlapping path A at its end, one independent.
 #
 # PackNorm's two classes: path B continues path A with an overlap (left) or is independent
-# noise (right). Drawn by `paper_a.figures.packnorm_example`.
+# noise (right). Drawn by `paper_a.a2_mechanism.figures.packnorm_example`.
 # ```
 #
 # The path length is $\ell'$ = {glue:text}`a2_path_len` ($= 2R+1$ with $R$ =
@@ -214,7 +213,7 @@ report.md(tables.packnorm(pack))
 # Fig. 3 reproduced: test accuracy (Wilson {glue:text}`a2_conf` intervals) against the overlap
 # $o$, per seed and mean; crosses, the per-path InstanceNorm control; green, the paper's
 # transition scaled to our $\ell'$. Below: training loss per overlap. Drawn by
-# `paper_a.figures.packnorm_accuracy`.
+# `paper_a.a2_mechanism.figures.packnorm_accuracy`.
 # ```
 #
 # **At $o = 0$ the task is impossible by construction**: path B is then `z[ℓ′:2ℓ′]`, which is
@@ -293,7 +292,7 @@ report.md(tables.hops(hops, normed, none, params.hop_factor))
 # :alt: Probe localization distance per depth and seed against three reach curves.
 #
 # Localization distance of chapter A1's depth probes against the receptive field $R(d)$, one
-# hop and one hop per normalization layer. Drawn by `paper_a.figures.probe_reach`.
+# hop and one hop per normalization layer. Drawn by `paper_a.a2_mechanism.figures.probe_reach`.
 # ```
 
 # The multi-hop claim needs networks that have finished learning: chapter A1's
@@ -302,7 +301,7 @@ report.md(tables.hops(hops, normed, none, params.hop_factor))
 
 # %%
 curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
-rising = verdicts.rising(curves[1], bands.interior_slope)
+rising = late.rising(curves[1], bands.interior_slope)
 run.glue("a2_rising", "may still be rising" if rising else "has flattened")
 
 # %% [markdown]
@@ -337,8 +336,8 @@ run.glue("a2_out_dist_none", fmt.join(none.distances))
 # (a2-verdict)=
 # ## Verdict at this profile
 #
-# In plain words, at this profile: the transition location is {glue:text}`a2_verdict_0`;
-# multi-hop reach is {glue:text}`a2_verdict_1`; {glue:text}`a2_checks` checks (chance at
+# In plain words, at this profile: the transition location is {glue:text}`a2_transition`;
+# multi-hop reach is {glue:text}`a2_multi_hop`; {glue:text}`a2_checks` checks (chance at
 # $o = 0$, the per-path control) hold. Where the networks' localization stays within one hop,
 # the multi-hop
 # argument is simply not needed to explain it: that neither confirms nor refutes the mechanism,
@@ -349,15 +348,15 @@ run.glue("a2_out_dist_none", fmt.join(none.distances))
 # consistent with hopping, but only an intervention on the trained networks' statistics could test
 # the mechanism directly.
 #
-# The rules are in `paper_a.verdicts` and on the Methods page ({ref}`methods-verdicts`). The
-# transition is a comparison with the paper's number: *reproduced* when the $t$ interval of our
-# per-seed transitions lies inside the paper's band, *refuted* when it lies wholly outside,
-# *not shown* when it straddles an edge; it is graded only if every PackNorm model learned
-# (accuracy at full overlap at least {glue:text}`a2_learned_level`). It is refuted only if the
-# transition has also stopped moving: the sweep is tested again, with as many pairs, at the
-# weights kept at {glue:text}`a2_pack_half` of the budget, and each seed's depth inside the band
-# must have gained less than half a grid step since. Multi-hop measures, per
-# seed, how far the depth probes localize beyond {glue:text}`a2_hop`$R(d)$ at their best depth
+# The rules are in `paper_a.a2_mechanism.claims` and on the Methods page
+# ({ref}`methods-verdicts`). The transition is a comparison with the paper's number: *reproduced*
+# when the $t$ interval of our per-seed transitions lies inside the paper's band, *refuted* when
+# it lies wholly outside, *not shown* when it straddles an edge; it is graded only if every
+# PackNorm model learned (accuracy at full overlap at least {glue:text}`a2_learned_level`). It
+# is refuted only if the transition has also stopped moving: the sweep is tested again, with as
+# many pairs, at the weights kept at {glue:text}`a2_pack_half` of the budget, and each seed's
+# depth inside the band must have gained less than half a grid step since. Multi-hop measures,
+# per seed, how far the depth probes localize beyond {glue:text}`a2_hop`$R(d)$ at their best depth
 # (0 if at no depth), in layers of receptive-field growth, and tests it against the same
 # measure of both nulls of chapter {ref}`a1` (the no-norm network and the same network with
 # circular padding) in paired $t$ tests against a smallest effect of interest of
@@ -367,14 +366,14 @@ run.glue("a2_out_dist_none", fmt.join(none.distances))
 probe_curve = localization.curve(setup, normed.cnn, with_probes=True)
 pack_kept = packnorm.late_accuracy(pack_setup)
 run.glue("a2_pack_half", fmt.join(pack_setup.train.checkpoints, ".3g") or "none")
-claims, checks = verdicts.a2_ledger(
+ledger, checks = claims.a2_ledger(
     pack, normed, none, circular, params.hop_factor, probe_curve, pack_kept
 )
 run.glue("a2_learned_level", f"{0.5 + sesoi.CHANCE_MARGIN:g}")
 run.glue("a2_reach_sesoi", sesoi.REACH.show())
-report.show_verdicts("a2", claims)
+report.show_verdicts("a2", ledger)
 report.show_checks("a2", checks)
-run.record("a2-verdict", claims=claims, checks=checks)
+run.record("a2-verdict", claims=ledger, checks=checks)
 
 # %% [markdown]
 # (a2-exercises)=

@@ -95,14 +95,15 @@ bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatc
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_a import figures, specs, tables, verdicts, views
 from normbook.paper_a import paper_values as reported
-from normbook.paper_a.grading import sesoi
+from normbook.paper_a import plots
+from normbook.paper_a.a3_which_norms import claims, figures, spec, tables, views
+from normbook.paper_a.grading import late, sesoi
 from normbook.paper_a.measures import bands, equivariance
+from normbook.paper_a.params import a1_reuse_note
 from normbook.paper_a.runs import batchstats, localization, which_norms
-from normbook.paper_a.specs import A3
 
-params, run = report.start(A3, globals())
+params, run = report.start(spec.A3, globals())
 setup = localization.Setup.from_params(params)
 
 # %% tags=["hide-input"]
@@ -110,7 +111,7 @@ run.glue_all("a3", {
     "steps": f"{params.steps:,}", "eval_bs": params.eval_batch_size, "L": params.seq_len,
     "d": params.depth, "R": setup.radius, "half": setup.half, "n_groups": len(params.group_counts),
     "n_group_seeds": len(params.group_seeds), "n_seeds": len(params.seeds),
-    "vs_a1": specs.a1_reuse_note(params),
+    "vs_a1": a1_reuse_note(params),
     "paper_len": reported.SEQ_LEN, "paper_R": reported.RADIUS,
     "paper_alpha": reported.WELCH_ALPHA,
     "paper_groups": fmt.join(reported.GROUP_COUNTS), "paper_C": reported.WIDTH,
@@ -142,7 +143,7 @@ instance_circular = localization.circular_null(setup, setup.cnn("instance"))
 runs = [*groups.runs.values(), bn.none, bn.minibatch]
 print("Trained models loaded from the cache:",
       fmt.from_cache({r.name: r.train_cache_hits for r in runs}))  # fmt: skip
-report.figure("fig-a3-loss", figures.loss_curves(runs, "training loss (running mean)"))
+report.figure("fig-a3-loss", plots.loss_curves(runs, "training loss (running mean)"))
 
 # %% [markdown]
 # ```{glue:figure} fig-a3-loss
@@ -150,7 +151,7 @@ report.figure("fig-a3-loss", figures.loss_curves(runs, "training loss (running m
 # :alt: Training loss per step for every group count, BatchNorm and no normalization.
 #
 # Training loss (running mean) of every network and seed; the GroupNorm curves share a
-# colour. Drawn by `paper_a.figures.loss_curves`.
+# colour. Drawn by `paper_a.plots.loss_curves`.
 # ```
 
 # (a3-curve)=
@@ -162,10 +163,10 @@ report.figure("fig-a3-loss", figures.loss_curves(runs, "training loss (running m
 # %%
 curves = which_norms.group_curves(setup, params.group_counts, params.group_seeds)
 bn_curve = localization.curve(setup, bn.minibatch.cnn)
-report.figure("fig-a3-curve", figures.compute_to_effect([*curves, bn_curve], params.alpha))
+report.figure("fig-a3-curve", plots.compute_to_effect([*curves, bn_curve], params.alpha))
 proper = [c for c in curves if c.cnn.groups < params.width]  # G = C is InstanceNorm
-groups_rising = any(verdicts.rising(c, bands.interior_slope) for c in proper)
-bn_rising = bool(verdicts.rising(bn_curve, bands.interior_slope))
+groups_rising = any(late.rising(c, bands.interior_slope) for c in proper)
+bn_rising = bool(late.rising(bn_curve, bands.interior_slope))
 maybe = {True: "may still be rising", False: "have flattened"}
 run.glue("a3_curve_fracs", fmt.join(params.curve_fractions, ".3g"))
 run.glue_all("a3", {"groups_rising": maybe[groups_rising], "bn_rising": maybe[bn_rising]})
@@ -179,7 +180,7 @@ run.glue_all("a3", {"groups_rising": maybe[groups_rising], "bn_rising": maybe[bn
 # ---
 # Compute to effect of every GroupNorm group count (viridis, from G = 1) and of BatchNorm with
 # minibatch statistics: interior slope (left) and detector fraction (right); dotted, the
-# detector's false-positive level. Drawn by `paper_a.figures.compute_to_effect`.
+# detector's false-positive level. Drawn by `paper_a.plots.compute_to_effect`.
 # ```
 #
 # By the end of the budget the GroupNorm curves with $G < C$ {glue:text}`a3_groups_rising`; the
@@ -238,12 +239,12 @@ run.glue("a3_none_dist", fmt.join(bn.none.distances))
 # Fig. 4 reproduced: dots are seeds, the line their mean; dashed grey, the largest value
 # among the null networks (no norm; InstanceNorm with circular padding); dotted, the
 # receptive-field radius $R$. Drawn by
-# `paper_a.figures.groups`.
+# `paper_a.a3_which_norms.figures.groups`.
 # ```
 #
 # What each dot of {numref}`fig-a3-fig4` summarizes: the view below
-# (`paper_a.views.group_predictions`) draws the mean predictions of the networks with the
-# group count you choose.
+# (`paper_a.a3_which_norms.views.group_predictions`) draws the mean predictions of the networks
+# with the group count you choose.
 
 # %%
 report.show_view(views.group_predictions(groups))
@@ -281,7 +282,7 @@ report.figure(
 # Fig. 5 reproduced. Top: mean prediction per index (one line per seed, ± 1 sd band of single
 # predictions, localized indices as a rug, grey bands within $R$ of the ends). Bottom: the
 # depth-probe maps as in chapter A1 (colour: fraction of seeds localizing an index at a
-# depth; cyan: $R(\text{depth})$). Drawn by `paper_a.figures.predictions_and_maps`.
+# depth; cyan: $R(\text{depth})$). Drawn by `paper_a.a3_which_norms.figures.predictions_and_maps`.
 # ```
 #
 # (a3-fig6)=
@@ -313,7 +314,7 @@ eq_pop = shifts[bn.population.name]
 # :alt: Mean predictions and depth-probe maps of BatchNorm with both kinds of statistics.
 #
 # Fig. 6 reproduced: the BatchNorm networks evaluated with minibatch (left) and population
-# statistics (right). Drawn by `paper_a.figures.predictions_and_maps`.
+# statistics (right). Drawn by `paper_a.a3_which_norms.figures.predictions_and_maps`.
 # ```
 
 # %%
@@ -373,7 +374,7 @@ run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 #
 # BatchNorm with minibatch statistics against the evaluation batch size $b$: per-sample test
 # (solid), batch-mean test (dashed), population statistics (dotted); grey, the training
-# batch size. Drawn by `paper_a.figures.eval_batch_size`.
+# batch size. Drawn by `paper_a.a3_which_norms.figures.eval_batch_size`.
 # ```
 #
 # Evaluated at the training batch size ($b$ = {glue:text}`a3_ref_b`), the batch-mean test
@@ -388,16 +389,17 @@ run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # ## Verdict at this profile
 #
 # In plain words, at this profile: growth of localization with the number of groups is
-# {glue:text}`a3_verdict_0`; BatchNorm with minibatch statistics localizing its interior is
-# {glue:text}`a3_verdict_1`; the boundary weakness is {glue:text}`a3_verdict_2`; the fading
-# with the evaluation batch size is {glue:text}`a3_verdict_3`; {glue:text}`a3_checks` checks
+# {glue:text}`a3_group_trend`; BatchNorm with minibatch statistics localizing its interior is
+# {glue:text}`a3_batchnorm_localizes`; the boundary weakness is
+# {glue:text}`a3_batchnorm_boundary`; the fading with the evaluation batch size is
+# {glue:text}`a3_batch_size_fades`; {glue:text}`a3_checks` checks
 # hold, among them that population statistics cannot localize. A configuration that does not
 # localize after {glue:text}`a3_steps` steps may still do so with more training (the paper
 # trains far longer): *refuted* requires a family that learned and a flattened curve
 # ({numref}`fig-a3-curve`), and is still a statement about this budget and geometry. Re-run
 # with a larger `steps` or at the `paper` profile to see whether it starts.
 #
-# Rules (in `paper_a.verdicts`, listed in {ref}`methods-verdicts`), each against its
+# Rules (in `paper_a.a3_which_norms.claims`, listed in {ref}`methods-verdicts`), each against its
 # smallest effect of interest ({ref}`methods-sesoi`). "Grows with $G$": Spearman's rank
 # correlation of the interior slope with $G$ over every (G, seed) model with $G < C$, against
 # $\rho$ = {glue:text}`a3_trend_sesoi`. The BatchNorm claims use the batch-mean test at the
@@ -415,11 +417,11 @@ run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # %%
 cyc = equivariance.cyclic_change(tested.circular.net, params.seq_len, shift=setup.radius)
 bm_curves = which_norms.batch_mean_curves(setup, sizes)
-claims, checks = verdicts.a3_ledger(groups, tested, eq_pop, cyc, sizes, proper, bn_curve, bm_curves)
+ledger, checks = claims.a3_ledger(groups, tested, eq_pop, cyc, sizes, proper, bn_curve, bm_curves)
 run.glue("a3_trend_sesoi", f"{sesoi.TREND.value:g}")
-report.show_verdicts("a3", claims)
+report.show_verdicts("a3", ledger)
 report.show_checks("a3", checks)
-run.record("a3-verdict", claims=claims, checks=checks)
+run.record("a3-verdict", claims=ledger, checks=checks)
 
 # %% [markdown]
 # (a3-exercises)=

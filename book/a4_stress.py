@@ -41,13 +41,13 @@
 #
 # **In plain words**, at this profile (each at its own level; the {ref}`ledger` gives the final
 # verdict): trained without a boundary, the circular-padding networks' interior stays flat:
-# {glue:text}`a4_circular_verdict_0`. Population statistics in place of the samples' own leave no
-# slope: {glue:text}`a4_interventions_verdict_0`; another sample's statistics:
-# {glue:text}`a4_interventions_verdict_1`; statistics of the interior alone remove at least 90 %
-# of the slope: {glue:text}`a4_interventions_verdict_2`. PackNorm without receptive-field
-# overlap (kernel 1, a pool head) stays at chance below the paper's transition:
-# {glue:text}`a4_packnorm_verdict_0`. A side channel in a 1-D U-Net:
-# {glue:text}`a4_unet_verdict_0`; in a 2-D CNN: {glue:text}`a4_2d_verdict_0`.
+# {glue:text}`a4_circular_flat`. Population statistics in place of the samples' own leave no
+# slope: {glue:text}`a4_population_flat`; another sample's statistics:
+# {glue:text}`a4_shuffled_flat`; statistics of the interior alone remove at least 90 % of the
+# slope: {glue:text}`a4_interior_statistics`. PackNorm without receptive-field overlap (kernel
+# 1, a pool head) stays at chance below the paper's transition:
+# {glue:text}`a4_packnorm_overlap_pool`. A side channel in a 1-D U-Net:
+# {glue:text}`a4_unet_side_channel`; in a 2-D CNN: {glue:text}`a4_2d_side_channel`.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -142,16 +142,13 @@ arch_eval_batch = None  # U-Net and 2-D CNN: samples per evaluation stream batch
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_a import views
-from normbook.paper_a.a4_stress import claims as stress_verdicts
-from normbook.paper_a.a4_stress import figures as stress_figures
+from normbook.paper_a.a4_stress import claims, figures, spec, text, views
 from normbook.paper_a.grading import sesoi
 from normbook.paper_a.measures import equivariance
+from normbook.paper_a.params import a1_reuse_note
 from normbook.paper_a.runs import arch_runs, localization, packnorm, stress
-from normbook.paper_a.specs import a1_reuse_note
-from normbook.paper_a.specs_stress import A4
 
-params, run = report.start(A4, globals())
+params, run = report.start(spec.A4, globals())
 setup = localization.Setup.from_params(params)
 run.glue("a4_reuse", a1_reuse_note(params))
 run.glue("a4_R", setup.radius)
@@ -180,8 +177,8 @@ print("A1's networks loaded from the cache:",
 
 # %%
 const = [stress.constant_input(r, params.constant_values) for r in (none, normed)]
-report.figure("fig-a4-constant", stress_figures.constant_input(const, [none, normed]))
-checks = stress_verdicts.constant_checks(const)
+report.figure("fig-a4-constant", figures.constant_input(const, [none, normed]))
+checks = claims.constant_checks(const)
 report.show_checks("a4_constant", checks)
 run.record("a4-constant", checks=checks)
 
@@ -218,11 +215,11 @@ cyc = equivariance.cyclic_change(circ.net, params.seq_len, shift=setup.radius)
 run.glue("a4_circ_steps", f"{params.circular_steps:,}")
 run.glue("a4_circ_frac", fmt.join(circ.frac_interior, ".2f"))
 run.glue("a4_alpha", params.alpha)
-checks = stress_verdicts.circular_trained_checks(circ, cyc)
+checks = claims.circular_trained_checks(circ, cyc)
 report.show_checks("a4_circular", checks)
-claims = [stress_verdicts.circular_flat(circ)]
-report.show_verdicts("a4_circular", claims)
-run.record("a4-circular", checks=checks, claims=claims)
+rows = [claims.circular_flat(circ)]
+report.show_verdicts("a4_circular", rows)
+run.record("a4-circular", checks=checks, claims=rows)
 
 # %% [markdown]
 # Trained without a boundary, the networks' interior fractions are
@@ -253,16 +250,15 @@ run.record("a4-circular", checks=checks, claims=claims)
 sweep = stress.interventions(
     setup, setup.chapter_cnn, params.intervention_eval, params.intervention_ref
 )
-report.figure("fig-a4-interventions", stress_figures.interventions(sweep, none))
+report.figure("fig-a4-interventions", figures.interventions(sweep, none))
 run.glue("a4_int_n", f"{params.intervention_eval:,}")
 run.glue("a4_removed_sesoi", f"{sesoi.REMOVED.value:.0%}")
 kept = stress.intervention_curve(
     setup, setup.chapter_cnn, params.intervention_eval, params.intervention_ref
 )
-claims = [*stress_verdicts.symmetric_interventions(sweep),
-          stress_verdicts.interior_statistics(sweep, normed, kept)]  # fmt: skip
-report.show_verdicts("a4_interventions", claims)
-run.record("a4-interventions", claims=claims)
+rows = [*claims.symmetric_interventions(sweep), claims.interior_statistics(sweep, normed, kept)]
+report.show_verdicts("a4_interventions", rows)
+run.record("a4-interventions", claims=rows)
 
 # %% [markdown]
 # ```{glue:figure} fig-a4-interventions
@@ -295,13 +291,11 @@ pack_setup = packnorm.PackSetup.from_params(params)
 a2 = packnorm.overlap_sweep(pack_setup)
 heads = stress.receptive_field_sweeps(pack_setup, params.rf_pack_kernel, params.rf_pack_heads)
 run.glue("a4_rf_k", params.rf_pack_kernel)
-report.figure(
-    "fig-a4-packnorm", stress_figures.receptive_field_test(heads, a2, params.rf_pack_kernel)
-)
-rows = stress_verdicts.receptive_field_rows(heads)
+report.figure("fig-a4-packnorm", figures.receptive_field_test(heads, a2, params.rf_pack_kernel))
+rows = claims.receptive_field_rows(heads)
 run.glue("a4_chance_sesoi", f"{sesoi.CHANCE.value:g}")
 run.glue("a4_rf_full", fmt.join([a.pooled_acc[-1] for a in heads.values()], ".3f"))
-run.glue("a4_rf_reading", stress_verdicts.rf_reading(rows))
+run.glue("a4_rf_reading", text.rf_reading(rows))
 report.show_verdicts("a4_packnorm", rows)
 run.record("a4-packnorm", claims=rows)
 
@@ -315,7 +309,7 @@ run.record("a4-packnorm", claims=rows)
 # ```
 #
 # Each network's seeds behind the pooled points, with the pooled interval
-# (`paper_a.views.packnorm_kernels`):
+# (`paper_a.a4_stress.views.packnorm_kernels`):
 
 # %%
 report.show_view(views.packnorm_kernels(heads, a2, params.rf_pack_kernel))
@@ -340,11 +334,11 @@ report.show_view(views.packnorm_kernels(heads, a2, params.rf_pack_kernel))
 # %%
 unet_cfg = arch_runs.unet_config(params)
 unets = arch_runs.unet_runs(unet_cfg)
-report.figure("fig-a4-unet", stress_figures.unet_predictions(unets.all))
+report.figure("fig-a4-unet", figures.unet_predictions(unets.all))
 run.glue("a4_unet_R", unets.norm.radius)
-claims = [stress_verdicts.architecture_localizes(unets, "a 1-D U-Net")]
-report.show_verdicts("a4_unet", claims)
-run.record("a4-unet", claims=claims)
+rows = [claims.architecture_localizes(unets, "a 1-D U-Net", "a4_unet_side_channel")]
+report.show_verdicts("a4_unet", rows)
+run.record("a4-unet", claims=rows)
 
 # %% [markdown]
 # ```{glue:figure} fig-a4-unet
@@ -367,13 +361,13 @@ run.record("a4-unet", claims=claims)
 # %%
 grid_cfg = arch_runs.grid_config(params)
 grids = arch_runs.grid_runs(grid_cfg)
-report.figure("fig-a4-2d", stress_figures.grid_predictions(grids.all))
+report.figure("fig-a4-2d", figures.grid_predictions(grids.all))
 run.glue("a4_grid_R", grids.norm.radius)
 run.glue("a4_grid_steps", f"{grid_cfg.steps:,}")
 run.glue("a4_arch_half", fmt.join(grid_cfg.checkpoints, ".3g") or "none")
-claims = [stress_verdicts.architecture_localizes(grids, "a 2-D CNN")]
-report.show_verdicts("a4_2d", claims)
-run.record("a4-2d", claims=claims)
+rows = [claims.architecture_localizes(grids, "a 2-D CNN", "a4_2d_side_channel")]
+report.show_verdicts("a4_2d", rows)
+run.record("a4-2d", claims=rows)
 
 # %% [markdown]
 # ```{glue:figure} fig-a4-2d

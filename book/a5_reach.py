@@ -45,10 +45,10 @@
 #
 # **In plain words**, at this profile (each at its own level; the {ref}`ledger` gives the final
 # verdict): the share of the side channel kept beyond one hop rises with the number of
-# normalization layers: {glue:text}`a5_layers_verdict_0`; it carries on undiminished:
-# {glue:text}`a5_layers_verdict_1`; it fades with the sequence length:
-# {glue:text}`a5_length_verdict_0`; the fitted law's prediction for paper A's own network:
-# {glue:text}`a5_law_verdict_0`.
+# normalization layers: {glue:text}`a5_norm_layers`; it carries on undiminished:
+# {glue:text}`a5_undiminished`; it fades with the sequence length:
+# {glue:text}`a5_falls_with_length`; the fitted law's prediction for paper A's own network:
+# {glue:text}`a5_law_slope`.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
@@ -103,14 +103,12 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 # %%
 from normbook.pages import fmt, report
 from normbook.paper_a import paper_values as reported
-from normbook.paper_a import recorded, views
-from normbook.paper_a.a5_reach import claims as reach_verdicts
-from normbook.paper_a.a5_reach import pages as reach_figures
+from normbook.paper_a import recorded
+from normbook.paper_a.a5_reach import claims, figures, spec, text, views
 from normbook.paper_a.grading import sesoi
 from normbook.paper_a.runs import localization, reach
-from normbook.paper_a.specs_stress import A5
 
-params, run = report.start(A5, globals())
+params, run = report.start(spec.A5, globals())
 setup = localization.Setup.from_params(params)
 paper = recorded.read(params.paper_record)  # chapter A1's recorded paper-scale run, if any
 fams = reach.families(setup, params)
@@ -121,7 +119,7 @@ run.glue("a5_paper_R", reported.RADIUS)
 run.glue("a5_paper_layers", reported.NORM_LAYERS)
 run.glue("a5_paper_alpha", reported.WELCH_ALPHA)
 run.glue("a5_base_layers", next(f.norm_layers for f in fams if f.a1))
-run.glue("a5_reuse", reach_figures.base_note(params))
+run.glue("a5_reuse", text.base_note(params))
 run.glue("a5_R", setup.radius)
 
 # %% [markdown]
@@ -144,8 +142,8 @@ study = reach.study(fams)
 # verdict says which control failed.
 
 # %%
-report.md(reach_figures.control_table(reach_verdicts.controls(study)))
-run.glue("a5_learned_r2", reach_verdicts.learned_r2())
+report.md(text.control_table(claims.controls(study)))
+run.glue("a5_learned_r2", text.learned_r2())
 
 # %% [markdown]
 # (a5-bands)=
@@ -161,10 +159,10 @@ run.glue("a5_learned_r2", reach_verdicts.learned_r2())
 # (the last column's largest value) means no band fell below.
 
 # %%
-report.figure("fig-a5-bands", reach_figures.band_slopes(study.reaches, reach_verdicts.REACH_ALPHA))
+report.figure("fig-a5-bands", figures.band_slopes(study.reaches, claims.REACH_ALPHA))
 run.glue("a5_slope_sesoi", f"{sesoi.SLOPE.value:g}")
-run.glue("a5_alpha", reach_verdicts.REACH_ALPHA)
-report.md(reach_figures.reach_table(study.reaches, sesoi.SLOPE.value, reach_verdicts.REACH_ALPHA,
+run.glue("a5_alpha", claims.REACH_ALPHA)
+report.md(text.reach_table(study.reaches, sesoi.SLOPE.value, claims.REACH_ALPHA,
                            reported.SAMPLES_PER_INDEX))  # fmt: skip
 
 # %% [markdown]
@@ -175,11 +173,11 @@ report.md(reach_figures.reach_table(study.reaches, sesoi.SLOPE.value, reach_verd
 # Seed-mean slope of the mean prediction over each hop band against the band's distance from
 # the end (units of $R$; log scale; hollow: not above 0 at one-sided level
 # {glue:text}`a5_alpha`, drawn at that bound; dotted: the SESOI of a slope). Drawn by
-# `paper_a.a5_reach.pages.band_slopes`.
+# `paper_a.a5_reach.figures.band_slopes`.
 # ```
 #
 # One family at a time, with every seed's band slope beside the mean
-# (`paper_a.views.band_slopes`):
+# (`paper_a.a5_reach.views.band_slopes`):
 
 # %%
 report.show_view(views.band_slopes(study.reaches))
@@ -187,7 +185,7 @@ report.show_view(views.band_slopes(study.reaches))
 # %% [markdown]
 # The table lists, per family, $k$, $d$ and the kernel-1 blocks, the budget, the band slopes
 # (seed mean ± standard error), the share of the first band's slope the second keeps (mean ±
-# sd over seeds) and the three reaches in units of $R$ (`paper_a.a5_reach.pages.reach_table`).
+# sd over seeds) and the three reaches in units of $R$ (`paper_a.a5_reach.text.reach_table`).
 
 # %% [markdown]
 # (a5-layers)=
@@ -213,15 +211,15 @@ report.show_view(views.band_slopes(study.reaches))
 
 # %%
 layers = study.on("norm layers")
-rows = [reach_verdicts.grows_with_norm_layers(layers), reach_verdicts.undiminished(study)]
+rows = [claims.grows_with_norm_layers(layers), claims.undiminished(study)]
 if matched:
     pair = reach.study(matched)
-    rows.append(reach_verdicts.normalization_not_depth(pair))
+    rows.append(claims.normalization_not_depth(pair))
 run.glue("a5_matched_blocks", params.reach_matched_mix * params.depth)
 run.glue("a5_gain_sesoi", f"{sesoi.SHARE_GAIN.value:g}")
 run.glue("a5_share_sesoi", f"{sesoi.SHARE.value:.0%}")
-run.glue("a5_band", reach_figures.band_text(study))
-run.glue("a5_decision", reach_verdicts.a1_decision(rows[0], study))
+run.glue("a5_band", text.band_text(study))
+run.glue("a5_decision", text.a1_decision(rows[0], study))
 report.show_verdicts("a5_layers", rows)
 run.record("a5-layers", claims=rows)
 
@@ -236,7 +234,7 @@ run.record("a5-layers", claims=rows)
 # both controls before their fading counts.
 
 # %%
-rows = [reach_verdicts.falls_with_length(study.on("length"))]
+rows = [claims.falls_with_length(study.on("length"))]
 report.show_verdicts("a5_length", rows)
 run.record("a5-length", claims=rows)
 
@@ -270,18 +268,18 @@ run.record("a5-length", claims=rows)
 
 # %%
 share_law = reach.fit_law(study.reaches, *reach.base_geometry(study))
-report.figure("fig-a5-law", reach_figures.law_fit(study.reaches, share_law))
-run.glue("a5_law", reach_figures.law_text(share_law))
-run.glue("a5_exponents", reach_figures.exponents_text(share_law))
+report.figure("fig-a5-law", figures.law_fit(study.reaches, share_law))
+run.glue("a5_law", text.law_text(share_law))
+run.glue("a5_exponents", text.exponents_text(share_law))
 run.glue_all("a5", {
     "n_lens": len(params.reach_lens), "lens": fmt.join(params.reach_lens, ",", " and "),
     "len_steps": fmt.join(params.reach_len_steps, ",", " and "),
-    "len_note": reach_figures.length_note(len(set(params.reach_lens))),
+    "len_note": text.length_note(len(set(params.reach_lens))),
 })  # fmt: skip
 
 # %%
-rows = reach_verdicts.paper_prediction(study, reach_verdicts.beyond_law(study))
-report.md(reach_figures.prediction_table(share_law, *rows))
+rows = claims.paper_prediction(study, claims.beyond_law(study))
+report.md(text.prediction_table(share_law, *rows))
 report.show_verdicts("a5_law", rows)
 run.record("a5-law", claims=rows)
 
@@ -293,7 +291,7 @@ run.record("a5-law", claims=rows)
 # Share of the first hop band's slope that the band beyond one hop keeps, per model, against
 # the number of normalization layers (left) and the sequence length (right), log-log, with the
 # fitted power law and its interval extended to paper A's values (dashed). Drawn by
-# `paper_a.a5_reach.pages.law_fit`.
+# `paper_a.a5_reach.figures.law_fit`.
 # ```
 #
 # The fit: {glue:text}`a5_law`. Against the symmetry argument of the
@@ -318,7 +316,7 @@ run.record("a5-law", claims=rows)
 # fitted on small networks, does not carry to the paper's.
 
 # %%
-report.md(recorded.versus_md(paper, study, share_law, reach_verdicts.beyond_law(study),
+report.md(recorded.versus_md(paper, study, share_law, claims.beyond_law(study),
                              params.paper_record))  # fmt: skip
 
 # %% [markdown]

@@ -93,14 +93,13 @@ device = None  # where models train: 'auto' is cuda when available, else cpu
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_b import figures, tables, verdicts
 from normbook.paper_b import paper_values as reported
+from normbook.paper_b.b1_setup_accuracy import claims, figures, spec, tables
 from normbook.paper_b.data import provenance
-from normbook.paper_b.grading import sesoi
+from normbook.paper_b.grading import pairing, sesoi
 from normbook.paper_b.runs import classify
-from normbook.paper_b.specs import B1
 
-params, run = report.start(B1, globals())
+params, run = report.start(spec.B1, globals())
 run.glue("b1_paper_bn", reported.percent(reported.TABLE1_ACCURACY["cifar10", True]))
 run.glue("b1_paper_nobn", reported.percent(reported.TABLE1_ACCURACY["cifar10", False]))
 run.glue("b1_paper_gap", f"{100 * reported.table1_gap():+.3f}")
@@ -138,7 +137,7 @@ report.figure("fig-b1-samples", figures.sample_images(data))
 #   CIFAR-10 photographs below.
 # ---
 # One training image per class, MNIST (top) and CIFAR-10 (bottom), as this run reads them.
-# Drawn by `paper_b.figures.sample_images`.
+# Drawn by `paper_b.b1_setup_accuracy.figures.sample_images`.
 # ```
 #
 # This run uses {glue:text}`b1_data_note` ({numref}`fig-b1-samples`). The offline CIFAR-10
@@ -188,7 +187,8 @@ for v, ts in models.trained.items():  # runs that ended at the epoch cap, not ea
 #   MNIST and CIFAR-10.
 # ---
 # Training loss (solid) and validation loss (dashed) on top, validation accuracy below, one
-# line per seed; MNIST left, CIFAR-10 right. Drawn by `paper_b.figures.training_curves`.
+# line per seed; MNIST left, CIFAR-10 right. Drawn by
+# `paper_b.b1_setup_accuracy.figures.training_curves`.
 # ```
 #
 # A run that trains until the epoch cap instead of stopping early may stop before it has
@@ -230,12 +230,12 @@ for ds in classify.DATASETS:
 # ## Verdict at this profile
 #
 # In plain words, at this profile: BN's accuracy advantage on CIFAR-10 is
-# {glue:text}`b1_verdict_0`, on MNIST {glue:text}`b1_verdict_1`, and the paper's Table 1
-# values themselves are {glue:text}`b1_verdict_2`. On CIFAR-10 the comparison is the
+# {glue:text}`b1_bn_accuracy_cifar10`, on MNIST {glue:text}`b1_bn_accuracy_mnist`, and the paper's
+# Table 1 values themselves are {glue:text}`b1_table1`. On CIFAR-10 the comparison is the
 # paper's, confound included: the BN models train with a {glue:text}`b1_lr_ratio` times
 # larger learning rate.
 #
-# Rules fixed in `paper_b.verdicts` before looking at the numbers (listed in
+# Rules fixed in `paper_b.b1_setup_accuracy.claims` before looking at the numbers (listed in
 # {ref}`methods-verdicts`). The unit is the seed: the BN and the no-BN model of one seed start
 # from the same weights and see the same minibatches (checked below), so each seed gives one
 # paired difference. *BN generalizes better*: test accuracy, BN − no BN, per seed, tested
@@ -253,7 +253,7 @@ for ds in classify.DATASETS:
 # %%
 run.glue("b1_sesoi", f"{sesoi.ACCURACY.value:.1%} of test accuracy")
 run.glue("b1_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
-ledger = verdicts.b1_ledger(models, params.profile)
+ledger = claims.b1_ledger(models, params.profile)
 report.show_verdicts("b1", ledger)
 run.record("b1-verdict", claims=ledger)
 
@@ -262,7 +262,7 @@ run.record("b1-verdict", claims=ledger)
 # hold): the pairing the tests rely on.
 
 # %%
-checks = verdicts.seed_pairing(models)
+checks = pairing.seed_pairing(models)
 report.show_checks("b1", checks)
 run.record("b1-verdict", checks=checks)
 

@@ -92,15 +92,16 @@ zero_threshold = None  # |a| <= threshold counts as zero (paper: exact zeros) [e
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_b import figures, tables, verdicts
+from normbook.paper_b import differences, plots
 from normbook.paper_b import paper_values as reported
+from normbook.paper_b.b1_setup_accuracy import claims as b1_claims
+from normbook.paper_b.b2_sparsity import claims, figures, spec, tables
 from normbook.paper_b.cached import analysis
 from normbook.paper_b.data import provenance
-from normbook.paper_b.grading import sesoi
+from normbook.paper_b.grading import pairing, rules, sesoi
 from normbook.paper_b.runs import classify
-from normbook.paper_b.specs import B2
 
-params, run = report.start(B2, globals())
+params, run = report.start(spec.B2, globals())
 run.glue("b2_paper_images", f"{reported.N_IMAGES:,}")
 run.glue("b2_paper_seeds", reported.N_SEEDS)
 run.glue("b2_run_seeds", len(params.seeds))
@@ -141,7 +142,7 @@ report.figure("fig-b2-sparsity", figures.sparsity_profiles(sparsity))
 # Top: layer sparsity (fraction of exactly-zero activations) per conv layer; bottom: average
 # channel sparsity (fraction of images for which a channel's whole map is zero, averaged
 # over channels); MNIST left, CIFAR-10 right. Lines and bands are mean ± sd over seeds, dots
-# single seeds. Drawn by `paper_b.figures.sparsity_profiles`.
+# single seeds. Drawn by `paper_b.b2_sparsity.figures.sparsity_profiles`.
 # ```
 #
 # The numbers behind {numref}`fig-b2-sparsity`, per layer:
@@ -155,11 +156,11 @@ report.md(tables.sparsity_per_layer(sparsity))
 # one network are not independent units), which come in {ref}`b2-verdict`.
 
 # %%
-report.md(tables.layer_differences(
+report.md(differences.layer_differences(
     {"layer sparsity": sparsity.layer, "channel sparsity": sparsity.channel},
     sparsity.layer_names,
 ))  # fmt: skip
-for ds, c in verdicts.Contrast.per_dataset(sparsity.layer).items():
+for ds, c in rules.Contrast.per_dataset(sparsity.layer).items():
     run.glue(f"b2_diff_{ds}", f"{c.diff:+.3f}")
     run.glue(f"b2_lower_{ds}", fmt.count_of(c.lower))
     run.glue(f"b2_mean_bn_{ds}", f"{c.mean_bn:.3f}")
@@ -189,8 +190,8 @@ run.glue("b2_n_images", f"{params.sparsity_images:,}")
 
 # %%
 curves = analysis.through_training(models, sparsity.config, params.curve_images, params.workers)
-report.figure("fig-b2-curve", figures.difference_through_training(
-    curves, {"mnist": "lower", "cifar10": "higher"}, verdicts.layer_mean, sesoi.SPARSITY,
+report.figure("fig-b2-curve", plots.difference_through_training(
+    curves, {"mnist": "lower", "cifar10": "higher"}, rules.layer_mean, sesoi.SPARSITY,
     "layer sparsity effect (the paper's way)"))  # fmt: skip
 run.glue_all(
     "b2",
@@ -211,7 +212,7 @@ run.glue_all(
 # Compute to effect: BN's effect on layer sparsity (mean over conv layers), signed the way the
 # paper states it (MNIST: no BN − BN; CIFAR-10: BN − no BN), at the kept states and for the
 # kept model; thin lines single seeds; dotted, the smallest effect of interest. Drawn by
-# `paper_b.figures.difference_through_training`.
+# `paper_b.plots.difference_through_training`.
 # ```
 #
 # A direction claim can be *refuted* only when this difference has stopped moving its way
@@ -222,15 +223,15 @@ run.glue_all(
 # ## Verdict at this profile
 #
 # In plain words, at this profile: BN being less sparse on MNIST is
-# {glue:text}`b2_verdict_0`; BN being more sparse on CIFAR-10 is {glue:text}`b2_verdict_1`;
-# the paper's conclusion that sparsity has no consistent BN signature is
-# {glue:text}`b2_signature`. Exact zeros are the paper's definition; the parameter
+# {glue:text}`b2_less_sparse_mnist`; BN being more sparse on CIFAR-10 is
+# {glue:text}`b2_more_sparse_cifar10`; the paper's conclusion that sparsity has no consistent BN
+# signature is {glue:text}`b2_signature`. Exact zeros are the paper's definition; the parameter
 # `zero_threshold` re-runs the chapter counting near-zero activations too.
 #
-# Rules (`paper_b.verdicts`, listed in {ref}`methods-verdicts`), fixed up front. The unit is the
-# seed (the BN and no-BN model of a seed are paired; checked below), and each claim is one
-# pre-declared contrast per seed, here the layer sparsity averaged over all conv layers, signed
-# so that a positive value goes the paper's way, tested by a $t$ test over the
+# Rules (`paper_b.b2_sparsity.claims`, listed in {ref}`methods-verdicts`), fixed up front. The
+# unit is the seed (the BN and no-BN model of a seed are paired; checked below), and each claim
+# is one pre-declared contrast per seed, here the layer sparsity averaged over all conv layers,
+# signed so that a positive value goes the paper's way, tested by a $t$ test over the
 # {glue:text}`b2_run_seeds` seeds against its smallest effect of interest,
 # {glue:text}`b2_sesoi` ({ref}`methods-sesoi`): *reproduced* when the
 # {glue:text}`b2_claim_conf` interval clears it, *refuted* when it lies wholly below it while
@@ -242,11 +243,11 @@ run.glue_all(
 
 # %%
 run.glue("b2_sesoi", sesoi.SPARSITY.show())
-ledger = verdicts.b2_ledger(sparsity, models, curves)
+ledger = claims.b2_ledger(sparsity, models, curves)
 report.show_verdicts("b2", ledger)
 run.record("b2-verdict", claims=ledger)
 run.glue(
-    "b2_signature", verdicts.signature_reading(ledger, verdicts.b1_ledger(models, params.profile))
+    "b2_signature", claims.signature_reading(ledger, b1_claims.b1_ledger(models, params.profile))
 )
 
 # %% [markdown]
@@ -254,7 +255,7 @@ run.glue(
 # ({glue:text}`b2_checks` hold):
 
 # %%
-checks = verdicts.seed_pairing(models)
+checks = pairing.seed_pairing(models)
 report.show_checks("b2", checks)
 run.record("b2-verdict", checks=checks)
 

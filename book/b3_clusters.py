@@ -104,15 +104,15 @@ view_images = None  # images per network in the explorable layer view (PCA to 2-
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_b import figures, tables, verdicts, views
+from normbook.paper_b import differences, plots
 from normbook.paper_b import paper_values as reported
+from normbook.paper_b.b3_clusters import claims, figures, spec, tables, views
 from normbook.paper_b.cached import analysis, projections
 from normbook.paper_b.data import provenance
-from normbook.paper_b.grading import sesoi
+from normbook.paper_b.grading import pairing, rules, sesoi
 from normbook.paper_b.runs import classify, null_clusters
-from normbook.paper_b.specs import B3
 
-params, run = report.start(B3, globals())
+params, run = report.start(spec.B3, globals())
 
 # %% tags=["hide-input"]
 run.glue_all("b3", {
@@ -148,7 +148,7 @@ print(
 
 # %%
 report.figure("fig-b3-class-dbi", figures.class_dbi(clusters))
-for ds, c in verdicts.Contrast.per_dataset(clusters.class_dbi).items():
+for ds, c in rules.Contrast.per_dataset(clusters.class_dbi).items():
     run.glue(f"b3_cls_lower_{ds}", fmt.count_of(c.lower))
     run.glue(f"b3_cls_deep_{ds}", fmt.count_of(c.deeper_lower))
     run.glue(f"b3_cls_last_{ds}", "{:.2f} vs {:.2f}".format(*c.last))
@@ -161,7 +161,7 @@ for ds, c in verdicts.Contrast.per_dataset(clusters.class_dbi).items():
 #   CIFAR-10.
 # ---
 # Class-based DBI per conv layer (lower = purer), mean ± sd over seeds; dots are seeds.
-# MNIST left, CIFAR-10 right. Drawn by `paper_b.figures.class_dbi`.
+# MNIST left, CIFAR-10 right. Drawn by `paper_b.b3_clusters.figures.class_dbi`.
 # ```
 #
 # {numref}`fig-b3-class-dbi` measures class-based DBI on {glue:text}`b3_n_images` training
@@ -171,11 +171,12 @@ for ds, c in verdicts.Contrast.per_dataset(clusters.class_dbi).items():
 # ({glue:text}`b3_cls_deep_cifar10` of the deeper half). Last layer, BN vs no BN: MNIST
 # {glue:text}`b3_cls_last_mnist`, CIFAR-10 {glue:text}`b3_cls_last_cifar10`.
 #
-# What a DBI summarizes, layer by layer: the views below (`paper_b.views.layer_projections`)
-# project one seed's representations of {glue:text}`b3_view_images` images per layer onto their
-# first two principal components, BN beside no BN, coloured by class. A projection keeps only
-# a share of the variance (given per panel) and the DBI is computed on the full features, so
-# the picture illustrates, it does not measure.
+# What a DBI summarizes, layer by layer: the views below
+# (`paper_b.b3_clusters.views.layer_projections`) project one seed's representations of
+# {glue:text}`b3_view_images` images per layer onto their first two principal components, BN
+# beside no BN, coloured by class. A projection keeps only a share of the variance (given per
+# panel) and the DBI is computed on the full features, so the picture illustrates, it does not
+# measure.
 
 # %%
 proj_cfg = projections.ProjectionConfig(
@@ -199,8 +200,8 @@ report.show_view(views.layer_projections(projs, clusters.class_dbi, "cifar10"))
 
 # %%
 curves = analysis.through_training(models, clusters.config, params.curve_images, params.workers)
-report.figure("fig-b3-curve", figures.difference_through_training(
-    curves, {"mnist": "lower", "cifar10": "lower"}, verdicts.deeper_half, sesoi.DBI,
+report.figure("fig-b3-curve", plots.difference_through_training(
+    curves, {"mnist": "lower", "cifar10": "lower"}, rules.deeper_half, sesoi.DBI,
     "relative class-DBI reduction with BN"))  # fmt: skip
 run.glue_all(
     "b3",
@@ -219,7 +220,7 @@ run.glue_all(
 # ---
 # Compute to effect: (no BN − BN) / no BN of the class-based DBI over the deeper half of the
 # conv layers, at the kept states and for the kept model; thin lines single seeds; dotted, the
-# smallest effect of interest. Drawn by `paper_b.figures.difference_through_training`.
+# smallest effect of interest. Drawn by `paper_b.plots.difference_through_training`.
 # ```
 #
 # (b3-kmeans)=
@@ -239,7 +240,7 @@ report.figure("fig-b3-kmeans", figures.k_means_profiles(clusters))
 # seed, the dotted line at {glue:text}`b3_n_classes` classes. Middle: the DBI of the k*
 # partition. Bottom: the DBI of the k-means partition at the fixed k =
 # {glue:text}`b3_fixed_k`, chosen without looking at DBI. Drawn by
-# `paper_b.figures.k_means_profiles`.
+# `paper_b.b3_clusters.figures.k_means_profiles`.
 # ```
 #
 # The DBI curves over k for the last conv layer ({numref}`fig-b3-dbi-k`) show how sharp the
@@ -256,7 +257,7 @@ report.figure("fig-b3-dbi-k", figures.dbi_over_k(clusters))
 #   BN and no BN, for MNIST and CIFAR-10.
 # ---
 # DBI of the k-means partition against k in the last conv layer, mean over seeds; MNIST
-# left, CIFAR-10 right. Drawn by `paper_b.figures.dbi_over_k`.
+# left, CIFAR-10 right. Drawn by `paper_b.b3_clusters.figures.dbi_over_k`.
 # ```
 #
 # Per layer, class-based DBI, k* of every seed and DBI(k*):
@@ -264,10 +265,10 @@ report.figure("fig-b3-dbi-k", figures.dbi_over_k(clusters))
 # %%
 report.md(tables.clusters_per_layer(clusters))
 dbi_k_star, dbi_fixed_k = (
-    verdicts.Contrast.per_dataset(values) for values in (clusters.dbi_k_star, clusters.dbi_fixed_k)
+    rules.Contrast.per_dataset(values) for values in (clusters.dbi_k_star, clusters.dbi_fixed_k)
 )
 for ds in classify.DATASETS:
-    bn, nobn = (verdicts.settling_layers(clusters.k_star[ds, b]).mean() for b in (True, False))
+    bn, nobn = (rules.settling_layers(clusters.k_star[ds, b]).mean() for b in (True, False))
     run.glue(f"b3_settle_{ds}", f"{bn:.1f} with BN and {nobn:.1f} without")
     run.glue(f"b3_kstar_lower_{ds}", fmt.count_of(dbi_k_star[ds].lower))
     run.glue(f"b3_fixed_lower_{ds}", fmt.count_of(dbi_fixed_k[ds].lower))
@@ -279,7 +280,7 @@ for ds in classify.DATASETS:
 # network are not independent units), which come in {ref}`b3-verdict`.
 
 # %%
-report.md(tables.layer_differences(
+report.md(differences.layer_differences(
     {"class DBI": clusters.class_dbi, "DBI(k*)": clusters.dbi_k_star,
      f"DBI(k = {params.fixed_k})": clusters.dbi_fixed_k},
     clusters.layer_names, spec="+.2f",
@@ -331,17 +332,19 @@ run.glue_all("b3_noise", {
 # ## Verdict at this profile
 #
 # In plain words, at this profile: purer class clusters with BN are
-# {glue:text}`b3_verdict_0` on MNIST and {glue:text}`b3_verdict_1` on CIFAR-10; the earlier
-# arrival of k* at the number of classes is {glue:text}`b3_verdict_2`; lower DBI(k*) with BN
-# on CIFAR-10 is {glue:text}`b3_verdict_3`; the MNIST mixed result is
-# {glue:text}`b3_verdict_4`; and our fixed-k check is {glue:text}`b3_verdict_5`. On
+# {glue:text}`b3_purer_classes_mnist` on MNIST and {glue:text}`b3_purer_classes_cifar10` on
+# CIFAR-10; the earlier arrival of k* at the number of classes is
+# {glue:text}`b3_k_star_earlier`; lower DBI(k*) with BN on CIFAR-10 is
+# {glue:text}`b3_lower_dbi_k_star_cifar10`; the MNIST mixed result is
+# {glue:text}`b3_higher_dbi_k_star_mnist`; and our fixed-k check is
+# {glue:text}`b3_purer_at_fixed_k`. On
 # CIFAR-10 every BN − no-BN difference also carries the paper's learning-rate confound
 # ({glue:text}`b3_lrs`) and, at reduced budgets, the difference in how far training got.
 #
-# Rules (`paper_b.verdicts`, listed in {ref}`methods-verdicts`), fixed up front. The unit is the
-# seed (the BN and no-BN model of a seed are paired; checked below), and each claim is one
-# pre-declared contrast per seed, tested by a $t$ test over the {glue:text}`b3_run_seeds` seeds
-# against its smallest effect of interest ({ref}`methods-sesoi`). Davies–Bouldin effects are
+# Rules (`paper_b.b3_clusters.claims`, listed in {ref}`methods-verdicts`), fixed up front. The
+# unit is the seed (the BN and no-BN model of a seed are paired; checked below), and each claim
+# is one pre-declared contrast per seed, tested by a $t$ test over the {glue:text}`b3_run_seeds`
+# seeds against its smallest effect of interest ({ref}`methods-sesoi`). Davies–Bouldin effects are
 # relative, (no BN − BN) / no BN, against {glue:text}`b3_dbi_sesoi`; the settling layer's
 # against {glue:text}`b3_settle_sesoi`. Claims about "deeper layers" use the index averaged over
 # the deeper half of the conv layers. The optimal-k claim uses each seed's settling layer
@@ -360,7 +363,7 @@ run.glue_all("b3_noise", {
 run.glue_all("b3", {"run_seeds": len(models.seeds), "dbi_sesoi": sesoi.DBI.show(".0%"),
                        "settle_sesoi": sesoi.SETTLE.show()})  # fmt: skip
 late = analysis.cluster_curves(models, clusters.config, params.curve_images, params.workers)
-ledger = verdicts.b3_ledger(clusters, models, late | {"class_dbi": curves})
+ledger = claims.b3_ledger(clusters, models, late | {"class_dbi": curves})
 report.show_verdicts("b3", ledger)
 run.record("b3-verdict", claims=ledger)
 
@@ -369,7 +372,7 @@ run.record("b3-verdict", claims=ledger)
 # ({glue:text}`b3_checks` hold):
 
 # %%
-checks = verdicts.seed_pairing(models)
+checks = pairing.seed_pairing(models)
 report.show_checks("b3", checks)
 run.record("b3-verdict", checks=checks)
 

@@ -130,20 +130,16 @@ match_tolerance = None  # accuracy-matched: largest validation-accuracy gap a pa
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_b import figures, tables, verdicts
-from normbook.paper_b.b4_stress import claims as stress_verdicts
-from normbook.paper_b.b4_stress import factorial, matching
-from normbook.paper_b.b4_stress import text as stress_text
+from normbook.paper_b.b4_stress import claims, factorial, figures, matching, spec, tables, text
 from normbook.paper_b.cached import analysis, stress_analyses
 from normbook.paper_b.data import provenance
-from normbook.paper_b.grading import sesoi
+from normbook.paper_b.grading import pairing, sesoi
 from normbook.paper_b.runs import classify, null_clusters
-from normbook.paper_b.specs_stress import B4
 
-params, run = report.start(B4, globals())
+params, run = report.start(spec.B4, globals())
 
 # %% tags=["hide-input"]
-run.glue_all("b4", stress_text.setup_glue(params))
+run.glue_all("b4", text.setup_glue(params))
 
 # %% [markdown]
 # (b4-models)=
@@ -180,7 +176,7 @@ print(
     f"{fact.trained_here(paper=True)} of the paper's cells (B1's models)"
 )
 effects = factorial.all_effects(fact)
-run.glue_all("b4_split", stress_text.split_numbers(effects))  # the intro reads the split
+run.glue_all("b4_split", text.split_numbers(effects))  # the intro reads the split
 report.figure("fig-b4-factorial", figures.factorial_cells(fact))
 
 # %% [markdown]
@@ -195,7 +191,7 @@ report.figure("fig-b4-factorial", figures.factorial_cells(fact))
 # DBI over the deeper half, DBI(k*) as B3 tests it, the layer where k* settles), each cell's
 # seeds (dots) and mean (line), BN and no BN; the cells the paper trains are ringed. Parallel
 # lines mean no interaction; the vertical gap between the lines is BN's effect. Drawn by
-# `paper_b.figures.factorial_cells`.
+# `paper_b.b4_stress.figures.factorial_cells`.
 # ```
 #
 # Every effect with its 95% t interval over seeds, as description. The graded claims below
@@ -219,11 +215,11 @@ fact_along = factorial.along(params, fact, models.splits)
 
 # %%
 report.md(tables.factorial_effects(effects, factorial.METRICS))
-bn_rows = stress_verdicts.factorial_ledger(effects, fact, fact_along)
-conf_rows = stress_verdicts.confound_ledger(effects, fact, fact_along)
+bn_rows = claims.factorial_ledger(effects, fact, fact_along)
+conf_rows = claims.confound_ledger(effects, fact, fact_along)
 lr_rows = list(bn_rows.values()) + list(conf_rows.values())
-run.glue("b4_lr_summary", stress_text.grade_summary(lr_rows))
-run.glue("b4_lr_flips", stress_text.sign_flips(effects))
+run.glue("b4_lr_summary", text.grade_summary(lr_rows))
+run.glue("b4_lr_flips", text.sign_flips(effects))
 run.glue("b4_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
 
 # %% [markdown]
@@ -242,7 +238,7 @@ run.glue("b4_learned", f"{sesoi.LEARNED_ACCURACY:.0%}")
 # paper B's CIFAR-10 finding does not show that BatchNorm causes it.
 
 # %%
-report.md(stress_text.cifar_table(effects, bn_rows, conf_rows))
+report.md(text.cifar_table(effects, bn_rows, conf_rows))
 
 # %% [markdown]
 # **MNIST**, where the paper trains both variants at one rate, so its comparison is not
@@ -252,7 +248,7 @@ report.md(stress_text.cifar_table(effects, bn_rows, conf_rows))
 # learning rates (on either dataset): {glue:text}`b4_lr_flips`.
 
 # %%
-report.md(stress_text.mnist_table(bn_rows))
+report.md(text.mnist_table(bn_rows))
 
 # %% [markdown]
 # (b4-k)=
@@ -286,8 +282,8 @@ sil_along = stress_analyses.silhouettes_along(
     params.curve_images,
     params.workers,
 )
-k_rows = stress_verdicts.cluster_count_ledger(sil, models, sil_along)
-run.glue_all("b4_k", stress_text.cluster_count_glue(k_rows, clusters, noise, noise_share))
+k_rows = claims.cluster_count_ledger(sil, models, sil_along)
+run.glue_all("b4_k", text.cluster_count_glue(k_rows, clusters, noise, noise_share))
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-clusters
@@ -299,7 +295,7 @@ run.glue_all("b4_k", stress_text.cluster_count_glue(k_rows, clusters, noise, noi
 # Per conv layer, mean ± sd over seeds (dots: seeds): DBI(k*) and DBI at k =
 # {glue:text}`b4_fixed_k` (lower = purer), the silhouette of that k-means partition and of the
 # class labels (higher = purer), on {glue:text}`b4_sil_images` images. MNIST left, CIFAR-10
-# right. Drawn by `paper_b.figures.cluster_count`.
+# right. Drawn by `paper_b.b4_stress.figures.cluster_count`.
 # ```
 #
 # {numref}`fig-b4-clusters` puts the indices side by side. The null: on isotropic Gaussian
@@ -332,9 +328,8 @@ report.figure("fig-b4-threshold", figures.threshold_sweep(thr))
 thr_along = stress_analyses.thresholds_along(
     models, thr.config, params.curve_images, params.workers
 )
-t_rows = stress_verdicts.threshold_ledger(thr, models, thr_along)
-run.glue_all("b4_t", stress_text.grades(t_rows)
-             | {"summary": stress_text.grade_summary(t_rows)})  # fmt: skip
+t_rows = claims.threshold_ledger(thr, models, thr_along)
+run.glue_all("b4_t", text.grades(t_rows) | {"summary": text.grade_summary(t_rows)})
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-threshold
@@ -345,7 +340,7 @@ run.glue_all("b4_t", stress_text.grades(t_rows)
 # ---
 # Sparsity (mean over conv layers) when |a| ≤ t × the layer's {glue:text}`b4_scale` counts as
 # zero, against t (symmetric-log axis; t = 0 counts exact zeros), mean ± sd over seeds and
-# single seeds. Drawn by `paper_b.figures.threshold_sweep`.
+# single seeds. Drawn by `paper_b.b4_stress.figures.threshold_sweep`.
 # ```
 #
 # {numref}`fig-b4-threshold`: the paper's ordering at every threshold (one part per threshold,
@@ -373,11 +368,10 @@ report.figure("fig-b4-heldout", figures.train_vs_test(sparsity, sparsity_test, c
 test_along = stress_analyses.test_images_along(
     models, sparsity.config, clusters.config, params.curve_images, params.workers
 )
-h_rows = stress_verdicts.direction_ledger(
-    sparsity_test, clusters_test, "test images", models, test_along
+h_rows = claims.direction_ledger(
+    sparsity_test, clusters_test, "test images", models, test_along, key="b4_heldout"
 )
-run.glue_all("b4_h", stress_text.grades(h_rows)
-             | {"summary": stress_text.grade_summary(h_rows)})  # fmt: skip
+run.glue_all("b4_h", text.grades(h_rows) | {"summary": text.grade_summary(h_rows)})
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-heldout
@@ -387,7 +381,7 @@ run.glue_all("b4_h", stress_text.grades(h_rows)
 #   no BN, MNIST and CIFAR-10.
 # ---
 # Layer sparsity (top) and class-based DBI (bottom) per conv layer, on training images (solid)
-# and test images (dashed), mean over seeds. Drawn by `paper_b.figures.train_vs_test`.
+# and test images (dashed), mean over seeds. Drawn by `paper_b.b4_stress.figures.train_vs_test`.
 # ```
 #
 # {numref}`fig-b4-heldout`: on test images, the paper's sparsity direction is
@@ -419,10 +413,9 @@ run.glue_all("b4_h", stress_text.grades(h_rows)
 # %%
 matched = matching.run_matched(params, models)
 report.figure("fig-b4-matched", figures.accuracy_matched(matched, sparsity, clusters))
-m_rows = stress_verdicts.direction_ledger(matched.sparsity, matched.clusters,
-                                         "equal validation accuracy", matched.models,
-                                         matched=True)  # fmt: skip
-run.glue_all("b4_m", stress_text.matched_glue(matched, m_rows))
+m_rows = claims.direction_ledger(matched.sparsity, matched.clusters, "equal validation accuracy",
+                                 matched.models, matched=True, key="b4_matched")  # fmt: skip
+run.glue_all("b4_m", text.matched_glue(matched, m_rows))
 
 # %% [markdown]
 # ```{glue:figure} fig-b4-matched
@@ -436,7 +429,7 @@ run.glue_all("b4_m", stress_text.matched_glue(matched, m_rows))
 # where a network was taken at the matched accuracy, rings the networks that keep their
 # weights. Below: layer sparsity and class-based DBI per conv layer, mean over seeds, at the
 # early-stopping point (solid, chapters {ref}`b2` and {ref}`b3`) and at matched accuracy
-# (dashed). Drawn by `paper_b.figures.accuracy_matched`.
+# (dashed). Drawn by `paper_b.b4_stress.figures.accuracy_matched`.
 # ```
 #
 # {numref}`fig-b4-matched`. MNIST: {glue:text}`b4_m_mnist_how`. CIFAR-10:
@@ -459,8 +452,8 @@ run.glue_all("b4_m", stress_text.matched_glue(matched, m_rows))
 # {glue:text}`b4_plain_m`. The table gives each claim's grade at its own level; the
 # {ref}`ledger` the final one.
 #
-# Rules (`paper_b.verdicts`, `paper_b.b4_stress.claims`, each stated in its docstring), fixed up
-# front. The unit is the seed; every claim is one $t$ test over the {glue:text}`b4_n_seeds`
+# Rules (`paper_b.grading.rules`, `paper_b.b4_stress.claims`, each stated in its docstring), fixed
+# up front. The unit is the seed; every claim is one $t$ test over the {glue:text}`b4_n_seeds`
 # seeds of a per-seed effect, signed so that a positive value goes the claim's way, against its
 # smallest effect of interest ({ref}`methods-sesoi`), with its {glue:text}`b4_claim_conf`
 # interval; claims with several parts (learning rates, thresholds) grade each part and are
@@ -472,19 +465,19 @@ run.glue_all("b4_m", stress_text.matched_glue(matched, m_rows))
 # real. Rows marked "(ours)" are tests paper B did not run.
 
 # %%
-claims = lr_rows + [*k_rows.values(), *t_rows.values(), *h_rows.values(), *m_rows.values()]
+ledger = lr_rows + [*k_rows.values(), *t_rows.values(), *h_rows.values(), *m_rows.values()]
 for key, rows in (("lr", lr_rows), ("k", k_rows), ("t", t_rows), ("h", h_rows), ("m", m_rows)):
-    run.glue(f"b4_plain_{key}", stress_text.grade_summary(rows))
-report.show_verdicts("b4", claims)
-run.record("b4-verdict", claims=claims)
+    run.glue(f"b4_plain_{key}", text.grade_summary(rows))
+report.show_verdicts("b4", ledger)
+run.record("b4-verdict", claims=ledger)
 
 # %% [markdown]
 # What the analysis relies on, checked on this run ({glue:text}`b4_checks` hold):
 
 # %%
-checks = (stress_verdicts.checks(params, fact, effects, thr, sparsity)
-          + stress_verdicts.matched_checks(matched, params.match_tolerance)
-          + verdicts.seed_pairing(models))  # fmt: skip
+checks = (claims.checks(params, fact, effects, thr, sparsity)
+          + claims.matched_checks(matched, params.match_tolerance)
+          + pairing.seed_pairing(models))  # fmt: skip
 report.show_checks("b4", checks)
 run.record("b4-verdict", checks=checks)
 

@@ -63,14 +63,13 @@ cal_batch_sizes = None  # candidate i's batch size (same samples: steps scale)
 
 # %%
 from normbook.pages import fmt, report
-from normbook.paper_a import figures, tables, verdicts
-from normbook.paper_a.calibration_page import budget
+from normbook.paper_a.a1_localization.spec import A1
+from normbook.paper_a.calibration_page import budget, figures, spec, tables
+from normbook.paper_a.grading import late
 from normbook.paper_a.measures import bands
 from normbook.paper_a.runs import localization
-from normbook.paper_a.specs import A1
-from normbook.paper_a.specs_stress import BUDGET
 
-params, run = report.start(BUDGET, globals())
+params, run = report.start(spec.BUDGET, globals())
 setup = localization.Setup.from_params(params)
 cands = budget.candidates(params.cal_schedules, params.cal_lrs, params.cal_batch_sizes)
 samples = f"{params.steps * params.batch_size:,}"
@@ -105,7 +104,7 @@ report.md(tables.budget(results))
 # The positive control's interior slope against training minutes per model on this machine
 # (each candidate charged the mean measured time of its batch size),
 # mean over seeds (thin lines: single seeds), for every candidate. Drawn by
-# `paper_a.figures.effect_per_minute`.
+# `paper_a.calibration_page.figures.effect_per_minute`.
 # ```
 
 # %%
@@ -118,10 +117,10 @@ run.glue_all("cal", {"best": top.name, "best_rate": f"{top.slope_per_minute:.3f}
                       "agrees": "is" if chosen == top.candidate else "is **not**"})  # fmt: skip
 batch, spread = budget.timing_spread(results)
 run.glue_all("cal", {"batch": batch, "spread": spread})
-gain = verdicts.late_gain(top.curve)
+gain = late.late_gain(top.curve)
 run.glue_all("cal", {"onset": budget.ONSET, "best_gain": fmt.interval(gain),
                       "best_rising": "may still be rising"
-                      if verdicts.rising(top.curve, bands.interior_slope)
+                      if late.rising(top.curve, bands.interior_slope)
                       else "has flattened"})  # fmt: skip
 
 # %% [markdown]

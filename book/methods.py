@@ -35,16 +35,14 @@ from normbook.book_pages import ledger as claims_ledger
 from normbook.book_pages import methods
 from normbook.grading import claims, ledger, stats
 from normbook.pages import report
-from normbook.paper_a import figures
 from normbook.paper_a import paper_values as reported_a
-from normbook.paper_a import verdicts as verdicts_a
-from normbook.paper_a.a4_stress import claims as stress_verdicts
+from normbook.paper_a.a4_stress import claims as a4_claims
 from normbook.paper_a.grading import nulls as nulls_a
+from normbook.paper_a.grading import rules as rules_a
 from normbook.paper_a.grading import sesoi
 from normbook.paper_a.measures import detector_calibration as calibration
+from normbook.paper_a.methods_page import figures
 from normbook.paper_a.runs import localization
-from normbook.paper_b import verdicts as verdicts_b
-from normbook.paper_b.b4_stress import claims as stress_verdicts_b
 from normbook.paper_b.grading import sesoi as sesoi_b
 from normbook.publish.chapters import SPECS
 from normbook.tools import refutable
@@ -180,7 +178,7 @@ for test in calibration.TESTS:
 # Operating characteristic of the three localization tests on simulated streams: fraction of
 # indices localized against the step per index (in standard errors of one mean), for noise
 # correlated over {glue:text}`m_oc_corr` indices; dotted, the level $\alpha$. Drawn by
-# `paper_a.figures.operating_characteristic`.
+# `paper_a.methods_page.figures.operating_characteristic`.
 # ```
 #
 # Under the null (step 0) the span test flags at most {glue:text}`m_fpr_span` of the indices at
@@ -557,8 +555,16 @@ run.glue_all("m", {"learned": f"{sesoi.LEARNED_R2:g}",
 # The rules, from their source:
 
 # %%
-report.md(methods.rules_table(verdicts_a, nulls_a, stress_verdicts, verdicts_b))
-report.md(methods.rules_table(stress_verdicts_b, only=methods.B4_RULES))
+from normbook.paper_b.b1_setup_accuracy import claims as b1_claims
+from normbook.paper_b.b2_sparsity import claims as b2_claims
+from normbook.paper_b.b3_clusters import claims as b3_claims
+from normbook.paper_b.b4_stress import claims as b4_claims
+from normbook.paper_b.grading import pairing as pairing_b
+
+report.md(
+    methods.rules_table(rules_a, nulls_a, a4_claims, pairing_b, b1_claims, b2_claims, b3_claims)
+)
+report.md(methods.rules_table(b4_claims, only=methods.B4_RULES))
 
 # %% [markdown]
 # (methods-tests)=

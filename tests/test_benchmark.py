@@ -1,9 +1,12 @@
 """The throughput benchmark: its FLOP count and its report."""
 
+import json
+
 import pytest
 
 from normbook.paper_a.cached.cnn import CNNConfig
 from normbook.paper_a.cached.training import TrainConfig
+from normbook.runtime.devices import cpu_model
 from normbook.tools import benchmark
 
 
@@ -22,11 +25,15 @@ def test_flops_per_step_counts_forward_and_both_backward_products():
     assert benchmark.flops_per_step(cnn, tc, n_models=3) == 3 * expected
 
 
-def test_report_names_the_share_of_the_peak(capsys):
-    benchmark.main(["--profile", "smoke", "--steps", "3", "--no-paper"])
+def test_report_names_the_share_of_the_peak_and_is_recorded(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path))
+    benchmark.main(["--profile", "smoke", "--steps", "3", "--no-paper", "--record"])
     out = capsys.readouterr().out
     assert "% of the matmul peak" in out and "one model at a time" in out
     assert "page faults" in out
+    kept = json.loads((tmp_path / "smoke" / "benchmark.json").read_text())  # the compute page's
+    assert kept["cpu"] == cpu_model() and kept["measured"][:4].isdigit() and kept["paper"] == []
+    assert kept["stacked_steps_s"] > 0 and 0 < kept["stacked_share"] and kept["peak_gflops"] > 0
 
 
 def test_every_speed_is_its_best_round(monkeypatch):

@@ -45,7 +45,7 @@ def test_every_figure_is_glued_labelled_and_names_its_function(path):
     assert sorted(glued) == sorted(key for key, _, _ in directives)
     for key, name, body in directives:
         assert name == key, key
-        drawn = re.findall(r"Drawn by\s+`((?:paper_[ab]\.)?(\w+))\.(\w+)`", body)
+        drawn = re.findall(r"Drawn by\s+`((?:\w+\.)*?(\w+))\.(\w+)`", body)
         assert len(drawn) == 1, f"{key}: caption must name the drawing function"
         path_, module, func = drawn[0]
         assert callable(getattr(importlib.import_module(f"normbook.{path_}"), func))

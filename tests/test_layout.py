@@ -161,3 +161,17 @@ def test_no_library_module_is_over_500_lines():
         if (n := len(p.read_text().splitlines())) > MAX_LINES
     }
     assert not long, f"modules over {MAX_LINES} lines (split them by concern): {long}"
+
+
+def test_no_import_cycle_between_modules():
+    """Modules of one layer import each other in one direction only (a cycle hides which one
+    is the lower; the tools once imported each other)."""
+    graph = {module_name(p): {m for m, _ in imports(p)[1]} for p in LIBRARY}
+    for start in graph:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            m = todo.pop()
+            assert m != start, f"{start} imports itself through {sorted(seen)}"
+            if m not in seen and m in graph:
+                seen.add(m)
+                todo += graph[m]

@@ -1,20 +1,19 @@
 """The Methods page's generated tables list what the code really has."""
 
 from normbook.book_pages import methods
-from normbook.paper_a import verdicts as verdicts_a
-from normbook.paper_a.grading import nulls
-from normbook.paper_b import verdicts as verdicts_b
+from normbook.paper_a.grading import nulls, rules
+from normbook.paper_b.b1_setup_accuracy import claims as b1_claims
 from normbook.publish.chapters import SPECS
 
 
 def test_rules_table_lists_every_rule_and_no_ledger():
-    text = methods.rules_table(verdicts_a, nulls, verdicts_b)
+    text = methods.rules_table(rules, nulls, b1_claims)
     for name in ("localizes_verdict", "learned", "side_channel", "at_chance"):
-        assert f"paper_a.verdicts.{name}`" in text, name
+        assert f"paper_a.grading.rules.{name}`" in text, name
     for name in ("beyond_nulls", "alive", "null_learned", "reach_test"):
         assert f"paper_a.grading.nulls.{name}`" in text, name
-    assert "paper_a.verdicts.beyond_nulls`" not in text  # imported there, listed once
-    assert "paper_b.verdicts." in text
+    assert "paper_a.grading.rules.null_learned`" not in text  # imported there, listed once
+    assert "paper_b.b1_setup_accuracy.claims.table1`" in text
     assert "_ledger" not in text and "Verdict`" not in text  # imported names are not rules
     assert text.count("\n") + 1 == 2 + text.count("| `paper_")
 

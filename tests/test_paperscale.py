@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from normbook.paper_a import figures, recorded
+from normbook.paper_a import recorded
+from normbook.paper_a.a1_localization import figures
+from normbook.paper_a.a1_localization.spec import A1
 from normbook.paper_a.measures import equivariance
 from normbook.paper_a.runs import localization
-from normbook.paper_a.specs import A1
 from normbook.publish import project
 from normbook.runtime.records import MAX_BYTES, Record, RecordError, load, problems
 from normbook.runtime.workers import single_thread
@@ -241,6 +242,11 @@ def test_the_book_reads_a_record_grades_it_and_draws_it(record, tmp_path):
     rec = recorded.read(record)
     claims, checks = recorded.ledger(rec)
     assert len(claims) == 3 and all(v.claim.startswith(recorded.CLAIM_PREFIX) for v in claims)
+    assert [v.key for v in claims] == [
+        "a1_paper_side_channel",
+        "a1_paper_whole_sequence",
+        "a1_paper_inward_spread",
+    ]  # apart from the chapter's
     assert len(checks) == 2 and all(c.holds for c in checks)
     assert [v.sesoi for v in claims][0].name  # graded against the chapter's SESOIs
     for fn in (figures.mean_predictions, figures.depth_maps):

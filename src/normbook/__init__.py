@@ -1,23 +1,23 @@
-"""normbook: the thin library behind the normalization-layers book.
+"""normbook: the library behind the normalization-layers book.
 
-Three subpackages, one per concern:
+Layers, bottom to top (a module imports its own layer and those below, never one above;
+``tests/test_layout.py`` holds it):
 
-- :mod:`normbook.core`: shared machinery (experiment cache, chapter parameters, the build
-  pipeline, chapter reports, progress bars, figure theme, seeding, worker pools, statistics
-  primitives and the verdict vocabulary). Its modules import neither paper's package.
-- :mod:`normbook.paper_a`: paper A, *Spooky Action at a Distance* (arXiv 2507.04709):
-  the localization task, the stacked 1-D CNNs, the localization detector, PackNorm, and the
-  figures and verdict rules of chapters A1-A4.
-- :mod:`normbook.paper_b`: paper B, *Impact of Batch Normalization on Convolutional Network
-  Representations* (arXiv 2501.14441): MNIST / CIFAR-10 readers, the classifiers, the
-  representation metrics, and the figures and verdict rules of chapters B1-B3.
+- :mod:`normbook.runtime`: parameters, the experiment cache, seeding, devices, workers,
+  progress, planned compute and recorded runs.
+- :mod:`normbook.grading`: claim tests, power, verdict rows, statistics, the ledger record.
+- :mod:`normbook.pages`: what a chapter calls to show things (figures, numbers, views, report).
+- :mod:`normbook.paper_a` and :mod:`normbook.paper_b`, one package per paper: the cached
+  computation (``cached``: every module a cache key covers), the measures or data readers,
+  the orchestration of runs (``runs``), grading shared by the paper's chapters, and one folder
+  per chapter (its spec, claims, figures, tables and text).
+- :mod:`normbook.book_pages`: the pages that read the whole book (intro, Methods, ledger).
+- :mod:`normbook.publish`: the build and the site (chapters registry, stamps, execution,
+  timings, render, checks).
+- :mod:`normbook.tools`: the project's own commands (benchmark, paper-shape run, paper-scale
+  runner, view benchmark, refutability check, exercise runs).
 
-Beside them, :mod:`normbook.publish.chapters` maps each chapter to its spec,
-:mod:`normbook.book_pages.methods` builds the Methods page's tables, and
-:mod:`normbook.tools.paperscale` is the self-contained paper-scale runner (torch, numpy and scipy
-only) whose records chapters A1 and A5 read. A chapter imports from ``core`` and from its own
-paper's package (and, where it reads a record, ``paperscale``); its build stamp hashes exactly
-those (and ``normbook/__init__.py``), so editing one paper never re-executes the other's chapters.
+ARCHITECTURE.md at the repository's top describes each folder and why it is separate.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

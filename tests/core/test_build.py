@@ -143,8 +143,8 @@ def test_every_chapter_reaches_its_own_paper_only():
     for chapter in project.chapters():
         if chapter.stem[0] in "ab":
             assert project.papers(chapter) == (f"paper_{chapter.stem[0]}",), chapter
-    a5_pages = project.PACKAGE / "paper_a" / "a5_reach" / "pages.py"
-    readers = [c.stem for c in project.chapters() if a5_pages in project.library_files(c)]
+    a5_figures = project.PACKAGE / "paper_a" / "a5_reach" / "figures.py"
+    readers = [c.stem for c in project.chapters() if a5_figures in project.library_files(c)]
     assert readers == ["a5_reach"]
 
 

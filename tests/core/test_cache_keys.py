@@ -26,11 +26,25 @@ LIBRARIES = [
     "normbook.book_pages.methods",
 ]  # fmt: skip
 PRESENTATION = [
-    "normbook.paper_a.figures", "normbook.paper_a.a4_stress.figures", "normbook.paper_a.tables",
-    "normbook.paper_a.diagrams", "normbook.paper_b.figures", "normbook.paper_b.tables",
-    "normbook.paper_b.data.provenance", "normbook.paper_b.b4_stress.text", "normbook.pages.fmt",
+    "normbook.paper_a.plots", "normbook.paper_a.run_tables", "normbook.paper_a.view_parts",
+    "normbook.paper_a.a1_localization.figures", "normbook.paper_a.a1_localization.tables",
+    "normbook.paper_a.a1_localization.views", "normbook.paper_a.a2_mechanism.figures",
+    "normbook.paper_a.a2_mechanism.tables", "normbook.paper_a.a3_which_norms.figures",
+    "normbook.paper_a.a3_which_norms.tables", "normbook.paper_a.a3_which_norms.views",
+    "normbook.paper_a.a4_stress.figures", "normbook.paper_a.a4_stress.views",
+    "normbook.paper_a.a4_stress.text", "normbook.paper_a.a5_reach.figures",
+    "normbook.paper_a.a5_reach.text", "normbook.paper_a.a5_reach.views",
+    "normbook.paper_a.calibration_page.figures", "normbook.paper_a.calibration_page.tables",
+    "normbook.paper_a.methods_page.figures",
+    "normbook.paper_b.plots", "normbook.paper_b.differences",
+    "normbook.paper_b.b1_setup_accuracy.figures", "normbook.paper_b.b1_setup_accuracy.tables",
+    "normbook.paper_b.b2_sparsity.figures", "normbook.paper_b.b2_sparsity.tables",
+    "normbook.paper_b.b3_clusters.figures", "normbook.paper_b.b3_clusters.tables",
+    "normbook.paper_b.b3_clusters.views", "normbook.paper_b.b4_stress.figures",
+    "normbook.paper_b.b4_stress.tables", "normbook.paper_b.b4_stress.text",
+    "normbook.paper_b.data.provenance", "normbook.pages.fmt",
     "normbook.pages.report", "normbook.book_pages.ledger", "normbook.book_pages.methods",
-    "normbook.pages.views", "normbook.paper_a.views", "normbook.paper_b.views",
+    "normbook.pages.views",
     "normbook.paper_a.recorded",
 ]  # fmt: skip
 # What asks for results (setups from parameters, which networks, summaries of loaded entries)
@@ -91,11 +105,13 @@ def test_editing_presentation_or_orchestration_changes_no_key(steps, monkeypatch
 
 @pytest.mark.parametrize(
     "function",
-    ["normbook.paper_a.a4_stress.figures:unet_predictions", "normbook.paper_b.figures:class_dbi",
+    ["normbook.paper_a.a4_stress.figures:unet_predictions",
+     "normbook.paper_b.b3_clusters.figures:class_dbi",
      "normbook.paper_b.data.provenance:provenance_admonition",
-     "normbook.paper_a.specs:a1_reuse_note", "normbook.paper_b.b4_stress.text:setup_glue",
+     "normbook.paper_a.params:a1_reuse_note", "normbook.paper_b.b4_stress.text:setup_glue",
      "normbook.paper_b.b4_stress.claims:factorial_ledger",
-     "normbook.paper_b.verdicts:b1_ledger", "normbook.paper_a.verdicts:a1_ledger"],
+     "normbook.paper_b.b1_setup_accuracy.claims:b1_ledger",
+     "normbook.paper_a.a1_localization.claims:a1_ledger"],
 )  # fmt: skip
 def test_editing_a_figure_prose_or_verdict_function_changes_no_key(steps, monkeypatch, function):
     module, name = function.split(":")

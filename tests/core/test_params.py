@@ -1,6 +1,6 @@
 import pytest
 
-from normbook.paper_a.specs import A1
+from normbook.paper_a.a1_localization.spec import A1
 from normbook.publish import build, project
 from normbook.publish.chapters import SPECS
 from normbook.runtime.params import Param, ParameterError, Spec

@@ -2,8 +2,8 @@ from dataclasses import replace
 
 import pytest
 
+from normbook.paper_a.a1_localization.spec import A1
 from normbook.paper_a.runs import localization
-from normbook.paper_a.specs import A1
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ import pytest
 import torch
 
 from normbook.grading.claims import Rise
-from normbook.paper_a.a4_stress import claims as stress_verdicts
-from normbook.paper_a.a4_stress import figures as stress_figures
+from normbook.paper_a.a4_stress import claims, figures
 from normbook.paper_a.cached import arch_common, grid2d, unet
 from normbook.paper_a.cached.task import sample_inputs
 from normbook.paper_a.measures import detector
@@ -239,13 +238,13 @@ def test_runs_quack_like_localization_runs():
         assert len(run.per_seed) == 2
         assert run.per_seed[0].localized.shape == (18,)
     assert grid.norm.cache_hit is False and arch_runs.grid_run(TINY_GRID).cache_hit is True
-    stress_figures.unet_predictions(unets.all)
-    stress_figures.grid_predictions(grid.all)
+    figures.unet_predictions(unets.all)
+    figures.grid_predictions(grid.all)
 
 
 def test_chapter_a4s_configs_come_from_its_parameters_alone():
     """Every field of the U-Net and the 2-D CNN is a chapter parameter (no hidden defaults)."""
-    from normbook.paper_a.specs_stress import A4
+    from normbook.paper_a.a4_stress.spec import A4
 
     params = A4.resolve("cpu", unet_activation="relu", arch_lr=3e-3, grid_kernel=5)
     u, g = arch_runs.unet_config(params), arch_runs.grid_config(params)
@@ -273,14 +272,14 @@ def test_the_late_state_is_kept_and_evaluated_like_the_trained_networks():
         count = [getattr(r, "rows", r).n_per_index for r in c.runs]  # a 2-D run per axis
         assert count[0] == count[1] > 0 and c.slope.shape == (2, 2)
         assert not np.array_equal(c.runs[0].mean, runs.norm.mean)  # another state
-        row = stress_verdicts.architecture_localizes(runs, "a tiny network")
+        row = claims.architecture_localizes(runs, "a tiny network")
         assert isinstance(row.grade.rising, Rise) and row.grade.refutable
     late = replace(TINY_GRID, steps=3, checkpoints=(0.75,))  # kept after half the budget
     assert arch_runs.grid_runs(late).curve is None
 
 
 def test_chapter_a4_keeps_one_state_the_last_curve_fraction_by_half_the_budget():
-    from normbook.paper_a.specs_stress import A4
+    from normbook.paper_a.a4_stress.spec import A4
 
     params = A4.resolve("smoke", curve_fractions=[0.125, 0.25, 0.5, 0.75])
     u, g = arch_runs.unet_config(params), arch_runs.grid_config(params)

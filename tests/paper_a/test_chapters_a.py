@@ -7,10 +7,19 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from normbook.grading import verdicts as vocabulary  # noqa: E402
-from normbook.paper_a import diagrams, figures, tables, verdicts  # noqa: E402
+from normbook.paper_a import plots, run_tables  # noqa: E402
+from normbook.paper_a.a1_localization import claims as a1_claims  # noqa: E402
+from normbook.paper_a.a1_localization import figures as a1_figures  # noqa: E402
+from normbook.paper_a.a1_localization import tables as a1_tables  # noqa: E402
+from normbook.paper_a.a2_mechanism import claims as a2_claims  # noqa: E402
+from normbook.paper_a.a2_mechanism import figures as a2_figures  # noqa: E402
+from normbook.paper_a.a2_mechanism import tables as a2_tables  # noqa: E402
+from normbook.paper_a.a2_mechanism.spec import A2  # noqa: E402
+from normbook.paper_a.a3_which_norms import claims as a3_claims  # noqa: E402
+from normbook.paper_a.a3_which_norms import figures as a3_figures  # noqa: E402
+from normbook.paper_a.a3_which_norms import tables as a3_tables  # noqa: E402
 from normbook.paper_a.measures import equivariance, multihop  # noqa: E402
 from normbook.paper_a.runs import localization, packnorm, which_norms  # noqa: E402
-from normbook.paper_a.specs import A2  # noqa: E402
 
 GRADES = set(vocabulary.GRADES)
 
@@ -36,26 +45,27 @@ def test_a1_ledger_figures_and_tables(a1_runs):
     assert checks[0].exact == [True, True] and not any(checks[1].exact)
     cyc = equivariance.cyclic_change(circular.net, 24, shift=5)
     curve = localization_curve(setup, normed)
-    claims, sanity = verdicts.a1_ledger(none, normed, circular, checks[0], cyc, curve)
+    claims, sanity = a1_claims.a1_ledger(none, normed, circular, checks[0], cyc, curve)
     assert len(claims) == 3 and {v.verdict for v in claims} <= GRADES
+    assert [v.key for v in claims] == ["a1_side_channel", "a1_whole_sequence", "a1_inward_spread"]
     assert not claims[2].grade.refutable  # Fig. 1b's reach: no probes at the kept states
     probed = localization.curve(setup, normed.cnn, with_probes=True)
-    claims = verdicts.a1_ledger(none, normed, circular, checks[0], cyc, curve, probed)[0]
+    claims = a1_claims.a1_ledger(none, normed, circular, checks[0], cyc, curve, probed)[0]
     assert all(v.grade.refutable for v in claims) and "at the kept states" in claims[2].evidence
     assert all(c.holds for c in sanity) and len(sanity) == 2
     assert "circular" in claims[0].test.null and claims[0].test.n == 2
     assert all(v.controls and v.sesoi for v in claims)  # every claim: its controls, its SESOI
     for fig in (
-        figures.task_example(24, 2),
-        figures.loss_curves([none, normed]),
-        figures.mean_predictions([none, normed]),
-        figures.depth_maps([none, normed]),
+        a1_figures.task_example(24, 2),
+        plots.loss_curves([none, normed]),
+        a1_figures.mean_predictions([none, normed]),
+        a1_figures.depth_maps([none, normed]),
     ):
         assert fig.axes
     for text in (
-        tables.equivariance(checks),
-        tables.localization([none, normed]),
-        tables.probe_distances([none, normed]),
+        run_tables.equivariance(checks),
+        a1_tables.localization([none, normed]),
+        a1_tables.probe_distances([none, normed]),
     ):
         assert text.startswith("|") and "instance" in text and "none" in text
 
@@ -69,21 +79,22 @@ def test_a2_ledger_figures_and_tables(a1_runs):
     probed = localization.curve(setup, normed.cnn, with_probes=True)
     kept = packnorm.late_accuracy(pack.setup)  # the sweep at the state kept by half the budget
     assert kept.at_step == 2 and kept.correct.shape == pack.pack.correct.shape
-    claims, sanity = verdicts.a2_ledger(pack, normed, none, circular, 3.0, probed, kept)
+    claims, sanity = a2_claims.a2_ledger(pack, normed, none, circular, 3.0, probed, kept)
     assert len(claims) == 2 and {v.verdict for v in claims} <= GRADES
+    assert [v.key for v in claims] == ["a2_transition", "a2_multi_hop"]
     assert claims[1].grade.refutable  # the multi-hop reach, judged at the kept states
     assert claims[0].grade.refutable and "rising judged at 0.4 of" in claims[0].evidence
     assert len(sanity) == 2 and "transition" in claims[0].claim
     # accuracy rising with the overlap is no claim: pooled statistics give it at any R
     assert not any("rises with o" in v.claim for v in claims)
     for fig in (
-        diagrams.mechanism(3, 2, 24),
-        figures.packnorm_example(5, 2),
-        figures.packnorm_accuracy(pack),
-        figures.probe_reach([none, normed], 3.0),
+        a2_figures.mechanism(3, 2, 24),
+        a2_figures.packnorm_example(5, 2),
+        a2_figures.packnorm_accuracy(pack),
+        a2_figures.probe_reach([none, normed], 3.0),
     ):
         assert fig.axes
-    assert tables.packnorm(pack).count("\n") == 4 and "iterated" in tables.hops(
+    assert a2_tables.packnorm(pack).count("\n") == 4 and "iterated" in a2_tables.hops(
         hops, normed, none, 3.0
     )
 
@@ -107,21 +118,23 @@ def test_a3_ledger_figures_and_tables(tiny_setup):
     bn_curve = localization.curve(setup, bn.minibatch.cnn)
     bm_curves = which_norms.batch_mean_curves(setup, sizes)
     assert bm_curves.largest.runs[-1].batch_size == 16
-    claims, sanity = verdicts.a3_ledger(
+    claims, sanity = a3_claims.a3_ledger(
         groups, tested, eq_pop, cyc, sizes, curves, bn_curve, bm_curves
     )
     assert len(claims) == 4 and {v.verdict for v in claims} <= GRADES
+    assert [v.key for v in claims] == ["a3_group_trend", "a3_batchnorm_localizes",
+                                       "a3_batchnorm_boundary", "a3_batch_size_fades"]  # fmt: skip
     assert all(v.grade.refutable for v in claims)  # the boundary and batch-size rows too
     assert all(c.holds for c in sanity)
     for fig in (
-        figures.groups(groups, null, setup.radius),
-        figures.eval_batch_size(sizes),
-        figures.predictions_and_maps([bn.none, bn.minibatch], "t"),
+        a3_figures.groups(groups, null, setup.radius),
+        a3_figures.eval_batch_size(sizes),
+        a3_figures.predictions_and_maps([bn.none, bn.minibatch], "t"),
     ):
         assert fig.axes
-    assert "(InstanceNorm)" in tables.boundary(bn, groups.instance)
-    assert "population (16)" in tables.eval_batch(sizes, [0, 1])
-    assert "beyond null" in tables.groups(groups, null)
+    assert "(InstanceNorm)" in a3_tables.boundary(bn, groups.instance)
+    assert "population (16)" in a3_tables.eval_batch(sizes, [0, 1])
+    assert "beyond null" in a3_tables.groups(groups, null)
 
 
 def test_groupnorm_with_one_group_per_channel_is_instancenorms_config(tiny_setup):

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from normbook.grading.claims import Rise
-from normbook.paper_a import verdicts
 from normbook.paper_a.cached import cache_keys as steps
 from normbook.paper_a.cached import evaluation
 from normbook.paper_a.calibration_page import budget
+from normbook.paper_a.calibration_page.spec import BUDGET
+from normbook.paper_a.grading import late
 from normbook.paper_a.runs import batchstats, localization
-from normbook.paper_a.specs_stress import BUDGET
 from normbook.runtime.params import ParameterError
 
 
@@ -51,8 +51,8 @@ def test_probe_curve_probes_the_late_states_and_leaves_the_output_curves_keys(ti
     assert list(probed.fractions) == [0.5, 1.0]
     assert [r.probe_distances.shape for r in probed.runs] == [(setup.depth, 2)] * 2
     assert not any(r.cache_hit for r in probed.runs)  # entries of their own
-    assert isinstance(verdicts.reach_rising(probed, 3.0), Rise)
-    assert verdicts.reach_rising(None, 3.0) is None
+    assert isinstance(late.reach_rising(probed, 3.0), Rise)
+    assert late.reach_rising(None, 3.0) is None
 
 
 def test_batch_mean_curve_keeps_the_trained_runs_keys(tiny_setup):

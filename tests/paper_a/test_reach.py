@@ -11,11 +11,11 @@ import torch
 
 from normbook.grading.claims import mapped_estimate, mean_test
 from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, REFUTED, REPRODUCED
-from normbook.paper_a.a5_reach import claims as rv
+from normbook.paper_a.a5_reach import claims
+from normbook.paper_a.a5_reach.spec import A5
 from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.grading.sesoi import SHARE_GAIN
 from normbook.paper_a.runs import localization, reach
-from normbook.paper_a.specs_stress import A5
 from normbook.runtime.params import ParameterError
 
 from .conftest import synthetic_run
@@ -133,31 +133,31 @@ def test_reaches_read_the_bands():
 
 def test_norm_layer_rule_goes_every_way():
     grows = _study({4: 0.01, 8: 0.05, 16: 0.2})
-    assert rv.grows_with_norm_layers(grows).verdict == REPRODUCED
+    assert claims.grows_with_norm_layers(grows).verdict == REPRODUCED
     falls = _study({4: 0.2, 8: 0.05, 16: 0.01})
-    assert rv.grows_with_norm_layers(falls).verdict == REFUTED  # flat curves, wrong sign
+    assert claims.grows_with_norm_layers(falls).verdict == REFUTED  # flat curves, wrong sign
     moving = _study({4: 0.2, 8: 0.05, 16: 0.01}, curve=_rising_curve)
-    v = rv.grows_with_norm_layers(moving)
+    v = claims.grows_with_norm_layers(moving)
     assert v.verdict == NOT_SHOWN and "rising" in v.grade.why  # still moving: never refuted
     never = _study({4: 0.2, 8: 0.05, 16: 0.01}, learned=False)
-    v = rv.grows_with_norm_layers(never)
+    v = claims.grows_with_norm_layers(never)
     assert v.verdict == NOT_SHOWN and "positive control" in v.grade.why
 
 
 def test_one_length_is_no_length_axis():
     one = _study({75: 0.2}, axis="length")
-    row = rv.falls_with_length(one)
+    row = claims.falls_with_length(one)
     assert row.verdict == NOT_TESTABLE and "one value of the axis (l = 75)" in row.grade.why
 
 
 def test_length_rule_goes_every_way():
     falls = _study({75: 0.2, 150: 0.05, 300: 0.01}, axis="length")
-    assert rv.falls_with_length(falls).verdict == REPRODUCED
+    assert claims.falls_with_length(falls).verdict == REPRODUCED
     grows = _study({75: 0.01, 150: 0.05, 300: 0.2}, axis="length")
-    assert rv.falls_with_length(grows).verdict == REFUTED
+    assert claims.falls_with_length(grows).verdict == REFUTED
     never = _study({75: 0.2, 150: 0.05}, axis="length", learned=False)
-    assert rv.falls_with_length(never).verdict == NOT_SHOWN
-    row = rv.falls_with_length(falls)
+    assert claims.falls_with_length(never).verdict == NOT_SHOWN
+    row = claims.falls_with_length(falls)
     assert "l = 150: kept " in row.evidence and "(15,000 steps)" in row.evidence
 
 
@@ -171,22 +171,22 @@ def _fake_law(est: float, se: float, terms=(True, True), fit_p=0.5):
 def test_prediction_rows_go_every_way():
     s = _study({4: 1.0, 8: 1.0})
     high, low = _fake_law(np.log2(0.5), 0.1), _fake_law(np.log2(0.001), 0.1)
-    assert [r.verdict for r in rv.paper_prediction(s, high)] == [REPRODUCED, REPRODUCED]
-    assert [r.verdict for r in rv.paper_prediction(s, low)] == [REFUTED, REFUTED]
+    assert [r.verdict for r in claims.paper_prediction(s, high)] == [REPRODUCED, REPRODUCED]
+    assert [r.verdict for r in claims.paper_prediction(s, low)] == [REFUTED, REFUTED]
     wide = _fake_law(np.log2(0.05), 3.0)
-    assert {r.verdict for r in rv.paper_prediction(s, wide)} == {NOT_SHOWN}
+    assert {r.verdict for r in claims.paper_prediction(s, wide)} == {NOT_SHOWN}
     one_axis = _fake_law(np.log2(0.5), 0.1, terms=(True, False))
-    rows = rv.paper_prediction(s, one_axis)
+    rows = claims.paper_prediction(s, one_axis)
     assert {r.verdict for r in rows} == {NOT_TESTABLE} and "sequence length" in rows[0].grade.why
-    misfit = rv.paper_prediction(s, _fake_law(np.log2(0.5), 0.1, fit_p=0.01))[0]
+    misfit = claims.paper_prediction(s, _fake_law(np.log2(0.5), 0.1, fit_p=0.01))[0]
     assert misfit.verdict == NOT_SHOWN and "the law (fits its families" in misfit.grade.why
-    saturated = rv.paper_prediction(s, _fake_law(np.log2(0.5), 0.1, fit_p=float("nan")))[0]
+    saturated = claims.paper_prediction(s, _fake_law(np.log2(0.5), 0.1, fit_p=float("nan")))[0]
     assert saturated.verdict == NOT_SHOWN and "not testable" in saturated.controls[-1].evidence
 
 
 def test_undiminished_rule_goes_both_ways():
-    assert rv.undiminished(_study({4: 1.0, 8: 1.0})).verdict == REPRODUCED
-    assert rv.undiminished(_study({4: 0.01, 8: 0.01})).verdict == REFUTED
+    assert claims.undiminished(_study({4: 1.0, 8: 1.0})).verdict == REPRODUCED
+    assert claims.undiminished(_study({4: 0.01, 8: 0.01})).verdict == REFUTED
 
 
 def _with_se(r):
@@ -245,7 +245,7 @@ def test_lack_of_fit_rejects_a_law_its_families_do_not_follow():
     reaches[2].kept = reaches[2].kept * 8  # 16 norm layers far above the law
     law = reach.fit_law(reaches, 4, 75, _with_se)
     assert law.lack_of_fit[0] < 0.01
-    assert not rv._law_control(law).passed and rv._law_control(_fake_law(0, 0.1)).passed
+    assert not claims._law_control(law).passed and claims._law_control(_fake_law(0, 0.1)).passed
 
 
 def test_law_without_variation_on_an_axis_fixes_its_term_at_zero():
@@ -296,12 +296,12 @@ def test_the_matched_control_separates_normalization_from_depth():
             f.cnn.depth, f.cnn.mix = 2, 2
         return s
 
-    gains = rv.normalization_not_depth(pair(0.3, 0.05))
+    gains = claims.normalization_not_depth(pair(0.3, 0.05))
     assert gains.verdict == REPRODUCED and gains.paper == "A (ours)"
     assert gains.claim.startswith("(ours) At equal depth and capacity (4 kernel-1 blocks)")
     assert gains.test.effect == pytest.approx(0.25, abs=0.03) and gains.sesoi is SHARE_GAIN
-    assert rv.normalization_not_depth(pair(0.05, 0.05)).verdict == REFUTED  # flat: refutable
+    assert claims.normalization_not_depth(pair(0.05, 0.05)).verdict == REFUTED  # flat: refutable
     late = pair(0.05, 0.05)  # the normalized family was still gaining: not refuted yet
     late.curves[0] = _rising_curve(late.runs[0])
-    moving = rv.normalization_not_depth(late)
+    moving = claims.normalization_not_depth(late)
     assert moving.verdict == NOT_SHOWN and moving.grade.rising

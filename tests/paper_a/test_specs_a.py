@@ -2,8 +2,10 @@
 
 import pytest
 
-from normbook.paper_a.specs import A1, A2, A3
-from normbook.paper_a.specs_stress import A4
+from normbook.paper_a.a1_localization.spec import A1
+from normbook.paper_a.a2_mechanism.spec import A2
+from normbook.paper_a.a3_which_norms.spec import A3
+from normbook.paper_a.a4_stress.spec import A4
 from normbook.runtime.params import ParameterError
 
 

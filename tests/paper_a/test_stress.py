@@ -9,7 +9,8 @@ import torch
 
 from normbook.grading.claims import Rise
 from normbook.grading.verdicts import NOT_SHOWN, REFUTED, REPRODUCED
-from normbook.paper_a.a4_stress import claims as stress_verdicts
+from normbook.paper_a.a4_stress import claims
+from normbook.paper_a.a4_stress.spec import A4
 from normbook.paper_a.cached import interventions
 from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.grading.sesoi import SLOPE
@@ -18,7 +19,6 @@ from normbook.paper_a.measures.detector import Moments
 from normbook.paper_a.runs import arch_runs, stress
 from normbook.paper_a.runs.localization import Curve
 from normbook.paper_a.runs.packnorm import Accuracy
-from normbook.paper_a.specs_stress import A4
 
 
 def _net(norm="instance", kernel=3, depth=3, seeds=(0, 1)):
@@ -38,13 +38,13 @@ def test_constant_input_is_flat_beyond_R_and_differs_only_near_the_ends(norm):
     assert c.out.shape == (3, 2, 30)
     assert np.all(c.interior_spread <= 1e-6)
     assert np.all(c.boundary_reach < c.radius)
-    assert stress_verdicts.constant_checks([c])[0].holds
+    assert claims.constant_checks([c])[0].holds
 
 
 def test_constant_check_fails_for_an_output_that_varies_inside():
     c = stress.constant_input(_run(_net()), [1.0])
     c.out[..., 15] += 0.5  # a bug: an interior index differs
-    assert not stress_verdicts.constant_checks([c])[0].holds
+    assert not claims.constant_checks([c])[0].holds
 
 
 def _x(n=16, m=2, L=30):
@@ -116,23 +116,23 @@ def _flat_curve(run):
 
 def test_circular_training_is_a_check_and_its_flat_interior_an_equivalence_claim(fake_run, profile):
     flat = fake_run(profile["flat"], name="circular", jitter=0.0002)  # noise at its SE
-    assert all(c.holds for c in stress_verdicts.circular_trained_checks(flat, np.zeros(5)))
-    assert not all(c.holds for c in stress_verdicts.circular_trained_checks(flat, np.ones(5)))
-    assert stress_verdicts.circular_flat(flat).verdict == REPRODUCED
+    assert all(c.holds for c in claims.circular_trained_checks(flat, np.zeros(5)))
+    assert not all(c.holds for c in claims.circular_trained_checks(flat, np.ones(5)))
+    assert claims.circular_flat(flat).verdict == REPRODUCED
     sloped = fake_run(profile["ramp"], name="leaky")
-    assert stress_verdicts.circular_flat(sloped).verdict == REFUTED
+    assert claims.circular_flat(sloped).verdict == REFUTED
     se = {m: {"all": np.full(5, 0.001)} for m in interventions.MODES}
     small = np.array([0.0005, -0.0003, 0.001, 0.0, -0.0008])
     sweep = SimpleNamespace(name="instance", slopes=lambda m, c: small, se=se)
-    rows = stress_verdicts.symmetric_interventions(sweep)
+    rows = claims.symmetric_interventions(sweep)
     assert len(rows) == 2 and all(v.verdict == REPRODUCED for v in rows)
     assert rows[0].claim.startswith("(ours) instance with") and rows[0].test.band
     sweep.slopes = lambda m, c: np.array([0.09, 0.08, 0.1, 0.07, 0.09])  # beyond the SESOI
-    assert all(v.verdict == REFUTED for v in stress_verdicts.symmetric_interventions(sweep))
+    assert all(v.verdict == REFUTED for v in claims.symmetric_interventions(sweep))
     # seeds scattered as widely as the SESOI, each "not significant": no longer "flat"
     sweep.slopes = lambda m, c: np.array([0.06, -0.07, 0.01, 0.05, -0.04])
     sweep.se = {m: {"all": np.full(5, 0.02)} for m in interventions.MODES}
-    noisy = stress_verdicts.symmetric_interventions(sweep)
+    noisy = claims.symmetric_interventions(sweep)
     assert all(v.verdict == NOT_SHOWN for v in noisy)
     assert "straddles" in noisy[0].grade.why and noisy[0].sesoi_text().startswith("± ")
 
@@ -147,23 +147,23 @@ def test_interior_statistics_rule_goes_every_way(fake_run, profile):
     normed = fake_run(profile["one_hop"])
     base = [0.2, 0.18, 0.21, 0.19, 0.2]
     gone = [0.001, -0.01, 0.0, 0.01, -0.002]
-    assert stress_verdicts.interior_statistics(_sweep(base, gone), normed).verdict == REPRODUCED
+    assert claims.interior_statistics(_sweep(base, gone), normed).verdict == REPRODUCED
     half = [0.1, 0.09, 0.11, 0.1, 0.12]  # half removed: below 90 %, but no kept states
-    v = stress_verdicts.interior_statistics(_sweep(base, half), normed)
+    v = claims.interior_statistics(_sweep(base, half), normed)
     assert v.verdict == NOT_SHOWN and v.test.below() and "no kept states" in v.grade.why
     flat = _flat_curve(_sweep(base, half))  # the share removed no longer moves: refuted
-    assert stress_verdicts.interior_statistics(_sweep(base, half), normed, flat).verdict == REFUTED
+    assert claims.interior_statistics(_sweep(base, half), normed, flat).verdict == REFUTED
     no_channel = fake_run(profile["boundary"])
-    assert stress_verdicts.interior_statistics(_sweep(base, gone), no_channel).verdict == NOT_SHOWN
+    assert claims.interior_statistics(_sweep(base, gone), no_channel).verdict == NOT_SHOWN
 
 
 def test_intervention_curve_ends_at_the_trained_networks_sweep(tiny_setup):
     setup = tiny_setup(seeds=(0, 1), steps=8, curve_fractions=[0.5])
     sweep = stress.interventions(setup, setup.chapter_cnn, 64, 32)
     c = stress.intervention_curve(setup, setup.chapter_cnn, 64, 32)
-    removed = c.values(stress_verdicts.interior_removed)
+    removed = c.values(claims.interior_removed)
     assert c.fractions.tolist() == [0.5, 1.0] and removed.shape == (2, 2)
-    np.testing.assert_array_equal(removed[-1], stress_verdicts.interior_removed(sweep))
+    np.testing.assert_array_equal(removed[-1], claims.interior_removed(sweep))
     assert not np.array_equal(c.runs[0].baseline_slopes, sweep.baseline_slopes)
 
 
@@ -177,7 +177,7 @@ def test_another_architecture_is_refuted_only_once_its_slope_stopped_rising(fake
 
     def row(half):
         curve = None if half is None else Curve(norm.cnn, np.array([50, 100]), 100, [half, norm])
-        return stress_verdicts.architecture_localizes(arch_runs.Runs(norm, none, circ, curve), "x")
+        return claims.architecture_localizes(arch_runs.Runs(norm, none, circ, curve), "x")
 
     flat = row(norm)
     assert flat.verdict == REFUTED and flat.test.high < SLOPE.value
@@ -199,13 +199,13 @@ def _acc(per_overlap, full=0.99, n_test=4000, seeds=3):
 def test_receptive_field_rule_goes_every_way():
     rng = np.random.default_rng(0)
     flat = _acc(0.5 + rng.normal(0, 0.004, 5))
-    assert stress_verdicts.receptive_field_rows({"pool": flat})[0].verdict == REPRODUCED
+    assert claims.receptive_field_rows({"pool": flat})[0].verdict == REPRODUCED
     rises = _acc([0.5, 0.6, 0.7, 0.8, 0.9])
-    assert stress_verdicts.receptive_field_rows({"pool": rises})[0].verdict == REFUTED
+    assert claims.receptive_field_rows({"pool": rises})[0].verdict == REFUTED
     few = _acc(0.5 + rng.normal(0, 0.004, 5), n_test=40, seeds=1)  # cannot tell 0.55 apart
-    assert stress_verdicts.receptive_field_rows({"centre": few})[0].verdict == NOT_SHOWN
+    assert claims.receptive_field_rows({"centre": few})[0].verdict == NOT_SHOWN
     never = _acc([0.5] * 5, full=0.5)  # not even identical paths: the family never learned
-    assert stress_verdicts.receptive_field_rows({"pool": never})[0].verdict == NOT_SHOWN
+    assert claims.receptive_field_rows({"pool": never})[0].verdict == NOT_SHOWN
 
 
 def test_spec_refuses_impossible_geometries_before_compute():

@@ -7,10 +7,20 @@ import numpy as np
 import pytest
 
 from normbook.grading.claims import Rise
-from normbook.grading.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED, Check, Verdict
-from normbook.paper_a import verdicts
+from normbook.grading.verdicts import (
+    NOT_SHOWN,
+    PARTLY,
+    REFUTED,
+    REPRODUCED,
+    Check,
+    Verdict,
+    decide,
+)
+from normbook.paper_a.a1_localization.claims import a1_ledger
+from normbook.paper_a.a2_mechanism.claims import a2_ledger
+from normbook.paper_a.a3_which_norms.claims import a3_ledger
 from normbook.paper_a.cached.packnet import PackConfig, PackTrainConfig
-from normbook.paper_a.grading import sesoi
+from normbook.paper_a.grading import late, nulls, rules, sesoi
 from normbook.paper_a.measures import bands
 from normbook.paper_a.runs.packnorm import Accuracy, PackResult, PackSetup
 
@@ -45,40 +55,40 @@ def test_bands_measure_within_each_end(fake_run, profile):
 
 
 def test_learned_and_side_channel_controls(fake_run, profile):
-    assert verdicts.learned(fake_run(profile["boundary"])).passed
-    assert not verdicts.learned(fake_run(profile["flat"])).passed
+    assert rules.learned(fake_run(profile["boundary"])).passed
+    assert not rules.learned(fake_run(profile["flat"])).passed
     # every ReLU dead: the output moves only where the padding reaches, not with the input
     dead = fake_run(lambda i: 0.5 + 0.05 * (np.minimum(i, 74 - i) < 8))
-    assert not verdicts.learned(dead).passed
-    assert verdicts.side_channel(fake_run(profile["one_hop"])).passed
-    assert not verdicts.side_channel(fake_run(profile["boundary"])).passed
+    assert not rules.learned(dead).passed
+    assert rules.side_channel(fake_run(profile["one_hop"])).passed
+    assert not rules.side_channel(fake_run(profile["boundary"])).passed
 
 
 def test_a_family_that_never_learned_grades_nothing(fake_run, profile):
     none, circ = _nulls(fake_run, profile)
     flat = fake_run(profile["flat"], name="BatchNorm")
-    v = verdicts.localizes_verdict("claim", flat, none, circ, _curve(flat))
+    v = rules.localizes_verdict("claim", flat, none, circ, _curve(flat))
     assert v.verdict == NOT_SHOWN and "positive control failed" in v.grade.why
 
 
 def test_localizes_goes_every_way(fake_run, profile):
     none, circ = _nulls(fake_run, profile)
     ramp, boundary = fake_run(profile["ramp"]), fake_run(profile["boundary"], seed=3)
-    assert verdicts.localizes_verdict("c", ramp, none, circ, _curve(ramp)).verdict == REPRODUCED
+    assert rules.localizes_verdict("c", ramp, none, circ, _curve(ramp)).verdict == REPRODUCED
     # learned the ramp near the ends, nothing beyond, and flat through training: refuted
-    v = verdicts.localizes_verdict("c", boundary, none, circ, _curve(boundary))
+    v = rules.localizes_verdict("c", boundary, none, circ, _curve(boundary))
     assert v.verdict == REFUTED and v.test.high < sesoi.SLOPE.value
     # the same while the curve may still be rising, or without a curve: not shown
     rising = _rising_curve(boundary)
-    assert verdicts.localizes_verdict("c", boundary, none, circ, rising).verdict == NOT_SHOWN
-    assert verdicts.localizes_verdict("c", boundary, none, circ, None).verdict == NOT_SHOWN
+    assert rules.localizes_verdict("c", boundary, none, circ, rising).verdict == NOT_SHOWN
+    assert rules.localizes_verdict("c", boundary, none, circ, None).verdict == NOT_SHOWN
 
 
 def test_beyond_nulls_needs_every_null():
     vals = [0.5, 0.6, 0.55, 0.7, 0.65]
-    ok = verdicts.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.05] * 5}, 0.05)
+    ok = nulls.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.05] * 5}, 0.05)
     assert ok.clears() and ok.effect == pytest.approx(np.mean(vals) - 0.1)
-    bad = verdicts.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.6, 0.0, 0.0, 0.0, 0.9]}, 0.05)
+    bad = nulls.beyond_nulls(vals, {"a": [0.1] * 5, "b": [0.6, 0.0, 0.0, 0.0, 0.9]}, 0.05)
     assert not bad.clears()
 
 
@@ -88,8 +98,7 @@ def _a1(fake_run, normed, curve=None):
         r.probe_distances = np.array([[2] * 5, [5] * 5, [8] * 5, d])
     eq = SimpleNamespace(name="none", shift=4, exact=[True] * 5, reach=[8] * 5, radius=8,
                          max_change=[0.0] * 5)  # fmt: skip
-    claims, checks = verdicts.a1_ledger(none, normed, circ, eq, np.zeros(5),
-                                        curve or _curve(normed))  # fmt: skip
+    claims, checks = a1_ledger(none, normed, circ, eq, np.zeros(5), curve or _curve(normed))
     return [c.verdict for c in claims], checks
 
 
@@ -129,7 +138,7 @@ def _a3(fake_run, profile, bn_profile, gn_slopes, gn_profile=None):
     eq = SimpleNamespace(name="population", shift=4, exact=[True] * 5, reach=[8] * 5,
                          radius=8, max_change=[0.0] * 5)  # fmt: skip
     proper = [_curve(runs[g]) for g in list(gn_slopes)[:-1]]
-    claims, checks = verdicts.a3_ledger(groups, bn, eq, np.zeros(5), sizes, proper, _curve(mb))
+    claims, checks = a3_ledger(groups, bn, eq, np.zeros(5), sizes, proper, _curve(mb))
     return claims, checks
 
 
@@ -172,48 +181,48 @@ def test_reach_is_in_layers_and_beats_both_nulls(fake_run, profile):
     normed.probe_distances = np.array([[2] * 5, [5] * 5, [16] * 5, [30, 29, 30, 31, 30]])
     none.probe_distances = np.array([[2] * 5, [4] * 5, [6] * 5, [9, 10, 9, 9, 8]])
     circ.probe_distances = np.full((4, 5), -1)
-    t = verdicts.reach_test(normed, none, circ, factor=1.0)
+    t = nulls.reach_test(normed, none, circ, factor=1.0)
     assert t.clears() and t.effect == pytest.approx((30 - 8 - 1) / 2)  # (excess - null's) / 2
-    assert verdicts.reach_test(none, normed, circ, factor=1.0).below()
+    assert nulls.reach_test(none, normed, circ, factor=1.0).below()
     # no spread at all (whole indices): five seeds give the sign test's bound, 2^-5 per null
     none.probe_distances = np.array([[2] * 5, [4] * 5, [6] * 5, [9] * 5])
     normed.probe_distances = np.array([[2] * 5, [5] * 5, [16] * 5, [30] * 5])
-    assert verdicts.reach_test(normed, none, circ, factor=1.0).clears()
+    assert nulls.reach_test(normed, none, circ, factor=1.0).clears()
 
 
 def test_checks_fail_when_the_property_fails():
-    assert verdicts.at_chance("o = 0", np.array([500]), 1000, [0.97]).holds
-    assert not verdicts.at_chance("o = 0", np.array([700]), 1000, [1e-30]).holds
-    assert verdicts.cyclic_null("x", np.array([0.0, 3e-7])).holds
-    assert not verdicts.cyclic_null("x", np.array([0.0, 0.2])).holds
+    assert rules.at_chance("o = 0", np.array([500]), 1000, [0.97]).holds
+    assert not rules.at_chance("o = 0", np.array([700]), 1000, [1e-30]).holds
+    assert rules.cyclic_null("x", np.array([0.0, 3e-7])).holds
+    assert not rules.cyclic_null("x", np.array([0.0, 0.2])).holds
     five = np.array([0.001, -0.002, 0.0, 0.002, -0.001])
-    assert verdicts.flat_interior("x", five, np.full(5, 0.001)).verdict == REPRODUCED
-    assert verdicts.flat_interior("x", five + 0.2, np.full(5, 0.001)).verdict == REFUTED
+    assert rules.flat_interior("x", five, np.full(5, 0.001)).verdict == REPRODUCED
+    assert rules.flat_interior("x", five + 0.2, np.full(5, 0.001)).verdict == REFUTED
     with pytest.raises(ValueError, match="no model"):
-        verdicts.at_chance("o = 0", np.array([]), 1000, [])
+        rules.at_chance("o = 0", np.array([]), 1000, [])
     eq = dict(name="none", shift=2, radius=4, reach=[4, 4], max_change=[0.0, 0.0])
-    assert verdicts.exactly_equivariant(SimpleNamespace(**eq, exact=[True, True])).holds
-    assert not verdicts.exactly_equivariant(SimpleNamespace(**eq, exact=[True, False])).holds
+    assert rules.exactly_equivariant(SimpleNamespace(**eq, exact=[True, True])).holds
+    assert not rules.exactly_equivariant(SimpleNamespace(**eq, exact=[True, False])).holds
     leak = {**eq, "reach": [4, 9]}  # gradient reaching past R: the padding or a norm leaks
-    assert not verdicts.exactly_equivariant(SimpleNamespace(**leak, exact=[True, True])).holds
+    assert not rules.exactly_equivariant(SimpleNamespace(**leak, exact=[True, True])).holds
     dead = {**eq, "reach": [4, -1]}  # a network with constant output: reported, not failed
-    check = verdicts.exactly_equivariant(SimpleNamespace(**dead, exact=[True, True]))
+    check = rules.exactly_equivariant(SimpleNamespace(**dead, exact=[True, True]))
     assert check.holds and "constant output" in check.evidence
     all_dead = {**eq, "reach": [-1, -1]}  # nothing left to check: it cannot pass vacuously
-    assert not verdicts.exactly_equivariant(SimpleNamespace(**all_dead, exact=[True, True])).holds
+    assert not rules.exactly_equivariant(SimpleNamespace(**all_dead, exact=[True, True])).holds
 
 
 def test_a_curve_is_rising_until_its_late_gain_is_bounded_below_half_the_sesoi(fake_run, profile):
     run = fake_run(profile["ramp"])
-    assert not verdicts.rising(_curve(run), bands.interior_slope)
-    assert verdicts.rising(_rising_curve(run), bands.interior_slope)
-    g = verdicts.late_gain(_rising_curve(run))
+    assert not late.rising(_curve(run), bands.interior_slope)
+    assert late.rising(_rising_curve(run), bands.interior_slope)
+    g = late.late_gain(_rising_curve(run))
     assert g.effect == pytest.approx(0.2) and g.low <= g.effect <= g.high
 
 
 def test_partly_needs_a_claim_of_parts():
-    test = verdicts.beyond_nulls([0.5] * 5, {"a": [0.0] * 5}, 0.05)
-    assert verdicts.decide(test, rising=False).verdict != PARTLY
+    test = nulls.beyond_nulls([0.5] * 5, {"a": [0.0] * 5}, 0.05)
+    assert decide(test, rising=False).verdict != PARTLY
 
 
 def test_dead_null_networks_leave_the_comparison_with_their_seeds(fake_run, profile):
@@ -221,20 +230,20 @@ def test_dead_null_networks_leave_the_comparison_with_their_seeds(fake_run, prof
 
     none, circ = _nulls(fake_run, profile)
     ramp = fake_run(profile["ramp"])
-    assert verdicts.alive(none).all() and verdicts.null_learned(none).passed
+    assert nulls.alive(none).all() and nulls.null_learned(none).passed
     dead = fake_run(profile["flat"], name="none")  # every null network learned nothing
     two = SimpleNamespace(**{**vars(none), "per_seed": [*none.per_seed[:2], *dead.per_seed[2:]]})
     two.slope_interior = [s.effect_interior.slope for s in two.per_seed]
-    assert verdicts.alive(two).tolist() == [True, True, False, False, False]
-    v = verdicts.localizes_verdict("c", ramp, two, circ, _curve(ramp))
+    assert nulls.alive(two).tolist() == [True, True, False, False, False]
+    v = rules.localizes_verdict("c", ramp, two, circ, _curve(ramp))
     assert v.test.n == 2 and "3 of 5 died" in v.test.null  # paired on the two live seeds
-    assert verdicts.null_learned(two).passed  # two learned: still a null
+    assert nulls.null_learned(two).passed  # two learned: still a null
     one = SimpleNamespace(**{**vars(none), "per_seed": [none.per_seed[0], *dead.per_seed[1:]]})
     one.slope_interior = [s.effect_interior.slope for s in one.per_seed]
-    w = verdicts.localizes_verdict("c", ramp, one, circ, _curve(ramp))
+    w = rules.localizes_verdict("c", ramp, one, circ, _curve(ramp))
     assert w.verdict == NOT_SHOWN and "no normalization (the null)" in w.grade.why
     assert w.test.n == 5 and "4 of 5 died" in w.test.null  # shown over every seed, grades nothing
-    gone = verdicts.localizes_verdict("c", ramp, dead, circ, _curve(ramp))  # none alive
+    gone = rules.localizes_verdict("c", ramp, dead, circ, _curve(ramp))  # none alive
     assert gone.verdict == NOT_SHOWN and gone.test.n == 5 and "no null" in gone.test.null
 
 
@@ -260,7 +269,7 @@ def _a2(fake_run, profile, end, kept=None):
     for run in (normed, none, circ):
         run.probe_distances = np.full((4, 5), 2)
     half = None if kept is None else _pack_sweep(kept, at_step=50)
-    return verdicts.a2_ledger(pack, normed, none, circ, 3.0, None, half)[0][0]
+    return a2_ledger(pack, normed, none, circ, 3.0, None, half)[0][0]
 
 
 def test_the_transition_is_refuted_only_once_it_stopped_moving(fake_run, profile):

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from sklearn.metrics import davies_bouldin_score
 
+from normbook.paper_b.b2_sparsity.spec import B2
+from normbook.paper_b.b3_clusters.spec import B3
 from normbook.paper_b.cached import analysis as ra
 from normbook.paper_b.cached import convnets
 from normbook.paper_b.cached import representations as rep
 from normbook.paper_b.runs import classify
-from normbook.paper_b.specs import B2, B3
 
 
 @pytest.fixture

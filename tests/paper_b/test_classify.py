@@ -10,10 +10,10 @@ import pytest
 import torch
 from torch import nn
 
+from normbook.paper_b.b1_setup_accuracy.spec import B1
 from normbook.paper_b.cached import analysis, training
 from normbook.paper_b.runs import classify
 from normbook.paper_b.runs.classify import Models, Variant
-from normbook.paper_b.specs import B1
 from normbook.runtime import seeding
 
 

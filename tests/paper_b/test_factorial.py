@@ -8,10 +8,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from normbook.paper_b.b1_setup_accuracy.spec import B1
 from normbook.paper_b.b4_stress import factorial
+from normbook.paper_b.b4_stress.spec import B4
 from normbook.paper_b.runs import classify
-from normbook.paper_b.specs import B1
-from normbook.paper_b.specs_stress import B4
 
 SEEDS5 = np.array([0.0, 0.01, -0.01, 0.02, -0.02])  # seed-to-seed jitter
 

@@ -9,11 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from normbook.paper_b.b4_stress import claims as stress_verdicts
-from normbook.paper_b.b4_stress import matching
+from normbook.paper_b.b1_setup_accuracy.spec import B1
+from normbook.paper_b.b4_stress import claims, matching
 from normbook.paper_b.cached import training
 from normbook.paper_b.runs import classify
-from normbook.paper_b.specs import B1
 from normbook.runtime import cache
 
 
@@ -106,17 +105,17 @@ def test_matched_checks_fail_for_another_run_or_an_unmatched_pair():
 
     stage = {"until_val_acc": 0.7, "check_every": 1}
     other = _fake("mnist", False, 0, [0.6, 0.7], 2)
-    good = stress_verdicts.matched_checks(
+    good = claims.matched_checks(
         matched(_fake("mnist", True, 0, [0.5, 0.7], 2, stage), other), 0.01
     )
     assert [c.holds for c in good] == [True, True]
     rerun = _fake("mnist", True, 0, [0.5, 0.7], 2, stage)
     rerun.entry["curve_train_loss"] = rerun.entry["curve_train_loss"] + 1e-12  # not the run
-    rerun_checks = stress_verdicts.matched_checks(matched(rerun, other), 0.01)
+    rerun_checks = claims.matched_checks(matched(rerun, other), 0.01)
     assert [c.holds for c in rerun_checks] == [False, True]
     overshoot = _fake("mnist", True, 0, [0.5, 0.7], 2, stage)  # its curve is the full run's,
     overshoot.entry.meta["reached_val_acc"] = 0.75  # but it stopped at a check above 0.7
-    overshoot_checks = stress_verdicts.matched_checks(matched(overshoot, other), 0.01)
+    overshoot_checks = claims.matched_checks(matched(overshoot, other), 0.01)
     assert [c.holds for c in overshoot_checks] == [True, False]
 
 
@@ -125,7 +124,7 @@ def test_matched_checks_hold_when_no_pair_needed_a_replay():
     bug), and the pair is matched."""
     m = classify.Models({("mnist", bn): [_fake("mnist", bn, 0, [0.5, 0.7], 2)]
                          for bn in (True, False)}, {})  # fmt: skip
-    checks = stress_verdicts.matched_checks(
+    checks = claims.matched_checks(
         matching.Matched(m, m, {"mnist": np.array([0.7])}, None, None), 0.01
     )
     assert [c.holds for c in checks] == [True, True]

@@ -11,8 +11,8 @@ import dataclasses
 import pytest
 import torch
 
+from normbook.paper_b.b1_setup_accuracy.spec import B1
 from normbook.paper_b.runs import classify
-from normbook.paper_b.specs import B1
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from normbook.paper_b import views
+from normbook.paper_b.b3_clusters import views
 from normbook.paper_b.cached import projections
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from normbook.grading.claims import ALPHA
-from normbook.paper_b.specs import B1, B2, B3
-from normbook.paper_b.specs_stress import B4
+from normbook.paper_b.b1_setup_accuracy.spec import B1
+from normbook.paper_b.b2_sparsity.spec import B2
+from normbook.paper_b.b3_clusters.spec import B3
+from normbook.paper_b.b4_stress.spec import B4
 from normbook.runtime.params import ParameterError
 
 

@@ -10,9 +10,7 @@ import pytest
 
 from normbook.grading.claims import mean_test, t_interval
 from normbook.grading.verdicts import NOT_SHOWN, PARTLY, REFUTED, REPRODUCED
-from normbook.paper_b.b4_stress import claims as stress_verdicts
-from normbook.paper_b.b4_stress import factorial
-from normbook.paper_b.b4_stress import text as stress_text
+from normbook.paper_b.b4_stress import claims, factorial, text
 from normbook.paper_b.cached import analysis, stress_analyses
 from normbook.paper_b.grading.sesoi import ACCURACY
 from normbook.paper_b.runs import classify
@@ -54,7 +52,7 @@ def _effects(y, datasets=("cifar10",)):
 
 def test_cell_controls_name_every_cell():
     f = _fake_factorial(unlearned={("cifar10", False, 1)})
-    controls = stress_verdicts.cell_controls(f, "cifar10")
+    controls = claims.cell_controls(f, "cifar10")
     assert [c.family for c in controls] == [
         "CIFAR-10 BN at lr 1e-3", "CIFAR-10 BN at lr 1e-4", "CIFAR-10 no BN at lr 1e-3",
         "CIFAR-10 no BN at lr 1e-4"]  # fmt: skip
@@ -68,7 +66,7 @@ def test_bn_itself_needs_both_simple_effects_not_the_main_effect():
     e = effects["accuracy", "cifar10"]
     assert mean_test(e.bn, ACCURACY.value, "main").clears()
     assert e.bn_at[0].mean() > ACCURACY.value and e.bn_at[1].mean() < -ACCURACY.value
-    row = stress_verdicts.factorial_ledger(effects, _fake_factorial())["cifar10", "accuracy"]
+    row = claims.factorial_ledger(effects, _fake_factorial())["cifar10", "accuracy"]
     assert row.verdict == PARTLY  # not reproduced: BN itself does not raise accuracy at 1e-4
     assert row.grade.why.startswith("at lr 1e-3: reproduced; at lr 1e-4: not shown at this budget")
     assert row.claim == ("CIFAR-10: BN itself raises the test accuracy, BN and no BN at the same "
@@ -79,25 +77,23 @@ def test_bn_itself_needs_both_simple_effects_not_the_main_effect():
     assert "interaction +0.15" in row.evidence and row.sesoi is ACCURACY
     assert row.test.effect == pytest.approx(-0.05)  # the binding part: the larger p
     # BN adds 10 points at both rates: reproduced
-    both = stress_verdicts.factorial_ledger(
-        _effects(_cells(0.70, 0.60, 0.65, 0.55)), _fake_factorial()
-    )
+    both = claims.factorial_ledger(_effects(_cells(0.70, 0.60, 0.65, 0.55)), _fake_factorial())
     assert both["cifar10", "accuracy"].verdict == REPRODUCED
     # the paper expects BN to lower the class-based DBI: higher at both rates is not shown
     assert both["cifar10", "class_dbi"].verdict == NOT_SHOWN
     # BN costs accuracy at both rates: below the SESOI, but without kept states not refuted
     worse_fx = _effects(_cells(0.55, 0.60, 0.50, 0.55))
-    worse = stress_verdicts.factorial_ledger(worse_fx, _fake_factorial())
+    worse = claims.factorial_ledger(worse_fx, _fake_factorial())
     assert worse["cifar10", "accuracy"].verdict == NOT_SHOWN
     # ...refuted once the kept states show the effect had stopped moving, not while it rose
-    flat = stress_verdicts.factorial_ledger(worse_fx, _fake_factorial(), _along(worse_fx))
+    flat = claims.factorial_ledger(worse_fx, _fake_factorial(), _along(worse_fx))
     assert flat["cifar10", "accuracy"].verdict == REFUTED
     rising = _along(worse_fx, _effects(_cells(0.40, 0.60, 0.35, 0.55)))
-    late = stress_verdicts.factorial_ledger(worse_fx, _fake_factorial(), rising)
+    late = claims.factorial_ledger(worse_fx, _fake_factorial(), rising)
     assert late["cifar10", "accuracy"].verdict == NOT_SHOWN
     # a cell that did not learn: the part resting on it is not shown, the other still graded
     f = _fake_factorial(unlearned={("cifar10", False, 1)})
-    row = stress_verdicts.factorial_ledger(_effects(_cells(0.70, 0.60, 0.65, 0.55)), f)[
+    row = claims.factorial_ledger(_effects(_cells(0.70, 0.60, 0.65, 0.55)), f)[
         "cifar10", "accuracy"
     ]
     assert row.verdict == PARTLY and "at lr 1e-4: not shown at this budget (positive control" in (
@@ -105,7 +101,7 @@ def test_bn_itself_needs_both_simple_effects_not_the_main_effect():
     )
     assert [c.passed for c in row.controls] == [True, True, True, False]
     # every dataset of the 2 x 2, every metric
-    mnist = stress_verdicts.factorial_ledger(_effects(y, ("mnist", "cifar10")),
+    mnist = claims.factorial_ledger(_effects(y, ("mnist", "cifar10")),
                                     _fake_factorial(datasets=("mnist", "cifar10")))  # fmt: skip
     assert set(mnist) == {(ds, m.key) for ds in ("mnist", "cifar10") for m in factorial.METRICS}
 
@@ -113,26 +109,22 @@ def test_bn_itself_needs_both_simple_effects_not_the_main_effect():
 def test_the_confound_is_graded_with_bn_and_without():
     # the paper's BN rate (1e-3) adds 10 points with BN and without
     both = _effects(_cells(0.70, 0.65, 0.60, 0.55))
-    conf = stress_verdicts.confound_ledger(both, _fake_factorial())
+    conf = claims.confound_ledger(both, _fake_factorial())
     assert set(conf) == {m.key for m in factorial.METRICS}
     assert conf["accuracy"].verdict == REPRODUCED
     assert conf["accuracy"].grade.why == "BN: reproduced; no BN: reproduced"
     assert conf["accuracy"].claim.startswith("Critics' confound, CIFAR-10: the paper's higher BN "
                                              "learning rate by itself raises")  # fmt: skip
     # only with BN: partly
-    only_bn = stress_verdicts.confound_ledger(
-        _effects(_cells(0.70, 0.60, 0.60, 0.60)), _fake_factorial()
-    )
+    only_bn = claims.confound_ledger(_effects(_cells(0.70, 0.60, 0.60, 0.60)), _fake_factorial())
     assert only_bn["accuracy"].verdict == PARTLY
     assert only_bn["accuracy"].grade.why.startswith("BN: reproduced; no BN: not shown")
     # neither: not shown (no kept states, so never refuted)
-    none = stress_verdicts.confound_ledger(
-        _effects(_cells(0.60, 0.60, 0.60, 0.60)), _fake_factorial()
-    )
+    none = claims.confound_ledger(_effects(_cells(0.60, 0.60, 0.60, 0.60)), _fake_factorial())
     assert none["accuracy"].verdict == NOT_SHOWN
     # without CIFAR-10 in the 2 x 2 there is no confound to grade
     mnist = _effects(_cells(0.70, 0.65, 0.60, 0.55), ("mnist",))
-    assert stress_verdicts.confound_ledger(mnist, _fake_factorial(datasets=("mnist",))) == {}
+    assert claims.confound_ledger(mnist, _fake_factorial(datasets=("mnist",))) == {}
 
 
 def test_attribution_and_glue_of_the_factorial_rows():
@@ -142,9 +134,7 @@ def test_attribution_and_glue_of_the_factorial_rows():
     both = _effects(_cells(0.80, 0.70, 0.70, 0.60))
     out = {}
     for name, e in (("bn", bn_only), ("lr", lr_only), ("both", both)):
-        out[name] = stress_text.attribution(
-            stress_verdicts.factorial_ledger(e, f), stress_verdicts.confound_ledger(e, f)
-        )
+        out[name] = text.attribution(claims.factorial_ledger(e, f), claims.confound_ledger(e, f))
     assert out["bn"]["accuracy"].startswith("BatchNorm's at both learning rates; the learning "
                                             "rate's own effect is not shown")  # fmt: skip
     assert out["lr"]["accuracy"].startswith("the learning rate's, with BN and without; "
@@ -152,27 +142,30 @@ def test_attribution_and_glue_of_the_factorial_rows():
     assert out["both"]["accuracy"] == ("both BatchNorm's at both learning rates and the learning "
                                        "rate's, with BN and without")  # fmt: skip
     neither = _effects(_cells(0.60, 0.60, 0.60, 0.60))
-    assert stress_text.attribution(stress_verdicts.factorial_ledger(neither, f),
-                              stress_verdicts.confound_ledger(neither, f))["accuracy"].startswith(
+    assert text.attribution(claims.factorial_ledger(neither, f),
+                              claims.confound_ledger(neither, f))["accuracy"].startswith(
         "neither's by these tests")  # fmt: skip
-    assert stress_text.attribution({}, {})["accuracy"] == "not run"
-    bn = stress_verdicts.factorial_ledger(bn_only, f)
-    conf = stress_verdicts.confound_ledger(bn_only, f)
-    g = stress_text.factorial_grades(bn, conf)
+    assert text.attribution({}, {})["accuracy"] == "not run"
+    bn = claims.factorial_ledger(bn_only, f)
+    conf = claims.confound_ledger(bn_only, f)
+    g = text.factorial_grades(bn, conf)
     assert g["bn_cifar10_accuracy"] == REPRODUCED and g["bn_mnist_accuracy"] == "not run"
     assert g["conf_accuracy"] == NOT_SHOWN
-    assert stress_text.grade_summary(conf).startswith("5 claims: ")
+    assert text.grade_summary(conf).startswith("5 claims: ")
     assert all(r.paper == "B" for r in [*bn.values(), *conf.values()])
-    assert stress_text.sign_flips(_effects(_cells(0.70, 0.60, 0.55, 0.60))) == (
+    keys = [r.key for r in [*bn.values(), *conf.values()]]
+    assert len(set(keys)) == len(keys) and all(k.startswith("b4_") for k in keys)
+    assert bn["cifar10", "accuracy"].key == "b4_bn_itself_accuracy_cifar10"
+    assert text.sign_flips(_effects(_cells(0.70, 0.60, 0.55, 0.60))) == (
         ", ".join(f"CIFAR-10 {m.label}" for m in factorial.METRICS))  # fmt: skip
-    assert stress_text.sign_flips(bn_only) == "none"
-    text = stress_text.cifar_table(bn_only, bn, conf)  # one row per metric, grades as graded
-    assert text.count("\n") == len(factorial.METRICS) + 1 and REPRODUCED in text
-    assert "BatchNorm's at both learning rates" in text
+    assert text.sign_flips(bn_only) == "none"
+    table = text.cifar_table(bn_only, bn, conf)  # one row per metric, grades as graded
+    assert table.count("\n") == len(factorial.METRICS) + 1 and REPRODUCED in table
+    assert "BatchNorm's at both learning rates" in table
     # nothing run on MNIST: one sentence that says how to run it, not a table of "not run"
-    assert "|" not in stress_text.mnist_table(bn) and "not run" not in stress_text.mnist_table(bn)
-    assert "factorial_datasets both" in stress_text.mnist_table(bn)
-    assert stress_text.cifar_table({}, {}, {}) == stress_text.not_run("cifar10")
+    assert "|" not in text.mnist_table(bn) and "not run" not in text.mnist_table(bn)
+    assert "factorial_datasets both" in text.mnist_table(bn)
+    assert text.cifar_table({}, {}, {}) == text.not_run("cifar10")
 
 
 def _acc(learned=True):
@@ -201,7 +194,7 @@ def test_cluster_count_ledger_grades_silhouettes_and_has_no_edge_row():
     same = _per_layer(([0.1] * 4, [0.1] * 4), ([0.1] * 6, [0.1] * 6))
     cfg = stress_analyses.SilhouetteConfig(analysis.ClusterConfig(fixed_k=10))
     sil = stress_analyses.Silhouettes(cfg, higher, same, {}, 20, 0, 1.0)
-    rows = stress_verdicts.cluster_count_ledger(sil, _acc())
+    rows = claims.cluster_count_ledger(sil, _acc())
     assert set(rows) == {
         (ds, k) for ds in ("mnist", "cifar10") for k in ("class_sil", "kmeans_sil")
     }
@@ -214,12 +207,12 @@ def test_cluster_count_ledger_grades_silhouettes_and_has_no_edge_row():
     )
     assert rows["mnist", "kmeans_sil"].verdict == NOT_SHOWN  # equal: below, no kept states
     assert rows["mnist", "kmeans_sil"].test.below()
-    flat = stress_verdicts.cluster_count_ledger(sil, _acc(), _along(sil))
+    flat = claims.cluster_count_ledger(sil, _acc(), _along(sil))
     assert flat["mnist", "kmeans_sil"].verdict == REFUTED
-    unlearned = stress_verdicts.cluster_count_ledger(sil, _acc(learned=False))
+    unlearned = claims.cluster_count_ledger(sil, _acc(learned=False))
     assert unlearned["mnist", "class_sil"].verdict == NOT_SHOWN
     assert unlearned["cifar10", "class_sil"].verdict == REPRODUCED
-    assert stress_text.grades(rows)["mnist_class_sil"] == REPRODUCED
+    assert text.grades(rows)["mnist_class_sil"] == REPRODUCED
     # the prose describes how often k* sits at an end, beside the noise null; no grade for it
     clusters = SimpleNamespace(
         config=SimpleNamespace(k_min=2, k_max=20),
@@ -227,7 +220,7 @@ def test_cluster_count_ledger_grades_silhouettes_and_has_no_edge_row():
                 ("mnist", False): np.array([[5, 10], [2, 7]]),
                 ("cifar10", True): np.full((2, 2), 10), ("cifar10", False): np.full((2, 2), 20)},
     )  # fmt: skip
-    glue = stress_text.cluster_count_glue(rows, clusters, SimpleNamespace(k_star=np.array([2, 20])),
+    glue = text.cluster_count_glue(rows, clusters, SimpleNamespace(k_star=np.array([2, 20])),
                                      1.0)  # fmt: skip
     assert glue["edge_mnist"] == "50%" and glue["edge_cifar10"] == "50%"
     assert glue["noise_share"] == "100%" and "mnist_edge" not in glue
@@ -253,7 +246,7 @@ def test_threshold_ledger_needs_every_threshold_for_reproduced():
         ([0.1, 0.2, 0.3], [0.3, 0.4, 0.5]),  # MNIST BN less sparse at every t
         ([0.5, 0.6, 0.3], [0.3, 0.4, 0.6]),
     )  # CIFAR-10 more, but not at t = 0.1
-    rows = stress_verdicts.threshold_ledger(thr, _acc())
+    rows = claims.threshold_ledger(thr, _acc())
     assert set(rows) == {"mnist", "cifar10"}
     assert rows["mnist"].verdict == REPRODUCED
     assert rows["mnist"].grade.why == "t = 0: reproduced; t = 0.01: reproduced; t = 0.1: reproduced"
@@ -265,14 +258,14 @@ def test_threshold_ledger_needs_every_threshold_for_reproduced():
         "t = 0: reproduced; t = 0.01: reproduced; t = 0.1: not shown"
     )
     assert rows["cifar10"].test.null.startswith("CIFAR-10 layer sparsity at t = 0.1")
-    none = stress_verdicts.threshold_ledger(
+    none = claims.threshold_ledger(
         _thresholds(([0.3] * 3, [0.1] * 3), ([0.3] * 3, [0.3] * 3)), _acc()
     )
     assert none["mnist"].verdict == NOT_SHOWN and none["cifar10"].verdict == NOT_SHOWN
     flat_thr = _thresholds(([0.3] * 3, [0.1] * 3), ([0.3] * 3, [0.3] * 3))
-    flat = stress_verdicts.threshold_ledger(flat_thr, _acc(), _along(flat_thr))
+    flat = claims.threshold_ledger(flat_thr, _acc(), _along(flat_thr))
     assert flat["mnist"].verdict == REFUTED and flat["cifar10"].verdict == REFUTED
-    assert stress_verdicts.threshold_ledger(thr, _acc(learned=False))["mnist"].verdict == NOT_SHOWN
+    assert claims.threshold_ledger(thr, _acc(learned=False))["mnist"].verdict == NOT_SHOWN
 
 
 def test_direction_ledger_on_other_networks_or_images():
@@ -281,7 +274,7 @@ def test_direction_ledger_on_other_networks_or_images():
     mnist_only = {v: a for v, a in sp.items() if v[0] == "mnist"}
     sparsity = analysis.Sparsity(analysis.SparsityConfig(), mnist_only, mnist_only, {}, 10, 0, 1.0)
     clusters = SimpleNamespace(class_dbi=dbi)
-    rows = stress_verdicts.direction_ledger(sparsity, clusters, "test images", _acc())
+    rows = claims.direction_ledger(sparsity, clusters, "test images", _acc(), key="b4_heldout")
     assert set(rows) == {("mnist", "sparsity"), ("mnist", "class_dbi")}  # what was analysed
     assert [rows["mnist", k].verdict for k in ("sparsity", "class_dbi")] == [REPRODUCED] * 2
     assert rows["mnist", "sparsity"].claim == (
@@ -289,25 +282,29 @@ def test_direction_ledger_on_other_networks_or_images():
         "activations (fraction exactly zero)"
     )
     assert rows["mnist", "class_dbi"].test.effect == pytest.approx(0.5, abs=0.02)  # relative
+    assert [rows["mnist", k].key for k in ("sparsity", "class_dbi")] == [
+        "b4_heldout_less_sparse_mnist", "b4_heldout_purer_classes_mnist"]  # fmt: skip
     every = analysis.Sparsity(analysis.SparsityConfig(), sp, sp, {}, 20, 0, 1.0)
-    rows = stress_verdicts.direction_ledger(every, clusters, "equal validation accuracy", _acc())
+    rows = claims.direction_ledger(
+        every, clusters, "equal validation accuracy", _acc(), key="b4_matched"
+    )
     assert rows["cifar10", "sparsity"].verdict == NOT_SHOWN  # equal: below, no kept states
     assert rows["cifar10", "class_dbi"].verdict == NOT_SHOWN
     # flat at the kept states: refuted; at a matched accuracy there is no budget to wait for
-    flat = stress_verdicts.direction_ledger(every, clusters, "test images", _acc(),
-                                            (_along(every), _along(clusters)))  # fmt: skip
+    flat = claims.direction_ledger(every, clusters, "test images", _acc(),
+                                   (_along(every), _along(clusters)), key="b4_heldout")  # fmt: skip
     assert [flat["cifar10", k].verdict for k in ("sparsity", "class_dbi")] == [REFUTED] * 2
-    matched = stress_verdicts.direction_ledger(every, clusters, "equal validation accuracy",
-                                               _acc(), matched=True)  # fmt: skip
+    matched = claims.direction_ledger(every, clusters, "equal validation accuracy",
+                                      _acc(), matched=True, key="b4_matched")  # fmt: skip
     assert matched["cifar10", "sparsity"].verdict == REFUTED
-    assert stress_verdicts.direction_ledger(every, clusters, "x", _acc(learned=False))[
+    assert claims.direction_ledger(every, clusters, "x", _acc(learned=False), key="k")[
         "mnist", "sparsity"].verdict == NOT_SHOWN  # fmt: skip
 
 
 def test_described_is_a_mean_and_its_interval():
-    assert stress_verdicts.described([1.0, 1.0]) == "+1 [+1, +1]"
+    assert claims.described([1.0, 1.0]) == "+1 [+1, +1]"
     lo, hi = t_interval(SEEDS5)
-    assert stress_verdicts.described(SEEDS5) == f"+0 [{lo:+.3g}, {hi:+.3g}]"
-    assert stress_verdicts.described([]) == "– (no seeds)"
-    assert stress_verdicts.described([0.5]) == "+0.5 [–, –] (one seed: no interval)"
-    assert stress_verdicts.seed_mean([], ".2f") == "– (no seeds)"
+    assert claims.described(SEEDS5) == f"+0 [{lo:+.3g}, {hi:+.3g}]"
+    assert claims.described([]) == "– (no seeds)"
+    assert claims.described([0.5]) == "+0.5 [–, –] (one seed: no interval)"
+    assert claims.seed_mean([], ".2f") == "– (no seeds)"

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 from normbook.grading.claims import ALPHA
-from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED
+from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED, decide
 from normbook.paper_b import paper_values as reported
-from normbook.paper_b import verdicts
+from normbook.paper_b.b1_setup_accuracy import claims as b1_claims
+from normbook.paper_b.b2_sparsity import claims as b2_claims
+from normbook.paper_b.b3_clusters import claims as b3_claims
 from normbook.paper_b.cached import analysis
 from normbook.paper_b.cached.analysis import (
     ClusterConfig,
@@ -23,6 +25,7 @@ from normbook.paper_b.cached.analysis import (
     SparsityConfig,
     TrainingCurves,
 )
+from normbook.paper_b.grading import pairing, rules
 from normbook.paper_b.grading.sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE, SPARSITY
 from normbook.paper_b.runs import classify
 
@@ -42,15 +45,15 @@ def _per_seed(value: float, n: int = 5, bn: bool = True, scale: float = 1.0) -> 
 
 def test_contrasts_per_seed():
     v = np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 2.0, 2.0]])
-    assert verdicts.layer_mean(v).tolist() == [2.5, 1.0]
-    assert verdicts.deeper_half(v).tolist() == [3.5, 2.0]  # conv3-conv4 of 4
+    assert rules.layer_mean(v).tolist() == [2.5, 1.0]
+    assert rules.deeper_half(v).tolist() == [3.5, 2.0]  # conv3-conv4 of 4
     thirteen = np.arange(13.0)[None, :]
-    assert verdicts.deeper_half(thirteen).tolist() == [np.arange(6, 13).mean()]  # conv7-13
-    assert verdicts.settling_layer(np.array([3, 12, 9, 10, 11]), 10, 1) == 3
-    assert verdicts.settling_layer(np.array([10, 10, 3]), 10, 1) == 4  # last layer off
-    assert verdicts.settling_layer(np.array([10, 10, 10]), 10, 0) == 1
+    assert rules.deeper_half(thirteen).tolist() == [np.arange(6, 13).mean()]  # conv7-13
+    assert rules.settling_layer(np.array([3, 12, 9, 10, 11]), 10, 1) == 3
+    assert rules.settling_layer(np.array([10, 10, 3]), 10, 1) == 4  # last layer off
+    assert rules.settling_layer(np.array([10, 10, 10]), 10, 0) == 1
     k = reported.N_CLASSES + reported.K_STAR_TOLERANCE
-    assert verdicts.settling_layers(np.array([[k, k], [k + 1, k]])).tolist() == [1.0, 2.0]
+    assert rules.settling_layers(np.array([[k, k], [k + 1, k]])).tolist() == [1.0, 2.0]
 
 
 def test_contrast_of_a_metric_per_seed():
@@ -60,7 +63,7 @@ def test_contrast_of_a_metric_per_seed():
         ("cifar10", True): np.zeros((2, 6)),
         ("cifar10", False): np.zeros((2, 6)),
     }
-    c = verdicts.Contrast.per_dataset(values)["mnist"]
+    c = rules.Contrast.per_dataset(values)["mnist"]
     bn, nobn, where = c.per_seed("deeper")
     assert bn.tolist() == [3.5, 2.0] and nobn.tolist() == [1.0, 1.0]
     assert where == "mean over conv3–conv4"
@@ -74,66 +77,66 @@ def test_contrast_of_a_metric_per_seed():
 
 def test_signed_is_the_claims_way_and_relative_on_request():
     bn, nobn = np.array([1.0, 2.0]), np.array([2.0, 4.0])
-    assert verdicts.signed(bn, nobn, "lower").tolist() == [1.0, 2.0]
-    assert verdicts.signed(bn, nobn, "higher").tolist() == [-1.0, -2.0]
-    assert verdicts.signed(bn, nobn, "lower", relative=True).tolist() == [0.5, 0.5]
+    assert rules.signed(bn, nobn, "lower").tolist() == [1.0, 2.0]
+    assert rules.signed(bn, nobn, "higher").tolist() == [-1.0, -2.0]
+    assert rules.signed(bn, nobn, "lower", relative=True).tolist() == [0.5, 0.5]
     # relative to the no-BN value's magnitude: the sign stays the claim's
-    assert verdicts.signed([-1.0], [-2.0], "higher", relative=True).tolist() == [0.5]
+    assert rules.signed([-1.0], [-2.0], "higher", relative=True).tolist() == [0.5]
     with pytest.raises(ValueError, match="expect"):
-        verdicts.signed(bn, nobn, "sideways")
+        rules.signed(bn, nobn, "sideways")
     with pytest.raises(ValueError, match="one shape"):
-        verdicts.signed(bn, nobn[:1], "lower")
+        rules.signed(bn, nobn[:1], "lower")
 
 
 def test_direction_is_a_t_test_against_the_sesoi():
     bn, nobn = _per_seed(0.1), _per_seed(0.3, bn=False)
-    lower = verdicts.direction(bn, nobn, "lower", "x", SPARSITY)
+    lower = rules.direction(bn, nobn, "lower", "x", SPARSITY)
     assert lower.effect == pytest.approx(0.2) and lower.n == 5 and lower.sesoi == SPARSITY.value
     assert lower.null == "x: no BN − BN, same seeds"
     assert lower.test == "paired t test, one-sided against the SESOI, 5 seeds"
     assert lower.low < 0.2 < lower.high and lower.clears() and not lower.below()
-    higher = verdicts.direction(bn, nobn, "higher", "x", SPARSITY)
+    higher = rules.direction(bn, nobn, "higher", "x", SPARSITY)
     assert higher.effect == pytest.approx(-0.2) and higher.null == "x: BN − no BN, same seeds"
     assert higher.below() and not higher.clears()
     with pytest.raises(ValueError, match="one value per seed"):
-        verdicts.direction(bn[:, None], nobn[:, None], "lower", "x", SPARSITY)
+        rules.direction(bn[:, None], nobn[:, None], "lower", "x", SPARSITY)
 
 
 def test_dbi_effects_are_relative_to_the_no_bn_index():
     bn, nobn = np.array([1.0, 2.0, 3.0, 1.5, 0.5]), np.array([2.0, 2.5, 4.0, 2.0, 1.0])
-    test = verdicts.direction(bn, nobn, "lower", "DBI", DBI)
+    test = rules.direction(bn, nobn, "lower", "DBI", DBI)
     assert test.effect == pytest.approx(np.mean((nobn - bn) / nobn))
-    assert verdicts.direction(bn, nobn, "higher", "DBI", DBI).effect == pytest.approx(
+    assert rules.direction(bn, nobn, "higher", "DBI", DBI).effect == pytest.approx(
         np.mean((bn - nobn) / nobn)
     )
     # any other SESOI: the absolute difference
-    absolute = verdicts.direction(bn, nobn, "lower", "x", SPARSITY).effect
+    absolute = rules.direction(bn, nobn, "lower", "x", SPARSITY).effect
     assert absolute == pytest.approx(np.mean(nobn - bn))
     # scaling both indices (another layer geometry) leaves the relative effect alone
-    assert verdicts.direction(10 * bn, 10 * nobn, "lower", "DBI", DBI).effect == pytest.approx(
+    assert rules.direction(10 * bn, 10 * nobn, "lower", "DBI", DBI).effect == pytest.approx(
         test.effect
     )
 
 
 def test_learned_is_every_seed_at_least_twice_chance():
     acc = {("mnist", True): np.array([0.9, 0.95]), ("mnist", False): np.array([0.9, 0.15])}
-    bn, nobn = verdicts.learned(acc, verdicts.both("mnist"))
+    bn, nobn = rules.learned(acc, rules.both("mnist"))
     assert bn.passed and bn.family == "MNIST BN" and "20%" in bn.check
     assert not nobn.passed and nobn.family == "MNIST no BN"
     assert nobn.evidence == "test accuracy 90.0%, 15.0%"
     edge = {("mnist", True): np.array([LEARNED_ACCURACY, 0.3])}
-    assert verdicts.learned(edge, [classify.Variant("mnist", True)])[0].passed
+    assert rules.learned(edge, [classify.Variant("mnist", True)])[0].passed
 
 
 def _decide(bn, nobn, acc=0.9, rising=False, sesoi=ACCURACY, expect="higher"):
     """The grade of a direction claim on MNIST, both families at ``acc`` (one no-BN seed at
     ``acc`` when a tuple (seed accuracies) is given)."""
-    test = verdicts.direction(bn, nobn, expect, "x", sesoi)
+    test = rules.direction(bn, nobn, expect, "x", sesoi)
     a = np.full(5, acc) if np.isscalar(acc) else np.asarray(acc, float)
-    controls = verdicts.learned(
-        {("mnist", True): np.full(5, 0.9), ("mnist", False): a}, verdicts.both("mnist")
+    controls = rules.learned(
+        {("mnist", True): np.full(5, 0.9), ("mnist", False): a}, rules.both("mnist")
     )
-    return verdicts.decide(test, controls, rising=rising)
+    return decide(test, controls, rising=rising)
 
 
 def test_reproduced_needs_the_interval_beyond_the_sesoi():
@@ -149,7 +152,7 @@ def test_reproduced_needs_the_interval_beyond_the_sesoi():
 
 def test_refuted_needs_a_difference_that_stopped_moving():
     bn, nobn = _per_seed(0.87, scale=0.1), _per_seed(0.88, bn=False, scale=0.1)
-    test = verdicts.direction(bn, nobn, "higher", "x", ACCURACY)
+    test = rules.direction(bn, nobn, "higher", "x", ACCURACY)
     assert test.high < ACCURACY.value and test.below()  # the whole interval below the SESOI
     assert _decide(bn, nobn, rising=False).verdict == REFUTED
     moving = _decide(bn, nobn, rising=True)
@@ -186,37 +189,37 @@ def _curves(effect_at, dataset="mnist", fractions=(0.25, 0.5), layers=4, expect=
 def test_moving_means_the_effect_may_still_gain_half_its_sesoi():
     half = 0.5 * SPARSITY.value
     flat = _curves(np.tile(0.05 + JITTER[True] / 10, (3, 1)))
-    assert verdicts.moving(flat, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is False
+    assert rules.moving(flat, "mnist", "lower", rules.layer_mean, SPARSITY).may is False
     # gained more than half the SESOI over the last half of the budget (0.5 -> 1.0)
     late = _curves(np.stack([0.0 + JITTER[True] / 10, 0.03 + JITTER[True] / 10,
                              0.03 + 1.5 * half + JITTER[True] / 10]))  # fmt: skip
-    assert verdicts.moving(late, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is True
+    assert rules.moving(late, "mnist", "lower", rules.layer_mean, SPARSITY).may is True
     # without spread: just above and just below half the SESOI
     for gain, expected in ((1.1 * half, True), (0.9 * half, False)):
         c = _curves(np.tile([[0.0], [0.03], [0.03 + gain]], (1, 5)))
-        assert verdicts.moving(c, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is expected
+        assert rules.moving(c, "mnist", "lower", rules.layer_mean, SPARSITY).may is expected
     # it gained early on only (0.25 -> 0.5), then stopped: not moving
     early = _curves(np.tile([[0.0], [0.05], [0.05]], (1, 5)))
-    assert verdicts.moving(early, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is False
+    assert rules.moving(early, "mnist", "lower", rules.layer_mean, SPARSITY).may is False
     # shrinking (moving against the claim) cannot turn a refutation into a reproduction
     shrinking = _curves(np.tile([[0.1], [0.1], [0.05]], (1, 5)))
-    assert verdicts.moving(shrinking, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is False
+    assert rules.moving(shrinking, "mnist", "lower", rules.layer_mean, SPARSITY).may is False
     # the same effect read the other way ("higher") is moving
     up = _curves(np.tile([[0.0], [0.0], [0.05]], (1, 5)), expect="higher")
-    assert verdicts.moving(up, "mnist", "higher", verdicts.layer_mean, SPARSITY).may is True
-    assert verdicts.moving(up, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is False
+    assert rules.moving(up, "mnist", "higher", rules.layer_mean, SPARSITY).may is True
+    assert rules.moving(up, "mnist", "lower", rules.layer_mean, SPARSITY).may is False
     # no state kept by half the budget: it cannot tell, so it may be moving
     late_only = _curves(np.tile([[0.05], [0.05]], (1, 5)), fractions=(0.75,))
-    assert verdicts.moving(late_only, "mnist", "lower", verdicts.layer_mean, SPARSITY).may is True
-    assert verdicts.moving(None, "mnist", "lower", verdicts.layer_mean, SPARSITY) is None
+    assert rules.moving(late_only, "mnist", "lower", rules.layer_mean, SPARSITY).may is True
+    assert rules.moving(None, "mnist", "lower", rules.layer_mean, SPARSITY) is None
 
 
 def test_moving_reads_dbi_effects_relative_to_the_no_bn_index():
     # no BN 0.5: an absolute gain of 0.02 is 4 % of the index, more than half of DBI's 5 %
     c = _curves(np.tile([[0.0], [0.0], [0.02]], (1, 5)))
-    assert verdicts.moving(c, "mnist", "lower", verdicts.deeper_half, DBI).may is True
+    assert rules.moving(c, "mnist", "lower", rules.deeper_half, DBI).may is True
     c = _curves(np.tile([[0.0], [0.0], [0.01]], (1, 5)))  # 2 %: less than half of 5 %
-    assert verdicts.moving(c, "mnist", "lower", verdicts.deeper_half, DBI).may is False
+    assert rules.moving(c, "mnist", "lower", rules.deeper_half, DBI).may is False
 
 
 def _models(acc: dict, checkpoints=(0.5,), late: dict | None = None):
@@ -248,34 +251,34 @@ def _accuracy(n: int, mnist_gain: float, cifar: tuple[float, float], scale=0.1) 
 
 def test_accuracy_curve_and_whether_the_gain_still_moves():
     acc = _accuracy(5, -0.01, (0.6, 0.5))
-    fracs, rows = verdicts.accuracy_curve(_models(acc), "mnist")
+    fracs, rows = rules.accuracy_curve(_models(acc), "mnist")
     assert fracs.tolist() == [0.5, 1.0] and rows.shape == (2, 5)
     np.testing.assert_allclose(rows[1], acc["mnist", True] - acc["mnist", False])
     np.testing.assert_allclose(rows[0], rows[1])  # no gain over the last half
-    assert verdicts.accuracy_moving(_models(acc), "mnist").may is False
+    assert rules.accuracy_moving(_models(acc), "mnist").may is False
     rising = _models(acc, late={("mnist", True): 0.01})  # BN gained a point since epoch 1
-    assert verdicts.accuracy_moving(rising, "mnist").may is True
-    assert verdicts.accuracy_moving(rising, "cifar10").may is False
-    assert verdicts.accuracy_curve(_models(acc, checkpoints=()), "mnist") is None
-    assert verdicts.accuracy_moving(_models(acc, checkpoints=()), "mnist") is None
+    assert rules.accuracy_moving(rising, "mnist").may is True
+    assert rules.accuracy_moving(rising, "cifar10").may is False
+    assert rules.accuracy_curve(_models(acc, checkpoints=()), "mnist") is None
+    assert rules.accuracy_moving(_models(acc, checkpoints=()), "mnist") is None
 
 
 def test_settling_test_needs_a_layer_earlier_beyond_the_sesoi():
     early = np.tile([10, 10, 10, 10], (5, 1))  # settles at conv1
     late = np.tile([3, 3, 10, 10], (5, 1))  # at conv3
-    test = verdicts.settling_test(early, late, "mnist")
+    test = rules.settling_test(early, late, "mnist")
     assert test.effect == 2.0 and test.sesoi == SETTLE.value and test.clears()
     assert test.null == "MNIST layer where k* settles at 10 ± 2: no BN − BN"
     assert test.test.startswith("Gehan (censored at 'never') against the SESOI shift, exact")
     # both never settle (5 = one past 4 layers): undecided, never "below the SESOI"
     never = np.tile([3, 3, 3, 3], (5, 1))
-    both = verdicts.settling_test(never, never, "mnist")
+    both = rules.settling_test(never, never, "mnist")
     assert both.p == both.p_refute == 1.0
-    one = verdicts.settling_test(np.tile([3, 10, 10, 10], (5, 1)), late, "mnist")
+    one = rules.settling_test(np.tile([3, 10, 10, 10], (5, 1)), late, "mnist")
     assert one.effect == 1.0 and one.clears()  # one layer earlier in every seed: beyond 0.5
     half = np.array([[3, 10, 10, 10]] * 2 + [[3, 3, 10, 10]] * 3)  # earlier in 2 of 5 seeds
-    assert not verdicts.settling_test(half, late, "mnist").clears()
-    assert verdicts.settling_test(late, late, "cifar10").below()
+    assert not rules.settling_test(half, late, "mnist").clears()
+    assert rules.settling_test(late, late, "cifar10").below()
 
 
 def test_table1_compares_intervals_with_the_papers_band_only_at_the_paper_profile():
@@ -285,26 +288,26 @@ def test_table1_compares_intervals_with_the_papers_band_only_at_the_paper_profil
         return {("cifar10", True): _per_seed(bn, scale=0.1),
                 ("cifar10", False): _per_seed(nobn, bn=False, scale=0.1)}  # fmt: skip
 
-    grade, test, parts = verdicts.table1(acc(paper_bn, paper_nobn), "paper", rising=False)
+    grade, test, parts = b1_claims.table1(acc(paper_bn, paper_nobn), "paper", rising=False)
     assert grade.verdict == REPRODUCED and [g.verdict for _, g in parts] == [REPRODUCED] * 2
     assert test.effect == pytest.approx(paper_bn) and test.null == "paper: 85.99 % ± 2 points"
-    grade, _, parts = verdicts.table1(
+    grade, _, parts = b1_claims.table1(
         acc(0.55, 0.45), "paper", rising=False
     )  # wholly outside both bands
     assert grade.verdict == REFUTED and [n for n, _ in parts] == ["BN", "no BN"]
-    assert verdicts.table1(acc(paper_bn, 0.45), "paper", rising=False)[0].verdict == PARTLY
+    assert b1_claims.table1(acc(paper_bn, 0.45), "paper", rising=False)[0].verdict == PARTLY
     # both means at the band's upper end: neither inside nor outside
-    assert verdicts.table1(acc(paper_bn + 0.02, paper_nobn + 0.02), "paper", rising=False)[
+    assert b1_claims.table1(acc(paper_bn + 0.02, paper_nobn + 0.02), "paper", rising=False)[
         0
     ].verdict == (NOT_SHOWN)
     for profile in ("smoke", "cpu"):
         for values in (acc(paper_bn, paper_nobn), acc(0.55, 0.45)):
-            assert verdicts.table1(values, profile, rising=False)[0].verdict == NOT_TESTABLE
+            assert b1_claims.table1(values, profile, rising=False)[0].verdict == NOT_TESTABLE
     # 2 seeds near the paper: the t interval (t = 6.3) is wider than the band
     two = {("cifar10", True): np.array([0.845, 0.875]), ("cifar10", False): np.array([0.78, 0.81])}
-    assert verdicts.table1(two, "paper", rising=False)[0].verdict == NOT_SHOWN
+    assert b1_claims.table1(two, "paper", rising=False)[0].verdict == NOT_SHOWN
     # wholly outside, but a network stopped at its epoch cap: may still be rising
-    assert verdicts.table1(acc(0.55, 0.45), "paper", rising=True)[0].verdict == NOT_SHOWN
+    assert b1_claims.table1(acc(0.55, 0.45), "paper", rising=True)[0].verdict == NOT_SHOWN
 
 
 # ----------------------------------------------------------------------------- checks
@@ -320,27 +323,27 @@ def _fake_models(cfgs: dict, seeds_bn=(0, 1), seeds_nobn=(0, 1)):
 
 
 def test_seed_pairing_holds_for_the_chapters_configs_and_fails_when_pairing_breaks():
-    from normbook.paper_b.specs import B1
+    from normbook.paper_b.b1_setup_accuracy.spec import B1
 
     cfgs = classify.Setup.from_params(B1.resolve("smoke")).configs
-    checks = verdicts.seed_pairing(_fake_models(cfgs))
+    checks = pairing.seed_pairing(_fake_models(cfgs))
     assert len(checks) == 4 and all(c.holds for c in checks)
     assert "largest absolute BN − no BN difference 0 over the 10 initial" in checks[0].evidence
     broken = {**cfgs, ("mnist", False): dataclasses.replace(cfgs["mnist", False], init="pytorch")}
-    assert [c.holds for c in verdicts.seed_pairing(_fake_models(broken))] == [
+    assert [c.holds for c in pairing.seed_pairing(_fake_models(broken))] == [
         False,
         True,
         True,
         True,
     ]
     other = {**cfgs, ("cifar10", False): dataclasses.replace(cfgs["cifar10", False], batch_size=16)}
-    assert [c.holds for c in verdicts.seed_pairing(_fake_models(other))] == [
+    assert [c.holds for c in pairing.seed_pairing(_fake_models(other))] == [
         True,
         True,
         True,
         False,
     ]
-    swapped = verdicts.seed_pairing(_fake_models(cfgs, seeds_nobn=(1, 0)))
+    swapped = pairing.seed_pairing(_fake_models(cfgs, seeds_nobn=(1, 0)))
     assert not any(c.holds for c in swapped)
 
 
@@ -349,7 +352,7 @@ def test_seed_pairing_holds_for_the_chapters_configs_and_fails_when_pairing_brea
 
 def test_b1_ledger():
     paper = (0.8599, 0.79435)
-    ledger = verdicts.b1_ledger(_models(_accuracy(5, 0.05, paper)), "paper")
+    ledger = b1_claims.b1_ledger(_models(_accuracy(5, 0.05, paper)), "paper")
     assert [v.verdict for v in ledger] == [REPRODUCED] * 3
     assert ledger[2].claim == "Table 1: CIFAR-10 test accuracy 85.99 % (BN) and 79.435 % (no BN)"
     assert ledger[0].evidence == (
@@ -368,26 +371,26 @@ def test_b1_ledger():
     assert effect.endswith("; SESOI 0.5 percentage points of test accuracy")
     # BN worse on both datasets, the gap flat through training: refuted; Table 1 wholly off
     worse = _models(_accuracy(5, -0.01, (0.4, 0.5)))
-    assert [v.verdict for v in verdicts.b1_ledger(worse, "paper")] == [REFUTED] * 3
+    assert [v.verdict for v in b1_claims.b1_ledger(worse, "paper")] == [REFUTED] * 3
     # Table 1 needs the `paper` profile
-    assert [v.verdict for v in verdicts.b1_ledger(worse, "cpu")] == [REFUTED, REFUTED,
+    assert [v.verdict for v in b1_claims.b1_ledger(worse, "cpu")] == [REFUTED, REFUTED,
                                                                       NOT_TESTABLE]  # fmt: skip
-    assert verdicts.b1_ledger(_models(_accuracy(5, 0.05, paper)), "cpu")[2].verdict == NOT_TESTABLE
+    assert b1_claims.b1_ledger(_models(_accuracy(5, 0.05, paper)), "cpu")[2].verdict == NOT_TESTABLE
     # still gaining at the end of the budget, or no kept states: not shown
     late = {("cifar10", True): 0.01, ("mnist", True): 0.01}
-    rising = verdicts.b1_ledger(_models(_accuracy(5, -0.01, (0.4, 0.5)), late=late), "cpu")
+    rising = b1_claims.b1_ledger(_models(_accuracy(5, -0.01, (0.4, 0.5)), late=late), "cpu")
     assert [v.verdict for v in rising[:2]] == [NOT_SHOWN] * 2
-    blind = verdicts.b1_ledger(_models(_accuracy(5, -0.01, (0.4, 0.5)), checkpoints=()), "cpu")
+    blind = b1_claims.b1_ledger(_models(_accuracy(5, -0.01, (0.4, 0.5)), checkpoints=()), "cpu")
     assert [v.verdict for v in blind[:2]] == [NOT_SHOWN] * 2
     # 2 seeds, gains near the SESOI: the intervals are too wide to tell
-    two = verdicts.b1_ledger(_models(_accuracy(2, 0.03, (0.83, 0.8), scale=1.0)), "paper")
+    two = b1_claims.b1_ledger(_models(_accuracy(2, 0.03, (0.83, 0.8), scale=1.0)), "paper")
     assert [v.verdict for v in two] == [NOT_SHOWN] * 3
 
 
 def test_b1_ledger_a_family_that_did_not_learn_is_not_shown_never_refuted():
     acc = _accuracy(5, -0.01, (0.4, 0.5))
     acc["cifar10", True] = np.array([0.4, 0.4, 0.15, 0.4, 0.4])  # one seed below twice chance
-    ledger = verdicts.b1_ledger(_models(acc), "cpu")
+    ledger = b1_claims.b1_ledger(_models(acc), "cpu")
     assert ledger[0].test.high < ACCURACY.value  # clearly below the SESOI...
     assert ledger[0].verdict == NOT_SHOWN  # ...but CIFAR-10 BN did not learn
     assert "positive control failed: CIFAR-10 BN" in ledger[0].grade.why
@@ -417,7 +420,7 @@ def _flat(values: dict, metric: str = "sparsity") -> TrainingCurves:
 def test_b2_ledger():
     paper_like = _sparsity(5, ([0.1] * 4, [0.3] * 4), ([0.6] * 6, [0.5] * 6))
     good = _models(_accuracy(5, 0.05, (0.6, 0.5)))
-    ledger = verdicts.b2_ledger(paper_like, good, None)
+    ledger = b2_claims.b2_ledger(paper_like, good, None)
     assert [v.verdict for v in ledger] == [REPRODUCED] * 2  # the signature is read, not graded
     assert ledger[0].test.null == (
         "MNIST layer sparsity, mean over all conv layers: no BN − BN, same seeds"
@@ -427,27 +430,27 @@ def test_b2_ledger():
     assert ledger[0].evidence == (
         "BN 0.100 ± 0.016, no BN 0.300 ± 0.008 (mean ± sd over seeds); BN lower in 5 of 5 seeds"
     )
-    b1 = verdicts.b1_ledger(good, "cpu")
-    assert verdicts.signature_reading(ledger, b1).startswith("supported")
+    b1 = b1_claims.b1_ledger(good, "cpu")
+    assert b2_claims.signature_reading(ledger, b1).startswith("supported")
     worse = _models(_accuracy(5, -0.05, (0.6, 0.5)))
-    assert verdicts.signature_reading(ledger, verdicts.b1_ledger(worse, "cpu")).startswith(
+    assert b2_claims.signature_reading(ledger, b1_claims.b1_ledger(worse, "cpu")).startswith(
         "half supported"
     )
     # the same direction on both datasets (a consistent signature), flat through training
     consistent = _sparsity(5, ([0.1] * 4, [0.3] * 4), ([0.2] * 6, [0.5] * 6))
-    ledger = verdicts.b2_ledger(consistent, good, _flat(consistent.layer))
+    ledger = b2_claims.b2_ledger(consistent, good, _flat(consistent.layer))
     assert [v.verdict for v in ledger] == [REPRODUCED, REFUTED]
-    assert verdicts.signature_reading(ledger, b1).startswith("not supported")
+    assert b2_claims.signature_reading(ledger, b1).startswith("not supported")
     # without kept states the wrong direction is not shown, never refuted
-    assert verdicts.b2_ledger(consistent, good, None)[1].verdict == NOT_SHOWN
+    assert b2_claims.b2_ledger(consistent, good, None)[1].verdict == NOT_SHOWN
     # a CIFAR-10 family that did not learn: not shown either
     acc = _accuracy(5, 0.05, (0.6, 0.5))
     acc["cifar10", False] = _per_seed(0.1, bn=False, scale=0.1)
-    ledger = verdicts.b2_ledger(consistent, _models(acc), _flat(consistent.layer))
+    ledger = b2_claims.b2_ledger(consistent, _models(acc), _flat(consistent.layer))
     assert ledger[1].verdict == NOT_SHOWN and "positive control failed" in ledger[1].grade.why
     # 2 seeds, effects near their SESOIs: the intervals are too wide to tell
     two = _sparsity(2, ([0.3] * 4, [0.33] * 4), ([0.53] * 6, [0.5] * 6))
-    ledger = verdicts.b2_ledger(two, _models(_accuracy(2, 0.03, (0.53, 0.5), scale=1.0)), None)
+    ledger = b2_claims.b2_ledger(two, _models(_accuracy(2, 0.03, (0.53, 0.5), scale=1.0)), None)
     assert [v.verdict for v in ledger] == [NOT_SHOWN] * 2
 
 
@@ -493,7 +496,7 @@ PAPER_LIKE = dict(
 
 def test_b3_ledger():
     good = _models(_accuracy(5, 0.05, (0.6, 0.5)))
-    ledger = verdicts.b3_ledger(_clusters(**PAPER_LIKE), good, None)
+    ledger = b3_claims.b3_ledger(_clusters(**PAPER_LIKE), good, None)
     assert [v.verdict for v in ledger] == [REPRODUCED] * 6
     assert ledger[0].test.null == (
         "MNIST class-based DBI, mean over conv3–conv4: no BN − BN, same seeds"
@@ -501,7 +504,7 @@ def test_b3_ledger():
     assert ledger[1].test.null.startswith("CIFAR-10 class-based DBI, mean over conv4–conv6")
     # relative: no BN's index 1.0 (+ jitter), BN's 0.5
     c = _clusters(**PAPER_LIKE)
-    bn, nobn = (verdicts.deeper_half(c.class_dbi["mnist", b]) for b in (True, False))
+    bn, nobn = (rules.deeper_half(c.class_dbi["mnist", b]) for b in (True, False))
     assert ledger[0].test.effect == pytest.approx(np.mean((nobn - bn) / nobn))
     assert ledger[0].test.effect == pytest.approx(0.5, abs=0.01)
     assert ledger[0].evidence == (
@@ -518,21 +521,21 @@ def test_b3_ledger():
     assert len(ledger[2].controls) == 4 and len(ledger[3].controls) == 2
     # nothing differs between BN and no BN: below every SESOI, but without kept states none
     # of the claims is refuted
-    assert [v.verdict for v in verdicts.b3_ledger(_clusters(), good, None)] == [NOT_SHOWN] * 6
+    assert [v.verdict for v in b3_claims.b3_ledger(_clusters(), good, None)] == [NOT_SHOWN] * 6
     # with flat class-DBI curves the class-DBI claims are refuted; the k-means claims have no
     # kept states
     same = _clusters()
-    ledger = verdicts.b3_ledger(same, good, {"class_dbi": _flat(same.class_dbi, "class_dbi")})
+    ledger = b3_claims.b3_ledger(same, good, {"class_dbi": _flat(same.class_dbi, "class_dbi")})
     assert [v.verdict for v in ledger] == [REFUTED, REFUTED] + [NOT_SHOWN] * 4
     # with every metric flat at the kept states, every claim can be refuted
     flat = {m: _flat(getattr(same, m), m) for m in analysis.KMEANS_CURVES}
-    ledger = verdicts.b3_ledger(same, good, flat)
+    ledger = b3_claims.b3_ledger(same, good, flat)
     assert [v.verdict for v in ledger] == [REFUTED] * 6
     assert all(v.grade.refutable for v in ledger)
     # ...unless a family did not learn
     acc = _accuracy(5, 0.05, (0.6, 0.5))
     acc["mnist", True] = np.full(5, 0.1)
-    ledger = verdicts.b3_ledger(
+    ledger = b3_claims.b3_ledger(
         same, _models(acc), {"class_dbi": _flat(same.class_dbi, "class_dbi")}
     )
     assert [v.verdict for v in ledger[:2]] == [NOT_SHOWN, REFUTED]
@@ -543,7 +546,7 @@ def test_b3_ledger():
         "dbi_k_star_mnist": ([LO] * 4, [1] * 4),  # better everywhere, not only at the last
         "dbi_fixed_k_cifar10": ([1] * 6, [1] * 6),
     }
-    ledger = verdicts.b3_ledger(_clusters(**partial), good, None)
+    ledger = b3_claims.b3_ledger(_clusters(**partial), good, None)
     assert [v.verdict for v in ledger] == [REPRODUCED, REPRODUCED, PARTLY, REPRODUCED, PARTLY,
                                            PARTLY]  # fmt: skip
     # whole layers, every BN network earlier: the exact rank test's 1/252 for MNIST stays
@@ -554,5 +557,21 @@ def test_b3_ledger():
     # layers have no spread, and two seeds per group give the rank test only 1/6
     near = {**PAPER_LIKE, "class_dbi_mnist": ([1, 1, 0.94, 0.94], [1] * 4),
             "class_dbi_cifar10": ([1, 1, 1, 0.94, 0.94, 0.94], [1] * 6)}  # fmt: skip
-    two = verdicts.b3_ledger(_clusters(2, **near), _models(_accuracy(2, 0.05, (0.6, 0.5))), None)
+    two = b3_claims.b3_ledger(_clusters(2, **near), _models(_accuracy(2, 0.05, (0.6, 0.5))), None)
     assert [v.verdict for v in two[:3]] == [NOT_SHOWN, NOT_SHOWN, NOT_SHOWN]
+
+
+def test_every_claim_has_a_key_of_its_chapter_unique_in_the_chapter():
+    """The prose names a claim by its key (``{glue:text}`b2_less_sparse_mnist```), never by its
+    position; chapter B2's reading of the signature finds B1's and B2's rows by theirs."""
+    good = _models(_accuracy(5, 0.05, (0.6, 0.5)))
+    sparsity = _sparsity(5, ([0.1] * 4, [0.3] * 4), ([0.6] * 6, [0.5] * 6))
+    ledgers = {
+        "b1": b1_claims.b1_ledger(good, "cpu"),
+        "b2": b2_claims.b2_ledger(sparsity, good, None),
+        "b3": b3_claims.b3_ledger(_clusters(**PAPER_LIKE), good, None),
+    }
+    keys = [v.key for rows in ledgers.values() for v in rows]
+    assert len(set(keys)) == len(keys) == 2 + 1 + 2 + 6
+    assert all(v.key.startswith(f"{prefix}_") for prefix, rows in ledgers.items() for v in rows)
+    assert [v.key for v in ledgers["b2"]] == ["b2_less_sparse_mnist", "b2_more_sparse_cifar10"]

@@ -20,6 +20,7 @@ METHODS = Spec(
             "simulated models per step and noise correlation length (detector calibration)",
             min=10,
             max=100_000,
+            shape=20,
         ),
         Param(
             "power_draws",
@@ -27,6 +28,7 @@ METHODS = Spec(
             "simulated designs per point of the power figure",
             min=10,
             max=100_000,
+            shape=20,
         ),
     ],
     profiles={

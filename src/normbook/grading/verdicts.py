@@ -208,12 +208,15 @@ class Verdict:
         evidence: str = "",
         unit: str = ".3f",
         paper_says: str = "",
-        testable: bool = True,
+        untestable: str = "",
         key: str = "",
     ) -> Verdict:
         """Grade ``claim`` by its test (:func:`decide`) and build its row: the test and the
-        controls that decide the grade are the ones the row records (each given once)."""
-        grade = decide(test, controls, rising=rising, testable=testable)
+        controls that decide the grade are the ones the row records (each given once).
+        ``untestable``: why this profile cannot test the claim ("": it can)."""
+        grade = decide(test, controls, rising=rising, testable=not untestable)
+        if untestable:
+            grade = replace(grade, why=untestable)
         return cls(paper, claim, grade, test, sesoi, evidence, unit, tuple(controls), paper_says,
                    key)  # fmt: skip
 
@@ -231,10 +234,12 @@ class Verdict:
         unit: str = ".3f",
         paper_says: str = "",
         key: str = "",
+        untestable: str = "",
     ) -> Verdict:
         """A claim of several named parts, each graded by :func:`decide` (:func:`decide_parts`);
-        the row shows ``shown``, one part's test."""
-        grade = decide_parts(parts)
+        the row shows ``shown``, one part's test. ``untestable``: why this profile cannot test
+        the claim as a whole (then it is *not testable*, whatever its parts)."""
+        grade = Grade(NOT_TESTABLE, untestable) if untestable else decide_parts(parts)
         return cls(paper, claim, grade, shown, sesoi, evidence, unit, tuple(controls), paper_says,
                    key)  # fmt: skip
 

@@ -1,8 +1,9 @@
 """The book's figure theme and canvas, shared by both papers' figure modules.
 
-Every figure of the book is drawn by one named function in ``paper_a.figures``,
-``paper_a.diagrams`` or ``paper_b.figures``; those functions return the figure, and the
-chapter glues it under a label (:func:`normbook.pages.report.figure`).
+Every figure of the book is drawn by one named function in a figure module of paper A (a
+chapter folder's ``figures``, ``paper_a.plots``) or of paper B (a chapter folder's ``figures``,
+``paper_b.plots``); those functions return the figure, and the chapter glues it under a label
+(:func:`normbook.pages.report.figure`).
 """
 
 from __future__ import annotations

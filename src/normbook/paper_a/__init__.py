@@ -1,16 +1,16 @@
 """Paper A: Pfrommer, Ma, Huang, Sojoudi, *Spooky Action at a Distance: Normalization Layers
-Enable Side-Channel Spatial Communication* (arXiv 2507.04709). Chapters A1-A4.
+Enable Side-Channel Spatial Communication* (arXiv 2507.04709). Chapters A1-A5.
 
-Modules, in the order a chapter uses them: :mod:`.specs` (parameters), :mod:`.task`,
-:mod:`.norms`, :mod:`.cnn`, :mod:`.stacking` (M models in one network), :mod:`.training`,
-:mod:`.probes`, :mod:`.evaluation`, :mod:`.steps` (the cached steps and the code their keys
-cover), :mod:`.detector` (the localization test), :mod:`.localization` (the experiment: setup,
-networks, runs), :mod:`.equivariance`, :mod:`.packnet` (the PackNorm network) and
-:mod:`.packnorm` (its experiment), :mod:`.multihop`, :mod:`.batchstats`, :mod:`.which_norms`
-(chapter A3's experiments), :mod:`.interventions` and :mod:`.stress` (chapter A4's), the U-Net
-and 2-D CNN (:mod:`.arch_common`, :mod:`.unet`, :mod:`.grid2d`, their runs in
-:mod:`.arch_runs`), :mod:`.reach` (chapter A5's), :mod:`.figures`, :mod:`.diagrams`,
-:mod:`.tables`, :mod:`.verdicts`, :mod:`.reported` (the paper's own numbers), :mod:`.recorded`
-(chapter A1's recorded paper-scale run, read and graded);
+Layers, bottom to top: :mod:`.paper_values` (the paper's own numbers); :mod:`.cached` (the
+networks, training, evaluation and interventions the cache keys cover); :mod:`.measures` (the
+localization test, bands, equivariance, hop bounds); :mod:`.runs` (which networks a chapter asks
+for, and their summaries); :mod:`.grading` (smallest effects of interest, the nulls, late-training
+rules, and the rules several chapters' claims share); then one folder per chapter
+(:mod:`.a1_localization`, :mod:`.a2_mechanism`, :mod:`.a3_which_norms`, :mod:`.a4_stress`,
+:mod:`.a5_reach`, :mod:`.calibration_page`, :mod:`.methods_page`) holding its spec, claims,
+figures, tables, views and text, beside what several chapters share: :mod:`.params` (parameter
+lists, A1's base profiles and checks), :mod:`.plots` (plot helpers and shared figures),
+:mod:`.run_tables` (shared tables), :mod:`.view_parts` (explorable-view building blocks) and
+:mod:`.recorded` (chapter A1's recorded paper-scale run, read and graded).
 (:mod:`normbook.tools.benchmark` times stacked training.)
 """

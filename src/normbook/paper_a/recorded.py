@@ -1,8 +1,9 @@
 """Chapter A1 at the paper's scale, read from a recorded run (``results/paper/a1.json``, written
 by :mod:`normbook.tools.paperscale` on a GPU): the runs, the compute-to-effect curve and the checks
 that chapter A1 builds from its cache, rebuilt from the record's per-index moments and graded
-by the same rules (:func:`.verdicts.a1_ledger`), SESOIs and positive controls. A build never
-runs the runner; without a record the chapter says what is missing and how to make it.
+by the same rules (:func:`.a1_localization.claims.a1_ledger`), SESOIs and positive controls. A
+build never runs the runner; without a record the chapter says what is missing and how to make
+it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from scipy import stats as sps
 
 from normbook.grading.claims import CLAIM_CONFIDENCE, t_interval
 from normbook.pages.fmt import bracket, table
-from normbook.paper_a import verdicts
+from normbook.paper_a.a1_localization.claims import a1_ledger
 from normbook.paper_a.cached.cnn import CNNConfig
 from normbook.paper_a.measures import bands
 from normbook.paper_a.measures.detector import DetectorConfig, Moments, boundary_distance, summarize
@@ -137,11 +138,12 @@ def read(path) -> Recorded | None:
 
 
 def ledger(rec: Recorded) -> tuple[list, list]:
-    """Chapter A1's claims and checks on the record, by :func:`.verdicts.a1_ledger`, each claim
-    marked as paper scale."""
-    claims, checks = verdicts.a1_ledger(rec.none, rec.normed, rec.circular, rec.eq_none,
-                                        rec.cyclic, rec.curves[1])  # fmt: skip
-    claims = [replace(v, claim=CLAIM_PREFIX + v.claim) for v in claims]
+    """Chapter A1's claims and checks on the record, by :func:`.a1_localization.claims.a1_ledger`,
+    each claim marked as paper scale (its key ``a1_paper_...``, apart from the chapter's own)."""
+    claims, checks = a1_ledger(rec.none, rec.normed, rec.circular, rec.eq_none, rec.cyclic,
+                               rec.curves[1])  # fmt: skip
+    claims = [replace(v, claim=CLAIM_PREFIX + v.claim, key=v.key.replace("a1_", "a1_paper_", 1))
+              for v in claims]  # fmt: skip
     checks = [replace(c, check=CLAIM_PREFIX + c.check) for c in checks]
     return claims, checks
 

@@ -33,15 +33,17 @@ from normbook.publish.project import (
     spec_for,
 )
 from normbook.publish.site import render
-from normbook.publish.timings import record_timing, timings_table
+from normbook.publish.timings import record_build, record_timing, timings_table
 from normbook.runtime.params import PROFILES, ParameterError
 
 
 def dry_run(resolved: dict) -> None:
     """Print the planned compute of the resolved chapters ({stem: Params}); run nothing."""
-    from normbook.publish import plan
+    from normbook.publish.chapters import SPECS
+    from normbook.runtime import flops
 
-    print(plan.report(resolved), flush=True)
+    plans = {name: SPECS[name].planned(params) for name, params in resolved.items()}
+    print(flops.report(plans), flush=True)
 
 
 def execution_order(chs: list[Path]) -> list[Path]:
@@ -58,22 +60,26 @@ def cmd_book(args) -> None:
     jobs = args.jobs or default_jobs()
     t0 = time.perf_counter()
     with build_lock(args.profile):
+        started = time.perf_counter()  # after any wait for another build
         independent = [ch for ch in chs if not spec_for(ch).reads_ledger]
         stale = [ch for ch in independent if args.force or not is_current(ch, args.profile)]
+        kinds = {}  # chapter: its run's kind (cold, cached), None when up to date
         for ch in independent:
             if ch not in stale:
                 print(f"[up to date] {ch.relative_to(project.ROOT)} ({args.profile})", flush=True)
-                record_timing(args.profile, ch.stem, None)
+                kinds[ch.stem] = record_timing(args.profile, ch.stem, None)
         if jobs > 1 and len(stale) > 1:
             for ch, secs in run_side_by_side(stale, args.profile, args.force, jobs):
-                record_timing(args.profile, ch.stem, secs)
+                kinds[ch.stem] = record_timing(args.profile, ch.stem, secs)
         else:
             for ch in stale:
                 _, secs = execute(ch, args.profile, {}, force=args.force)
-                record_timing(args.profile, ch.stem, secs)
+                kinds[ch.stem] = record_timing(args.profile, ch.stem, secs)
         for ch in execution_order(chs)[len(independent) :]:  # they read the others' records
             _, secs = execute(ch, args.profile, {}, force=args.force)
-            record_timing(args.profile, ch.stem, secs)
+            kinds[ch.stem] = record_timing(args.profile, ch.stem, secs)
+        if not args.chapters:  # the whole book's execution, before its pages are rendered
+            record_build(args.profile, time.perf_counter() - started, kinds, jobs)
         render(args.profile, strict=args.strict, partial=bool(args.chapters))
         print(timings_table(args.profile, [c.stem for c in chs]), flush=True)
         wall = time.perf_counter() - t0

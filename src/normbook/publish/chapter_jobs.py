@@ -49,11 +49,10 @@ def interleaved(chs: list[Path]) -> list[Path]:
 
 
 def planned_flops(ch: Path, profile: str) -> float:
-    """The chapter's planned training and evaluation compute (:mod:`normbook.publish.plan`; 0 for a
+    """The chapter's planned training and evaluation compute (its spec's ``plan``; 0 for a
     chapter that analyses another's networks)."""
-    from normbook.publish import plan
-
-    return sum(i.flops for i in plan.chapter_plan(ch.stem, spec_for(ch).resolve(profile)))
+    spec = spec_for(ch)
+    return sum(i.flops for i in spec.planned(spec.resolve(profile)))
 
 
 def queue(chs: list[Path], profile: str) -> list[Path]:

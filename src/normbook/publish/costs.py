@@ -16,28 +16,7 @@ from __future__ import annotations
 import yaml
 
 from normbook.publish import project
-from normbook.publish.timings import load_timings
-
-
-def duration(seconds: float) -> str:
-    """A measured time as a page states it: "45 s", "5 min 27 s", "41 min", "1 h 12 min"."""
-    s = round(seconds)
-    if s < 60:
-        return f"{max(s, 1)} s"
-    if s < 600:
-        m, r = divmod(s, 60)
-        return f"{m} min" + (f" {r} s" if r else "")
-    m = round(seconds / 60)
-    return f"{m} min" if m < 60 else f"{m // 60} h {m % 60:02d} min"
-
-
-def machine(run: dict) -> str:
-    """The machine of a measured run: its CPU model and its cores."""
-    cores = run.get("cores")
-    return f"{run.get('cpu', 'an unrecorded CPU')}" + (f", {cores} cores" if cores else "")
-
-
-NOT_MEASURED = "not measured on this machine yet (`make book` measures it)"
+from normbook.publish.timings import NOT_MEASURED, duration, load_timings, machine
 
 
 def chapter_cost(runs: dict | None, profile: str) -> str:

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from normbook.publish import project
-from normbook.publish.costs import NOT_MEASURED, duration, machine
-from normbook.publish.timings import load_timings
+from normbook.publish.timings import NOT_MEASURED, duration, load_timings, machine
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ def selected(names: str | None) -> list[Path]:
 
 
 def module_file(name: str) -> Path | None:
-    """The source file of library module ``name`` (``normbook.paper_a.specs``), or None when
+    """The source file of library module ``name`` (``normbook.paper_a.params``), or None when
     ``name`` is not a module (a function or class imported from one)."""
     base = PACKAGE.parent / name.replace(".", "/")
     for f in (base.with_suffix(".py"), base / "__init__.py"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from normbook.publish import project, sphinx_launch
+from normbook.publish import compute_page, project, sphinx_launch
 from normbook.publish.costs import site_config
 from normbook.publish.project import BuildError, build_dir, chapters, html_dir, is_executed
 
@@ -72,7 +72,8 @@ def toc_without(missing: set[str], sweeps: list[str] = ()) -> str:
 
 
 def assemble_site(profile: str, partial: bool = False) -> Path:
-    """A Jupyter Book source tree: config, TOC, static pages and the executed notebooks.
+    """A Jupyter Book source tree: config, TOC, static pages, the executed notebooks and the
+    *Build and compute* page generated from this build's measured records (:mod:`.compute_page`).
 
     ``partial`` leaves out chapters not yet executed at this profile instead of failing.
     """
@@ -100,6 +101,9 @@ def assemble_site(profile: str, partial: bool = False) -> Path:
     for f in project.BOOK.rglob("*"):
         if f.is_file() and f.suffix in STATIC_SUFFIXES:
             _copy_if_changed(f, site / f.relative_to(project.ROOT))
+    # the Build and compute appendix: generated from the measured records, never in git
+    page = site / f"{compute_page.PAGE}.md"
+    _copy_if_changed(page, page, compute_page.page(profile).encode())
     _copy_sweeps(profile, site)
     return site
 

@@ -12,7 +12,9 @@ File format 2: ``{"format": 2, "chapters": {chapter: {"cold": run, "cached": run
 ``{"seconds", "computed", "loaded", "cpu", "cores", "measured"}``. The file before it (format 1,
 ``{chapter: {"seconds", "cpu", "cores", "measured"}}``, each chapter's last run whatever it
 computed) is read as runs of kind ``"unknown"``; a chapter's unknown run is dropped once it has
-both a cold and a cached run measured.
+both a cold and a cached run measured. Beside the chapters, ``"builds"`` keeps the whole book's
+last cold and last cached execution (:func:`record_build`), each ``{"seconds", "chapters",
+"computed", "jobs", "cpu", "cores", "measured"}``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,27 @@ from normbook.runtime.devices import cpu_model
 
 FORMAT = 2
 KINDS = ("cold", "cached", "unknown")  # unknown: a format-1 entry, cold or cached not recorded
+
+
+def duration(seconds: float) -> str:
+    """A measured time as a page states it: "45 s", "5 min 27 s", "41 min", "1 h 12 min"."""
+    s = round(seconds)
+    if s < 60:
+        return f"{max(s, 1)} s"
+    if s < 600:
+        m, r = divmod(s, 60)
+        return f"{m} min" + (f" {r} s" if r else "")
+    m = round(seconds / 60)
+    return f"{m} min" if m < 60 else f"{m // 60} h {m % 60:02d} min"
+
+
+def machine(run: dict) -> str:
+    """The machine of a measured run: its CPU model and its cores."""
+    cores = run.get("cores")
+    return f"{run.get('cpu', 'an unrecorded CPU')}" + (f", {cores} cores" if cores else "")
+
+
+NOT_MEASURED = "not measured on this machine yet (`make book` measures it)"
 
 
 def _timings_file(profile: str) -> Path:
@@ -47,14 +70,57 @@ def migrate(data: dict) -> dict[str, dict[str, dict]]:
     return {ch: {"unknown": run} for ch, run in data.items() if _valid(run)}
 
 
-def load_timings(profile: str) -> dict[str, dict[str, dict]]:
-    """{chapter: {"cold": run, "cached": run, "unknown": run}}, each kind present when measured
-    (a chapter that was up to date keeps the runs that made it)."""
+def _load_file(profile: str) -> dict:
     try:
         data = json.loads(_timings_file(profile).read_text())
     except (OSError, ValueError):
         return {}
-    return migrate(data) if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_timings(profile: str) -> dict[str, dict[str, dict]]:
+    """{chapter: {"cold": run, "cached": run, "unknown": run}}, each kind present when measured
+    (a chapter that was up to date keeps the runs that made it)."""
+    return migrate(_load_file(profile))
+
+
+def load_builds(profile: str) -> dict[str, dict]:
+    """{"cold": run, "cached": run}: the whole book's last execution of each kind, when
+    measured (:func:`record_build`)."""
+    data = _load_file(profile)
+    builds = data.get("builds") if data.get("format") == FORMAT else None
+    return {k: r for k, r in (builds or {}).items() if k in ("cold", "cached") and _valid(r)}
+
+
+def _write(profile: str, timings: dict, builds: dict) -> None:
+    data = {"format": FORMAT, "chapters": timings, **({"builds": builds} if builds else {})}
+    _timings_file(profile).parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(_timings_file(profile), json.dumps(data, indent=1))
+
+
+def _machine() -> dict:
+    return {"cpu": cpu_model(), "cores": os.cpu_count(),
+            "measured": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
+
+
+def record_build(
+    profile: str, seconds: float, kinds: dict[str, str | None], jobs: int
+) -> str | None:
+    """Keep the wall time of a build that executed every chapter (``kinds``: {chapter: what
+    :func:`record_timing` returned}, None for one that was up to date): as the book's cold
+    execution when some chapter computed cache entries, else as its execution from the cache.
+    A build that left any chapter as it was is neither; returns the kind recorded."""
+    if not kinds or None in kinds.values():
+        return None
+    kind = "cold" if "cold" in kinds.values() else "cached"
+    timings = load_timings(profile)
+    computed = sum(timings.get(ch, {}).get("cold", {}).get("computed", 0)
+                   for ch, k in kinds.items() if k == "cold")  # fmt: skip
+    builds = load_builds(profile)
+    builds[kind] = {"seconds": round(seconds, 1), "chapters": len(kinds), "jobs": jobs,
+                    "computed": computed, **_machine()}  # fmt: skip
+    _write(profile, timings, builds)
+    return kind
 
 
 def run_cache_counts(profile: str, chapter: str, seconds: float) -> dict[str, int] | None:
@@ -91,15 +157,11 @@ def record_timing(profile: str, chapter: str, seconds: float | None,
         "seconds": round(seconds, 1),
         "computed": int(counts.get("computed", 0)),
         "loaded": int(counts.get("loaded", 0)),
-        "cpu": cpu_model(),
-        "cores": os.cpu_count(),
-        "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
+        **_machine(),
     }
     if "cold" in runs and "cached" in runs:
         runs.pop("unknown", None)
-    _timings_file(profile).parent.mkdir(parents=True, exist_ok=True)
-    data = {"format": FORMAT, "chapters": timings}
-    write_atomic(_timings_file(profile), json.dumps(data, indent=1))
+    _write(profile, timings, load_builds(profile))
     return kind
 
 

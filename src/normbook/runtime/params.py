@@ -32,6 +32,7 @@ class Param:
     max: float | None = None
     reconstruction: bool = False  # the paper leaves it open; we chose the value
     list_of: type | None = None  # for list-valued knobs (type=list)
+    shape: Any = None  # a count: its value in the paper-shape run (`make paper-shape`), or None
 
     def describe(self) -> str:
         if self.choices:
@@ -133,6 +134,9 @@ class Spec:
     checks: list[Callable[[Params], str | None]] = field(default_factory=list)
     reads_ledger: bool = False  # the chapter reads every chapter's ledger record (re-run on change)
     records: tuple[str, ...] = ()  # parameters naming a recorded run it reads (re-run on change)
+    # what the chapter trains and evaluates (parameters -> runtime.flops Items): the build's
+    # queue starts the largest first, `make plan` prints it; None: it trains nothing of its own
+    plan: Callable[[Params], list] | None = None
 
     def __post_init__(self):
         names = {p.name for p in self.params}
@@ -155,6 +159,15 @@ class Spec:
             f"unknown parameter {str(name)!r} for chapter {self.chapter}; {hint}"
             f"valid: profile, {', '.join(self.names)}"
         )
+
+    def planned(self, params: Params) -> list:
+        """What the chapter will compute at ``params`` (:attr:`plan`; [] when it trains none)."""
+        return self.plan(params) if self.plan else []
+
+    @property
+    def shape_counts(self) -> dict[str, Any]:
+        """The counts a paper-shape run cuts, and their values there (``Param.shape``)."""
+        return {p.name: p.shape for p in self.params if p.shape is not None}
 
     def resolve(self, profile: str = "cpu", /, **overrides: Any) -> Params:
         """Profile defaults, then overrides (``None`` means "keep the profile's value")."""

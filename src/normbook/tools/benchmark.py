@@ -9,24 +9,34 @@ way, interleaved in ``--rounds`` rounds and each taken at its best round, so a s
 shared machine lowers no one of them alone. FLOPs per step are counted by
 ``torch.utils.flop_counter`` on one real step, forward and backward (see :func:`flops_per_step`).
 It also counts the stacked step's page faults, which a heap that returns freed memory to the OS
-multiplies (:func:`.core.workers.keep_freed_memory`).
+multiplies (:func:`normbook.runtime.workers.keep_freed_memory`). With ``--record`` (as ``make
+benchmark`` runs it) the numbers are also written to ``_build/<profile>/benchmark.json`` with
+the CPU model and the date, for the book's *Build and compute* page
+(:mod:`normbook.publish.compute_page`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
 import time
 from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from normbook.paper_a.a1_localization.spec import A1
 from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.cached.task import ramp
 from normbook.paper_a.cached.training import TrainConfig, train_stack
 from normbook.paper_a.runs import localization
-from normbook.paper_a.specs import A1
+from normbook.publish.project import build_dir, write_atomic
+from normbook.runtime import flops
+from normbook.runtime.devices import cpu_model
 from normbook.runtime.workers import single_thread
 
 
@@ -108,15 +118,17 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best of each")
     ap.add_argument("--no-paper", action="store_true", help="skip the paper geometries")
+    ap.add_argument("--record", action="store_true",
+                    help="also write _build/<profile>/benchmark.json")  # fmt: skip
     a = ap.parse_args(argv)
     setup = localization.Setup.from_params(A1.resolve(a.profile))
     cnn = setup.cnn(a.norm)
     tc = replace(setup.train, steps=a.steps)
     b = measure(cnn, tc, list(setup.seeds), a.rounds)
+    what = (f"A1 at {a.profile}: {len(setup.seeds)} models, l={tc.seq_len}, d={cnn.depth}, "
+            f"C={cnn.width}, batch {tc.batch_size}, {cnn.label}")  # fmt: skip
     print(
-        f"A1 at {a.profile}: {len(setup.seeds)} models, l={tc.seq_len}, d={cnn.depth}, "
-        f"C={cnn.width}, batch {tc.batch_size}, {cnn.label}, one thread (as training runs), "
-        f"best of {a.rounds} interleaved rounds\n"
+        f"{what}, one thread (as training runs), best of {a.rounds} interleaved rounds\n"
         f"  matmul peak          {b.peak_flops / 1e9:7.1f} GFLOP/s (one thread)\n"
         f"  FLOPs per step       {b.flops_per_step / 1e6:7.1f} MFLOP (all models)\n"
         f"  stacked              {b.stacked_steps_s:7.1f} steps/s "
@@ -125,17 +137,117 @@ def main(argv=None) -> None:
         f"(stacked is x{b.speedup:.2f})\n"
         f"  page faults          {b.faults_per_step:7.1f} per stacked step"
     )
-    if not a.no_paper:
-        print(paper_geometries(b.peak_flops))
+    rates = [] if a.no_paper else list(paper_rates_measured())
+    if rates:
+        print(paper_geometries(b.peak_flops, rates))
+    if a.record:
+        path = record(a.profile, what, a.rounds, b, rates)
+        print(f"[benchmark] recorded in {path}", flush=True)
 
 
-def paper_geometries(peak_flops: float) -> str:
+def record(profile: str, what: str, rounds: int, b: Benchmark, rates: list) -> Path:
+    """Write the run to ``_build/<profile>/benchmark.json`` (the *Build and compute* page reads
+    it): the numbers above, the CPU model, its cores and the date."""
+    data = {
+        "format": 1,
+        "profile": profile,
+        "setup": what,
+        "rounds": rounds,
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "peak_gflops": round(b.peak_flops / 1e9, 2),
+        "mflop_per_step": round(b.flops_per_step / 1e6, 3),
+        "stacked_steps_s": round(b.stacked_steps_s, 2),
+        "stacked_share": round(b.stacked_share, 4),
+        "naive_steps_s": round(b.naive_steps_s, 2),
+        "speedup": round(b.speedup, 3),
+        "faults_per_step": round(b.faults_per_step, 1),
+        "paper": [
+            {
+                "geometry": r.geometry,
+                "seconds_per_step": round(r.seconds_per_step, 4),
+                "gflops": round(r.flops_per_second / 1e9, 2),
+                "share": round(r.flops_per_second / b.peak_flops, 4),
+            }
+            for r in rates
+        ],  # fmt: skip
+    }
+    path = build_dir(profile) / "benchmark.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(data, indent=1))
+    return path
+
+
+# ----------------------------------------------------------------------------- rates
+
+
+def _seconds_per_step(model: torch.nn.Module, x: torch.Tensor, loss, reps: int = 2) -> float:
+    """Best of ``reps`` Adam steps (after a warm-up) of a classifier; paper A's networks are
+    timed by :func:`steps_per_second` instead."""
+    opt = torch.optim.Adam(model.parameters())
+    best = float("inf")
+    for _ in range(reps + 1):  # the first is a warm-up
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss(model(x)).backward()
+        opt.step()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@dataclass(frozen=True)
+class Rate:
+    geometry: str
+    seconds_per_step: float
+    flops_per_step: float
+
+    @property
+    def flops_per_second(self) -> float:
+        return self.flops_per_step / self.seconds_per_step
+
+
+def paper_rates() -> dict[str, Rate]:
+    """Seconds per training step at each paper geometry, on one thread (as training runs):
+    paper A's network (l = 600, d = 32, C = 32, batch 32, one model), paper B's MNIST CNN and
+    full-width VGG-16 (batch 128)."""
+    from normbook.paper_b.runs import classify
+    from normbook.publish.chapters import SPECS
+
+    rates = {}
+    with single_thread():
+        setup = localization.Setup.from_params(SPECS["a1_localization"].resolve("paper"))
+        cnn, tc = setup.cnn("instance"), replace(setup.train, steps=3)
+        secs = 1 / steps_per_second(cnn, tc, [0])
+        rates["paper_a"] = Rate(f"paper A: l={tc.seq_len}, d={cnn.depth}, C={cnn.width}, "
+                                f"batch {tc.batch_size}", secs,
+                                flops_per_step(cnn, tc, 1))  # fmt: skip
+        params = SPECS["b1_setup_accuracy"].resolve("paper")
+        for (ds, bn), cfg in classify.Setup.from_params(params).configs.items():
+            if not bn:
+                continue
+            model = cfg.build(0)
+            x = torch.randn(params.batch_size, cfg.in_channels, 32, 32)
+            labels = torch.randint(0, 10, (params.batch_size,))
+            step_flops = flops.train_step_flops(model, x[:1]) * params.batch_size
+            loss = partial(torch.nn.functional.cross_entropy, target=labels)
+            secs = _seconds_per_step(model, x, loss)
+            rates[ds] = Rate(
+                f"paper B: {ds} {cfg.label}, batch {params.batch_size}", secs, step_flops
+            )
+    return rates
+
+
+def paper_rates_measured() -> list:
+    """Each paper geometry's measured rate (:func:`paper_rates`)."""
+    return list(paper_rates().values())
+
+
+def paper_geometries(peak_flops: float, rates: list | None = None) -> str:
     """The `paper` profile's geometries, one training step each on one thread (the best of
-    two after a warm-up), against the same matmul peak."""
-    from normbook.tools.shape_run import paper_rates
-
+    two after a warm-up), against the same matmul peak (``rates``: measured now if None)."""
     lines = ["paper geometries (one model, one thread):"]
-    for r in paper_rates().values():
+    for r in paper_rates_measured() if rates is None else rates:
         lines.append(f"  {r.geometry:45s} {r.seconds_per_step:6.2f} s/step, "
                      f"{r.flops_per_second / 1e9:5.1f} GFLOP/s "
                      f"({r.flops_per_second / peak_flops:.0%} of the matmul peak)")  # fmt: skip

@@ -18,39 +18,29 @@ import argparse
 import os
 import shutil
 import time
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
-from normbook.publish import plan, project
+from normbook.publish import project
 from normbook.publish.chapter_jobs import execute_command, run_child
+from normbook.runtime import flops
 from normbook.runtime.cache import build_root
 from normbook.runtime.devices import cpu_model
-from normbook.runtime.workers import single_thread
+from normbook.tools.benchmark import Rate, paper_rates
 
-# The counts a shape run cuts (every chapter takes the ones its spec has); everything else
-# keeps its `paper` value. Evaluations keep two eval batches (two independent streams); n_eval
-# and curve_eval four of A3's largest BatchNorm evaluation batch (512: the kept states are
-# evaluated with batch means too). Paper B's k-means sweep keeps its
-# full-width features but only k = 2..4 with one restart: at 19 k's and three restarts it is
-# most of B3's and B4's shape run (about 70 s per network) and runs the same code for every k.
-COUNTS = dict(
-    steps=3, curve_eval=2048, n_eval=2048, probe_batches=1, pack_steps=3, n_test=256,
-    circular_steps=3, intervention_eval=64, intervention_ref=64, unet_steps=3, unet_eval=64,
-    grid_steps=3, grid_eval=64, reach_len_steps=[3, 6, 9], reach_eval=64,
-    mnist_epochs=1, cifar_epochs=1, mnist_train=512, cifar_train=512, n_val=256,
-    curve_images=128, sparsity_images=128, cluster_images=128, silhouette_images=128,
-    view_images=64, k_max=4, kmeans_n_init=1,
-    null_draws=1, oc_models=20, power_draws=20, device="cpu", workers=1,
-)  # fmt: skip
+# A shape run keeps every `paper` value but the counts each spec marks (``Param.shape``):
+# evaluations keep two eval batches (two independent streams); n_eval and curve_eval four of
+# A3's largest BatchNorm evaluation batch (512: the kept states are evaluated with batch means
+# too). Paper B's k-means sweep keeps its full-width features but only k = 2..4 with one
+# restart: at 19 k's and three restarts it is most of B3's and B4's shape run (about 70 s per
+# network) and runs the same code for every k. It runs on the CPU, one worker.
+RUN = dict(device="cpu", workers=1)
 
 
 def shape_overrides(chapter: Path) -> dict:
-    """The counts of COUNTS that ``chapter``'s spec has (its shape run's ``-p`` overrides)."""
-    names = set(project.spec_for(chapter).names)
-    return {k: v for k, v in COUNTS.items() if k in names}
+    """``chapter``'s shape-run ``-p`` overrides: its spec's counts and the run settings."""
+    spec = project.spec_for(chapter)
+    return {**spec.shape_counts, **{k: v for k, v in RUN.items() if k in spec.names}}
 
 
 # ----------------------------------------------------------------------------- executing
@@ -75,66 +65,7 @@ def run_chapter(ch: Path, env: dict, cut: dict | None = None) -> ChapterRun:
     return ChapterRun(ch.stem, time.perf_counter() - t0, run.peak_rss_gb, error)
 
 
-# ----------------------------------------------------------------------------- rates
-
-
-def _seconds_per_step(model: torch.nn.Module, x: torch.Tensor, loss, reps: int = 2) -> float:
-    """Best of ``reps`` Adam steps (after a warm-up) of a classifier; paper A's networks are
-    timed by :func:`.benchmark.steps_per_second` instead."""
-    opt = torch.optim.Adam(model.parameters())
-    best = float("inf")
-    for _ in range(reps + 1):  # the first is a warm-up
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss(model(x)).backward()
-        opt.step()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-@dataclass(frozen=True)
-class Rate:
-    geometry: str
-    seconds_per_step: float
-    flops_per_step: float
-
-    @property
-    def flops_per_second(self) -> float:
-        return self.flops_per_step / self.seconds_per_step
-
-
-def paper_rates() -> dict[str, Rate]:
-    """Seconds per training step at each paper geometry, on one thread (as training runs):
-    paper A's network (l = 600, d = 32, C = 32, batch 32, one model), paper B's MNIST CNN and
-    full-width VGG-16 (batch 128)."""
-    from normbook.paper_a.runs import localization
-    from normbook.paper_b.runs import classify
-    from normbook.publish.chapters import SPECS
-    from normbook.tools import benchmark
-
-    rates = {}
-    with single_thread():
-        setup = localization.Setup.from_params(SPECS["a1_localization"].resolve("paper"))
-        cnn, tc = setup.cnn("instance"), replace(setup.train, steps=3)
-        secs = 1 / benchmark.steps_per_second(cnn, tc, [0])
-        rates["paper_a"] = Rate(f"paper A: l={tc.seq_len}, d={cnn.depth}, C={cnn.width}, "
-                                f"batch {tc.batch_size}", secs,
-                                benchmark.flops_per_step(cnn, tc, 1))  # fmt: skip
-        params = SPECS["b1_setup_accuracy"].resolve("paper")
-        for (ds, bn), cfg in classify.Setup.from_params(params).configs.items():
-            if not bn:
-                continue
-            model = cfg.build(0)
-            x = torch.randn(params.batch_size, cfg.in_channels, 32, 32)
-            labels = torch.randint(0, 10, (params.batch_size,))
-            flops = plan.train_step_flops(model, x[:1]) * params.batch_size
-            loss = partial(torch.nn.functional.cross_entropy, target=labels)
-            secs = _seconds_per_step(model, x, loss)
-            rates[ds] = Rate(f"paper B: {ds} {cfg.label}, batch {params.batch_size}", secs, flops)
-    return rates
-
-
-def _rate_for(item: plan.Item, chapter: str, rates: dict[str, Rate]) -> Rate:
+def _rate_for(item: flops.Item, chapter: str, rates: dict[str, Rate]) -> Rate:
     if chapter.startswith("b"):
         return rates["cifar10"] if "cifar" in item.what.lower() else rates["mnist"]
     return rates["paper_a"]
@@ -145,7 +76,7 @@ def estimates(chapter: str, rates: dict[str, Rate]) -> tuple[float, float]:
     of ``chapter``'s training and evaluation passes (plan's FLOPs; analyses not counted)."""
     from normbook.publish.chapters import SPECS
 
-    items = plan.chapter_plan(chapter, SPECS[chapter].resolve("paper"))
+    items = SPECS[chapter].planned(SPECS[chapter].resolve("paper"))
     cpu = sum(i.flops / _rate_for(i, chapter, rates).flops_per_second for i in items)
     return cpu / 3600, sum(i.seconds() for i in items) / 3600
 
@@ -154,15 +85,18 @@ def estimates(chapter: str, rates: dict[str, Rate]) -> tuple[float, float]:
 
 
 def report(runs: list[ChapterRun], rates: dict[str, Rate]) -> str:
+    from normbook.publish.chapters import SPECS
+
+    counts = {k: v for spec in SPECS.values() for k, v in spec.shape_counts.items()}
     lines = [f"paper profile at full shape on {cpu_model()}, {os.cpu_count()} cores "
-             f"(counts cut: {', '.join(f'{k}={v}' for k, v in COUNTS.items())})", "",
+             f"(counts cut: {', '.join(f'{k}={v}' for k, v in counts.items())})", "",
              "| geometry | s per training step (one thread) | GFLOP/s |",
              "|---|---|---|"]  # fmt: skip
     for r in rates.values():
         lines.append(f"| {r.geometry} | {r.seconds_per_step:.3f} | "
                      f"{r.flops_per_second / 1e9:.1f} |")  # fmt: skip
     lines += ["", f"| chapter | shape run | peak RSS | full `paper`, one core of this CPU "
-              f"| full `paper`, {plan.DEVICE} at {plan.UTILIZATION:.0%} of peak |",
+              f"| full `paper`, {flops.DEVICE} at {flops.UTILIZATION:.0%} of peak |",
               "|---|---|---|---|---|"]  # fmt: skip
     for run in runs:
         cpu_h, gpu_h = estimates(run.chapter, rates)

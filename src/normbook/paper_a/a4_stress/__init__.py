@@ -1,1 +1,1 @@
-"""Chapter A4 (stress tests): its figures and its claims."""
+"""Chapter A4 (stress tests): its spec, claims, figures, explorable view and prose."""

@@ -10,21 +10,21 @@ from dataclasses import replace
 import numpy as np
 
 from normbook.grading.claims import accuracy_within, mean_test
-from normbook.grading.verdicts import REFUTED, REPRODUCED, Check, Control, Verdict, decide
+from normbook.grading.verdicts import Check, Verdict
 from normbook.pages.fmt import join
-from normbook.paper_a.grading.sesoi import CHANCE, REMOVED
-from normbook.paper_a.measures import bands
-from normbook.paper_a.runs.stress import MODE_DOC
-from normbook.paper_a.verdicts import (
+from normbook.paper_a.grading.late import rising
+from normbook.paper_a.grading.rules import (
     CYCLIC_TOLERANCE,
     accuracy_learned,
     beats_nulls,
     flat_interior,
     learned,
     localizes_verdict,
-    rising,
     side_channel,
 )
+from normbook.paper_a.grading.sesoi import CHANCE, REMOVED
+from normbook.paper_a.measures import bands
+from normbook.paper_a.runs.stress import MODE_DOC
 
 SYMMETRIC_MODES = ("population", "shuffled")  # statistics independent of the sample: flat
 
@@ -68,11 +68,12 @@ def circular_trained_checks(circ, max_change) -> list[Check]:
 def circular_flat(circ) -> Verdict:
     """A network trained with circular padding is exactly cyclic-equivariant, so its
     expected interior slope is 0: equivalence within ± the slope SESOI
-    (:func:`.verdicts.flat_interior`)."""
+    (:func:`normbook.paper_a.grading.rules.flat_interior`)."""
     return flat_interior(
         f"{circ.name} trained with circular padding (no boundary to localize from)",
         circ.slope_interior,
         bands.slope_se(circ),
+        key="a4_circular_flat",
     )  # fmt: skip
 
 
@@ -80,12 +81,14 @@ def symmetric_interventions(sweep) -> list[Verdict]:
     """Statistics that do not depend on the sample (the population's) or come from another,
     independent sample make every normalization layer a translation-equivariant map of the
     sample's own input, so the expected interior slope is 0: equivalence within ± the slope
-    SESOI (:func:`.verdicts.flat_interior`)."""
+    SESOI (:func:`normbook.paper_a.grading.rules.flat_interior`); one row per mode, its key
+    ``a4_<mode>_flat``."""
     return [
         flat_interior(
             f"{sweep.name} with {MODE_DOC[m]} at every layer",
             sweep.slopes(m, "all"),
             sweep.se[m]["all"],
+            key=f"a4_{m}_flat",
         )  # fmt: skip
         for m in SYMMETRIC_MODES
     ]
@@ -109,16 +112,16 @@ def interior_statistics(sweep, normed, curve=None) -> Verdict:
     before, after = sweep.baseline_slopes, sweep.slopes("interior", "all")
     removed = interior_removed(sweep)
     test = mean_test(removed, REMOVED.value, null="the slope without intervention")
-    controls = (learned(normed), side_channel(normed))
     up = None if curve is None else rising(curve, interior_removed, REMOVED)
-    return Verdict(
+    return Verdict.graded(
         "A",
         f"Statistics of the interior alone remove at least {REMOVED.value:.0%} of the interior "
         f"slope ({MODE_DOC['interior']}, at every layer)",
-        decide(test, controls, rising=up),
         test,
         REMOVED,
-        f"slope {join(before, '.3f')} -> {join(after, '.3f')}; share removed "
+        rising=up,
+        controls=(learned(normed), side_channel(normed)),
+        evidence=f"slope {join(before, '.3f')} -> {join(after, '.3f')}; share removed "
         f"{join(removed, '.2f')}; "
         + (
             "the trained networks only (no kept states)"
@@ -126,8 +129,8 @@ def interior_statistics(sweep, normed, curve=None) -> Verdict:
             else f"rising judged at the kept states ({join(curve.fractions, '.3g')} of the budget)"
         ),
         unit=".2f",
-        controls=controls,
         paper_says="The side channel runs through the normalization statistics (the mechanism)",
+        key="a4_interior_statistics",
     )
 
 
@@ -139,40 +142,41 @@ def receptive_field_rows(heads: dict) -> list[Verdict]:
     binomial tests per model; refuted when some model lies beyond). Control: the kernel-1
     family learned (at full overlap, where path B *is* path A). More training can only make a
     head that beats chance beat it more, so a refutation stands without a curve
-    (``rising=False``); a reproduction is a statement about this budget."""
+    (``rising=False``); a reproduction is a statement about this budget. One row per head,
+    its key ``a4_packnorm_overlap_<head>``."""
     rows = []
     for head, acc in heads.items():
         o, full = list(acc.overlaps), acc.overlaps[-1]
         below_half = [i for i, v in enumerate(o) if 0 < v <= full / 2]
         at = below_half[-1] if below_half else 0
         test = accuracy_within(acc.correct[at], acc.n_test, CHANCE.value)
-        control = accuracy_learned(acc.acc[-1], f"kernel 1, {head} head")
         rows.append(
-            Verdict(
+            Verdict.graded(
                 "A",
                 f"PackNorm with kernel 1 (R = 0) and a {head} head: below the paper's "
                 f"transition (at o = {o[at]} of {full}) every model's accuracy stays within "
                 f"± {CHANCE.value:g} of chance",
-                decide(test, [control], rising=False),
                 test,
                 replace(CHANCE, unit="from chance (1/2), at most"),
-                f"accuracy at o = {o[at]}: {join(acc.acc[at], '.3f')}; at full overlap "
+                rising=False,
+                controls=(accuracy_learned(acc.acc[-1], f"kernel 1, {head} head"),),
+                evidence=f"accuracy at o = {o[at]}: {join(acc.acc[at], '.3f')}; at full overlap "
                 f"{join(acc.acc[-1], '.3f')}",
                 unit=".3f",
-                controls=(control,),
                 paper_says="PackNorm's overlap transition measures receptive-field overlap "
                 "(Fig. 3)",
+                key=f"a4_packnorm_overlap_{head}",
             )
         )
     return rows
 
 
-def architecture_localizes(runs, what: str) -> Verdict:
+def architecture_localizes(runs, what: str, key: str = "") -> Verdict:
     """The side channel in another architecture: the interior slope of the normalized
     networks beats both nulls (no-norm networks; the same networks with circular padding) by
     the SESOI; control: they learned the task. Whether the slope was still rising is judged on
     ``runs.curve`` (the normalized networks at the late kept state and the end; None: it
-    cannot be refuted)."""
+    cannot be refuted). ``key``: the claim's name for the prose."""
     c = runs.curve
     states = "the trained networks only (no kept states)"
     if c is not None:
@@ -183,30 +187,5 @@ def architecture_localizes(runs, what: str) -> Verdict:
         f"; interior fraction {join(runs.norm.frac_interior, '.2f')}; {states}",
         family=f"{what}, {runs.norm.name}",
         paper_says="Normalization layers enable side-channel spatial communication in CNNs "
-        "(one architecture, 1-D)",
+        "(one architecture, 1-D)", key=key,
     )  # fmt: skip
-
-
-def rf_reading(rows: list[Verdict]) -> str:
-    """The sentence the receptive-field test supports, from its grades."""
-    grades = {r.verdict for r in rows}
-    if REFUTED in grades:
-        return (
-            "a network whose receptive field is a single position still tells overlapping from "
-            "independent sequences when the normalization pools both paths, so the overlap "
-            "sweep measures how much the two paths' pooled statistics share, not how far "
-            "receptive fields reach"
-        )
-    if grades == {REPRODUCED}:
-        return (
-            "without receptive fields to overlap the networks stay at chance, as the paper's "
-            "reading of the transition requires"
-        )
-    return "at this budget the test cannot tell whether the transition depends on R"
-
-
-def control_line(controls: list[Control]) -> str:
-    """Which positive controls passed, for prose."""
-    failed = [c for c in controls if not c.passed]
-    return "every positive control passed" if not failed else "failed: " + "; ".join(
-        f"{c.family} ({c.check})" for c in failed)  # fmt: skip

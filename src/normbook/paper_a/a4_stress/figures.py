@@ -9,7 +9,7 @@ from normbook.grading import stats
 from normbook.pages.figures import NORM_COLORS, canvas, shared_legend
 from normbook.paper_a.cached.interventions import MODES
 from normbook.paper_a.cached.task import ramp
-from normbook.paper_a.figures import color, receptive_bands
+from normbook.paper_a.plots import color, receptive_bands
 
 MODE_COLORS = {"population": "#000000", "shuffled": "#CC79A7", "interior": "#56B4E9"}
 

@@ -1,1 +1,2 @@
-"""Chapter A5 (reach beyond one hop): its pages (figures, tables, prose) and its claims."""
+"""Chapter A5 (reach beyond one hop): its spec, claims, figures, tables and prose (text) and
+explorable view."""

@@ -7,8 +7,6 @@ can."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from normbook.grading.claims import (
@@ -20,12 +18,12 @@ from normbook.grading.claims import (
     mean_test,
     rank_trend,
 )
-from normbook.grading.verdicts import REFUTED, REPRODUCED, Control, Verdict, decide
+from normbook.grading.verdicts import Control, Verdict
 from normbook.pages.fmt import join, num
 from normbook.paper_a import paper_values as reported
+from normbook.paper_a.grading.rules import learned, side_channel
 from normbook.paper_a.grading.sesoi import (
     FLAGGED,
-    LEARNED_R2,
     SHARE,
     SHARE_GAIN,
     SLOPE,
@@ -33,7 +31,6 @@ from normbook.paper_a.grading.sesoi import (
 )
 from normbook.paper_a.measures import bands
 from normbook.paper_a.runs import reach
-from normbook.paper_a.verdicts import learned, side_channel
 
 REACH_ALPHA = ALPHA  # one-sided level of the significance reach (the claims' level)
 
@@ -96,38 +93,35 @@ def undiminished(study) -> Verdict:
     ctrl = (learned(run, r.family.label), side_channel(run, r.family.label))
     one = reach.Study([study.families[i]], [run], [study.curves[i]], [r])
     up = may_move(one, lambda x: reach.kept_at(x, study.families), SHARE)
-    return Verdict(
+    return Verdict.graded(
         "A",
         f"The band beyond one hop ({_band_name(study)}) keeps at least {SHARE.value:.0%} of "
         "the first band's slope",
-        decide(test, ctrl, rising=up),
         test,
         SHARE,
-        f"{r.family.label}: slope beyond one hop {join(r.beyond, '.4f')} vs first "
+        rising=up,
+        controls=ctrl,
+        evidence=f"{r.family.label}: slope beyond one hop {join(r.beyond, '.4f')} vs first "
         f"{join(r.first, '.3f')}",
         unit=".3f",
-        controls=ctrl,
         paper_says="The position signal carries past one hop undiminished",
+        key="a5_undiminished",
     )
 
 
-def _trend(study, x, name, claim: str, null: str, lost: bool = False,
-           paper_says: str = "") -> Verdict:  # fmt: skip
+def _trend(study, x, name, claim: str, null: str, lost: bool = False, paper_says: str = "",
+           key: str = "") -> Verdict:  # fmt: skip
     """Spearman over every model of ``x`` (per family) against the share kept (or, ``lost``,
     the share lost), against ``TREND``; every family's controls, the two-sided moving rule."""
     n, kept = _per_model(study.reaches, x)
     test = rank_trend(n, 1 - kept if lost else kept, TREND.value, null=null)
-    ctrl = controls(study)
-    one = len(set(n)) < 2  # a profile that trains one value of the axis has no trend to test
-    grade = decide(test, ctrl, rising=beyond_may_move(study), testable=not one)
-    if one:
-        grade = replace(
-            grade,
-            why=f"this profile trains one value of the axis ({name(study.reaches[0])}); "
-            "the `paper` profile varies it",
-        )
-    return Verdict("A", claim, grade, test, TREND, _kept_detail(study.reaches, name),
-                   unit=".2f", controls=ctrl, paper_says=paper_says)  # fmt: skip
+    # a profile that trains one value of the axis has no trend to test
+    one = (f"this profile trains one value of the axis ({name(study.reaches[0])}); the "
+           "`paper` profile varies it") if len(set(n)) < 2 else ""  # fmt: skip
+    row = Verdict.graded("A", claim, test, TREND, rising=beyond_may_move(study),
+                         controls=controls(study), evidence=_kept_detail(study.reaches, name),
+                         unit=".2f", paper_says=paper_says, untestable=one, key=key)  # fmt: skip
+    return row
 
 
 def grows_with_norm_layers(study) -> Verdict:
@@ -140,7 +134,7 @@ def grows_with_norm_layers(study) -> Verdict:
         f"{TREND.value:g})",
         f"rank correlation of the share kept with the number of norm layers, ρ = {TREND.value:g}",
         paper_says="Each normalization layer relays position one hop further, so more "
-        "normalization layers carry it farther (the multi-hop reading)",
+        "normalization layers carry it farther (the multi-hop reading)", key="a5_norm_layers",
     )  # fmt: skip
 
 
@@ -160,17 +154,18 @@ def normalization_not_depth(pair) -> Verdict:
     kept = [c.values(lambda x: reach.kept_at(x, pair.families)) for c in pair.curves]
     up = may_rise(kept[0] - kept[1], pair.curves[0].fractions, SHARE_GAIN.flat_margin)
     blocks = normed.family.cnn.depth * normed.family.cnn.mix
-    return Verdict(
+    return Verdict.graded(
         "A (ours)",
         f"(ours) At equal depth and capacity ({blocks} kernel-1 blocks), normalizing those blocks "
         f"raises the share of the first band's slope kept beyond one hop by at least "
         f"{SHARE_GAIN.value:g}",
-        decide(test, ctrl, rising=up), test, SHARE_GAIN,
-        f"{normed.family.label}: kept {join(normed.kept, '.3f')}; {plain.family.label}: kept "
-        f"{join(plain.kept, '.3f')} ({normed.family.setup.train.steps:,} steps each)",
-        unit=".3f", controls=ctrl,
+        test, SHARE_GAIN, rising=up, controls=ctrl,
+        evidence=f"{normed.family.label}: kept {join(normed.kept, '.3f')}; {plain.family.label}: "
+        f"kept {join(plain.kept, '.3f')} ({normed.family.setup.train.steps:,} steps each)",
+        unit=".3f",
         paper_says="not in the paper (the matched control of the multi-hop reading: more "
         "normalization layers, not more depth, carry it farther)",
+        key="a5_normalization_not_depth",
     )  # fmt: skip
 
 
@@ -184,7 +179,7 @@ def falls_with_length(study) -> Verdict:
         f"{TREND.value:g})",
         f"rank correlation of the share lost with l, ρ = {TREND.value:g}", lost=True,
         paper_says="not in the paper (a reviewer's reading: every statistic averages over l "
-        "positions)",
+        "positions)", key="a5_falls_with_length",
     )  # fmt: skip
 
 
@@ -237,17 +232,16 @@ def paper_flag_rate(sigma: float, alpha: float):
                                            reported.SAMPLES_PER_INDEX, alpha))  # fmt: skip
 
 
-def _prediction(study, law, fn, sesoi, null, what, claim, evidence, unit) -> Verdict:
+def _prediction(study, law, fn, sesoi, null, what, claim, evidence, unit, key) -> Verdict:
     says = "The whole sequence is localized (Fig. 1a, paper A's network)"
     est, se = law.predict(reported.NORM_LAYERS, reported.SEQ_LEN)
     test = mapped_estimate(est, se, law.dof, fn, sesoi.value, law.n_models, null=null, what=what)
-    ctrl = (*controls(study), _law_control(law))
     ok, why = _testable(study, law)
-    grade = decide(test, ctrl, rising=beyond_may_move(study), testable=ok)
-    if not ok:
-        grade = replace(grade, why=why)
-    return Verdict("A", claim, grade, test, sesoi, evidence, unit=unit, controls=ctrl,
-                   paper_says=says)  # fmt: skip
+    row = Verdict.graded("A", claim, test, sesoi, rising=beyond_may_move(study),
+                         controls=(*controls(study), _law_control(law)), evidence=evidence,
+                         unit=unit, paper_says=says, untestable="" if ok else why,
+                         key=key)  # fmt: skip
+    return row
 
 
 def paper_prediction(study, law: reach.Law) -> list[Verdict]:
@@ -266,7 +260,7 @@ def paper_prediction(study, law: reach.Law) -> list[Verdict]:
         "prediction)",
         f"predicted log2 slope {num(est, '.2f')} ± {num(se, '.2f')} (SE of the fitted mean"
         + ("" if se == se else ": none, the fit has no degrees of freedom left for it") + ")",
-        ".3g",
+        ".3g", "a5_law_slope",
     )  # fmt: skip
     flags = _prediction(
         study, law, paper_flag_rate(sigma, reported.WELCH_ALPHA), FLAGGED,
@@ -277,48 +271,6 @@ def paper_prediction(study, law: reach.Law) -> list[Verdict]:
         f"index, the fitted law predicts that the test flags at least {FLAGGED.value:.0%} of "
         "the indices beyond 3R (whole-sequence localization by significance; a prediction)",
         f"one prediction's SD {sigma:.3f} (the base family's), level {reported.WELCH_ALPHA:g}",
-        ".3f",
+        ".3f", "a5_law_flags",
     )  # fmt: skip
     return [slope, flags]
-
-
-# ----------------------------------------------------------------------------- for chapter A1
-
-
-def cost_ratio(study) -> float:
-    """Training seconds per model of the family with the most normalization layers on the
-    norm-layer axis, over the base family's (same steps, same machine, one build)."""
-    on = study.on("norm layers")
-    top = max(range(len(on.families)), key=lambda i: on.families[i].norm_layers)
-    return on.reaches[top].train_seconds / study.reaches[study.base].train_seconds
-
-
-def a1_decision(layers_row: Verdict, study) -> str:
-    """What the norm-layer row decides for chapter A1's geometry, in one sentence."""
-    base = study.families[study.base].norm_layers
-    most = max(f.norm_layers for f in study.on("norm layers").families)
-    cost = (f"a network with {most} normalization layers costs {cost_ratio(study):.1f} times "
-            f"the training time per model of one with {base} here")  # fmt: skip
-    if layers_row.verdict == REPRODUCED:
-        return (
-            "reach grows with the number of normalization layers, so chapter A1's networks, "
-            f"with {base} of the paper's {reported.NORM_LAYERS}, show only part of the "
-            f"mechanism the paper describes; {cost}, and chapters A1, A3 and A4 train every "
-            "network at that geometry, which this profile's budget cannot afford: it keeps "
-            "A1's geometry, this chapter shows the mechanism at more layers, and the paper "
-            f"profile runs the paper's {reported.NORM_LAYERS}"
-        )
-    if layers_row.verdict == REFUTED:
-        return (
-            "more normalization layers do not carry the signal farther at this budget, so "
-            f"chapter A1's {base} show the reach a deeper stack would; {cost}: its geometry stays"
-        )
-    return (
-        "this budget cannot tell whether more normalization layers carry the signal farther, "
-        f"so chapter A1's geometry stays ({cost}), and the paper profile decides"
-    )
-
-
-def learned_r2() -> str:
-    """The learning control's threshold, for prose."""
-    return f"{LEARNED_R2:g}"

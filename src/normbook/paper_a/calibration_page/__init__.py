@@ -1,1 +1,2 @@
-"""The calibration page: how long A1's networks must train at each profile (budget)."""
+"""The calibration page: how long A1's networks must train at each profile (budget), its spec,
+figure and table."""

@@ -1,3 +1,3 @@
-"""Paper A's grading shared by its chapters: smallest effects of interest (sesoi), the
-null networks (nulls), late-training rules (late), the paper's own numbers (paper_values) and
-the recorded paper-scale run (recorded)."""
+"""Paper A's grading shared by its chapters: smallest effects of interest (sesoi), the null
+networks (nulls), late-training rules (late) and the rules several chapters' claims use
+(rules: positive controls, checks, "localizes beyond R")."""

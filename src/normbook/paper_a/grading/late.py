@@ -1,12 +1,13 @@
 """Whether a tested quantity of paper A may still be moving the claim's way at the end of its
 training budget, from its measurements at the kept states (:func:`normbook.grading.claims.may_rise`:
-the late gain's upper end against half the SESOI). :mod:`.verdicts` re-exports these."""
+the late gain's upper end against half the SESOI)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from normbook.grading.claims import Rise, may_rise
+from normbook.pages.fmt import join
 from normbook.paper_a import paper_values as reported
 from normbook.paper_a.grading.nulls import reach_layers
 from normbook.paper_a.grading.sesoi import REACH, SLOPE
@@ -28,6 +29,14 @@ def reach_rising(probe_curve, factor: float) -> Rise | None:
     if probe_curve is None:
         return None
     return rising(probe_curve, lambda r: reach_layers(r, factor), REACH)
+
+
+def probe_states(probe_curve) -> str:
+    """Which states the reach's curve probed, for the evidence column."""
+    if probe_curve is None:
+        return "probes of the trained networks only (no kept states)"
+    return (f"rising judged on the probes at the kept states "
+            f"({join(probe_curve.fractions, '.3g')} of the budget)")  # fmt: skip
 
 
 def late_gain(curve, measure=bands.interior_slope):

@@ -1,6 +1,8 @@
 """The claim rows and checks of chapter B4's stress tests. The claim rules are in
-:mod:`.verdicts`; these ledgers apply them to the results of :mod:`.factorial`,
-:mod:`.stress_analyses` and :mod:`.matching`, and state what holds by construction.
+:mod:`normbook.paper_b.grading.rules`; these ledgers apply them to the results of
+:mod:`.factorial`, :mod:`.stress_analyses` and :mod:`.matching` (chapters B2's and B3's
+direction rows, on other images and networks, by their own row builders), and state what holds
+by construction.
 """
 
 from __future__ import annotations
@@ -8,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from normbook.grading.claims import ClaimTest, t_interval
-from normbook.grading.verdicts import decide, decide_parts, sesoi_phrase
+from normbook.grading.verdicts import Check, Control, Verdict, decide, sesoi_phrase
 from normbook.pages.fmt import DASH, bracket, no_interval, sci
-from normbook.paper_b import verdicts
+from normbook.paper_b.b2_sparsity.claims import PAPER_WAY, sparsity_row
+from normbook.paper_b.b3_clusters.claims import class_dbi_row
 from normbook.paper_b.b4_stress.factorial import (
     METRICS,
     Effects,
@@ -22,11 +25,23 @@ from normbook.paper_b.b4_stress.factorial import (
 from normbook.paper_b.b4_stress.matching import Matched
 from normbook.paper_b.cached.analysis import Clusters, Sparsity
 from normbook.paper_b.cached.stress_analyses import Silhouettes, Thresholds
+from normbook.paper_b.grading.pairing import max_init_difference, seed_counts
+from normbook.paper_b.grading.rules import (
+    DATASET_NAMES,
+    Contrast,
+    both,
+    deeper_half,
+    direction,
+    layer_mean,
+    learned,
+    moving_along,
+    signed,
+)
 from normbook.paper_b.grading.sesoi import DBI, SILHOUETTE, SPARSITY
 from normbook.paper_b.runs import classify
 from normbook.paper_b.runs.classify import DATASETS, Models, bn_label
 
-NAMES = verdicts.DATASET_NAMES
+NAMES = DATASET_NAMES
 VERBS = {"higher": "raises", "lower": "lowers"}
 REVIEWERS = "not in the paper (the reviewers' question: BN, or its ten-times-higher learning rate)"
 
@@ -47,18 +62,18 @@ def described(values) -> str:
     return bracket(float(v.mean()), lo, hi, "+.3g", no_interval(v.size))
 
 
-def cell_controls(f: Factorial, dataset: str, cells=None) -> tuple[verdicts.Control, ...]:
+def cell_controls(f: Factorial, dataset: str, cells=None) -> tuple[Control, ...]:
     """The cells of ``dataset``'s 2 x 2 (``cells``: (BN, lr index) pairs; default all four)
-    must have learned (:func:`verdicts.learned`)."""
+    must have learned (:func:`learned`)."""
     cells = cells or [(bn, j) for bn in (True, False) for j in (0, 1)]
     acc = {(bn, j): np.array([t.test_acc for t in f.trained[dataset, bn, j]]) for bn, j in cells}
     return tuple(
-        verdicts.Control(
+        Control(
             f"{NAMES[dataset]} {bn_label(bn)} at lr {sci(f.lrs[dataset][j])}",
             c.check, c.passed, c.evidence,
         )
         for (bn, j), a in acc.items()
-        for c in verdicts.learned({(dataset, bn): a}, [classify.Variant(dataset, bn)])
+        for c in learned({(dataset, bn): a}, [classify.Variant(dataset, bn)])
     )  # fmt: skip
 
 
@@ -67,16 +82,16 @@ _SIL = {"class_sil": "class_silhouette", "kmeans_sil": "kmeans_silhouette"}
 
 def _signed(values, dataset: str, expect: str, contrast, relative: bool = False) -> np.ndarray:
     """Per seed, BN vs no BN of ``contrast`` over layers, signed the claim's way (``relative``
-    for DBI, as :func:`verdicts.direction` takes it)."""
+    for DBI, as :func:`direction` takes it)."""
     bn, nobn = (np.asarray(values[dataset, b], float) for b in (True, False))
-    return verdicts.signed(contrast(bn), contrast(nobn), expect, relative)
+    return signed(contrast(bn), contrast(nobn), expect, relative)
 
 
 def _moving(along, m: Metric, dataset: str, a, b, expect: str):
     """Whether cell ``a`` vs cell ``b`` of one metric of the 2 x 2 ((BN, lr index) pairs),
     signed the paper's way, may still be moving at the end of training (``along``: the
     effects at the kept states, :func:`.factorial.along`)."""
-    return verdicts.moving_along(along, lambda fx: verdicts.signed(
+    return moving_along(along, lambda fx: signed(
         fx[m.key, dataset].cells[a], fx[m.key, dataset].cells[b], expect, m.sesoi is DBI),
         m.sesoi)  # fmt: skip
 
@@ -84,23 +99,22 @@ def _moving(along, m: Metric, dataset: str, a, b, expect: str):
 def _simple(e: Effects, m: Metric, dataset: str, j: int) -> ClaimTest:
     """BN's simple effect at learning rate j, signed the paper's way, as a claim test."""
     bn, nobn = e.cells[True, j], e.cells[False, j]
-    return verdicts.direction(bn, nobn, m.expect[dataset],
-                              f"{NAMES[dataset]} {m.describe(dataset)} at lr {sci(e.lrs[j])}",
-                              m.sesoi, never=e.never)  # fmt: skip
+    return direction(bn, nobn, m.expect[dataset],
+                     f"{NAMES[dataset]} {m.describe(dataset)} at lr {sci(e.lrs[j])}",
+                     m.sesoi, never=e.never)  # fmt: skip
 
 
 def _lr_simple(e: Effects, m: Metric, bn: bool) -> ClaimTest:
     """The paper's BN learning rate (index 0) against the other (index 1), with or without
     BN, signed the way the paper attributes to BN (CIFAR-10)."""
-    return verdicts.direction(e.cells[bn, 0], e.cells[bn, 1], m.expect["cifar10"],
-                              f"CIFAR-10 {m.describe('cifar10')}, {bn_label(bn)}: lr "
-                              f"{sci(e.lrs[0])} vs {sci(e.lrs[1])}", m.sesoi,
-                              never=e.never)  # fmt: skip
+    return direction(e.cells[bn, 0], e.cells[bn, 1], m.expect["cifar10"],
+                     f"CIFAR-10 {m.describe('cifar10')}, {bn_label(bn)}: lr "
+                     f"{sci(e.lrs[0])} vs {sci(e.lrs[1])}", m.sesoi, never=e.never)  # fmt: skip
 
 
 def factorial_ledger(
     effects: dict[tuple[str, str], Effects], f: Factorial, along=None
-) -> dict[tuple[str, str], verdicts.Verdict]:
+) -> dict[tuple[str, str], Verdict]:
     """Per dataset and metric: does BatchNorm itself move the metric the paper's way? Graded
     at each learning rate of the 2 x 2 separately (BN's two simple effects, two parts of one
     claim: both reproduced, "BN itself" holds; one, partly), never on the main effect, which
@@ -119,25 +133,25 @@ def factorial_ledger(
                       decide(t, cell_controls(f, ds, [(True, j), (False, j)]),
                              rising=_moving(along, m, ds, (True, j), (False, j), m.expect[ds])))
                      for j, t in enumerate(tests)]  # fmt: skip
-            signed = [verdicts.signed(e.cells[True, j], e.cells[False, j], m.expect[ds],
-                                      m.sesoi is DBI) for j in (0, 1)]  # fmt: skip
-            rows[ds, m.key] = verdicts.Verdict(
+            paper_way = [signed(e.cells[True, j], e.cells[False, j], m.expect[ds],
+                                m.sesoi is DBI) for j in (0, 1)]  # fmt: skip
+            rows[ds, m.key] = Verdict.in_parts(
                 "B", f"{NAMES[ds]}: BN itself {VERBS[m.expect[ds]]} the {m.describe(ds)}, BN and "
                 "no BN at the same learning rate, at each of two rates, by at least "
-                f"{sesoi_phrase(m.sesoi, m.unit)}", decide_parts(parts),
-                max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi,
-                f"BN's effect the paper's way at lr {sci(e.lrs[0])}: "
-                f"{described(signed[0])}, at {sci(e.lrs[1])}: {described(signed[1])}; "
-                f"interaction {described(signed[0] - signed[1])}; "
+                f"{sesoi_phrase(m.sesoi, m.unit)}", parts,
+                max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi, controls=controls,
+                evidence=f"BN's effect the paper's way at lr {sci(e.lrs[0])}: "
+                f"{described(paper_way[0])}, at {sci(e.lrs[1])}: {described(paper_way[1])}; "
+                f"interaction {described(paper_way[0] - paper_way[1])}; "
                 + "; ".join(f"{n}: {g.verdict}" for n, g in parts),
-                unit=m.unit, controls=controls, paper_says=REVIEWERS,
+                unit=m.unit, paper_says=REVIEWERS, key=f"b4_bn_itself_{m.key}_{ds}",
             )  # fmt: skip
     return rows
 
 
 def confound_ledger(
     effects: dict[tuple[str, str], Effects], f: Factorial, along=None
-) -> dict[str, verdicts.Verdict]:
+) -> dict[str, Verdict]:
     """On CIFAR-10 (if in the 2 x 2): per metric, does the learning rate the paper gives BN,
     by itself, move the metric the way the paper attributes to BN? Graded with BN and without
     BN separately (two parts: both reproduced, the confound is real for either variant)."""
@@ -152,71 +166,71 @@ def confound_ledger(
                                        rising=_moving(along, m, "cifar10", (bn, 0), (bn, 1),
                                                       m.expect["cifar10"])))
                  for bn, t in zip((True, False), tests)]  # fmt: skip
-        rows[m.key] = verdicts.Verdict(
+        rows[m.key] = Verdict.in_parts(
             "B", "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself "
             f"{VERBS[m.expect['cifar10']]} the {m.describe('cifar10')}, with BN and without, by "
             f"at least {sesoi_phrase(m.sesoi, m.unit)}",
-            decide_parts(parts), max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi,
-            f"paper's contrast {seed_mean(e.paper, m.unit)} = BN main "
+            parts, max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi,
+            controls=controls,
+            evidence=f"paper's contrast {seed_mean(e.paper, m.unit)} = BN main "
             f"{seed_mean(e.bn, m.unit)} + lr main {seed_mean(e.lr, m.unit)} (mean over seeds); "
             + "; ".join(f"{n}: {g.verdict}" for n, g in parts),
-            unit=m.unit, controls=controls, paper_says=REVIEWERS,
+            unit=m.unit, paper_says=REVIEWERS, key=f"b4_lr_confound_{m.key}",
         )  # fmt: skip
     return rows
 
 
 def cluster_count_ledger(
     sil: Silhouettes, models: Models, along=None
-) -> dict[tuple[str, str], verdicts.Verdict]:
+) -> dict[tuple[str, str], Verdict]:
     """Per dataset: purer clusters with BN by the silhouette score (class labels, and the
     k-means partition at the fixed k), deeper half, higher with BN, against
     :data:`.sesoi.SILHOUETTE`; ``along``: the silhouettes at the kept states."""
     rows, k = {}, sil.config.clusters.fixed_k
     for ds in DATASETS:
-        controls = verdicts.learned(models.accuracy, verdicts.both(ds))
+        controls = learned(models.accuracy, both(ds))
         for key, values, what in (
             ("class_sil", sil.class_silhouette, "class-based silhouette"),
             ("kmeans_sil", sil.kmeans_silhouette, f"silhouette of k-means at k = {k}"),
         ):
-            c = verdicts.Contrast.of(values, ds)
+            c = Contrast.of(values, ds)
             test = c.test("deeper", "higher", f"{NAMES[ds]} {what}", SILHOUETTE)
-            up = verdicts.moving_along(along, lambda r, a=key, d=ds: _signed(
-                getattr(r, _SIL[a]), d, "higher", verdicts.deeper_half), SILHOUETTE)  # fmt: skip
-            rows[ds, key] = verdicts.Verdict(
+            up = moving_along(along, lambda r, a=key, d=ds: _signed(
+                getattr(r, _SIL[a]), d, "higher", deeper_half), SILHOUETTE)  # fmt: skip
+            rows[ds, key] = Verdict.graded(
                 "B (ours)", f"(ours) {NAMES[ds]}: clusters are purer with BN by the {what} "
                 f"(higher), deeper half, by at least {sesoi_phrase(SILHOUETTE)}",
-                decide(test, controls, rising=up), test, SILHOUETTE,
-                verdicts.seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
-                                      "higher", ".3f"), unit=".3f", controls=controls,
+                test, SILHOUETTE, rising=up, controls=controls,
+                evidence=seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "higher", ".3f"),
+                unit=".3f", key=f"b4_purer_{key}_{ds}",
             )  # fmt: skip
     return rows
 
 
-def threshold_ledger(thr: Thresholds, models: Models, along=None) -> dict[str, verdicts.Verdict]:
+def threshold_ledger(thr: Thresholds, models: Models, along=None) -> dict[str, Verdict]:
     """Per dataset: the paper's sparsity direction (MNIST BN less sparse, CIFAR-10 more) at
     every relative threshold, one part per threshold (every part reproduced: it survives
     every threshold; some: partly, naming which); ``along``: the sweep at the kept states."""
     rows = {}
-    for ds, expect in (("mnist", "lower"), ("cifar10", "higher")):
+    for ds, (expect, word) in PAPER_WAY.items():
         bn, nobn = thr.layer_mean(ds, True), thr.layer_mean(ds, False)
-        controls = verdicts.learned(models.accuracy, verdicts.both(ds))
-        tests = [verdicts.direction(bn[:, i], nobn[:, i], expect,
-                                    f"{NAMES[ds]} layer sparsity at t = {t:g}", SPARSITY)
+        controls = learned(models.accuracy, both(ds))
+        tests = [direction(bn[:, i], nobn[:, i], expect,
+                           f"{NAMES[ds]} layer sparsity at t = {t:g}", SPARSITY)
                  for i, t in enumerate(thr.thresholds)]  # fmt: skip
-        ups = [verdicts.moving_along(along, lambda r, i=i, d=ds, e=expect: verdicts.signed(
+        ups = [moving_along(along, lambda r, i=i, d=ds, e=expect: signed(
                    r.layer_mean(d, True)[:, i], r.layer_mean(d, False)[:, i], e), SPARSITY)
                for i in range(len(thr.thresholds))]  # fmt: skip
         parts = [(f"t = {t:g}", decide(test, controls, rising=up))
                  for t, test, up in zip(thr.thresholds, tests, ups)]  # fmt: skip
-        rows[ds] = verdicts.Verdict(
-            "B", f"{NAMES[ds]}: BN representations are {'less' if expect == 'lower' else 'more'}"
-            f" sparse at every threshold t × {thr.config.scale} (t = "
-            f"{', '.join(f'{t:g}' for t in thr.thresholds)}), each by at least "
-            f"{sesoi_phrase(SPARSITY)}", decide_parts(parts),
-            max(tests, key=lambda t: t.p if t.p == t.p else 2), SPARSITY,
-            "; ".join(f"{n}: {g.verdict}" for n, g in parts), controls=controls,
-            paper_says=f"{NAMES[ds]}: BN representations are "
-            f"{'less' if expect == 'lower' else 'more'} sparse (activations exactly zero)",
+        rows[ds] = Verdict.in_parts(
+            "B", f"{NAMES[ds]}: BN representations are {word} sparse at every threshold "
+            f"t × {thr.config.scale} (t = {', '.join(f'{t:g}' for t in thr.thresholds)}), each "
+            f"by at least {sesoi_phrase(SPARSITY)}", parts,
+            max(tests, key=lambda t: t.p if t.p == t.p else 2), SPARSITY, controls=controls,
+            evidence="; ".join(f"{n}: {g.verdict}" for n, g in parts),
+            paper_says=f"{NAMES[ds]}: BN representations are {word} sparse (activations exactly "
+            "zero)", key=f"b4_{word}_sparse_every_threshold_{ds}",
         )  # fmt: skip
     return rows
 
@@ -228,54 +242,41 @@ def direction_ledger(
     models: Models,
     along=None,
     matched: bool = False,
-) -> dict[tuple[str, str], verdicts.Verdict]:
+    *,
+    key: str,
+) -> dict[tuple[str, str], Verdict]:
     """Chapters B2's and B3's direction claims on other networks or images (``where``: "test
-    images", "equal validation accuracy"): layer sparsity (MNIST BN lower, CIFAR-10 higher;
-    mean over conv layers) and class-based DBI (BN lower, deeper half, relative), each by
-    :func:`verdicts.direction`, for every dataset the analyses cover. ``along``: (sparsity,
+    images", "equal validation accuracy"), by those chapters' own rows
+    (:func:`normbook.paper_b.b2_sparsity.claims.sparsity_row`,
+    :func:`normbook.paper_b.b3_clusters.claims.class_dbi_row`): layer sparsity (MNIST BN lower,
+    CIFAR-10 higher; mean over conv layers) and class-based DBI (BN lower, deeper half,
+    relative), for every dataset the analyses cover, keyed ``{key}_less_sparse_mnist``,
+    ``{key}_more_sparse_cifar10`` and ``{key}_purer_classes_{dataset}``. ``along``: (sparsity,
     clusters) :class:`.analysis.Along` at the kept states. ``matched``: networks taken at a
-    matched validation accuracy, a state fixed by accuracy rather than by a budget, so there
-    is no "still moving" to wait for (``rising=False``)."""
+    matched validation accuracy, a state fixed by accuracy rather than by a budget, so there is
+    no "still moving" to wait for (``rising=False``)."""
 
     def up(runs, attr, ds, expect, contrast, sesoi):
         if matched:
             return False
-        return verdicts.moving_along(
+        return moving_along(
             runs, lambda r: _signed(getattr(r, attr), ds, expect, contrast, sesoi is DBI), sesoi
         )
 
     sp_along, cl_along = along or (None, None)
     rows, dss = {}, sorted({v[0] for v in sparsity.layer}, key=list(DATASETS).index)
     for ds in dss:
-        expect = "lower" if ds == "mnist" else "higher"
-        controls = verdicts.learned(models.accuracy, verdicts.both(ds))
-        c = verdicts.Contrast.of(sparsity.layer, ds)
-        test = c.test("layers", expect, f"{NAMES[ds]} layer sparsity ({where})", SPARSITY)
-        rows[ds, "sparsity"] = verdicts.Verdict(
-            "B", f"{NAMES[ds]} ({where}): BN representations are "
-            f"{'less' if expect == 'lower' else 'more'} sparse, by at least "
-            f"{sesoi_phrase(SPARSITY)}",
-            decide(test, controls,
-                   rising=up(sp_along, "layer", ds, expect, verdicts.layer_mean, SPARSITY)),
-            test, SPARSITY,
-            verdicts.seed_counts(verdicts.layer_mean(c.bn), verdicts.layer_mean(c.nobn), expect),
-            controls=controls, paper_says=f"{NAMES[ds]}: BN representations are "
-            f"{'less' if expect == 'lower' else 'more'} sparse (on training images)",
+        rows[ds, "sparsity"] = sparsity_row(
+            Contrast.of(sparsity.layer, ds), ds, where=where,
+            rising=up(sp_along, "layer", ds, PAPER_WAY[ds][0], layer_mean, SPARSITY),
+            controls=learned(models.accuracy, both(ds)),
+            key=f"{key}_{PAPER_WAY[ds][1]}_sparse_{ds}",
         )  # fmt: skip
     for ds in dss:
-        controls = verdicts.learned(models.accuracy, verdicts.both(ds))
-        c = verdicts.Contrast.of(clusters.class_dbi, ds)
-        test = c.test("deeper", "lower", f"{NAMES[ds]} class-based DBI ({where})", DBI)
-        rows[ds, "class_dbi"] = verdicts.Verdict(
-            "B", f"{NAMES[ds]} ({where}): class-based clusters are purer with BN, deeper "
-            f"half, by at least {sesoi_phrase(DBI, '.2f')}",
-            decide(test, controls,
-                   rising=up(cl_along, "class_dbi", ds, "lower", verdicts.deeper_half, DBI)),
-            test, DBI,
-            verdicts.seed_counts(verdicts.deeper_half(c.bn), verdicts.deeper_half(c.nobn),
-                                  "lower", ".2f"), unit=".2f", controls=controls,
-            paper_says="Class-based clusters are purer with BN, especially in deeper layers (on "
-            "training images)",
+        rows[ds, "class_dbi"] = class_dbi_row(
+            Contrast.of(clusters.class_dbi, ds), ds, where=where,
+            rising=up(cl_along, "class_dbi", ds, "lower", deeper_half, DBI),
+            controls=learned(models.accuracy, both(ds)), key=f"{key}_purer_classes_{ds}",
         )  # fmt: skip
     return rows
 
@@ -286,7 +287,7 @@ def checks(
     effects: dict,
     thr: Thresholds,
     sparsity: Sparsity,
-) -> list[verdicts.Check]:
+) -> list[Check]:
     """What holds by construction: the paper's cells are chapter B1's configs; the paper's
     contrast decomposes into the 2 x 2's effects; the sweep at t = 0 is B2's exact-zero
     sparsity."""
@@ -296,30 +297,30 @@ def checks(
     zero = max(float(np.abs(thr.sparsity[v][..., 0] - sparsity.layer[v]).max())
                for v in sparsity.layer) if sparsity.config.eps == 0 else 0.0  # fmt: skip
     cfgs = {c: ts[0].cfg for c, ts in f.trained.items()}
-    init = max(verdicts.max_init_difference(cfgs[ds, True, 0], cfgs[c], s)[0]
+    init = max(max_init_difference(cfgs[ds, True, 0], cfgs[c], s)[0]
                for c in cfgs for ds in [c[0]] for s in f.seeds)  # fmt: skip
     splits = {(classify.split_key(cfg), cfg.batch_size) for cfg in cfgs.values()}
     return [
-        verdicts.Check("B", "The four cells of each seed start from identical conv and linear "
-                       "weights and train on the same images, in the same minibatch order",
-                       init == 0.0 and len(splits) == len(f.datasets),
-                       f"largest initial-weight difference from the BN cell at lr₁: {init:g}; "
-                       "one training subset and minibatch size per dataset: "
-                       f"{'yes' if len(splits) == len(f.datasets) else 'no'}"),
-        verdicts.Check("B", "The cells the paper trains are chapter B1's configs (its cached "
-                       "models, not retrained)", same,
-                       f"{f.trained_here(paper=True)} paper-cell models trained by this run, "
-                       f"{f.trained_here(paper=False)} swapped-cell models"),
-        verdicts.Check("B", "The paper's contrast = BN main + lr main effect (CIFAR-10), "
-                       "= BN main + interaction / 2 (MNIST), per seed", worst < 1e-9,
-                       f"largest deviation {worst:.2g}"),
-        verdicts.Check("B", "The threshold sweep at t = 0 is chapter B2's exact-zero sparsity",
-                       zero < 1e-12, f"largest difference {zero:.2g} (rounding: B2 sums "
-                       "per-batch fractions, the sweep counts)"),
+        Check("B", "The four cells of each seed start from identical conv and linear "
+              "weights and train on the same images, in the same minibatch order",
+              init == 0.0 and len(splits) == len(f.datasets),
+              f"largest initial-weight difference from the BN cell at lr₁: {init:g}; "
+              "one training subset and minibatch size per dataset: "
+              f"{'yes' if len(splits) == len(f.datasets) else 'no'}"),
+        Check("B", "The cells the paper trains are chapter B1's configs (its cached "
+              "models, not retrained)", same,
+              f"{f.trained_here(paper=True)} paper-cell models trained by this run, "
+              f"{f.trained_here(paper=False)} swapped-cell models"),
+        Check("B", "The paper's contrast = BN main + lr main effect (CIFAR-10), "
+              "= BN main + interaction / 2 (MNIST), per seed", worst < 1e-9,
+              f"largest deviation {worst:.2g}"),
+        Check("B", "The threshold sweep at t = 0 is chapter B2's exact-zero sparsity",
+              zero < 1e-12, f"largest difference {zero:.2g} (rounding: B2 sums "
+              "per-batch fractions, the sweep counts)"),
     ]  # fmt: skip
 
 
-def matched_checks(m: Matched, tolerance: float) -> list[verdicts.Check]:
+def matched_checks(m: Matched, tolerance: float) -> list[Check]:
     """The matched networks are the full runs replayed (their validation curves are a prefix
     of chapter B1's, bit for bit; vacuously true when no pair needed a replay), and every pair
     is matched within ``tolerance``."""
@@ -335,10 +336,10 @@ def matched_checks(m: Matched, tolerance: float) -> list[verdicts.Check]:
             f"{'identical' if same else 'differ'} at every shared evaluation"
         )
     return [
-        verdicts.Check("B", "Each network taken at the matched accuracy retraces its full "
-                       "run (chapter B1's) bit for bit up to that step", same, replayed),
-        verdicts.Check("B", f"Every pair is matched: validation accuracies differ by at most "
-                       f"{tolerance:.1%}", gap <= tolerance and not missed,
-                       f"largest difference {gap:.2%}; {missed} networks without a check "
-                       "in their window"),
+        Check("B", "Each network taken at the matched accuracy retraces its full "
+              "run (chapter B1's) bit for bit up to that step", same, replayed),
+        Check("B", f"Every pair is matched: validation accuracies differ by at most "
+              f"{tolerance:.1%}", gap <= tolerance and not missed,
+              f"largest difference {gap:.2%}; {missed} networks without a check "
+              "in their window"),
     ]  # fmt: skip

@@ -7,7 +7,7 @@ paired seeds (:func:`run_factorial`); the two cells the paper trains are exactly
 configs (cache hits, never retrained), only the two swapped cells train. Per seed: the BN main
 effect, the lr main effect and their interaction, as contrasts of the four cells
 (:func:`factorial_effects`). Computation only: the claims graded on it are in
-:mod:`.stress_verdicts`, its prose in :mod:`.stress_text`.
+:mod:`.claims`, its prose in :mod:`.text`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from normbook.grading.claims import Sesoi
-from normbook.paper_b import verdicts
 from normbook.paper_b.cached import analysis
+from normbook.paper_b.grading import rules
 from normbook.paper_b.grading.sesoi import ACCURACY, DBI, SETTLE, SPARSITY
 from normbook.paper_b.runs import classify
 from normbook.paper_b.runs.classify import DATASETS, ClassifierConfig, Splits, TrainedModel
@@ -164,18 +164,16 @@ def metric_values(f: Factorial, metric: str, dataset: str) -> dict[tuple[bool, i
                 out[bn, j] = (np.array([t.test_acc for t in f.trained[c]])
                               if f.accuracy is None else f.accuracy[c])  # fmt: skip
             elif metric == "sparsity":
-                out[bn, j] = verdicts.layer_mean(_stack(f.sparsity[c], "layer"))
+                out[bn, j] = rules.layer_mean(_stack(f.sparsity[c], "layer"))
             elif metric == "class_dbi":
-                out[bn, j] = verdicts.deeper_half(_stack(f.clusters[c], "class_dbi"))
+                out[bn, j] = rules.deeper_half(_stack(f.clusters[c], "class_dbi"))
             elif metric == "dbi_k_star":
                 v = _stack(f.clusters[c], "dbi_k_star")
                 out[bn, j] = (
-                    verdicts.layer_mean(v[:, :-1])
-                    if dataset == "mnist"
-                    else verdicts.deeper_half(v)
+                    rules.layer_mean(v[:, :-1]) if dataset == "mnist" else rules.deeper_half(v)
                 )
             elif metric == "settle":
-                out[bn, j] = verdicts.settling_layers(_stack(f.clusters[c], "k_star"))
+                out[bn, j] = rules.settling_layers(_stack(f.clusters[c], "k_star"))
             else:
                 raise ValueError(f"unknown metric {metric!r}")
     return out
@@ -253,7 +251,7 @@ def along(params, f: Factorial, splits: dict[str, Splits]) -> analysis.Along:
         last = i == len(fracs)
         done = [t if last else analysis.at_state(t, i) for c in cells for t in f.trained[c]]
         missing += 0 if last else sum(t.stage == {} for t in done)
-        acc = [t.kept_val_acc if last else verdicts.val_acc_at(t, fracs[i])
+        acc = [t.kept_val_acc if last else rules.val_acc_at(t, fracs[i])
                for c in cells for t in f.trained[c]]  # fmt: skip
         state = Factorial(
             f.lrs, per_cell(done), per_cell(analysis.analyse_all(sp, done, splits, params.workers)),

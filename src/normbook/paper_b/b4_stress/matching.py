@@ -1,6 +1,6 @@
 """Chapter B4's accuracy-matched comparison: chapter B2's and B3's analyses of BN and no-BN
 networks stopped at equal validation accuracy (:class:`Matched`, :func:`run_matched`).
-Computation only: its checks are in :mod:`.stress_verdicts`, its prose in :mod:`.stress_text`.
+Computation only: its checks are in :mod:`.claims`, its prose in :mod:`.text`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Chapter B4's prose: its settings, grades and descriptions as glue-able text, from the
 results of :mod:`.factorial`, :mod:`.stress_analyses` and :mod:`.matching` and the rows of
-:mod:`.stress_verdicts`.
+:mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from normbook.grading.claims import ALPHA
-from normbook.grading.verdicts import GRADES
+from normbook.grading.verdicts import GRADES, PARTLY, REPRODUCED
 from normbook.pages.fmt import join, sci, table
 from normbook.paper_b import paper_values as reported
-from normbook.paper_b import verdicts
 from normbook.paper_b.b4_stress.claims import NAMES, seed_mean
 from normbook.paper_b.b4_stress.factorial import METRICS, Effects, factorial_datasets, factorial_lrs
 from normbook.paper_b.b4_stress.matching import Matched
@@ -160,7 +159,7 @@ def attribution(bn_rows: dict, conf_rows: dict) -> dict[str, str]:
             out[m.key] = "not run"
             continue
         b, c = bn.verdict, lr.verdict
-        R, PT = verdicts.REPRODUCED, verdicts.PARTLY
+        R, PT = REPRODUCED, PARTLY
         bn_part = {R: "BatchNorm's at both learning rates", PT: "BatchNorm's at one learning "
                    "rate only"}.get(b)  # fmt: skip
         lr_part = {R: "the learning rate's, with BN and without", PT: "the learning rate's in "

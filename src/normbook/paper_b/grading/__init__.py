@@ -1,2 +1,2 @@
-"""Paper B's grading shared by its chapters: smallest effects of interest (sesoi), rules
-(rules) and the paper's own numbers (paper_values)."""
+"""Paper B's grading shared by its chapters: smallest effects of interest (sesoi), the rules
+(rules) and the seed pairing the tests rely on, with the per-seed evidence (pairing)."""

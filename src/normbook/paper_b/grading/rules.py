@@ -2,7 +2,29 @@
 per-seed contrasts (mean over all conv layers, over the deeper half, the layer where k*
 settles), the signed effect and its test against a smallest effect of interest, and the
 conditions a verdict needs (every family learned; a refuted difference has stopped moving).
-:mod:`.verdicts` applies them to each chapter's results (see its docstring for the design)."""
+Each chapter's ``claims`` module applies them to its results.
+
+The unit of inference is the seed. The BN and the no-BN model of one seed start from the same
+initial weights and see the same images in the same minibatch order
+(:func:`.pairing.seed_pairing` checks it), so each seed gives one paired difference. Every claim
+is one pre-declared test of one pre-declared contrast per seed (the mean over all conv layers,
+the mean over the deeper half, the last layer, or the layer where k* settles): the effect,
+signed so that a positive value goes the claim's way and, for Davies-Bouldin indices, relative
+to the no-BN value, is tested against the claim's smallest effect of interest (:mod:`.sesoi`)
+by a one-sample t test over seeds (:func:`normbook.grading.claims.mean_test`), and graded by
+:func:`normbook.grading.verdicts.decide`. A claim with several parts (datasets, learning rates,
+thresholds) grades each part and combines them (:func:`normbook.grading.verdicts.decide_parts`):
+every part reproduced, *reproduced*; some, *partly reproduced*, naming which. Layers are never
+counted as if they were independent: per-layer differences are description only.
+
+Before a claim is graded, every network family it compares must have learned (:func:`learned`:
+test accuracy at least twice chance in every seed), and *refuted* needs a difference that has
+stopped moving through training (:func:`moving`, on the kept states of
+:mod:`normbook.paper_b.cached.analysis`).
+
+Inputs are per-seed arrays, shape [seeds] or [seeds, layers], BN and no BN in the same seed
+order.
+"""
 
 from __future__ import annotations
 

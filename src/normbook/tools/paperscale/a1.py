@@ -18,10 +18,10 @@ from dataclasses import asdict, replace
 import numpy as np
 
 from normbook.grading import stats
+from normbook.paper_a.a1_localization.spec import A1
 from normbook.paper_a.cached import cnn, evaluation, norms, probes, stacking, task, training
 from normbook.paper_a.measures import bands, detector, equivariance
 from normbook.paper_a.runs import localization
-from normbook.paper_a.specs import A1
 from normbook.runtime import seeding
 from normbook.runtime.devices import cpu_model
 from normbook.runtime.records import Record, device_info, module_hashes, versions

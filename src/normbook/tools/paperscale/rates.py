@@ -28,7 +28,7 @@ import torch
 from normbook.paper_a.cached import evaluation, stacking
 from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN
 from normbook.paper_a.cached.training import TrainConfig, train_stack
-from normbook.publish.plan import localization_flops
+from normbook.paper_a.runs.plans import localization_flops
 
 TIMING_SEEDS = (90_001, 90_002, 90_003, 90_004, 90_005)  # never a chapter's seeds
 
@@ -124,7 +124,7 @@ def _per_unit(t_short: float, t_long: float, short: int, long: int) -> float:
 
 def flops(cnn: CNNConfig, seq_len: int, batch: int, n_models: int) -> tuple[float, float]:
     """(FLOPs of one training step of the stack, FLOPs of one evaluated sample of it), from
-    PyTorch's counter on one model (:func:`normbook.publish.plan.localization_flops`)."""
+    PyTorch's counter on one model (:func:`normbook.paper_a.runs.plans.localization_flops`)."""
     train, forward = localization_flops(seq_len, cnn.depth, cnn.width, cnn.kernel)
     return float(train * batch * n_models), float(forward * n_models)
 

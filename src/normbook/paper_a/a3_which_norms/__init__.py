@@ -1,0 +1,2 @@
+"""Chapter A3 (which normalizations localize: GroupNorm and BatchNorm): its spec, claims,
+figures, tables and explorable view."""

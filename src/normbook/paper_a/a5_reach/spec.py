@@ -1,0 +1,113 @@
+"""Chapter A5's parameters: chapter A1's configuration (:mod:`normbook.paper_a.params`; A1's
+networks are the study's base family) with the reach study's two axes, and their
+cross-checks."""
+
+from __future__ import annotations
+
+from normbook.paper_a.params import (
+    LOCALIZATION_PARAMS,
+    PAPER_RECORD,
+    RECORD_PATH,
+    curve_inside_budget,
+    enough_samples,
+    from_a1,
+    groups_divide,
+    needs_interior,
+    odd_kernel,
+    stress_norm,
+)
+from normbook.paper_a.runs import plans
+from normbook.runtime.params import Param, Spec
+
+# Chapter A5 measures how far the side channel carries on two axes from chapter A1's geometry
+# (A1's networks are its base family): more normalization layers at the same receptive field,
+# and longer sequences at the same depth.
+
+
+def _reach_lengths(params) -> str | None:
+    if len(params.reach_lens) != len(params.reach_len_steps):
+        return (
+            "parameters 'reach_lens', 'reach_len_steps': one budget per length, got "
+            f"{len(params.reach_lens)} and {len(params.reach_len_steps)}"
+        )
+    radius = (params.kernel // 2) * params.depth
+    for n in (params.seq_len, *params.reach_lens):
+        if (n - 1) // 2 < 4 * radius:  # the second hop band must fit: hop_bands
+            return (
+                f"parameters 'reach_lens'/'seq_len': l = {n} has no second hop band at R = "
+                f"{radius} (needs l >= {8 * radius + 1})"
+            )
+    return None
+
+
+def _reach_axes(params) -> str | None:
+    if len(set(params.reach_mix)) < 2 and len(set(params.reach_lens)) < 2:
+        return "parameters 'reach_mix'/'reach_lens': at least one axis needs two values"
+    base_len = (params.seq_len, params.steps) in zip(params.reach_lens, params.reach_len_steps)
+    if 0 not in params.reach_mix and not base_len:
+        return (
+            "parameters 'reach_mix'/'reach_lens': the study needs its base family (chapter A1's "
+            f"network): put 0 in reach_mix, or l = {params.seq_len} with {params.steps} steps in "
+            "reach_lens/reach_len_steps"
+        )
+    return None
+
+
+REACH_PARAMS = [
+    Param("reach_mix", list, "kernel-1 conv-norm-ReLU blocks after each block (one family each)",
+          list_of=int, min=0, max=64, reconstruction=True),
+    Param("reach_lens", list, "sequence lengths of the length axis (at the base depth)",
+          list_of=int, min=8, max=100_000),
+    Param("reach_len_steps", list, "Adam steps per model at each of reach_lens",
+          list_of=int, min=1, max=10_000_000, reconstruction=True, shape=[3, 6, 9]),
+    Param("reach_matched_mix", int, "matched control: kernel-1 blocks per block, normed and "
+          "plain (0: none)", min=0, max=64, reconstruction=True),
+    Param("reach_seeds", list, "seeds of the study's networks beyond the base family",
+          list_of=int, min=0, max=1e9),
+    Param("reach_eval", int, "predictions per index for the study's networks", min=4,
+          max=10**9, shape=64),
+]  # fmt: skip
+
+_REACH = {
+    # smoke: R = 4 so that l = 48 has a second hop band
+    "smoke": dict(depth=2, reach_mix=[0, 1], reach_lens=[48, 96], reach_len_steps=[40, 40],
+                  reach_matched_mix=1, reach_seeds=[0, 1], reach_eval=2048),
+    # cpu: 4, 8 and 16 norm layers; l = 150 needs more than A1's 5,000 steps to learn the side
+    # channel at all (of three networks at 5,000 steps one had a first-hop slope of 0.004; on
+    # seeds 100-102 every first-hop slope passed 0.05 between 4,000 and 8,000 steps), so it gets
+    # 12,000; at batch 16 (half the cost per step) seed 101 still had 0.015 at 12,000. Three
+    # seeds beyond the base family: a three-model stack's step costs 0.56 of a five-model
+    # stack's (l = 150, measured), which brings the chapter's cold time from 21 to about 12 min.
+    # The length axis is left to the paper profile (three lengths): l = 150 at 12,000 steps was
+    # an eighth of the whole cpu book's compute (16.8 of 131 TFLOP planned) and with two
+    # lengths decided nothing (the rank trend over two values cannot clear its SESOI, the law
+    # had one degree of freedom), and a third length would cost as much again. The matched
+    # control (plain kernel-1 blocks) at one block per block, the cheapest family of the layer
+    # axis.
+    "cpu": dict(reach_mix=[0, 1, 3], reach_lens=[75], reach_len_steps=[5000],
+                reach_matched_mix=1, reach_seeds=[0, 1, 2], reach_eval=25_600, curve_eval=6400),
+    # paper: budgets grow with l as at cpu (a longer sequence needs more steps to learn)
+    "paper": dict(reach_mix=[0, 1], reach_lens=[600, 900, 1200],
+                  reach_len_steps=[20_000, 30_000, 40_000], reach_matched_mix=1,
+                  reach_seeds=list(range(5)), reach_eval=800_000),
+}  # fmt: skip
+
+A5 = Spec(
+    chapter="a5_reach",
+    params=[*LOCALIZATION_PARAMS, *REACH_PARAMS, PAPER_RECORD],
+    profiles={
+        p: from_a1(p, **_REACH[p], paper_record=RECORD_PATH) for p in ("smoke", "cpu", "paper")
+    },
+    checks=[
+        odd_kernel,
+        needs_interior,
+        groups_divide,
+        enough_samples,
+        curve_inside_budget,
+        stress_norm,
+        _reach_lengths,
+        _reach_axes,
+    ],
+    records=("paper_record",),
+    plan=plans.a5,
+)

@@ -1,0 +1,1 @@
+"""The Methods page's paper-A figure (the page's own code is :mod:`normbook.book_pages.methods`)."""

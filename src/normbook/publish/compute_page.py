@@ -1,0 +1,194 @@
+"""The appendix page *Build and compute*, generated from measured records whenever the site is
+assembled (:func:`normbook.publish.site.assemble_site` writes it into the site's source as
+``book/build_and_compute.md``; it is in no git tree and no chapter: nothing executes it). Its
+numbers are read from files runs wrote, never typed: ``_build/<profile>/timings.json``
+(:mod:`.timings`: each page's last cold and last cached execution, and the whole book's),
+``_build/<profile>/benchmark.json`` (``make benchmark``, :mod:`normbook.tools.benchmark`) and
+the paper-scale records ``results/paper/*.json`` (:mod:`normbook.runtime.records`). What is
+missing is said, with the command that measures it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from normbook.grading.ledger import ledger_dir
+from normbook.publish import project
+from normbook.publish.timings import duration, load_builds, load_timings, machine
+from normbook.runtime.records import RecordError, load
+
+PAGE = "book/build_and_compute"  # its entry in _toc.yml; the site holds PAGE + ".md"
+BARE_COMMAND = (
+    "PYTHONPATH=src python3 -m normbook.tools.paperscale a1 --out results/paper --deadline 540"
+)
+READER = "none: it reads the other pages' records"
+
+
+def cell(text) -> str:
+    """One table cell: pipes escaped, one line, at most 200 characters."""
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def line(cells) -> str:
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
+
+
+def table(header: tuple, rows: list[tuple]) -> str:
+    return "\n".join([line(header), "|" + "---|" * len(header), *map(line, rows)])
+
+
+def seconds(s: float) -> str:
+    return f"{s:,.1f} s" if s < 60 else f"{s:,.0f} s ({duration(s)})"
+
+
+def day(run: dict) -> str:
+    return str(run.get("measured", "?"))[:10]
+
+
+def entries(n: int) -> str:
+    return f"{n} cache {'entry' if n == 1 else 'entries'} computed"
+
+
+def run_cell(run: dict | None, cold: bool) -> str:
+    if not run:
+        return "not measured here yet"
+    computed = f", {entries(run.get('computed', 0))}" if cold else ""
+    return f"{seconds(run['seconds'])}{computed} ({day(run)})"
+
+
+def total(runs: list[dict], n: int) -> str:
+    if not runs:
+        return "-"
+    return f"{seconds(sum(r['seconds'] for r in runs))} over {len(runs)} of {n} pages"
+
+
+def pages_section(profile: str) -> tuple[str, list[str]]:
+    """Each page's last cold and cached run, their sums, and what is missing."""
+    timings, chs = load_timings(profile), project.chapters()
+    rows, colds, cacheds, never, no_cold = [], [], [], [], []
+    for ch in chs:
+        runs = timings.get(ch.stem) or {}
+        cold, cached, unknown = runs.get("cold"), runs.get("cached"), runs.get("unknown")
+        name = f"{{doc}}`{ch.stem}`" if project.is_executed(ch, profile) else f"`{ch.stem}`"
+        cold_text = run_cell(cold, True)
+        if not runs:
+            never.append(ch.stem)
+        elif not cold and not (ledger_dir(profile) / f"{ch.stem}.json").exists():
+            cold_text = READER  # writes no claims record: its runs count as cached (.timings)
+        elif not cold:
+            no_cold.append(ch.stem)
+        colds += [cold] if cold else []
+        cacheds += [cached] if cached else []
+        cached_text = run_cell(cached, False)
+        if unknown and not (cold and cached):
+            cached_text += f"; a run of unrecorded kind: {run_cell(unknown, False)}"
+        where = sorted({machine(r) for r in (cold, cached, unknown) if r}) or ["-"]
+        rows.append((name, cold_text, cached_text, " and ".join(where)))
+    rows.append(("**every page, summed**", total(colds, len(chs)), total(cacheds, len(chs)), ""))
+    missing = [f"never executed here: {', '.join(never)} (`make book` executes them)"] * bool(never)
+    if no_cold:
+        missing.append(f"no cold run measured here: {', '.join(no_cold)} (every entry it needed "
+                       f"was cached, computed earlier or by a chapter beside it; a build on an "
+                       f"empty cache, `make clean-cache` then `make book`, measures one unless "
+                       f"another chapter computes its entries first)")  # fmt: skip
+    text = (
+        "(compute-pages)=\n## Each page's execution\n\n"
+        "A *cold* run computed cache entries (trained networks, evaluations, analyses); a "
+        "*cached* run loaded every entry it needed. `make book` executes independent chapters "
+        "side by side (two at a time on two cores or more), so each time was measured with "
+        "another chapter beside it, and chapters share networks: one trains what the next "
+        "loads. The sums are work, not the book's wall time, which follows.\n\n"
+    )
+    return text + table(("page", "last cold run", "last cached run", "machine"), rows), missing
+
+
+def book_section(profile: str) -> tuple[str, list[str]]:
+    builds = load_builds(profile)
+    text = (
+        "(compute-book)=\n## The whole book\n\n"
+        "The wall time of the last `make book` that executed every page, from the start of its "
+        "first chapter to the end of its last (the HTML is rendered after).\n\n"
+    )
+    rows = []
+    for kind, what in (("cold", "cold"), ("cached", "from the cache")):
+        if b := builds.get(kind):
+            label = what + (f", {entries(b.get('computed', 0))}" if kind == "cold" else "")
+            rows.append((label, seconds(b["seconds"]), b.get("chapters", "?"), b.get("jobs", "?"),
+                         machine(b), day(b)))  # fmt: skip
+    header = ("build", "wall time", "pages", "chapters at a time", "machine", "date")
+    text += table(header, rows) if rows else "No whole-book execution is recorded here yet."
+    missing = [] if "cold" in builds else ["the whole book's cold execution: `make book` on an "
+                                           "empty cache records it"]  # fmt: skip
+    return text, missing
+
+
+def load_benchmark(profile: str) -> dict | None:
+    try:
+        data = json.loads((project.build_dir(profile) / "benchmark.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and "peak_gflops" in data else None
+
+
+def benchmark_section(profile: str) -> tuple[str, list[str]]:
+    text = "(compute-benchmark)=\n## Training throughput\n\n"
+    b = load_benchmark(profile)
+    if b is None:
+        return text + "Not measured here yet.", [
+            "the training throughput: `make benchmark` measures it"
+        ]
+    text += (f"`make benchmark` on {machine(b)}, {day(b)}, one thread (as training runs), each "
+             f"speed the best of {b.get('rounds', '?')} interleaved rounds; "
+             f"{cell(b.get('setup', ''))}.\n\n")  # fmt: skip
+    rows = [("fp32 matmul peak", f"{b['peak_gflops']:.1f} GFLOP/s"),
+            ("stacked training (every seed in one network)",
+             f"{b['stacked_steps_s']:.1f} steps/s, {b['stacked_share']:.0%} of the peak"),
+            ("the same models one at a time",
+             f"{b['naive_steps_s']:.1f} steps/s (stacked is {b['speedup']:.2f}x)"),
+            ("page faults per stacked step", f"{b['faults_per_step']:.1f}")]  # fmt: skip
+    rows += [(f"one training step at the paper's scale: {r['geometry']}",
+              f"{r['seconds_per_step']:.2f} s, {r['gflops']:.1f} GFLOP/s, "
+              f"{r['share']:.0%} of the peak") for r in b.get("paper") or []]  # fmt: skip
+    return text + table(("measure", "value"), rows), []
+
+
+def paper_section() -> tuple[str, list[str]]:
+    text = "(compute-paper)=\n## Paper-scale runs\n\n"
+    files = sorted((project.ROOT / "results" / "paper").glob("*.json"))
+    if not files:
+        text += ("None is recorded yet. On a machine with a GPU, `make paper-run` runs chapter "
+                 "A1's experiment at the paper's scale and writes its record to "
+                 "`results/paper/` (with only Python, torch, numpy and scipy there: "
+                 f"`{BARE_COMMAND}`).")  # fmt: skip
+        return text, ["a paper-scale run: `make paper-run` on a GPU records it"]
+    rows = []
+    for f in files:
+        try:
+            data = load(f).data
+        except RecordError as exc:
+            rows.append((f"`{f.name}`", f"unreadable: {exc}", "", "", "", ""))
+            continue
+        took = seconds(sum(p.get("seconds", 0) for p in data["phases"]))
+        rung = (data.get("ladder") or {}).get("rung", {}).get("name", "not chosen yet")
+        rows.append((f"`{f.name}`", data["status"], data["provenance"]["device"]["name"],
+                     data["started"], f"{len(data['phases'])}, {took}", rung))  # fmt: skip
+    return text + table(("record", "status", "device", "started", "phases", "budget"), rows), []
+
+
+def page(profile: str) -> str:
+    """The page's MyST markdown for the site of ``profile``."""
+    parts = [pages_section(profile), book_section(profile), benchmark_section(profile),
+             paper_section()]  # fmt: skip
+    missing = [m for _, gaps in parts for m in gaps]
+    head = (
+        "(build-and-compute)=\n# Build and compute\n\n"
+        "What building this book costs, measured on the machines that built it. Every number "
+        "here is read, when the site is rendered, from a record a run wrote, never typed: "
+        f"`_build/{profile}/timings.json` (each page's last cold and last cached execution, and "
+        f"the whole book's), `_build/{profile}/benchmark.json` (`make benchmark`) and the "
+        f"paper-scale records in `results/paper/`. Profile: `{profile}`."
+    )
+    gaps = "\n".join(f"- {m}." for m in missing) or "Nothing: every record this page reads exists."
+    tail = f"(compute-missing)=\n## Not measured here yet\n\n{gaps}"
+    return "\n\n".join([head, *(text for text, _ in parts), tail]) + "\n"

@@ -1,0 +1,136 @@
+"""The Build and compute page: generated at render from the measured records (timings.json,
+benchmark.json, results/paper), its numbers only from them, what is missing said; and the whole
+book's execution kept in timings.json beside the chapters'."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from normbook.publish import compute_page, project, site, timings
+from normbook.runtime import records
+
+CPU = "AMD EPYC (cpu family 25, model 1)"
+PAGES = ["intro", "a1_localization", "b1_setup_accuracy", "ledger"]
+
+
+def _run(seconds, computed=0, measured="2026-12-05 05:19:17"):
+    return {"seconds": seconds, "computed": computed, "loaded": 2, "cpu": CPU, "cores": 2,
+            "measured": measured}  # fmt: skip
+
+
+@pytest.fixture
+def book(tmp_path, monkeypatch):
+    """A project of four pages (no notebook executed) with its own build folder."""
+    (tmp_path / "book").mkdir()
+    for stem in PAGES:
+        (tmp_path / "book" / f"{stem}.py").write_text("# %%\n")
+    toc = {"format": "jb-book", "root": "book/intro",
+           "parts": [{"caption": "All", "chapters": [{"file": f"book/{s}"} for s in PAGES[1:]]
+                      + [{"file": compute_page.PAGE}]}]}  # fmt: skip
+    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc))
+    monkeypatch.setattr(project, "ROOT", tmp_path)
+    monkeypatch.setattr(project, "BOOK", tmp_path / "book")
+    monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "_build"))
+    (tmp_path / "_build" / "cpu" / "ledger").mkdir(parents=True)
+    return tmp_path
+
+
+def _plant_timings(book, chapters, builds=None):
+    data = {"format": 2, "chapters": chapters, **({"builds": builds} if builds else {})}
+    (book / "_build" / "cpu" / "timings.json").write_text(json.dumps(data))
+
+
+def test_the_page_lists_each_pages_times_and_says_what_is_missing(book):
+    (book / "_build" / "cpu" / "ledger" / "b1_setup_accuracy.json").write_text("{}")
+    _plant_timings(book, {
+        "a1_localization": {"cold": _run(1140.6, 226), "cached": _run(12.2)},
+        "b1_setup_accuracy": {"cached": _run(11.3)},  # writes a record: its cold run is missing
+        "ledger": {"cached": _run(6.0)},  # writes none: it reads the others' records
+    })  # fmt: skip
+    text = compute_page.page("cpu")
+    assert text.startswith("(build-and-compute)=\n# Build and compute\n")
+    a1 = next(ln for ln in text.splitlines() if ln.startswith("| `a1_localization`"))
+    assert "1,141 s (19 min), 226 cache entries computed (2026-12-05)" in a1
+    assert "12.2 s (2026-12-05)" in a1 and f"{CPU}, 2 cores" in a1
+    assert compute_page.READER in next(ln for ln in text.splitlines() if "`ledger`" in ln)
+    assert "1,141 s (19 min) over 1 of 4 pages" in text
+    assert "29.5 s over 3 of 4 pages" in text  # the cached runs, summed
+    missing = text.split("## Not measured here yet")[1]
+    assert "never executed here: intro" in missing
+    assert "no cold run measured here: b1_setup_accuracy" in missing
+    assert "the whole book's cold execution" in missing and "`make benchmark`" in missing
+    assert "`make paper-run`" in missing and "None is recorded yet" in text
+
+
+def test_without_any_record_the_page_says_nothing_is_measured(book):
+    text = compute_page.page("cpu")
+    assert text.count("not measured here yet") == 2 * len(PAGES)  # cold and cached, each page
+    assert "No whole-book execution is recorded here yet" in text
+    assert f"never executed here: {', '.join(PAGES)}" in text
+    tables = text.split("## Each page's execution")[1].split("## Not measured")[0]
+    assert " s (" not in tables and "GFLOP/s" not in tables  # no number but the record's
+
+
+def test_the_whole_book_the_benchmark_and_paper_records_are_tabled(book):
+    builds = {"cold": {**_run(2576.0), "computed": 1005, "chapters": 13, "jobs": 2}}
+    _plant_timings(book, {}, builds)
+    bench = {"cpu": CPU, "cores": 2, "measured": "2026-12-06 10:00:00", "rounds": 3,
+             "setup": "A1 at cpu: 5 models", "peak_gflops": 74.2, "mflop_per_step": 1.0,
+             "stacked_steps_s": 29.9, "stacked_share": 0.45, "naive_steps_s": 19.4,
+             "speedup": 1.54, "faults_per_step": 0.0,
+             "paper": [{"geometry": "paper A: l=600", "seconds_per_step": 0.31,
+                        "gflops": 59.0, "share": 0.8}]}  # fmt: skip
+    (book / "_build" / "cpu" / "benchmark.json").write_text(json.dumps(bench))
+    rec = records.Record(book / "results" / "paper", "a1", "make paper-run")
+    rec.data["provenance"] = {k: {} for k in records.PROVENANCE}
+    rec.data["provenance"]["device"] = {"type": "cuda", "name": "NVIDIA H100"}
+    rec.data["ladder"] = {"rung": {"name": "the paper's budget"}}
+    rec.add_arrays("loss", {"seed0": np.zeros(3)})
+    rec.phase("timing", 12.5)  # writes the record (its rates are missing: fine for a table)
+    rec.data["rates"] = {}
+    rec.phase("plan", 0.5)
+    (book / "results" / "paper" / "broken.json").write_text("{")
+    text = compute_page.page("cpu")
+    assert "| cold, 1005 cache entries computed | 2,576 s (43 min) | 13 | 2 |" in text
+    assert "74.2 GFLOP/s" in text and "29.9 steps/s, 45% of the peak" in text
+    assert "paper A: l=600 | 0.31 s, 59.0 GFLOP/s, 80% of the peak" in text
+    assert "| `a1.json` | running | NVIDIA H100 |" in text and "the paper's budget" in text
+    assert "| `broken.json` | unreadable: cannot read record" in text
+    assert "the whole book's cold" not in text and "`make benchmark` measures" not in text
+
+
+def test_a_cell_stays_one_line_of_at_most_200_characters_and_escapes_pipes():
+    assert compute_page.cell("a | b\nc") == "a \\| b c"
+    assert len(compute_page.cell("x" * 500)) == 200
+
+
+def test_the_site_holds_the_page_and_the_toc_names_it_but_never_executes_it(book, monkeypatch):
+    monkeypatch.setattr(site, "site_config", lambda profile: b"title: t\n")
+    tree = site.assemble_site("cpu", partial=True)
+    page = tree / f"{compute_page.PAGE}.md"
+    assert page.read_text().startswith("(build-and-compute)=")
+    toc = yaml.safe_load((tree / "_toc.yml").read_text())
+    assert toc["root"] == compute_page.PAGE  # nothing executed yet: the one page there is
+    assert all(c.stem != "build_and_compute" for c in project.chapters())
+    assert not (book / f"{compute_page.PAGE}.md").exists()  # never in the repository's book/
+
+
+def test_the_real_toc_ends_the_appendix_with_the_page():
+    toc = yaml.safe_load((project.ROOT / "_toc.yml").read_text())
+    assert toc["parts"][-1]["chapters"][-1] == {"file": compute_page.PAGE}
+
+
+def test_a_build_that_executed_every_chapter_is_kept_as_cold_or_cached(book):
+    _plant_timings(book, {"a1_localization": {"cold": _run(300.0, 40)}})
+    kinds = {"a1_localization": "cold", "ledger": "cached"}
+    assert timings.record_build("cpu", 2500.0, kinds, jobs=2) == "cold"
+    assert timings.record_build("cpu", 40.0, {"a1_localization": "cached"}, jobs=2) == "cached"
+    assert timings.record_build("cpu", 9.0, {"a1_localization": None}, jobs=2) is None
+    builds = timings.load_builds("cpu")
+    assert builds["cold"]["seconds"] == 2500.0 and builds["cold"]["computed"] == 40
+    assert builds["cached"]["seconds"] == 40.0 and builds["cold"]["chapters"] == 2
+    timings.record_timing("cpu", "ledger", 5.0)  # a chapter's run keeps the builds
+    assert timings.load_builds("cpu") == builds
+    assert timings.load_timings("cpu")["a1_localization"]["cold"]["seconds"] == 300.0
