@@ -166,13 +166,13 @@ report.figure("fig-a1-task", figures.task_example(params.seq_len, setup.radius))
 
 # %%
 localization.pretrain(localization.chapter_networks(setup), params.workers)
-none = localization.localize(setup, setup.cnn("none"))
-normed = localization.localize(setup, setup.chapter_cnn)
+no_norm = localization.localize(setup, setup.cnn("none"))
+with_norm = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("Trained models loaded from the cache:",
-      fmt.from_cache({r.name: r.train_cache_hits for r in (none, normed)}))  # fmt: skip
-report.figure("fig-a1-loss", plots.loss_curves([none, normed]))
-run.glue("a1_n_eval", f"{none.n_per_index:,}")
+      fmt.from_cache({r.name: r.train_cache_hits for r in (no_norm, with_norm)}))  # fmt: skip
+report.figure("fig-a1-loss", plots.loss_curves([no_norm, with_norm]))
+run.glue("a1_n_eval", f"{no_norm.n_per_index:,}")
 
 # %% [markdown]
 # ```{glue:figure} fig-a1-loss
@@ -184,7 +184,7 @@ run.glue("a1_n_eval", f"{none.n_per_index:,}")
 # ```
 
 # %%
-shifts = [equivariance.check(r) for r in (none, normed)]
+shifts = [equivariance.check(r) for r in (no_norm, with_norm)]
 report.md(run_tables.equivariance(shifts))
 run.glue("a1_reach_none", int(max(shifts[0].reach)))
 run.glue("a1_shift_none", f"{max(shifts[0].max_change):.2g}")
@@ -212,7 +212,7 @@ run.glue("a1_dead_none", fmt.count_of([r < 0 for r in shifts[0].reach]))
 # localization test calls localized. The last panel is the circular-padding null.
 
 # %%
-report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed, circular]))
+report.figure("fig-a1-fig1a", figures.mean_predictions([no_norm, with_norm, circular]))
 
 # %% [markdown]
 # ```{glue:figure} fig-a1-fig1a
@@ -236,13 +236,13 @@ report.figure("fig-a1-fig1a", figures.mean_predictions([none, normed, circular])
 # 1 for a perfect localizer, 0 for none) and the mean absolute error of the mean predictions.
 
 # %%
-report.md(tables.localization([none, normed, circular]))
-for key, r in (("none", none), ("norm", normed), ("circ", circular)):
+report.md(tables.localization([no_norm, with_norm, circular]))
+for key, r in (("none", no_norm), ("norm", with_norm), ("circ", circular)):
     run.glue(f"a1_{key}_frac", fmt.mean_sd(r.frac_interior, ".1%"))
     run.glue(f"a1_{key}_slope", fmt.mean_sd(r.slope_interior, ".3f"))
     run.glue(f"a1_{key}_r2", fmt.mean_sd(r.r2_interior, ".2f"))
     run.glue(f"a1_{key}_dist", fmt.join(r.distances))
-run.glue("a1_norm", normed.name)
+run.glue("a1_norm", with_norm.name)
 
 # %% [markdown]
 # With {glue:text}`a1_norm`, {glue:text}`a1_norm_frac` of the interior indices are localized
@@ -273,7 +273,7 @@ run.glue("a1_norm", normed.name)
 # ({ref}`methods-verdicts`).
 
 # %%
-curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
+curves = [localization.curve(setup, r.cnn) for r in (no_norm, with_norm)]
 report.figure("fig-a1-curve", plots.compute_to_effect(curves, params.alpha))
 gain = late.late_gain(curves[1])
 rising = late.rising(curves[1], bands.interior_slope)
@@ -315,8 +315,8 @@ report.show_view(views.training_states(curves))
 # alone could not do.
 
 # %%
-report.figure("fig-a1-fig1b", figures.depth_maps([none, normed, circular]))
-report.md(tables.probe_distances([none, normed, circular]))
+report.figure("fig-a1-fig1b", figures.depth_maps([no_norm, with_norm, circular]))
+report.md(tables.probe_distances([no_norm, with_norm, circular]))
 
 # %% [markdown]
 # ```{glue:figure} fig-a1-fig1b
@@ -367,8 +367,10 @@ report.md(tables.probe_distances([none, normed, circular]))
 
 # %%
 cyc = equivariance.cyclic_change(circular.net, params.seq_len, shift=setup.radius)
-probe_curve = localization.curve(setup, normed.cnn, with_probes=True)
-ledger, checks = claims.a1_ledger(none, normed, circular, shifts[0], cyc, curves[1], probe_curve)
+probe_curve = localization.curve(setup, with_norm.cnn, with_probes=True)
+ledger, checks = claims.a1_ledger(
+    no_norm, with_norm, circular, shifts[0], cyc, curves[1], probe_curve
+)
 run.glue("a1_sesoi", SLOPE.show())
 run.glue("a1_learned", f"{sesoi.LEARNED_R2:g}")
 run.glue_all("a1", {"n_norms": params.depth, "paper_depth": spec.A1.profiles["paper"]["depth"]})

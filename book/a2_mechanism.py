@@ -277,14 +277,14 @@ run.glue("a2_level", f"{pack_setup.transition_level:g}")
 
 # %%
 localization.pretrain(localization.chapter_networks(setup), params.workers)
-none = localization.localize(setup, setup.cnn("none"))
-normed = localization.localize(setup, setup.chapter_cnn)
+no_norm = localization.localize(setup, setup.cnn("none"))
+with_norm = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("A1's results loaded from the cache:",
-      fmt.from_cache({r.name: r.cache_hit for r in (none, normed, circular)}))  # fmt: skip
-hops = multihop.compare(normed.probe_distances, params.kernel, params.seq_len, params.hop_factor)
-report.figure("fig-a2-hops", figures.probe_reach([none, normed], params.hop_factor))
-report.md(tables.hops(hops, normed, none, params.hop_factor))
+      fmt.from_cache({r.name: r.cache_hit for r in (no_norm, with_norm, circular)}))  # fmt: skip
+hops = multihop.compare(with_norm.probe_distances, params.kernel, params.seq_len, params.hop_factor)
+report.figure("fig-a2-hops", figures.probe_reach([no_norm, with_norm], params.hop_factor))
+report.md(tables.hops(hops, with_norm, no_norm, params.hop_factor))
 
 # %% [markdown]
 # ```{glue:figure} fig-a2-hops
@@ -300,7 +300,7 @@ report.md(tables.hops(hops, normed, none, params.hop_factor))
 # like the trained ones).
 
 # %%
-curves = [localization.curve(setup, r.cnn) for r in (none, normed)]
+curves = [localization.curve(setup, r.cnn) for r in (no_norm, with_norm)]
 rising = late.rising(curves[1], bands.interior_slope)
 run.glue("a2_rising", "may still be rising" if rising else "has flattened")
 
@@ -311,13 +311,13 @@ run.glue("a2_rising", "may still be rising" if rising else "has flattened")
 # reach was still rising.
 
 # %% tags=["hide-input"]
-run.glue("a2_norm", normed.name)
+run.glue("a2_norm", with_norm.name)
 run.glue("a2_first_beyond_R", fmt.depths(hops.first_beyond_radius))
 run.glue("a2_first_beyond_single", fmt.depths(hops.first_beyond_single))
 run.glue("a2_max_hops", fmt.join(hops.max_hops))
 run.glue("a2_beyond_iter", "; ".join(fmt.join(b) or "none" for b in hops.depths_beyond_iterated))
-run.glue("a2_out_dist", fmt.join(normed.distances))
-run.glue("a2_out_dist_none", fmt.join(none.distances))
+run.glue("a2_out_dist", fmt.join(with_norm.distances))
+run.glue("a2_out_dist_none", fmt.join(no_norm.distances))
 
 # %% [markdown]
 # With {glue:text}`a2_norm`, the probes first localize beyond the receptive field at depth
@@ -363,11 +363,11 @@ run.glue("a2_out_dist_none", fmt.join(none.distances))
 # {glue:text}`a2_reach_sesoi` ({ref}`methods-sesoi`).
 
 # %%
-probe_curve = localization.curve(setup, normed.cnn, with_probes=True)
+probe_curve = localization.curve(setup, with_norm.cnn, with_probes=True)
 pack_kept = packnorm.late_accuracy(pack_setup)
 run.glue("a2_pack_half", fmt.join(pack_setup.train.checkpoints, ".3g") or "none")
 ledger, checks = claims.a2_ledger(
-    pack, normed, none, circular, params.hop_factor, probe_curve, pack_kept
+    pack, with_norm, no_norm, circular, params.hop_factor, probe_curve, pack_kept
 )
 run.glue("a2_learned_level", f"{0.5 + sesoi.CHANCE_MARGIN:g}")
 run.glue("a2_reach_sesoi", sesoi.REACH.show())

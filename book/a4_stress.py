@@ -159,11 +159,11 @@ run.glue("a4_R", setup.radius)
 
 # %%
 localization.pretrain(stress.networks(setup, params), params.workers)
-none = localization.localize(setup, setup.cnn("none"))
-normed = localization.localize(setup, setup.chapter_cnn)
+no_norm = localization.localize(setup, setup.cnn("none"))
+with_norm = localization.localize(setup, setup.chapter_cnn)
 circular = localization.circular_null(setup, setup.chapter_cnn)
 print("A1's networks loaded from the cache:",
-      fmt.from_cache({r.name: r.train_cache_hits for r in (none, normed)}))  # fmt: skip
+      fmt.from_cache({r.name: r.train_cache_hits for r in (no_norm, with_norm)}))  # fmt: skip
 
 # %% [markdown]
 # (a4-constant)=
@@ -176,8 +176,8 @@ print("A1's networks loaded from the cache:",
 # {numref}`fig-a4-constant` shows it.
 
 # %%
-const = [stress.constant_input(r, params.constant_values) for r in (none, normed)]
-report.figure("fig-a4-constant", figures.constant_input(const, [none, normed]))
+const = [stress.constant_input(r, params.constant_values) for r in (no_norm, with_norm)]
+report.figure("fig-a4-constant", figures.constant_input(const, [no_norm, with_norm]))
 checks = claims.constant_checks(const)
 report.show_checks("a4_constant", checks)
 run.record("a4-constant", checks=checks)
@@ -250,13 +250,13 @@ run.record("a4-circular", checks=checks, claims=rows)
 sweep = stress.interventions(
     setup, setup.chapter_cnn, params.intervention_eval, params.intervention_ref
 )
-report.figure("fig-a4-interventions", figures.interventions(sweep, none))
+report.figure("fig-a4-interventions", figures.interventions(sweep, no_norm))
 run.glue("a4_int_n", f"{params.intervention_eval:,}")
 run.glue("a4_removed_sesoi", f"{sesoi.REMOVED.value:.0%}")
 kept = stress.intervention_curve(
     setup, setup.chapter_cnn, params.intervention_eval, params.intervention_ref
 )
-rows = [*claims.symmetric_interventions(sweep), claims.interior_statistics(sweep, normed, kept)]
+rows = [*claims.symmetric_interventions(sweep), claims.interior_statistics(sweep, with_norm, kept)]
 report.show_verdicts("a4_interventions", rows)
 run.record("a4-interventions", claims=rows)
 

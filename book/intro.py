@@ -25,25 +25,24 @@
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 
 # %% tags=["remove-input"]
-from normbook.book_pages import intro as findings
-from normbook.book_pages import ledger as claims_ledger
+from normbook.book_pages import intro, ledger
 from normbook.pages import report
 
-params, run = report.start(findings.INTRO, globals())
-recs = claims_ledger.records(params.profile)
+params, run = report.start(intro.INTRO, globals())
+recs = ledger.records(params.profile)
 run.glue("intro_profile", params.profile)
-report.md(findings.scale_line(recs, params.profile))
+report.md(intro.scale_line(recs, params.profile))
 
 # %% tags=["remove-input"]
-report.md(findings.findings_table(recs, params.profile, "A"))
+report.md(intro.findings_table(recs, params.profile, "A"))
 
 # %% tags=["remove-input"]
-report.md(findings.split_table(recs))
-report.md(findings.findings_table(recs, params.profile, "B"))
+report.md(intro.split_table(recs))
+report.md(intro.findings_table(recs, params.profile, "B"))
 
 # %% tags=["remove-input"]
-report.md(findings.undecided(recs))
-report.md(findings.recorded_note(recs))
+report.md(intro.undecided(recs))
+report.md(intro.recorded_note(recs))
 
 # %% [markdown]
 # Every verdict above holds *at this profile*: a refutation at this scale says the effect is
@@ -55,10 +54,10 @@ report.md(findings.recorded_note(recs))
 # the paper did not run, the critics' claims and this book's own):
 
 # %% tags=["remove-input"]
-report.md(findings.counts_by_origin(recs))
+report.md(intro.counts_by_origin(recs))
 
 # %% tags=["remove-input"]
-report.figure("fig-intro-verdicts", claims_ledger.verdict_summary(recs))
+report.figure("fig-intro-verdicts", ledger.verdict_summary(recs))
 
 # %% [markdown]
 # ```{glue:figure} fig-intro-verdicts
@@ -66,7 +65,7 @@ report.figure("fig-intro-verdicts", claims_ledger.verdict_summary(recs))
 # :alt: Horizontal bars counting each paper's claims by verdict and origin.
 #
 # Every claim of this build by final verdict, per paper and origin. Drawn by
-# `claims_ledger.verdict_summary`.
+# `book_pages.ledger.verdict_summary`.
 # ```
 #
 # (intro-papers)=

@@ -33,13 +33,13 @@
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 
 # %%
-from normbook.book_pages import ledger as claims_ledger
+from normbook.book_pages import ledger
 from normbook.grading import claims
 from normbook.pages import report
 from normbook.publish.chapters import SPECS
 
-params, run = report.start(claims_ledger.LEDGER, globals())
-recs = claims_ledger.records(params.profile)
+params, run = report.start(ledger.LEDGER, globals())
+recs = ledger.records(params.profile)
 n_claims = sum(len(r["claims"]) for r in recs)
 run.glue_all(
     "ledger",
@@ -47,7 +47,7 @@ run.glue_all(
         "profile": params.profile,
         "alpha": claims.ALPHA,
         "n": n_claims,
-        "holm": "{} of {}".format(*claims_ledger.holm_would_leave(recs)),
+        "holm": "{} of {}".format(*ledger.holm_would_leave(recs)),
     },
 )
 
@@ -73,10 +73,10 @@ run.glue_all(
 # level.
 
 # %%
-report.figure("fig-ledger-summary", claims_ledger.verdict_summary(recs))
+report.figure("fig-ledger-summary", ledger.verdict_summary(recs))
 
 # %%
-report.md(claims_ledger.counts_table(recs))
+report.md(ledger.counts_table(recs))
 
 # %% [markdown]
 # A claim *not shown at this budget* says what would decide it (the table's last column):
@@ -86,10 +86,10 @@ report.md(claims_ledger.counts_table(recs))
 # be moving the claim's way) or **a control** (a family failed its positive control). Per paper:
 
 # %%
-report.md(claims_ledger.needs_table(recs))
+report.md(ledger.needs_table(recs))
 
 # %%
-absent = claims_ledger.missing(recs)
+absent = ledger.missing(recs)
 report.md(
     "Chapters with no record at this profile (not executed yet, or failed): "
     + ", ".join(f"`{c}`" for c in absent)
@@ -103,7 +103,7 @@ report.md(
 # :alt: Horizontal bars counting each paper's claims by verdict.
 #
 # Claims per verdict and paper, from the chapters executed for this build. Drawn by
-# `claims_ledger.verdict_summary`.
+# `book_pages.ledger.verdict_summary`.
 # ```
 
 # %% [markdown]
@@ -119,7 +119,7 @@ report.md(
 
 # %%
 run.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")
-report.md(claims_ledger.claims_table(recs))
+report.md(ledger.claims_table(recs))
 
 # %% [markdown]
 # (ledger-controls)=
@@ -133,7 +133,7 @@ report.md(claims_ledger.claims_table(recs))
 # its first hop. A failed control makes every claim resting on that family *not shown*.
 
 # %%
-report.md(claims_ledger.table_or_none(claims_ledger.controls_rows(recs)))
+report.md(ledger.table_or_none(ledger.controls_rows(recs)))
 
 # %% [markdown]
 # (ledger-checks)=
@@ -143,7 +143,7 @@ report.md(claims_ledger.table_or_none(claims_ledger.controls_rows(recs)))
 # a bug in the code, not a verdict about a paper.
 
 # %%
-report.md(claims_ledger.table_or_none(claims_ledger.checks_summary(recs)))
+report.md(ledger.table_or_none(ledger.checks_summary(recs)))
 
 # %% [markdown]
 # (ledger-provenance)=
@@ -153,5 +153,5 @@ report.md(claims_ledger.table_or_none(claims_ledger.checks_summary(recs)))
 # parameter that differs from that profile's defaults.
 
 # %%
-report.md(claims_ledger.table_or_none(claims_ledger.provenance(recs, SPECS)))
+report.md(ledger.table_or_none(ledger.provenance(recs, SPECS)))
 run.finish()

@@ -31,7 +31,7 @@ power_draws = None  # simulated designs per point of the power figure
 #   [smoke 20 · cpu 400 · paper 2,000]
 
 # %%
-from normbook.book_pages import ledger as claims_ledger
+from normbook.book_pages import ledger as ledger_page
 from normbook.book_pages import methods
 from normbook.grading import claims, ledger, stats
 from normbook.pages import report
@@ -263,7 +263,7 @@ run.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
 # noise common to the whole sequence; line style, its correlation length along the sequence;
 # dotted, the 95 % level; ticks, this build's circular-padding networks (left) and no-norm
 # networks (right). Drawn by
-# `methods.null_figure`.
+# `book_pages.methods.null_figure`.
 # ```
 #
 # The table gives each null's 95 % quantile. With no shared noise a null network's fraction
@@ -413,7 +413,7 @@ run.glue_all("m", {"q_none": f"{quantiles.loc[0.0].frac_interior.max():.2f}",
 
 # %%
 power = methods.simulated_power(params.power_draws)
-recs = claims_ledger.records(params.profile)
+recs = ledger_page.records(params.profile)
 report.figure("fig-methods-power", methods.power_figure(power, methods.claim_ratios(recs),
                                                         seeds=len(a1.seeds)))  # fmt: skip
 run.glue_all("m", {"blocked": len(refutable.blocked(recs)),
@@ -432,7 +432,7 @@ run.glue_all("m", {"draws": params.power_draws, "power5": f"{at_one[5]:.2f}",
 # Power of the claims' $t$ test over seeds: the chance of a decisive verdict when the truth is
 # one SESOI beyond the SESOI, against SESOI / (standard deviation of the per-seed effect);
 # dots, simulated with `grading.claims.mean_test`; lines, the noncentral $t$ distribution; dotted,
-# 80 %; ticks, this build's claims. Drawn by `methods.power_figure`.
+# 80 %; ticks, this build's claims. Drawn by `book_pages.methods.power_figure`.
 # ```
 #
 # (methods-reconstructed-knobs)=

@@ -56,11 +56,11 @@ class Recorded:
     """A1's record, rebuilt: the runs, curves and checks the chapter's rules take."""
 
     loaded: Loaded
-    none: RecordedRun | None
-    normed: RecordedRun | None
+    no_norm: RecordedRun | None
+    with_norm: RecordedRun | None
     circular: RecordedRun | None
     curves: list[Curve] = field(default_factory=list)
-    eq_none: Equivariance | None = None
+    eq_no_norm: Equivariance | None = None
     cyclic: np.ndarray | None = None
 
     @property

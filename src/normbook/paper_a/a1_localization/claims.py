@@ -20,48 +20,51 @@ from normbook.paper_a.grading.sesoi import REACH, SLOPE
 from normbook.paper_a.measures import bands, multihop
 
 
-def a1_ledger(none, normed, circular, eq_none, cyc, curve, probe_curve=None) -> tuple[list, list]:
+def a1_ledger(
+    no_norm, with_norm, circular, eq_no_norm, cyc, curve, probe_curve=None
+) -> tuple[list, list]:
     """Chapter A1: the side channel (beyond R), Fig. 1a (beyond one hop: the whole sequence)
     and Fig. 1b as claims; Prop. C.1 and the null as checks. ``curve``: the normalized
     networks' compute-to-effect curve; ``probe_curve``: the same with depth probes (None, as in
     a paper-scale record that kept no probes: Fig. 1b's claim cannot be refuted)."""
-    half = (normed.seq_len - 1) // 2
-    whole = slope_beyond_nulls(bands.beyond_hop_slope, normed, none, circular)
-    hop = int(round(3 * normed.radius))  # an index beyond one hop is this far from both ends
+    half = (with_norm.seq_len - 1) // 2
+    whole = slope_beyond_nulls(bands.beyond_hop_slope, with_norm, no_norm, circular)
+    hop = int(round(3 * with_norm.radius))  # an index beyond one hop is this far from both ends
     no_band = "" if half >= hop else (
-        f" (–: no index is {hop} = 3R from both ends at l = {normed.seq_len})")  # fmt: skip
+        f" (–: no index is {hop} = 3R from both ends at l = {with_norm.seq_len})")  # fmt: skip
     # no side channel at all would be evidence, not a failure: the controls are learning only
-    controls = (learned(normed), null_learned(none))
-    spread = reach_test(normed, none, circular, factor=1.0)
+    controls = (learned(with_norm), null_learned(no_norm))
+    spread = reach_test(with_norm, no_norm, circular, factor=1.0)
     excess = [
-        multihop.excess_beyond(r.probe_distances, r.cnn.kernel) for r in (normed, none, circular)
+        multihop.excess_beyond(r.probe_distances, r.cnn.kernel)
+        for r in (with_norm, no_norm, circular)
     ]
     claims = [
         localizes_verdict(
-            beats_nulls(f"With {normed.name}"),
-            normed,
-            none,
+            beats_nulls(f"With {with_norm.name}"),
+            with_norm,
+            no_norm,
             circular,
             curve,
-            f"; interior fraction {join(normed.frac_interior, '.2f')}",
+            f"; interior fraction {join(with_norm.frac_interior, '.2f')}",
             paper_says="Normalization lets the network localize indices beyond its receptive "
             "field (the side channel)",
             key="a1_side_channel",
         ),  # fmt: skip
         Verdict.graded(
             "A",
-            f"With {normed.name}: the mean prediction beyond one hop (farther than 3R from both "
+            f"With {with_norm.name}: the mean prediction beyond one hop (farther than 3R from both "
             f"ends) rises faster than both nulls' by at least {SLOPE.value:g} of the ramp's slope",
             whole,
             SLOPE,
             rising=rising(curve, bands.beyond_hop_slope),
             controls=controls,
-            evidence=f"slope beyond 3R {join(bands.beyond_hop_slope(normed), '.4f')} vs nulls "
-            f"{join(bands.beyond_hop_slope(none), '.4f')} / "
+            evidence=f"slope beyond 3R {join(bands.beyond_hop_slope(with_norm), '.4f')} vs nulls "
+            f"{join(bands.beyond_hop_slope(no_norm), '.4f')} / "
             f"{join(bands.beyond_hop_slope(circular), '.4f')}{no_band}; localization distances "
-            f"{normed.distances} (middle: {half})",
+            f"{with_norm.distances} (middle: {half})",
             unit=".4f",
-            paper_says=f"With {normed.name} the whole sequence is localized (Fig. 1a)",
+            paper_says=f"With {with_norm.name} the whole sequence is localized (Fig. 1a)",
             key="a1_whole_sequence",
         ),
         Verdict.graded(
@@ -81,5 +84,5 @@ def a1_ledger(none, normed, circular, eq_none, cyc, curve, probe_curve=None) -> 
             key="a1_inward_spread",
         ),
     ]
-    checks = [exactly_equivariant(eq_none), cyclic_null(circular.name, cyc)]
+    checks = [exactly_equivariant(eq_no_norm), cyclic_null(circular.name, cyc)]
     return claims, checks

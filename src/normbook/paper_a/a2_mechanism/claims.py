@@ -18,7 +18,7 @@ from normbook.paper_a.measures import multihop
 
 
 def a2_ledger(
-    pack, normed, none, circular, hop_factor: float, probe_curve=None, pack_kept=None
+    pack, with_norm, no_norm, circular, hop_factor: float, probe_curve=None, pack_kept=None
 ) -> tuple[list, list]:
     """Chapter A2: Fig. 3's transition and the multi-hop reach as claims; o = 0, the per-path
     control and the rise of accuracy with the overlap (which pooled statistics give at any
@@ -36,8 +36,8 @@ def a2_ledger(
     if pack_kept is not None:
         half = pack_kept.at_step / pack.setup.train.steps
         states = f"rising judged at {half:.3g} of the budget and the end"
-    hop = reach_test(normed, none, circular, factor=hop_factor)
-    excess = multihop.excess_beyond(normed.probe_distances, normed.cnn.kernel, hop_factor)
+    hop = reach_test(with_norm, no_norm, circular, factor=hop_factor)
+    excess = multihop.excess_beyond(with_norm.probe_distances, with_norm.cnn.kernel, hop_factor)
     claims = [
         Verdict.graded(
             "A",
@@ -67,7 +67,7 @@ def a2_ledger(
             hop,
             REACH,
             rising=reach_rising(probe_curve, hop_factor),
-            controls=(learned(normed), null_learned(none)),
+            controls=(learned(with_norm), null_learned(no_norm)),
             evidence=f"reach beyond {hop_factor:g}R(d) at the best depth, in indices, per seed: "
             f"{join(excess, '.0f')}; " + probe_states(probe_curve),
             unit=".2f",

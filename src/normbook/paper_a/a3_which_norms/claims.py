@@ -66,21 +66,21 @@ def a3_ledger(
     )
     g_controls = (*(learned(r, f"GroupNorm G = {g}") for g, r in zip(gs, runs)), g_side)
     g_rising = any(rising(c, bands.interior_slope) for c in group_curves)
-    mb, none, circ = bn.minibatch, bn.none, bn.circular
+    mb, no_norm, circ = bn.minibatch, bn.none, bn.circular
     bn_claim = localizes_verdict(
         beats_nulls("BatchNorm with minibatch statistics at inference"),
-        mb, none, circ, bn_curve, family="BatchNorm, minibatch statistics",
+        mb, no_norm, circ, bn_curve, family="BatchNorm, minibatch statistics",
         paper_says="BatchNorm with minibatch statistics at inference localizes (Fig. 5)",
         key="a3_batchnorm_localizes",
     )  # fmt: skip
     mb_ok = Control("BatchNorm, minibatch statistics", "localizes beyond R (the claim above is "
                     "reproduced)", bn_claim.verdict == "reproduced", bn_claim.verdict)  # fmt: skip
-    bnd_none = boundary_fractions(none, "batch_mean")  # App. D's measure
+    bnd_none = boundary_fractions(no_norm, "batch_mean")  # App. D's measure
     bnd_mb = boundary_fractions(mb, "batch_mean")
-    keep = kept_seeds(none)  # the dead-null rule (alive), as for every null comparison
+    keep = kept_seeds(no_norm)  # the dead-null rule (alive), as for every null comparison
     bnd = paired(np.asarray(bnd_none)[keep], np.asarray(bnd_mb)[keep], BOUNDARY_GAP.value,
                  null="no-norm network's boundary fraction"
-                 + null_name(none).removeprefix(NULL_NONE))  # fmt: skip
+                 + null_name(no_norm).removeprefix(NULL_NONE))  # fmt: skip
     ref, big = sizes.runs[sizes.reference], sizes.runs[sizes.largest]
     with np.errstate(divide="ignore", invalid="ignore"):
         lost = 1 - np.asarray(big.slope_interior) / np.asarray(ref.slope_interior)
@@ -118,7 +118,7 @@ def a3_ledger(
             bnd,
             BOUNDARY_GAP,
             rising=bnd_up,
-            controls=(learned(mb, "BatchNorm, minibatch statistics"), null_learned(none)),
+            controls=(learned(mb, "BatchNorm, minibatch statistics"), null_learned(no_norm)),
             evidence=f"batch-mean test, fraction localized within R: none "
             f"{join(bnd_none, '.2f')}, minibatch {join(bnd_mb, '.2f')}" + _kept_states(bm_curves),
             unit=".2f",

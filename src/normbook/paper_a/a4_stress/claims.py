@@ -101,7 +101,7 @@ def interior_removed(sweep) -> np.ndarray:
         return 1 - sweep.slopes("interior", "all") / sweep.baseline_slopes
 
 
-def interior_statistics(sweep, normed, curve=None) -> Verdict:
+def interior_statistics(sweep, with_norm, curve=None) -> Verdict:
     """The mechanism's prediction that the statistics are the channel, in its open form:
     computing every layer's statistics over the interior only (positions whose input misses
     the padding) removes at least ``REMOVED`` of the interior slope. Per seed, the share
@@ -120,7 +120,7 @@ def interior_statistics(sweep, normed, curve=None) -> Verdict:
         test,
         REMOVED,
         rising=up,
-        controls=(learned(normed), side_channel(normed)),
+        controls=(learned(with_norm), side_channel(with_norm)),
         evidence=f"slope {join(before, '.3f')} -> {join(after, '.3f')}; share removed "
         f"{join(removed, '.2f')}; "
         + (

@@ -145,23 +145,24 @@ def normalization_not_depth(pair) -> Verdict:
     share kept with the blocks normalized minus without, a paired t test against
     ``SHARE_GAIN``; controls: both families learned, the normalized one shows the side
     channel; the difference at the kept states decides whether it may still rise."""
-    (normed, plain), (run_n, run_p) = pair.reaches, pair.runs
-    test = mean_test(normed.kept - plain.kept, SHARE_GAIN.value,
+    (with_norm, plain), (run_n, run_p) = pair.reaches, pair.runs
+    test = mean_test(with_norm.kept - plain.kept, SHARE_GAIN.value,
                      null="the same kernel-1 blocks without normalization, same seeds",
                      what="paired t test")  # fmt: skip
-    ctrl = (learned(run_n, normed.family.label), side_channel(run_n, normed.family.label),
+    ctrl = (learned(run_n, with_norm.family.label), side_channel(run_n, with_norm.family.label),
             learned(run_p, plain.family.label))  # fmt: skip
     kept = [c.values(lambda x: reach.kept_at(x, pair.families)) for c in pair.curves]
     up = may_rise(kept[0] - kept[1], pair.curves[0].fractions, SHARE_GAIN.flat_margin)
-    blocks = normed.family.cnn.depth * normed.family.cnn.mix
+    blocks = with_norm.family.cnn.depth * with_norm.family.cnn.mix
     return Verdict.graded(
         "A (ours)",
         f"(ours) At equal depth and capacity ({blocks} kernel-1 blocks), normalizing those blocks "
         f"raises the share of the first band's slope kept beyond one hop by at least "
         f"{SHARE_GAIN.value:g}",
         test, SHARE_GAIN, rising=up, controls=ctrl,
-        evidence=f"{normed.family.label}: kept {join(normed.kept, '.3f')}; {plain.family.label}: "
-        f"kept {join(plain.kept, '.3f')} ({normed.family.setup.train.steps:,} steps each)",
+        evidence=f"{with_norm.family.label}: kept {join(with_norm.kept, '.3f')}; "
+        f"{plain.family.label}: kept {join(plain.kept, '.3f')} "
+        f"({with_norm.family.setup.train.steps:,} steps each)",
         unit=".3f",
         paper_says="not in the paper (the matched control of the multi-hop reading: more "
         "normalization layers, not more depth, carry it farther)",

@@ -161,7 +161,7 @@ def beats_nulls(who: str) -> str:
 def localizes_verdict(
     claim: str,
     run,
-    none,
+    no_norm,
     circular,
     curve=None,
     extra: str = "",
@@ -173,7 +173,7 @@ def localizes_verdict(
     SESOI; controls: the family learned, and so did at least two no-norm nulls (dead ones
     leave the comparison, :func:`alive`); the interior slope's curve must have flattened for
     *refuted* (no curve: it cannot be refuted). ``key``: the claim's name for the prose."""
-    test = slope_beyond_nulls(bands.interior_slope, run, none, circular)
+    test = slope_beyond_nulls(bands.interior_slope, run, no_norm, circular)
     up = None if curve is None else rising(curve, bands.interior_slope)
     return Verdict.graded(
         "A",
@@ -181,9 +181,9 @@ def localizes_verdict(
         test,
         SLOPE,
         rising=up,
-        controls=(learned(run, family), null_learned(none)),
+        controls=(learned(run, family), null_learned(no_norm)),
         evidence=f"interior slope {join(run.slope_interior, '.3f')} vs nulls "
-        f"{join(none.slope_interior, '.3f')} / {join(circular.slope_interior, '.3f')}{extra}",
+        f"{join(no_norm.slope_interior, '.3f')} / {join(circular.slope_interior, '.3f')}{extra}",
         unit=".3f",
         paper_says=paper_says,
         key=key,
