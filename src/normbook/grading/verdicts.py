@@ -182,6 +182,9 @@ def sesoi_phrase(sesoi: Sesoi, unit: str = ".3f") -> str:
     return f"{number_or_dash(sesoi.value, spec)} {sesoi.unit}"
 
 
+_REQUIRED = object()  # Verdict.graded's ``rising``: no default, but None is a value
+
+
 @dataclass(frozen=True)
 class Verdict:
     paper: str  # "A" or "B"
@@ -203,7 +206,8 @@ class Verdict:
         test: ClaimTest,
         sesoi: Sesoi | None,
         *,
-        rising,
+        rising=_REQUIRED,
+        parts: list[tuple[str, Grade]] | None = None,
         controls: tuple[Control, ...] | list[Control] = (),
         evidence: str = "",
         unit: str = ".3f",
@@ -211,37 +215,26 @@ class Verdict:
         untestable: str = "",
         key: str = "",
     ) -> Verdict:
-        """Grade ``claim`` by its test (:func:`decide`) and build its row: the test and the
-        controls that decide the grade are the ones the row records (each given once).
+        """Grade ``claim`` and build its row, each argument given once: the test and the
+        controls that decide the grade are the ones the row records. One test: :func:`decide`
+        (``rising`` required, see there). A claim of named ``parts``, each graded by
+        :func:`decide`: :func:`decide_parts`, the row showing ``test``, one part's.
         ``untestable``: why this profile cannot test the claim ("": it can)."""
-        grade = decide(test, controls, rising=rising, testable=not untestable)
-        if untestable:
-            grade = replace(grade, why=untestable)
+        if parts is not None:
+            grade = Grade(NOT_TESTABLE, untestable) if untestable else decide_parts(parts)
+        elif rising is _REQUIRED:
+            raise TypeError(f"{key or claim!r}: a claim of one test needs rising= (see decide)")
+        else:
+            grade = decide(test, controls, rising=rising, testable=not untestable)
+            grade = replace(grade, why=untestable) if untestable else grade
         return cls(paper, claim, grade, test, sesoi, evidence, unit, tuple(controls), paper_says,
                    key)  # fmt: skip
 
     @classmethod
-    def in_parts(
-        cls,
-        paper: str,
-        claim: str,
-        parts: list[tuple[str, Grade]],
-        shown: ClaimTest,
-        sesoi: Sesoi | None,
-        *,
-        controls: tuple[Control, ...] | list[Control] = (),
-        evidence: str = "",
-        unit: str = ".3f",
-        paper_says: str = "",
-        key: str = "",
-        untestable: str = "",
-    ) -> Verdict:
-        """A claim of several named parts, each graded by :func:`decide` (:func:`decide_parts`);
-        the row shows ``shown``, one part's test. ``untestable``: why this profile cannot test
-        the claim as a whole (then it is *not testable*, whatever its parts)."""
-        grade = Grade(NOT_TESTABLE, untestable) if untestable else decide_parts(parts)
-        return cls(paper, claim, grade, shown, sesoi, evidence, unit, tuple(controls), paper_says,
-                   key)  # fmt: skip
+    def in_parts(cls, paper, claim, parts, shown, sesoi, **row) -> Verdict:
+        """:meth:`graded` for a claim of several named ``parts`` (``shown``: the test its row
+        shows); ``row``: the other fields, as there."""
+        return cls.graded(paper, claim, shown, sesoi, parts=parts, **row)
 
     @property
     def verdict(self) -> str:

@@ -25,23 +25,13 @@ from normbook.paper_b.b4_stress.factorial import (
 from normbook.paper_b.b4_stress.matching import Matched
 from normbook.paper_b.cached.analysis import Clusters, Sparsity
 from normbook.paper_b.cached.stress_analyses import Silhouettes, Thresholds
+from normbook.paper_b.grading import rules
 from normbook.paper_b.grading.pairing import max_init_difference, seed_counts
-from normbook.paper_b.grading.rules import (
-    DATASET_NAMES,
-    Contrast,
-    both,
-    deeper_half,
-    direction,
-    layer_mean,
-    learned,
-    moving_along,
-    signed,
-)
 from normbook.paper_b.grading.sesoi import DBI, SILHOUETTE, SPARSITY
 from normbook.paper_b.runs import classify
 from normbook.paper_b.runs.classify import DATASETS, Models, bn_label
 
-NAMES = DATASET_NAMES
+NAMES = rules.DATASET_NAMES
 VERBS = {"higher": "raises", "lower": "lowers"}
 REVIEWERS = "not in the paper (the reviewers' question: BN, or its ten-times-higher learning rate)"
 
@@ -53,7 +43,7 @@ def seed_mean(values, unit: str) -> str:
 
 
 def described(values) -> str:
-    """A contrast nobody claimed a direction for, described: mean [CLAIM_CONFIDENCE t
+    """A contrast nobody claimed a rules.direction for, described: mean [CLAIM_CONFIDENCE t
     interval] over seeds; ``–`` and why where fewer than two seeds give no interval."""
     v = np.asarray(values, float)
     if not v.size:
@@ -64,7 +54,7 @@ def described(values) -> str:
 
 def cell_controls(f: Factorial, dataset: str, cells=None) -> tuple[Control, ...]:
     """The cells of ``dataset``'s 2 x 2 (``cells``: (BN, lr index) pairs; default all four)
-    must have learned (:func:`learned`)."""
+    must have rules.learned (:func:`rules.learned`)."""
     cells = cells or [(bn, j) for bn in (True, False) for j in (0, 1)]
     acc = {(bn, j): np.array([t.test_acc for t in f.trained[dataset, bn, j]]) for bn, j in cells}
     return tuple(
@@ -73,7 +63,7 @@ def cell_controls(f: Factorial, dataset: str, cells=None) -> tuple[Control, ...]
             c.check, c.passed, c.evidence,
         )
         for (bn, j), a in acc.items()
-        for c in learned({(dataset, bn): a}, [classify.Variant(dataset, bn)])
+        for c in rules.learned({(dataset, bn): a}, [classify.Variant(dataset, bn)])
     )  # fmt: skip
 
 
@@ -81,33 +71,33 @@ _SIL = {"class_sil": "class_silhouette", "kmeans_sil": "kmeans_silhouette"}
 
 
 def _signed(values, dataset: str, expect: str, contrast, relative: bool = False) -> np.ndarray:
-    """Per seed, BN vs no BN of ``contrast`` over layers, signed the claim's way (``relative``
-    for DBI, as :func:`direction` takes it)."""
+    """Per seed, BN vs no BN of ``contrast`` over layers, rules.signed the claim's way (``relative``
+    for DBI, as :func:`rules.direction` takes it)."""
     bn, nobn = (np.asarray(values[dataset, b], float) for b in (True, False))
-    return signed(contrast(bn), contrast(nobn), expect, relative)
+    return rules.signed(contrast(bn), contrast(nobn), expect, relative)
 
 
 def _moving(along, m: Metric, dataset: str, a, b, expect: str):
     """Whether cell ``a`` vs cell ``b`` of one metric of the 2 x 2 ((BN, lr index) pairs),
-    signed the paper's way, may still be moving at the end of training (``along``: the
+    rules.signed the paper's way, may still be moving at the end of training (``along``: the
     effects at the kept states, :func:`.factorial.along`)."""
-    return moving_along(along, lambda fx: signed(
+    return rules.moving_along(along, lambda fx: rules.signed(
         fx[m.key, dataset].cells[a], fx[m.key, dataset].cells[b], expect, m.sesoi is DBI),
         m.sesoi)  # fmt: skip
 
 
 def _simple(e: Effects, m: Metric, dataset: str, j: int) -> ClaimTest:
-    """BN's simple effect at learning rate j, signed the paper's way, as a claim test."""
+    """BN's simple effect at learning rate j, rules.signed the paper's way, as a claim test."""
     bn, nobn = e.cells[True, j], e.cells[False, j]
-    return direction(bn, nobn, m.expect[dataset],
+    return rules.direction(bn, nobn, m.expect[dataset],
                      f"{NAMES[dataset]} {m.describe(dataset)} at lr {sci(e.lrs[j])}",
                      m.sesoi, never=e.never)  # fmt: skip
 
 
 def _lr_simple(e: Effects, m: Metric, bn: bool) -> ClaimTest:
     """The paper's BN learning rate (index 0) against the other (index 1), with or without
-    BN, signed the way the paper attributes to BN (CIFAR-10)."""
-    return direction(e.cells[bn, 0], e.cells[bn, 1], m.expect["cifar10"],
+    BN, rules.signed the way the paper attributes to BN (CIFAR-10)."""
+    return rules.direction(e.cells[bn, 0], e.cells[bn, 1], m.expect["cifar10"],
                      f"CIFAR-10 {m.describe('cifar10')}, {bn_label(bn)}: lr "
                      f"{sci(e.lrs[0])} vs {sci(e.lrs[1])}", m.sesoi, never=e.never)  # fmt: skip
 
@@ -117,9 +107,9 @@ def factorial_ledger(
 ) -> dict[tuple[str, str], Verdict]:
     """Per dataset and metric: does BatchNorm itself move the metric the paper's way? Graded
     at each learning rate of the 2 x 2 separately (BN's two simple effects, two parts of one
-    claim: both reproduced, "BN itself" holds; one, partly), never on the main effect, which
+    claim: rules.both reproduced, "BN itself" holds; one, partly), never on the main effect, which
     averages simple effects that may have opposite signs. The interaction (BN's effect at the
-    paper's BN rate minus at the other, signed the paper's way) is shown with its interval.
+    paper's BN rate minus at the other, rules.signed the paper's way) is shown with its interval.
     ``along``: the effects at the kept states (:func:`.factorial.along`), which tell whether
     each simple effect was still moving."""
     rows = {}
@@ -133,20 +123,27 @@ def factorial_ledger(
                       decide(t, cell_controls(f, ds, [(True, j), (False, j)]),
                              rising=_moving(along, m, ds, (True, j), (False, j), m.expect[ds])))
                      for j, t in enumerate(tests)]  # fmt: skip
-            paper_way = [signed(e.cells[True, j], e.cells[False, j], m.expect[ds],
+            paper_way = [rules.signed(e.cells[True, j], e.cells[False, j], m.expect[ds],
                                 m.sesoi is DBI) for j in (0, 1)]  # fmt: skip
-            rows[ds, m.key] = Verdict.in_parts(
-                "B", f"{NAMES[ds]}: BN itself {VERBS[m.expect[ds]]} the {m.describe(ds)}, BN and "
-                "no BN at the same learning rate, at each of two rates, by at least "
-                f"{sesoi_phrase(m.sesoi, m.unit)}", parts,
-                max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi, controls=controls,
-                evidence=f"BN's effect the paper's way at lr {sci(e.lrs[0])}: "
+            rows[ds, m.key] = _two_parts_row(
+                f"{NAMES[ds]}: BN itself {VERBS[m.expect[ds]]} the {m.describe(ds)}, BN and no BN "
+                "at the same learning rate, at each of two rates", m, parts, tests, controls,
+                f"BN's effect the paper's way at lr {sci(e.lrs[0])}: "
                 f"{described(paper_way[0])}, at {sci(e.lrs[1])}: {described(paper_way[1])}; "
-                f"interaction {described(paper_way[0] - paper_way[1])}; "
-                + "; ".join(f"{n}: {g.verdict}" for n, g in parts),
-                unit=m.unit, paper_says=REVIEWERS, key=f"b4_bn_itself_{m.key}_{ds}",
-            )  # fmt: skip
+                f"interaction {described(paper_way[0] - paper_way[1])}",
+                f"b4_bn_itself_{m.key}_{ds}")  # fmt: skip
     return rows
+
+
+def _two_parts_row(claim, m, parts, tests, controls, evidence, key) -> Verdict:
+    """A B4 claim of two parts (two learning rates, or BN and no BN): its row shows the less
+    significant part's test, and its evidence ends with each part's grade."""
+    return Verdict.in_parts(
+        "B", f"{claim}, by at least {sesoi_phrase(m.sesoi, m.unit)}", parts,
+        max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi, controls=controls,
+        evidence=f"{evidence}; " + "; ".join(f"{n}: {g.verdict}" for n, g in parts),
+        unit=m.unit, paper_says=REVIEWERS, key=key,
+    )  # fmt: skip
 
 
 def confound_ledger(
@@ -154,7 +151,7 @@ def confound_ledger(
 ) -> dict[str, Verdict]:
     """On CIFAR-10 (if in the 2 x 2): per metric, does the learning rate the paper gives BN,
     by itself, move the metric the way the paper attributes to BN? Graded with BN and without
-    BN separately (two parts: both reproduced, the confound is real for either variant)."""
+    BN separately (two parts: rules.both reproduced, the confound is real for either variant)."""
     rows = {}
     if "cifar10" not in f.datasets:
         return rows
@@ -166,17 +163,13 @@ def confound_ledger(
                                        rising=_moving(along, m, "cifar10", (bn, 0), (bn, 1),
                                                       m.expect["cifar10"])))
                  for bn, t in zip((True, False), tests)]  # fmt: skip
-        rows[m.key] = Verdict.in_parts(
-            "B", "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself "
-            f"{VERBS[m.expect['cifar10']]} the {m.describe('cifar10')}, with BN and without, by "
-            f"at least {sesoi_phrase(m.sesoi, m.unit)}",
-            parts, max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi,
-            controls=controls,
-            evidence=f"paper's contrast {seed_mean(e.paper, m.unit)} = BN main "
-            f"{seed_mean(e.bn, m.unit)} + lr main {seed_mean(e.lr, m.unit)} (mean over seeds); "
-            + "; ".join(f"{n}: {g.verdict}" for n, g in parts),
-            unit=m.unit, paper_says=REVIEWERS, key=f"b4_lr_confound_{m.key}",
-        )  # fmt: skip
+        rows[m.key] = _two_parts_row(
+            "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself "
+            f"{VERBS[m.expect['cifar10']]} the {m.describe('cifar10')}, with BN and without",
+            m, parts, tests, controls,
+            f"paper's contrast {seed_mean(e.paper, m.unit)} = BN main "
+            f"{seed_mean(e.bn, m.unit)} + lr main {seed_mean(e.lr, m.unit)} (mean over seeds)",
+            f"b4_lr_confound_{m.key}")  # fmt: skip
     return rows
 
 
@@ -188,37 +181,38 @@ def cluster_count_ledger(
     :data:`.sesoi.SILHOUETTE`; ``along``: the silhouettes at the kept states."""
     rows, k = {}, sil.config.clusters.fixed_k
     for ds in DATASETS:
-        controls = learned(models.accuracy, both(ds))
+        controls = rules.learned(models.accuracy, rules.both(ds))
         for key, values, what in (
             ("class_sil", sil.class_silhouette, "class-based silhouette"),
             ("kmeans_sil", sil.kmeans_silhouette, f"silhouette of k-means at k = {k}"),
         ):
-            c = Contrast.of(values, ds)
+            c = rules.Contrast.of(values, ds)
             test = c.test("deeper", "higher", f"{NAMES[ds]} {what}", SILHOUETTE)
-            up = moving_along(along, lambda r, a=key, d=ds: _signed(
-                getattr(r, _SIL[a]), d, "higher", deeper_half), SILHOUETTE)  # fmt: skip
+            up = rules.moving_along(along, lambda r, a=key, d=ds: _signed(
+                getattr(r, _SIL[a]), d, "higher", rules.deeper_half), SILHOUETTE)  # fmt: skip
             rows[ds, key] = Verdict.graded(
                 "B (ours)", f"(ours) {NAMES[ds]}: clusters are purer with BN by the {what} "
                 f"(higher), deeper half, by at least {sesoi_phrase(SILHOUETTE)}",
                 test, SILHOUETTE, rising=up, controls=controls,
-                evidence=seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "higher", ".3f"),
+                evidence=seed_counts(rules.deeper_half(c.bn), rules.deeper_half(c.nobn), "higher",
+                                     ".3f"),
                 unit=".3f", key=f"b4_purer_{key}_{ds}",
             )  # fmt: skip
     return rows
 
 
 def threshold_ledger(thr: Thresholds, models: Models, along=None) -> dict[str, Verdict]:
-    """Per dataset: the paper's sparsity direction (MNIST BN less sparse, CIFAR-10 more) at
+    """Per dataset: the paper's sparsity rules.direction (MNIST BN less sparse, CIFAR-10 more) at
     every relative threshold, one part per threshold (every part reproduced: it survives
     every threshold; some: partly, naming which); ``along``: the sweep at the kept states."""
     rows = {}
     for ds, (expect, word) in PAPER_WAY.items():
         bn, nobn = thr.layer_mean(ds, True), thr.layer_mean(ds, False)
-        controls = learned(models.accuracy, both(ds))
-        tests = [direction(bn[:, i], nobn[:, i], expect,
+        controls = rules.learned(models.accuracy, rules.both(ds))
+        tests = [rules.direction(bn[:, i], nobn[:, i], expect,
                            f"{NAMES[ds]} layer sparsity at t = {t:g}", SPARSITY)
                  for i, t in enumerate(thr.thresholds)]  # fmt: skip
-        ups = [moving_along(along, lambda r, i=i, d=ds, e=expect: signed(
+        ups = [rules.moving_along(along, lambda r, i=i, d=ds, e=expect: rules.signed(
                    r.layer_mean(d, True)[:, i], r.layer_mean(d, False)[:, i], e), SPARSITY)
                for i in range(len(thr.thresholds))]  # fmt: skip
         parts = [(f"t = {t:g}", decide(test, controls, rising=up))
@@ -245,7 +239,7 @@ def direction_ledger(
     *,
     key: str,
 ) -> dict[tuple[str, str], Verdict]:
-    """Chapters B2's and B3's direction claims on other networks or images (``where``: "test
+    """Chapters B2's and B3's rules.direction claims on other networks or images (``where``: "test
     images", "equal validation accuracy"), by those chapters' own rows
     (:func:`normbook.paper_b.b2_sparsity.claims.sparsity_row`,
     :func:`normbook.paper_b.b3_clusters.claims.class_dbi_row`): layer sparsity (MNIST BN lower,
@@ -259,7 +253,7 @@ def direction_ledger(
     def up(runs, attr, ds, expect, contrast, sesoi):
         if matched:
             return False
-        return moving_along(
+        return rules.moving_along(
             runs, lambda r: _signed(getattr(r, attr), ds, expect, contrast, sesoi is DBI), sesoi
         )
 
@@ -267,16 +261,17 @@ def direction_ledger(
     rows, dss = {}, sorted({v[0] for v in sparsity.layer}, key=list(DATASETS).index)
     for ds in dss:
         rows[ds, "sparsity"] = sparsity_row(
-            Contrast.of(sparsity.layer, ds), ds, where=where,
-            rising=up(sp_along, "layer", ds, PAPER_WAY[ds][0], layer_mean, SPARSITY),
-            controls=learned(models.accuracy, both(ds)),
+            rules.Contrast.of(sparsity.layer, ds), ds, where=where,
+            rising=up(sp_along, "layer", ds, PAPER_WAY[ds][0], rules.layer_mean, SPARSITY),
+            controls=rules.learned(models.accuracy, rules.both(ds)),
             key=f"{key}_{PAPER_WAY[ds][1]}_sparse_{ds}",
         )  # fmt: skip
     for ds in dss:
         rows[ds, "class_dbi"] = class_dbi_row(
-            Contrast.of(clusters.class_dbi, ds), ds, where=where,
-            rising=up(cl_along, "class_dbi", ds, "lower", deeper_half, DBI),
-            controls=learned(models.accuracy, both(ds)), key=f"{key}_purer_classes_{ds}",
+            rules.Contrast.of(clusters.class_dbi, ds), ds, where=where,
+            rising=up(cl_along, "class_dbi", ds, "lower", rules.deeper_half, DBI),
+            controls=rules.learned(models.accuracy, rules.both(ds)),
+            key=f"{key}_purer_classes_{ds}",
         )  # fmt: skip
     return rows
 
