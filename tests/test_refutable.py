@@ -16,7 +16,19 @@ def _declared(monkeypatch):
 
 
 def _claim(section, claim, refutable_=True, verdict=NOT_SHOWN):
-    return {"section": section, "claim": claim, "refutable": refutable_, "graded": verdict}
+    return {"section": section, "claim": claim, "refutable": refutable_, "graded": verdict,
+            "key": f"{section}_{claim}"}  # fmt: skip
+
+
+def test_a_claim_without_a_key_or_with_anothers_fails():
+    ok = [{"claims": [_claim("x-verdict", "a"), _claim("x-verdict", "b")]}]
+    assert refutable.problems(ok) == []
+    bad = [{"claims": [{**_claim("x-verdict", "a"), "key": ""}, _claim("x-verdict", "b"),
+                       {**_claim("x-verdict", "c"), "key": "x-verdict_b"}]}]  # fmt: skip
+    assert refutable.problems(bad) == [
+        "claim without a key: x-verdict: a",
+        "key used twice: x-verdict_b",
+    ]
 
 
 def test_an_undeclared_blocked_row_fails_and_a_declared_one_passes():

@@ -7,7 +7,8 @@ Every such row is declared here, with the measurement it waits for. ``make test`
 ``python -m normbook.tools.refutable smoke`` after the smoke build: it fails when a row is blocked
 that is not declared (a new claim that cannot be refuted), and when a declared row is no
 longer blocked (the list must shrink with the work). Rows declared not testable at a profile
-are exempt.
+are exempt. It also fails when a claim has no key, or shares one (the prose names a claim's
+verdict by its key).
 """
 
 from __future__ import annotations
@@ -35,11 +36,22 @@ def declared(c: dict) -> bool:
     return any(c["section"] == s and c["claim"].startswith(start) for s, start in AWAITING)
 
 
+def unnamed(recs: list[dict]) -> list[str]:
+    """Claims the prose cannot name: without a key, or with a key another claim has."""
+    keys = [c.get("key", "") for r in recs for c in r["claims"]]
+    out = [f"claim without a key: {_row(c)}" for r in recs for c in r["claims"]
+           if not c.get("key")]  # fmt: skip
+    return out + [
+        f"key used twice: {k}" for k in sorted({k for k in keys if k and keys.count(k) > 1})
+    ]
+
+
 def problems(recs: list[dict]) -> list[str]:
-    """Undeclared blocked rows, and declared rows that are no longer blocked."""
+    """Undeclared blocked rows, declared rows that are no longer blocked, and claims without
+    a key of their own."""
     stuck = blocked(recs)
-    out = [f"blocked by construction and not declared: {_row(c)}" for c in stuck
-           if not declared(c)]  # fmt: skip
+    out = unnamed(recs) + [f"blocked by construction and not declared: {_row(c)}" for c in stuck
+                           if not declared(c)]  # fmt: skip
     for s, start in AWAITING:
         found = [c for r in recs for c in r["claims"]
                  if c["section"] == s and c["claim"].startswith(start)]  # fmt: skip
