@@ -247,3 +247,18 @@ def test_rows_that_hold_by_symmetry_are_adjusted_apart():
               "claims": [claim(0.04), claim(1e-9, "A (by symmetry)"), claim(0.5)]}]  # fmt: skip
     assert claims_ledger.adjusted_p(apart)[0, 0] == pytest.approx(0.08)  # two in its family
     assert "A, by symmetry" in claims_ledger.counts(apart)
+
+
+def test_the_same_result_written_again_keeps_the_digest(ledger_root):
+    """A chapter re-executed to the same record (an edited figure) leaves the pages that read
+    every record current; only the time it was written differs."""
+    import json
+
+    _execute_chapter(0.5, REPRODUCED)
+    digest = ledger.digest("smoke")
+    (f,) = ledger.ledger_dir("smoke").glob("*.json")
+    record = json.loads(f.read_text())
+    f.write_text(json.dumps({**record, "written": "2099-01-01 00:00:00"}))
+    assert ledger.digest("smoke") == digest
+    f.write_text(json.dumps({**record, "numbers": {**record["numbers"], "x": 1}}))
+    assert ledger.digest("smoke") != digest

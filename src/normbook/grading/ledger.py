@@ -144,12 +144,15 @@ def executed_params(spec: Spec, profile: str) -> Params:
 
 
 def digest(profile: str) -> str:
-    """A hash of every record at ``profile``: the ledger page is stale when it changes."""
+    """A hash of every record at ``profile``, all but the time each was written: the pages
+    that read them are stale when a claim, a number or a run's provenance changes, not when a
+    chapter re-executes to the same record (an edited figure)."""
     h = hashlib.sha256()
     folder = ledger_dir(profile)
     for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        record = {k: v for k, v in json.loads(f.read_text()).items() if k != "written"}
         h.update(f.name.encode())
-        h.update(f.read_bytes())
+        h.update(json.dumps(record, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 
