@@ -97,8 +97,7 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_a import paper_values as reported
-from normbook.paper_a import plots, recorded, run_tables
+from normbook.paper_a import paper_values, plots, recorded, run_tables
 from normbook.paper_a.a1_localization import claims, figures, spec, tables, views
 from normbook.paper_a.grading import late, sesoi
 from normbook.paper_a.grading.sesoi import SLOPE
@@ -111,9 +110,11 @@ paper = recorded.read(params.paper_record)  # a recorded paper-scale run, read (
 run.glue("a1_R", setup.radius)
 run.glue("a1_seq_len", params.seq_len)
 run.glue("a1_half", setup.half)
-run.glue_all("a1_paper", {"len": reported.SEQ_LEN, "R": reported.RADIUS,
-                         "alpha": reported.WELCH_ALPHA, "n": f"{reported.SAMPLES_PER_INDEX:,}",
-                         "ratio": f"{reported.SEQ_LEN / reported.RADIUS:.1f}"})  # fmt: skip
+run.glue_all("a1_paper", {
+    "len": paper_values.SEQ_LEN, "R": paper_values.RADIUS, "alpha": paper_values.WELCH_ALPHA,
+    "n": f"{paper_values.SAMPLES_PER_INDEX:,}",
+    "ratio": f"{paper_values.SEQ_LEN / paper_values.RADIUS:.1f}",
+})  # fmt: skip
 run.glue("a1_ratio", f"{params.seq_len / setup.radius:.1f}")
 run.glue("a1_steps", f"{params.steps:,}")
 run.glue("a1_lr", f"{params.lr:g}")

@@ -112,7 +112,7 @@ transition_level = None  # accuracy that defines the transition overlap [every p
 # %% tags=["hide-input"]
 from normbook.grading import stats
 from normbook.pages import fmt, report
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.a2_mechanism import claims, figures, spec, tables
 from normbook.paper_a.grading import late, rules, sesoi
 from normbook.paper_a.measures import bands, multihop
@@ -121,8 +121,8 @@ from normbook.paper_a.runs import localization, packnorm
 params, run = report.start(spec.A2, globals())
 setup = localization.Setup.from_params(params)
 pack_setup = packnorm.PackSetup.from_params(params)
-run.glue("a2_paper_len", reported.PACK_PATH_LEN)
-run.glue("a2_paper_band", "–".join(map(str, reported.PACK_TRANSITION)))
+run.glue("a2_paper_len", paper_values.PACK_PATH_LEN)
+run.glue("a2_paper_band", "–".join(map(str, paper_values.PACK_TRANSITION)))
 run.glue("a2_conf", f"{stats.CONFIDENCE:.0%}")
 run.glue("a2_check_level", f"{rules.CHECK_LEVEL:g}")
 run.glue("a2_hop", f"{params.hop_factor:g}")
@@ -230,7 +230,7 @@ report.md(tables.packnorm(pack))
 # PackNorm family's positive control.
 
 # %%
-lo, hi = reported.pack_transition_fraction()
+lo, hi = paper_values.pack_transition_fraction()
 rho, rho_p = pack.spearman
 no_zero = f"{fmt.DASH} (the overlap grid has no o = 0)"
 run.glue("a2_acc0", fmt.join(pack.pack.acc[0], ".3f") if pack.p_zero else no_zero)

@@ -95,8 +95,7 @@ bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatc
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_a import paper_values as reported
-from normbook.paper_a import plots
+from normbook.paper_a import paper_values, plots
 from normbook.paper_a.a3_which_norms import claims, figures, spec, tables, views
 from normbook.paper_a.grading import late, sesoi
 from normbook.paper_a.measures import bands, equivariance
@@ -112,9 +111,9 @@ run.glue_all("a3", {
     "d": params.depth, "R": setup.radius, "half": setup.half, "n_groups": len(params.group_counts),
     "n_group_seeds": len(params.group_seeds), "n_seeds": len(params.seeds),
     "vs_a1": a1_reuse_note(params),
-    "paper_len": reported.SEQ_LEN, "paper_R": reported.RADIUS,
-    "paper_alpha": reported.WELCH_ALPHA,
-    "paper_groups": fmt.join(reported.GROUP_COUNTS), "paper_C": reported.WIDTH,
+    "paper_len": paper_values.SEQ_LEN, "paper_R": paper_values.RADIUS,
+    "paper_alpha": paper_values.WELCH_ALPHA,
+    "paper_groups": fmt.join(paper_values.GROUP_COUNTS), "paper_C": paper_values.WIDTH,
 })  # fmt: skip
 
 # %% [markdown]

@@ -102,8 +102,7 @@ paper_record = None  # the recorded paper-scale run the chapter reads (make pape
 
 # %%
 from normbook.pages import fmt, report
-from normbook.paper_a import paper_values as reported
-from normbook.paper_a import recorded
+from normbook.paper_a import paper_values, recorded
 from normbook.paper_a.a5_reach import claims, figures, spec, text, views
 from normbook.paper_a.grading import sesoi
 from normbook.paper_a.runs import localization, reach
@@ -113,11 +112,11 @@ setup = localization.Setup.from_params(params)
 paper = recorded.read(params.paper_record)  # chapter A1's recorded paper-scale run, if any
 fams = reach.families(setup, params)
 matched = reach.matched_families(setup, params)  # the layer axis's matched control
-run.glue("a5_paper_n", f"{reported.SAMPLES_PER_INDEX:,}")
-run.glue("a5_paper_len", reported.SEQ_LEN)
-run.glue("a5_paper_R", reported.RADIUS)
-run.glue("a5_paper_layers", reported.NORM_LAYERS)
-run.glue("a5_paper_alpha", reported.WELCH_ALPHA)
+run.glue("a5_paper_n", f"{paper_values.SAMPLES_PER_INDEX:,}")
+run.glue("a5_paper_len", paper_values.SEQ_LEN)
+run.glue("a5_paper_R", paper_values.RADIUS)
+run.glue("a5_paper_layers", paper_values.NORM_LAYERS)
+run.glue("a5_paper_alpha", paper_values.WELCH_ALPHA)
 run.glue("a5_base_layers", next(f.norm_layers for f in fams if f.a1))
 run.glue("a5_reuse", text.base_note(params))
 run.glue("a5_R", setup.radius)
@@ -163,7 +162,7 @@ report.figure("fig-a5-bands", figures.band_slopes(study.reaches, claims.REACH_AL
 run.glue("a5_slope_sesoi", f"{sesoi.SLOPE.value:g}")
 run.glue("a5_alpha", claims.REACH_ALPHA)
 report.md(text.reach_table(study.reaches, sesoi.SLOPE.value, claims.REACH_ALPHA,
-                           reported.SAMPLES_PER_INDEX))  # fmt: skip
+                           paper_values.SAMPLES_PER_INDEX))  # fmt: skip
 
 # %% [markdown]
 # ```{glue:figure} fig-a5-bands

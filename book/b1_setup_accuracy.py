@@ -93,22 +93,22 @@ device = None  # where models train: 'auto' is cuda when available, else cpu
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.b1_setup_accuracy import claims, figures, spec, tables
 from normbook.paper_b.data import provenance
 from normbook.paper_b.grading import pairing, sesoi
 from normbook.paper_b.runs import classify
 
 params, run = report.start(spec.B1, globals())
-run.glue("b1_paper_bn", reported.percent(reported.TABLE1_ACCURACY["cifar10", True]))
-run.glue("b1_paper_nobn", reported.percent(reported.TABLE1_ACCURACY["cifar10", False]))
-run.glue("b1_paper_gap", f"{100 * reported.table1_gap():+.3f}")
-run.glue("b1_tolerance", f"{100 * reported.TABLE1_TOLERANCE:g}")
-run.glue("b1_paper_seeds", reported.N_SEEDS)
-run.glue("b1_paper_width", reported.WIDTH["mnist"])
-run.glue("b1_paper_lr_mnist", reported.LR["mnist", True])
-run.glue("b1_paper_lr_bn", fmt.sci(reported.LR["cifar10", True]))
-run.glue("b1_paper_lr_nobn", fmt.sci(reported.LR["cifar10", False]))
+run.glue("b1_paper_bn", paper_values.percent(paper_values.TABLE1_ACCURACY["cifar10", True]))
+run.glue("b1_paper_nobn", paper_values.percent(paper_values.TABLE1_ACCURACY["cifar10", False]))
+run.glue("b1_paper_gap", f"{100 * paper_values.table1_gap():+.3f}")
+run.glue("b1_tolerance", f"{100 * paper_values.TABLE1_TOLERANCE:g}")
+run.glue("b1_paper_seeds", paper_values.N_SEEDS)
+run.glue("b1_paper_width", paper_values.WIDTH["mnist"])
+run.glue("b1_paper_lr_mnist", paper_values.LR["mnist", True])
+run.glue("b1_paper_lr_bn", fmt.sci(paper_values.LR["cifar10", True]))
+run.glue("b1_paper_lr_nobn", fmt.sci(paper_values.LR["cifar10", False]))
 run.glue("b1_run_train", f"{params.mnist_train:,} / {params.cifar_train:,}")
 run.glue("b1_run_seeds", len(params.seeds))
 run.glue("b1_lr_ratio", f"{params.cifar_lr_bn / params.cifar_lr_nobn:g}")

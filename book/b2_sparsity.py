@@ -92,8 +92,7 @@ zero_threshold = None  # |a| <= threshold counts as zero (paper: exact zeros) [e
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_b import differences, plots
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import differences, paper_values, plots
 from normbook.paper_b.b1_setup_accuracy import claims as b1_claims
 from normbook.paper_b.b2_sparsity import claims, figures, spec, tables
 from normbook.paper_b.cached import analysis
@@ -102,8 +101,8 @@ from normbook.paper_b.grading import pairing, rules, sesoi
 from normbook.paper_b.runs import classify
 
 params, run = report.start(spec.B2, globals())
-run.glue("b2_paper_images", f"{reported.N_IMAGES:,}")
-run.glue("b2_paper_seeds", reported.N_SEEDS)
+run.glue("b2_paper_images", f"{paper_values.N_IMAGES:,}")
+run.glue("b2_paper_seeds", paper_values.N_SEEDS)
 run.glue("b2_run_seeds", len(params.seeds))
 run.glue("b2_lrs", f"{fmt.sci(params.cifar_lr_bn)} vs {fmt.sci(params.cifar_lr_nobn)}")
 

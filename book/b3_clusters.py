@@ -104,8 +104,7 @@ view_images = None  # images per network in the explorable layer view (PCA to 2-
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report
-from normbook.paper_b import differences, plots
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import differences, paper_values, plots
 from normbook.paper_b.b3_clusters import claims, figures, spec, tables, views
 from normbook.paper_b.cached import analysis, projections
 from normbook.paper_b.data import provenance
@@ -116,9 +115,9 @@ params, run = report.start(spec.B3, globals())
 
 # %% tags=["hide-input"]
 run.glue_all("b3", {
-    "paper_images": f"{reported.N_IMAGES:,}", "paper_seeds": reported.N_SEEDS,
-    "paper_k_range": "{}..{}".format(*reported.K_RANGE), "n_classes": reported.N_CLASSES,
-    "k_tol": reported.K_STAR_TOLERANCE, "k_range": f"{params.k_min}..{params.k_max}",
+    "paper_images": f"{paper_values.N_IMAGES:,}", "paper_seeds": paper_values.N_SEEDS,
+    "paper_k_range": "{}..{}".format(*paper_values.K_RANGE), "n_classes": paper_values.N_CLASSES,
+    "k_tol": paper_values.K_STAR_TOLERANCE, "k_range": f"{params.k_min}..{params.k_max}",
     "k_max": params.k_max,
     "fixed_k": params.fixed_k, "n_images": f"{params.cluster_images:,}", "pca":
     params.pca_components,

@@ -35,7 +35,7 @@ from normbook.book_pages import ledger as ledger_page
 from normbook.book_pages import methods
 from normbook.grading import claims, ledger, stats
 from normbook.pages import report
-from normbook.paper_a import paper_values as reported_a
+from normbook.paper_a import paper_values as paper_values_a
 from normbook.paper_a.a4_stress import claims as a4_claims
 from normbook.paper_a.grading import nulls as nulls_a
 from normbook.paper_a.grading import rules as rules_a
@@ -51,7 +51,8 @@ params, run = report.start(SPECS["methods"], globals())
 specs = [s for name, s in SPECS.items() if name != "methods"]
 a1, b3 = SPECS["a1_localization"].profiles["paper"], SPECS["b3_clusters"].profiles["paper"]
 run.glue_all("m", {
-    "alpha": reported_a.WELCH_ALPHA, "len": reported_a.SEQ_LEN, "radius": reported_a.RADIUS,
+    "alpha": paper_values_a.WELCH_ALPHA, "len": paper_values_a.SEQ_LEN,
+    "radius": paper_values_a.RADIUS,
     "kernel": a1["kernel"], "width": a1["width"], "depth": a1["depth"],
     "seeds": len(a1["seeds"]), "k_range": f"{b3['k_min']} to {b3['k_max']}",
     "lr_ratio": f"{b3['cifar_lr_bn'] / b3['cifar_lr_nobn']:g}", "batch": a1["batch_size"],
@@ -160,8 +161,8 @@ report.md(methods.profile_table(specs, methods.KEY_KNOBS))
 # {glue:text}`m_oc_len` indices per point).
 
 # %%
-oc = calibration.measured(alpha=reported_a.WELCH_ALPHA, n_models=params.oc_models)
-report.figure("fig-methods-oc", figures.operating_characteristic(oc, reported_a.WELCH_ALPHA))
+oc = calibration.measured(alpha=paper_values_a.WELCH_ALPHA, n_models=params.oc_models)
+report.figure("fig-methods-oc", figures.operating_characteristic(oc, paper_values_a.WELCH_ALPHA))
 run.glue_all("m", {"oc_models": params.oc_models, "oc_len": calibration.SIM_LEN,
                      "oc_corr": ", ".join(map(str, calibration.CORR_LENS))})  # fmt: skip
 for test in calibration.TESTS:

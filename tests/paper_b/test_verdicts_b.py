@@ -13,7 +13,7 @@ import pytest
 
 from normbook.grading.claims import ALPHA
 from normbook.grading.verdicts import NOT_SHOWN, NOT_TESTABLE, PARTLY, REFUTED, REPRODUCED, decide
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.b1_setup_accuracy import claims as b1_claims
 from normbook.paper_b.b2_sparsity import claims as b2_claims
 from normbook.paper_b.b3_clusters import claims as b3_claims
@@ -52,7 +52,7 @@ def test_contrasts_per_seed():
     assert rules.settling_layer(np.array([3, 12, 9, 10, 11]), 10, 1) == 3
     assert rules.settling_layer(np.array([10, 10, 3]), 10, 1) == 4  # last layer off
     assert rules.settling_layer(np.array([10, 10, 10]), 10, 0) == 1
-    k = reported.N_CLASSES + reported.K_STAR_TOLERANCE
+    k = paper_values.N_CLASSES + paper_values.K_STAR_TOLERANCE
     assert rules.settling_layers(np.array([[k, k], [k + 1, k]])).tolist() == [1.0, 2.0]
 
 
@@ -282,7 +282,7 @@ def test_settling_test_needs_a_layer_earlier_beyond_the_sesoi():
 
 
 def test_table1_compares_intervals_with_the_papers_band_only_at_the_paper_profile():
-    paper_bn, paper_nobn = (reported.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
+    paper_bn, paper_nobn = (paper_values.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
 
     def acc(bn, nobn):
         return {("cifar10", True): _per_seed(bn, scale=0.1),

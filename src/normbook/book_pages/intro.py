@@ -19,10 +19,10 @@ from normbook.book_pages.ledger import (
 from normbook.grading import ledger
 from normbook.grading.verdicts import NOT_SHOWN, REFUTED, effect_interval, number_or_dash
 from normbook.pages.fmt import table
-from normbook.paper_a import paper_values as reported_a
+from normbook.paper_a import paper_values as paper_values_a
 from normbook.paper_a.recorded import BARE_COMMAND, COMMAND
 from normbook.paper_a.recorded import CLAIM_PREFIX as PAPER_SCALE
-from normbook.paper_b import paper_values as reported_b
+from normbook.paper_b import paper_values as paper_values_b
 from normbook.runtime.params import Spec
 
 INTRO = Spec(
@@ -207,12 +207,12 @@ def scale_line(recs: list[dict], profile: str) -> str:
     if a1:
         p = a1["params"]
         parts.append(f"paper A's 1-D CNN at length {p['seq_len']}, {p['depth']} normalization "
-                     f"layers, {len(p['seeds'])} seeds (paper: {reported_a.SEQ_LEN}, "
-                     f"{reported_a.NORM_LAYERS}, {reported_a.N_SEEDS})")  # fmt: skip
+                     f"layers, {len(p['seeds'])} seeds (paper: {paper_values_a.SEQ_LEN}, "
+                     f"{paper_values_a.NORM_LAYERS}, {paper_values_a.N_SEEDS})")  # fmt: skip
     b1 = _record(recs, "b1_setup_accuracy")
     if b1:
         acc = b1["numbers"].get("b1_mean_acc_cifar10_bn")
-        paper = reported_b.percent(reported_b.TABLE1_ACCURACY["cifar10", True])
+        paper = paper_values_b.percent(paper_values_b.TABLE1_ACCURACY["cifar10", True])
         got = f"{acc:.0%}" if acc is not None else "–"
         parts.append(f"paper B's CIFAR-10 VGG-16 (width {b1['params']['vgg_width']:g}) at {got} "
                      f"test accuracy with BatchNorm (paper: {paper})")  # fmt: skip

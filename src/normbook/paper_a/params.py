@@ -10,7 +10,7 @@ them, the Methods page lists them, and a reader can change them.
 
 from __future__ import annotations
 
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.cached.norms import BATCH_EVAL_MODES, NORM_KINDS
 from normbook.paper_a.cached.stacking import SCHEDULES
 from normbook.paper_a.measures.detector import TESTS
@@ -195,7 +195,7 @@ A1_PROFILES = profiles(
     dict(paper_record=RECORD_PATH, kernel=5, norm="instance", groups=1,
          batch_eval="minibatch", batch_size=32,
          schedule="constant", curve_fractions=[0.125, 0.25, 0.5],
-         eval_batch_size=32, alpha=reported.WELCH_ALPHA, detector="span", distance_window=4,
+         eval_batch_size=32, alpha=paper_values.WELCH_ALPHA, detector="span", distance_window=4,
          distance_threshold=0.5),
     smoke=dict(seq_len=48, depth=4, width=8, steps=40, lr=1e-3, seeds=[0, 1], n_eval=2048,
                curve_eval=1024, device="cpu", probe_batches=4, workers=2),
@@ -207,8 +207,8 @@ A1_PROFILES = profiles(
     cpu=dict(seq_len=75, depth=4, width=32, steps=5000, lr=1e-2, seeds=[0, 1, 2, 3, 4],
              device="cpu", n_eval=51_200, curve_eval=12_800, probe_batches=64, workers=0),
     # paper: the paper's 4 seeds plus one (the t interval over seeds 19 % narrower than with 4)
-    paper=dict(seq_len=reported.SEQ_LEN, depth=32, width=32, steps=20_000, lr=1e-3,
-               seeds=list(range(reported.N_SEEDS + 1)), n_eval=3_200_000,
+    paper=dict(seq_len=paper_values.SEQ_LEN, depth=32, width=32, steps=20_000, lr=1e-3,
+               seeds=list(range(paper_values.N_SEEDS + 1)), n_eval=3_200_000,
                curve_eval=800_000, device="auto", probe_batches=256, workers=1),
 )  # fmt: skip
 
@@ -308,7 +308,7 @@ PACK_PARAMS = [
 ]
 
 _PACK_COMMON = dict(
-    hop_factor=reported.HOP_FACTOR,
+    hop_factor=paper_values.HOP_FACTOR,
     pack_len=0,
     pack_head="pool",
     pack_lr=1e-3,
@@ -324,7 +324,7 @@ A2_PROFILES = {
                     pack_batch_size=32, pack_seeds=[0, 1], n_test=8192),
     "paper": from_a1("paper", **_PACK_COMMON, pack_kernel=5, pack_depth=32, pack_width=32,
                       overlap_fracs=_OVERLAPS, control_fracs=[0.5, 1.0], pack_steps=10_000,
-                      pack_batch_size=32, pack_seeds=list(range(reported.N_SEEDS)),
+                      pack_batch_size=32, pack_seeds=list(range(paper_values.N_SEEDS)),
                       n_test=100_000),
 }  # fmt: skip
 

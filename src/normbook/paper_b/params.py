@@ -7,7 +7,7 @@ reductions for the ``smoke`` / ``cpu`` budgets.
 
 from __future__ import annotations
 
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.data.datasets import TRAIN_SIZE
 from normbook.runtime.params import Param, curve_fractions_error, profiles
 
@@ -331,9 +331,9 @@ def check_k_range(params) -> str | None:
 
 
 _PAPER_LR = dict(
-    mnist_lr=reported.LR["mnist", True],
-    cifar_lr_bn=reported.LR["cifar10", True],
-    cifar_lr_nobn=reported.LR["cifar10", False],
+    mnist_lr=paper_values.LR["mnist", True],
+    cifar_lr_bn=paper_values.LR["cifar10", True],
+    cifar_lr_nobn=paper_values.LR["cifar10", False],
 )
 
 TRAIN_PROFILES = profiles(
@@ -355,8 +355,8 @@ TRAIN_PROFILES = profiles(
              device="cpu"),
     # paper: the paper's 4 seeds plus one (the t interval over seeds 19 % narrower than with 4)
     paper=dict(curve_fractions=[0.25, 0.5], curve_images=2_000,
-               seeds=list(range(reported.N_SEEDS + 1)),
-               mnist_width=reported.WIDTH["mnist"], vgg_width=reported.WIDTH["cifar10"],
+               seeds=list(range(paper_values.N_SEEDS + 1)),
+               mnist_width=paper_values.WIDTH["mnist"], vgg_width=paper_values.WIDTH["cifar10"],
                mnist_momentum=0.0, batch_size=128,
                mnist_epochs=100, cifar_epochs=100, patience=5, evals_per_epoch=1,
                mnist_train=55_000, cifar_train=45_000, n_val=5_000, n_test=10_000, workers=2,
@@ -366,15 +366,15 @@ TRAIN_PROFILES = profiles(
 SPARSITY_PROFILES = profiles(
     dict(sparsity_split="train", channel_spatial_mean=True, zero_threshold=0.0),
     smoke=dict(sparsity_images=200), cpu=dict(sparsity_images=5_000),
-    paper=dict(sparsity_images=reported.N_IMAGES),
+    paper=dict(sparsity_images=paper_values.N_IMAGES),
 )  # fmt: skip
 
 CLUSTER_PROFILES = profiles(
-    dict(cluster_split="train", cluster_features="flatten", fixed_k=reported.N_CLASSES),
+    dict(cluster_split="train", cluster_features="flatten", fixed_k=paper_values.N_CLASSES),
     smoke=dict(cluster_images=200, pca_components=10, k_min=2, k_max=12, kmeans_n_init=1),
     cpu=dict(cluster_images=2_000, pca_components=50, k_min=2, k_max=20, kmeans_n_init=1),
-    paper=dict(cluster_images=reported.N_IMAGES, pca_components=0, k_min=reported.K_RANGE[0],
-               k_max=reported.K_RANGE[1], kmeans_n_init=3),
+    paper=dict(cluster_images=paper_values.N_IMAGES, pca_components=0,
+               k_min=paper_values.K_RANGE[0], k_max=paper_values.K_RANGE[1], kmeans_n_init=3),
 )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from normbook.grading.claims import inside_band
 from normbook.grading.verdicts import Verdict
 from normbook.pages.fmt import join
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.grading.late import probe_states, reach_rising, transition_rising
 from normbook.paper_a.grading.nulls import null_learned, reach_test
 from normbook.paper_a.grading.rules import accuracy_learned, at_chance, learned
@@ -29,7 +29,7 @@ def a2_ledger(
     o = list(pack.pack.overlaps)
     full = o.index(pack.setup.path_len) if pack.setup.path_len in o else None
     pack_ok = accuracy_learned(pack.pack.acc[full] if full is not None else [np.nan], "PackNorm")
-    lo, hi = reported.pack_transition_fraction()
+    lo, hi = paper_values.pack_transition_fraction()
     per_seed = np.asarray(pack.transition_per_seed) / pack.setup.path_len
     band = inside_band(per_seed, lo, hi, null=f"paper: {lo:.2f}–{hi:.2f} l'")
     states = "the trained models only (no kept states)"
@@ -56,8 +56,8 @@ def a2_ledger(
             f"{pack.grid_step:.2f} l'; {states}",
             unit=".2f",
             paper_says="The transition lies at about half the path length "
-            f"(o ≈ {reported.PACK_TRANSITION[0]}–{reported.PACK_TRANSITION[1]} of "
-            f"{reported.PACK_PATH_LEN}, Fig. 3)",
+            f"(o ≈ {paper_values.PACK_TRANSITION[0]}–{paper_values.PACK_TRANSITION[1]} of "
+            f"{paper_values.PACK_PATH_LEN}, Fig. 3)",
             key="a2_transition",
         ),
         Verdict.graded(

@@ -13,7 +13,7 @@ from matplotlib.ticker import MaxNLocator
 
 from normbook.grading import stats
 from normbook.pages.figures import COLUMN_IN, TEXT_PT, canvas, running_mean, shared_legend
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.cached.packnet import generator, sample_pair
 from normbook.paper_a.measures import multihop
 from normbook.paper_a.plots import color
@@ -91,7 +91,7 @@ def packnorm_accuracy(res: PackResult):
         lw=0.8,
         label=f"transition level {setup.transition_level:g}",
     )
-    lo_f, hi_f = reported.pack_transition_fraction()
+    lo_f, hi_f = paper_values.pack_transition_fraction()
     ax.axvspan(
         lo_f * setup.path_len,
         hi_f * setup.path_len,

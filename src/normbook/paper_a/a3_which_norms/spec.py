@@ -6,7 +6,7 @@ where the configurations coincide."""
 
 from __future__ import annotations
 
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.params import (
     LOCALIZATION_PARAMS,
     curve_inside_budget,
@@ -83,15 +83,15 @@ A3 = Spec(
         "cpu": from_a1(
             "cpu",
             _A3_DROP,
-            group_counts=list(reported.GROUP_COUNTS),
+            group_counts=list(paper_values.GROUP_COUNTS),
             group_seeds=[0, 1],
             bn_eval_batch_sizes=[8, 32, 128],
         ),
         "paper": from_a1(
             "paper",
             _A3_DROP,
-            group_counts=list(reported.GROUP_COUNTS),
-            group_seeds=list(range(reported.N_SEEDS)),
+            group_counts=list(paper_values.GROUP_COUNTS),
+            group_seeds=list(range(paper_values.N_SEEDS)),
             bn_eval_batch_sizes=[8, 32, 128, 512],
         ),
     },

@@ -20,7 +20,7 @@ from normbook.grading.claims import (
 )
 from normbook.grading.verdicts import Control, Verdict
 from normbook.pages.fmt import join, num
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.grading.rules import learned, side_channel
 from normbook.paper_a.grading.sesoi import (
     FLAGGED,
@@ -214,7 +214,7 @@ def _testable(study, law: reach.Law) -> tuple[bool, str]:
     n0, l0 = reach.base_geometry(study)
     if not law.fitted:  # too few models, or no positive mean: there is no interval
         return True, ""
-    if (n0, l0) == (reported.NORM_LAYERS, reported.SEQ_LEN):
+    if (n0, l0) == (paper_values.NORM_LAYERS, paper_values.SEQ_LEN):
         return False, "the base family is paper A's network: chapter A1 grades it directly"
     for i, name in ((1, "normalization layers"), (2, "sequence length")):
         if not law.has_term(i):
@@ -229,13 +229,13 @@ def _clip_exp2(x):
 def paper_flag_rate(sigma: float, alpha: float):
     """log2 slope beyond one hop -> the fraction of indices beyond 3R the span test flags at
     the paper's geometry and number of predictions (:func:`reach.flag_rate`)."""
-    return lambda x: float(reach.flag_rate(_clip_exp2(x), reported.SEQ_LEN, sigma,
-                                           reported.SAMPLES_PER_INDEX, alpha))  # fmt: skip
+    return lambda x: float(reach.flag_rate(_clip_exp2(x), paper_values.SEQ_LEN, sigma,
+                                           paper_values.SAMPLES_PER_INDEX, alpha))  # fmt: skip
 
 
 def _prediction(study, law, fn, sesoi, null, what, claim, evidence, unit, key) -> Verdict:
     says = "The whole sequence is localized (Fig. 1a, paper A's network)"
-    est, se = law.predict(reported.NORM_LAYERS, reported.SEQ_LEN)
+    est, se = law.predict(paper_values.NORM_LAYERS, paper_values.SEQ_LEN)
     test = mapped_estimate(est, se, law.dof, fn, sesoi.value, law.n_models, null=null, what=what)
     ok, why = _testable(study, law)
     row = Verdict.graded("A", claim, test, sesoi, rising=beyond_may_move(study),
@@ -249,9 +249,11 @@ def paper_prediction(study, law: reach.Law) -> list[Verdict]:
     """Both predictions for paper A's network from ``law`` (of the slope beyond one hop): by
     effect size, and by significance (the flagged fraction at the paper's number of predictions
     and level, with one prediction's standard deviation as in the base family)."""
-    est, se = law.predict(reported.NORM_LAYERS, reported.SEQ_LEN)
+    est, se = law.predict(paper_values.NORM_LAYERS, paper_values.SEQ_LEN)
     sigma = reach.prediction_sigma(study.runs[study.base])
-    where = f"paper A's network ({reported.NORM_LAYERS} norm layers, l = {reported.SEQ_LEN})"
+    where = (
+        f"paper A's network ({paper_values.NORM_LAYERS} norm layers, l = {paper_values.SEQ_LEN})"
+    )
     slope = _prediction(
         study, law, _clip_exp2, SLOPE, f"a slope of {SLOPE.value:g} beyond 3R",
         "the law's prediction of the log2 mean slope beyond one hop (quasi-likelihood, "
@@ -264,14 +266,14 @@ def paper_prediction(study, law: reach.Law) -> list[Verdict]:
         ".3g", "a5_law_slope",
     )  # fmt: skip
     flags = _prediction(
-        study, law, paper_flag_rate(sigma, reported.WELCH_ALPHA), FLAGGED,
+        study, law, paper_flag_rate(sigma, paper_values.WELCH_ALPHA), FLAGGED,
         f"{FLAGGED.value:.0%} of the indices beyond 3R flagged",
         "the law's prediction of the log2 mean slope beyond one hop (quasi-likelihood, "
         "sandwich SE), through the span test's power",
-        f"Extrapolated to {where} and its {reported.SAMPLES_PER_INDEX:,} predictions per "
+        f"Extrapolated to {where} and its {paper_values.SAMPLES_PER_INDEX:,} predictions per "
         f"index, the fitted law predicts that the test flags at least {FLAGGED.value:.0%} of "
         "the indices beyond 3R (whole-sequence localization by significance; a prediction)",
-        f"one prediction's SD {sigma:.3f} (the base family's), level {reported.WELCH_ALPHA:g}",
+        f"one prediction's SD {sigma:.3f} (the base family's), level {paper_values.WELCH_ALPHA:g}",
         ".3f", "a5_law_flags",
     )  # fmt: skip
     return [slope, flags]

@@ -8,7 +8,7 @@ from scipy import stats as sps
 
 from normbook.grading.claims import CLAIM_CONFIDENCE
 from normbook.pages.figures import canvas, shared_legend
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.grading.sesoi import SLOPE
 from normbook.paper_a.runs.reach import AXES, Law, Reach
 
@@ -62,9 +62,9 @@ def law_fit(reaches: list[Reach], law: Law):
     ``LINEAR_BELOW`` and linear around 0, where shares at or below 0 lie."""
     fig, axes = canvas(ncols=2, height=3.4, sharey=True)
     specs = (
-        ("norm layers", lambda r: r.family.norm_layers, law.n0, reported.NORM_LAYERS,
+        ("norm layers", lambda r: r.family.norm_layers, law.n0, paper_values.NORM_LAYERS,
          lambda x: (x, law.l0), "normalization layers N"),
-        ("length", lambda r: r.family.seq_len, law.l0, reported.SEQ_LEN,
+        ("length", lambda r: r.family.seq_len, law.l0, paper_values.SEQ_LEN,
          lambda x: (law.n0, x), "sequence length l"),
     )  # fmt: skip
     for ax, (axis, x_of, x0, x_paper, args, xlabel) in zip(axes[0], specs):

@@ -9,7 +9,7 @@ import numpy as np
 from normbook.grading.claims import CLAIM_CONFIDENCE
 from normbook.grading.verdicts import REFUTED, REPRODUCED, Verdict
 from normbook.pages.fmt import bracket, interval, mean_sd, table
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.grading.sesoi import LEARNED_R2
 from normbook.paper_a.params import a1_training, shares_a1_models
 from normbook.paper_a.runs import reach
@@ -42,14 +42,14 @@ def reach_table(reaches: list[Reach], sesoi: float, alpha: float, paper_n: int) 
 
 def prediction_table(share_law: Law, slope_row, flags_row) -> str:
     """The laws' predictions for paper A's network beside what the paper reports."""
-    share = share_law.share(reported.NORM_LAYERS, reported.SEQ_LEN, CLAIM_CONFIDENCE)
+    share = share_law.share(paper_values.NORM_LAYERS, paper_values.SEQ_LEN, CLAIM_CONFIDENCE)
     rows = [
         {"quantity": "share of the first band's slope kept beyond 3R",
          "predicted": bracket(*share, ".3f", why="the law could not be fitted"),
          "paper A": "not reported"},
         {"quantity": "slope beyond 3R (units of the ramp's)",
          "predicted": _interval(slope_row.test, ".3g"), "paper A": "not reported"},
-        {"quantity": f"indices beyond 3R flagged at {reported.SAMPLES_PER_INDEX:,} per index",
+        {"quantity": f"indices beyond 3R flagged at {paper_values.SAMPLES_PER_INDEX:,} per index",
          "predicted": _interval(flags_row.test, ".3f"),
          "paper A": "all of them (Fig. 1a: the whole sequence localized)"},
     ]  # fmt: skip
@@ -149,11 +149,11 @@ def a1_decision(layers_row: Verdict, study) -> str:
     if layers_row.verdict == REPRODUCED:
         return (
             "reach grows with the number of normalization layers, so chapter A1's networks, "
-            f"with {base} of the paper's {reported.NORM_LAYERS}, show only part of the "
+            f"with {base} of the paper's {paper_values.NORM_LAYERS}, show only part of the "
             f"mechanism the paper describes; {cost}, and chapters A1, A3 and A4 train every "
             "network at that geometry, which this profile's budget cannot afford: it keeps "
             "A1's geometry, this chapter shows the mechanism at more layers, and the paper "
-            f"profile runs the paper's {reported.NORM_LAYERS}"
+            f"profile runs the paper's {paper_values.NORM_LAYERS}"
         )
     if layers_row.verdict == REFUTED:
         return (

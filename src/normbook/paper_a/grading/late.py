@@ -8,7 +8,7 @@ import numpy as np
 
 from normbook.grading.claims import Rise, may_rise
 from normbook.pages.fmt import join
-from normbook.paper_a import paper_values as reported
+from normbook.paper_a import paper_values
 from normbook.paper_a.grading.nulls import reach_layers
 from normbook.paper_a.grading.sesoi import REACH, SLOPE
 from normbook.paper_a.measures import bands
@@ -56,7 +56,7 @@ def transition_rising(pack, kept) -> Rise | None:
     either state has no depth, so the transition may still be moving."""
     if kept is None:
         return None
-    lo, hi = reported.pack_transition_fraction()
+    lo, hi = paper_values.pack_transition_fraction()
     level, length = pack.setup.transition_level, pack.setup.path_len
     x = np.array([packnorm.transitions(a, level) for a in (kept, pack.pack)]) / length
     depth = np.minimum(x - lo, hi - x)

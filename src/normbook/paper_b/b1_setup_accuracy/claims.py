@@ -9,7 +9,7 @@ import numpy as np
 from normbook.grading.claims import ClaimTest, inside_band
 from normbook.grading.verdicts import Grade, Verdict, decide, decide_parts, sesoi_phrase
 from normbook.pages.fmt import sci
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.grading.pairing import seed_counts
 from normbook.paper_b.grading.rules import DATASET_NAMES, accuracy_moving, both, direction, learned
 from normbook.paper_b.grading.sesoi import ACCURACY
@@ -19,15 +19,15 @@ from normbook.paper_b.runs.classify import Models
 def table1(acc, profile: str, rising: bool | None) -> tuple[Grade, ClaimTest, list]:
     """Table 1 (a comparison with the paper's values, not a hypothesis test): for BN and for
     no BN, the t interval of our mean test accuracy over seeds against the paper's value
-    ± ``reported.TABLE1_TOLERANCE`` (:func:`normbook.grading.claims.inside_band`): each inside
+    ± ``paper_values.TABLE1_TOLERANCE`` (:func:`normbook.grading.claims.inside_band`): each inside
     its band, reproduced; wholly outside, refuted, unless the accuracies may still be rising
     (``rising``: some network stopped at its epoch cap, not by the early-stopping rule). Not
     testable at any profile but ``paper``: smaller networks trained on fewer images cannot test
     the paper's absolute numbers."""
-    tol, parts, tests = reported.TABLE1_TOLERANCE, [], []
+    tol, parts, tests = paper_values.TABLE1_TOLERANCE, [], []
     for bn, label in ((True, "BN"), (False, "no BN")):
-        paper = reported.TABLE1_ACCURACY["cifar10", bn]
-        null = f"paper: {reported.percent(paper)} ± {100 * tol:g} points"
+        paper = paper_values.TABLE1_ACCURACY["cifar10", bn]
+        null = f"paper: {paper_values.percent(paper)} ± {100 * tol:g} points"
         t = inside_band(acc["cifar10", bn], paper - tol, paper + tol, null=null)
         parts.append((label, decide(t, testable=profile == "paper", rising=rising)))
         tests.append(t)
@@ -39,8 +39,8 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
     acc = models.accuracy
     ledger = []
     for ds, setting in (
-        ("cifar10", f"VGG-16; Adam lr {sci(reported.LR['cifar10', True])} vs "
-                    f"{sci(reported.LR['cifar10', False])}"),
+        ("cifar10", f"VGG-16; Adam lr {sci(paper_values.LR['cifar10', True])} vs "
+                    f"{sci(paper_values.LR['cifar10', False])}"),
         ("mnist", "standard CNN; same SGD lr"),
     ):  # fmt: skip
         test = direction(acc[ds, True], acc[ds, False], "higher",
@@ -62,14 +62,14 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
         )
     capped = not all(t.early_stopped for bn in (True, False) for t in models.trained["cifar10", bn])
     _, test, parts = table1(acc, profile, rising=capped)
-    paper_bn, paper_nobn = (reported.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
+    paper_bn, paper_nobn = (paper_values.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
     ours = ", ".join(f"{label} {np.mean(acc['cifar10', bn]):.2%}" for label, bn in
                      (("BN", True), ("no BN", False)))  # fmt: skip
     ledger.append(
         Verdict.in_parts(
             "B",
-            f"Table 1: CIFAR-10 test accuracy {reported.percent(paper_bn)} (BN) and "
-            f"{reported.percent(paper_nobn)} (no BN)",
+            f"Table 1: CIFAR-10 test accuracy {paper_values.percent(paper_bn)} (BN) and "
+            f"{paper_values.percent(paper_nobn)} (no BN)",
             parts,
             test,
             None,

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from normbook.pages.figures import canvas, shared_legend
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.data.datasets import CIFAR10_CLASSES
 from normbook.paper_b.plots import COLORS, DATASET_TITLES, LABELS
 from normbook.paper_b.runs.classify import DATASETS, Models, Splits
@@ -51,7 +51,7 @@ def sample_images(splits: dict[str, Splits]):
     """The first training image of every class, one row per dataset."""
     fig, axes = canvas(ncols=10, nrows=2, height=1.6, max_cols=5)
     for row, (ds, sp) in enumerate(splits.items()):
-        for c in range(reported.N_CLASSES):
+        for c in range(paper_values.N_CLASSES):
             img = sp.x_train[int(np.flatnonzero(sp.y_train == c)[0])]
             ax = axes[row, c]
             ax.imshow(

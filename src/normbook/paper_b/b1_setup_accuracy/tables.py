@@ -4,7 +4,7 @@ training runs and Table 1."""
 from __future__ import annotations
 
 from normbook.pages.fmt import mean_sd, table
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.cached import convnets
 from normbook.paper_b.runs.classify import DATASETS, ClassifierConfig, Models, Variant
 
@@ -77,7 +77,7 @@ def table1(models: Models) -> str:
     rows = []
     for ds in DATASETS:
         for bn in (True, False):
-            paper = reported.TABLE1_ACCURACY.get((ds, bn))
+            paper = paper_values.TABLE1_ACCURACY.get((ds, bn))
             rows.append(
                 {
                     "dataset": ds,

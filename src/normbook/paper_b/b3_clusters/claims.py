@@ -8,7 +8,7 @@ import numpy as np
 
 from normbook.grading.claims import Rise
 from normbook.grading.verdicts import Control, Grade, Verdict, decide, sesoi_phrase
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.cached.analysis import Clusters, TrainingCurves
 from normbook.paper_b.grading.pairing import seed_counts
 from normbook.paper_b.grading.rules import (
@@ -83,8 +83,8 @@ def b3_ledger(clusters: Clusters, models: Models,
                                         rising=up("k_star", ds, "lower", settling_layers, SETTLE)))
              for ds, t in settle.items()]  # fmt: skip
     ledger.append(Verdict.in_parts(
-        "B", f"With BN, k* reaches the number of classes ({reported.N_CLASSES} ± "
-        f"{reported.K_STAR_TOLERANCE}) at least one layer earlier, on both datasets (a shift "
+        "B", f"With BN, k* reaches the number of classes ({paper_values.N_CLASSES} ± "
+        f"{paper_values.K_STAR_TOLERANCE}) at least one layer earlier, on both datasets (a shift "
         f"beyond {SETTLE.value:g} layer)",
         parts, settle["mnist"], SETTLE, controls=every,
         evidence="; ".join(f"{DATASET_NAMES[ds]} settling layer: " + seed_counts(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from normbook.pages.figures import canvas, shared_legend
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.cached.analysis import Clusters
 from normbook.paper_b.plots import COLORS, DATASET_TITLES, by_label, layer_profile
 from normbook.paper_b.runs.classify import DATASETS
@@ -39,7 +39,11 @@ def k_means_profiles(clusters: Clusters):
         ax = axes[0, col]
         layer_profile(ax, by_label(clusters.k_star, ds), "k* = argmin DBI")
         ax.axhline(
-            reported.N_CLASSES, color="k", lw=0.8, ls=":", label=f"{reported.N_CLASSES} classes"
+            paper_values.N_CLASSES,
+            color="k",
+            lw=0.8,
+            ls=":",
+            label=f"{paper_values.N_CLASSES} classes",
         )
         ax.set_ylim(cfg.k_min - 0.5, cfg.k_max + 0.5)
         ax.set_title(DATASET_TITLES[ds])

@@ -4,7 +4,7 @@ top of chapters B1-B3's (:mod:`..params`)."""
 
 from __future__ import annotations
 
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.b4_stress.plan import b4 as plan
 from normbook.paper_b.params import (
     CLUSTER_PARAMS,
@@ -139,7 +139,7 @@ def _heldout_available(params) -> str | None:
 
 
 STRESS_PROFILES = profiles(
-    dict(factorial_datasets="both", mnist_lr_alt=reported.LR["mnist", True] / 10,
+    dict(factorial_datasets="both", mnist_lr_alt=paper_values.LR["mnist", True] / 10,
          threshold_scale="mean_abs", matched_datasets="both"),
     smoke=dict(rel_thresholds=[0.1, 0.5], silhouette_images=100, null_draws=2, null_dim=10,
                match_check_every=2, match_tolerance=0.05),

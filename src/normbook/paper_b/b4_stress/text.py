@@ -10,7 +10,7 @@ import numpy as np
 from normbook.grading.claims import ALPHA
 from normbook.grading.verdicts import GRADES, PARTLY, REPRODUCED
 from normbook.pages.fmt import join, sci, table
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.b4_stress.claims import NAMES, seed_mean
 from normbook.paper_b.b4_stress.factorial import METRICS, Effects, factorial_datasets, factorial_lrs
 from normbook.paper_b.b4_stress.matching import Matched
@@ -25,10 +25,10 @@ def setup_glue(params) -> dict[str, object]:
     smallest attainable p-values."""
     lrs, fact = factorial_lrs(params), factorial_datasets(params.factorial_datasets)
     return {
-        "paper_lr_bn": sci(reported.LR["cifar10", True]),
-        "paper_lr_nobn": sci(reported.LR["cifar10", False]),
-        "paper_lr_mnist": sci(reported.LR["mnist", True]),
-        "paper_k_range": "{}..{}".format(*reported.K_RANGE),
+        "paper_lr_bn": sci(paper_values.LR["cifar10", True]),
+        "paper_lr_nobn": sci(paper_values.LR["cifar10", False]),
+        "paper_lr_mnist": sci(paper_values.LR["mnist", True]),
+        "paper_k_range": "{}..{}".format(*paper_values.K_RANGE),
         "k_range": f"{params.k_min}..{params.k_max}",
         "fact_datasets": " and ".join(NAMES[d] for d in fact),
         "fact_lrs": "; ".join(f"{NAMES[d]} {sci(lrs[d][0])} and {sci(lrs[d][1])}" for d in fact),

@@ -35,7 +35,7 @@ import numpy as np
 from normbook.grading.claims import ClaimTest, Rise, Sesoi, may_rise, mean_test, rank_shift_test
 from normbook.grading.verdicts import Control
 from normbook.pages.fmt import join
-from normbook.paper_b import paper_values as reported
+from normbook.paper_b import paper_values
 from normbook.paper_b.cached.analysis import TrainingCurves
 from normbook.paper_b.grading.sesoi import ACCURACY, DBI, LEARNED_ACCURACY, SETTLE
 from normbook.paper_b.runs.classify import DATASETS, Models, Variant
@@ -66,7 +66,7 @@ def _deeper_names(n_layers: int) -> str:
 
 
 def settling_layer(
-    k_star, target: int = reported.N_CLASSES, tol: int = reported.K_STAR_TOLERANCE
+    k_star, target: int = paper_values.N_CLASSES, tol: int = paper_values.K_STAR_TOLERANCE
 ) -> int:
     """Contrast "where k* reaches the classes", per seed: the first conv layer (1-based) from
     which k* stays within ``tol`` of ``target`` up to the last layer; ``len(k_star) + 1`` if
@@ -211,8 +211,8 @@ def settling_test(bn_k, nobn_k, dataset: str) -> ClaimTest:
     the per-seed ``settling_layer``, no BN - BN, against :data:`.sesoi.SETTLE`."""
     return direction(
         settling_layers(bn_k), settling_layers(nobn_k), "lower",
-        f"{DATASET_NAMES[dataset]} layer where k* settles at {reported.N_CLASSES} ± "
-        f"{reported.K_STAR_TOLERANCE}", SETTLE, never=np.shape(bn_k)[-1] + 1,
+        f"{DATASET_NAMES[dataset]} layer where k* settles at {paper_values.N_CLASSES} ± "
+        f"{paper_values.K_STAR_TOLERANCE}", SETTLE, never=np.shape(bn_k)[-1] + 1,
     )  # fmt: skip
 
 
