@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from normbook.paper_b import paper_values
+from normbook.paper_b import paper_values as reported
 from normbook.paper_b.cached import convnets
 from normbook.paper_b.data import datasets
 from normbook.runtime import cache, seeding
@@ -105,7 +105,7 @@ class ClassifierConfig:
 
     def at_paper_width(self) -> ClassifierConfig:
         """The same config at the paper's width (k = 64, or the full VGG-16)."""
-        return replace(self, width=paper_values.WIDTH[self.dataset])
+        return replace(self, width=reported.WIDTH[self.dataset])
 
     def model_kwargs(self) -> dict:
         if self.arch == "standard_cnn":
