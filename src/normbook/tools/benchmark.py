@@ -69,7 +69,7 @@ def steps_per_second(cnn: CNNConfig, tc: TrainConfig, seeds: list[int]) -> float
 
 def page_faults_per_step(cnn: CNNConfig, tc: TrainConfig, seeds: list[int]) -> float:
     """Minor page faults of the stacked training, per step (about 0 on a heap that keeps freed
-    memory, :func:`.core.workers.keep_freed_memory`; thousands without it)."""
+    memory, :func:`normbook.runtime.workers.keep_freed_memory`; thousands without it)."""
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     train_stack(cnn, replace(tc, checkpoints=()), seeds)
     return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / tc.steps
