@@ -65,9 +65,7 @@ def test_rounds_must_be_positive():
 
 
 def test_the_paper_geometries_are_reported_against_the_same_peak(monkeypatch):
-    from normbook.tools import shape_run as paper_shape
-
-    rate = paper_shape.Rate("paper A: l=600", seconds_per_step=0.5, flops_per_step=2e10)
-    monkeypatch.setattr(paper_shape, "paper_rates", lambda: {"paper_a": rate})
+    rate = benchmark.Rate("paper A: l=600", seconds_per_step=0.5, flops_per_step=2e10)
+    monkeypatch.setattr(benchmark, "paper_rates", lambda: {"paper_a": rate})
     text = benchmark.paper_geometries(peak_flops=8e10)
     assert "0.50 s/step" in text and "40.0 GFLOP/s" in text and "(50% of the matmul peak)" in text

@@ -1,7 +1,7 @@
 """The paper-shape run cuts counts only."""
 
 from normbook.publish import project
-from normbook.tools import shape_run as paper_shape
+from normbook.tools import shape_run
 
 GEOMETRY = ("seq_len", "depth", "width", "kernel", "batch_size", "seeds", "mnist_width",
             "vgg_width", "pack_depth", "pack_width", "unet_len", "grid_size",
@@ -11,7 +11,7 @@ GEOMETRY = ("seq_len", "depth", "width", "kernel", "batch_size", "seeds", "mnist
 def test_every_chapter_resolves_at_paper_shape_with_the_papers_geometry():
     for ch in project.chapters():
         spec = project.spec_for(ch)
-        overrides = paper_shape.shape_overrides(ch)
+        overrides = shape_run.shape_overrides(ch)
         assert set(overrides) <= set(spec.names)
         shaped, paper = spec.resolve("paper", **overrides), spec.resolve("paper")
         for name in GEOMETRY:
@@ -37,7 +37,7 @@ def test_one_chapter_of_each_paper_executes_at_paper_shape(tmp_path):
     env = {**os.environ, "NORMBOOK_BUILD_DIR": str(tmp_path), "NORMBOOK_CACHE": str(tmp_path / "c")}
     for stem, cut in TEST_CUTS.items():
         ch = project.ROOT / "book" / f"{stem}.py"
-        run = paper_shape.run_chapter(ch, env, cut)
+        run = shape_run.run_chapter(ch, env, cut)
         assert run.error is None, run.error
         nb = tmp_path / "paper" / "executed" / "book" / f"{stem}.ipynb"
         assert nb.exists()

@@ -94,7 +94,7 @@ def test_runner_on_a_bare_python_gives_chapter_a1s_numbers(record, tmp_path, mon
         eq = equivariance.check(none)
     rec = recorded.read(record)
     assert rec.loaded.complete and rec.gradable and not rec.loaded.stale_modules()
-    for ours, chapter in ((rec.none, none), (rec.normed, normed), (rec.circular, circular)):
+    for ours, chapter in ((rec.no_norm, none), (rec.with_norm, normed), (rec.circular, circular)):
         np.testing.assert_array_equal(ours.out.mean, chapter.out.mean)
         np.testing.assert_array_equal(ours.out.std, chapter.out.std)
         np.testing.assert_array_equal(ours.probe_distances, chapter.probe_distances)
@@ -104,8 +104,8 @@ def test_runner_on_a_bare_python_gives_chapter_a1s_numbers(record, tmp_path, mon
         assert ours.frac_interior == chapter.frac_interior and ours.distances == chapter.distances
     for ours, chapter in zip(rec.curves[1].runs, curve.runs, strict=True):
         np.testing.assert_array_equal(ours.out.mean, chapter.out.mean)
-    np.testing.assert_array_equal(rec.eq_none.reach, eq.reach)
-    np.testing.assert_array_equal(rec.eq_none.max_change, eq.max_change)
+    np.testing.assert_array_equal(rec.eq_no_norm.reach, eq.reach)
+    np.testing.assert_array_equal(rec.eq_no_norm.max_change, eq.max_change)
     effects = rec.data["effects"]["normed"]  # the runner's own summary agrees too
     assert effects["interior_slope"] == normed.slope_interior
 
@@ -155,7 +155,7 @@ def test_a_killed_run_leaves_the_phases_it_finished(tmp_path):
     assert rec.data["status"] == "running"
     assert rec.phases[:3] == ["timing", "plan", "train none"]
     assert "none.loss" in rec.arrays
-    assert recorded.rebuild(rec).none is None  # nothing evaluated: nothing to grade
+    assert recorded.rebuild(rec).no_norm is None  # nothing evaluated: nothing to grade
 
 
 def test_a_stopped_run_says_so(tmp_path):

@@ -124,7 +124,7 @@ def test_an_interrupt_stops_a_running_job_and_reaches_the_caller(tmp_path):
 
 _CHURN = """
 import resource, sys, torch
-from normbook.core import workers
+from normbook.runtime import workers
 if sys.argv[1] == "keep":
     assert workers.keep_freed_memory()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

@@ -19,12 +19,12 @@ def _law(log2_value: float) -> reach.Law:
 def _recorded(run):
     run.cnn.norm_layers = 4
     run.n_per_index = int(run.out.count.sum())
-    return SimpleNamespace(normed=run, data={"config": {"detector": {"alpha": 0.1}}})
+    return SimpleNamespace(with_norm=run, data={"config": {"detector": {"alpha": 0.1}}})
 
 
 def test_the_law_is_held_against_what_the_record_measured(fake_run, profile):
     ramp = _recorded(fake_run(profile["ramp"]))  # the ramp everywhere: all of it is kept
-    study = SimpleNamespace(reaches=[SimpleNamespace(beyond_to=4.625)], runs=[ramp.normed],
+    study = SimpleNamespace(reaches=[SimpleNamespace(beyond_to=4.625)], runs=[ramp.with_norm],
                             base=0)  # fmt: skip
     m = recorded.measured_beyond(ramp, 4.625)
     np.testing.assert_allclose(m["share"], 1.0, atol=0.05)

@@ -70,13 +70,13 @@ class Recorded:
     @property
     def gradable(self) -> bool:
         """Every run, curve and check the rules need is in the record."""
-        return None not in (self.none, self.normed, self.circular, self.eq_none) and bool(
+        return None not in (self.no_norm, self.with_norm, self.circular, self.eq_no_norm) and bool(
             self.curves
         )
 
     @property
     def runs(self) -> list[RecordedRun]:
-        return [r for r in (self.none, self.normed, self.circular) if r is not None]
+        return [r for r in (self.no_norm, self.with_norm, self.circular) if r is not None]
 
 
 def _cnn(cfg: dict) -> CNNConfig:
@@ -122,7 +122,7 @@ def rebuild(loaded: Loaded) -> Recorded:
     checks = loaded.data.get("checks")
     if checks:
         c = checks["none"]
-        rec.eq_none = Equivariance(
+        rec.eq_no_norm = Equivariance(
             none_cfg.label, list(seeds), none_cfg.receptive_radius,
             np.asarray(c["reach"]), c["shift"], np.asarray(c["max_change"], dtype=float),
         )  # fmt: skip
@@ -140,7 +140,7 @@ def read(path) -> Recorded | None:
 def ledger(rec: Recorded) -> tuple[list, list]:
     """Chapter A1's claims and checks on the record, by :func:`.a1_localization.claims.a1_ledger`,
     each claim marked as paper scale (its key ``a1_paper_...``, apart from the chapter's own)."""
-    claims, checks = a1_ledger(rec.none, rec.normed, rec.circular, rec.eq_none, rec.cyclic,
+    claims, checks = a1_ledger(rec.no_norm, rec.with_norm, rec.circular, rec.eq_no_norm, rec.cyclic,
                                rec.curves[1])  # fmt: skip
     claims = [replace(v, claim=CLAIM_PREFIX + v.claim, key=v.key.replace("a1_", "a1_paper_", 1))
               for v in claims]  # fmt: skip
@@ -219,7 +219,7 @@ def rates_text(r: dict) -> str:
 
 def draw(rec: Recorded | None, fn):
     """``fn(runs)`` of the record's three runs, or a note saying why nothing is drawn."""
-    if rec is None or rec.none is None or rec.normed is None or rec.circular is None:
+    if rec is None or rec.no_norm is None or rec.with_norm is None or rec.circular is None:
         return "*Not drawn: no recorded run has evaluated these networks (see above).*"
     return fn(rec.runs)
 
@@ -248,7 +248,7 @@ def measured_beyond(rec: Recorded, beyond_to: float) -> dict[str, np.ndarray]:
     over [3R, ``beyond_to`` R) (the study's band, in units of R, clipped at the middle), the
     share of the first band's slope ([R, 3R)) it keeps, and the fraction of the indices beyond
     3R that the localization test flags (at the record's predictions per index)."""
-    run = rec.normed
+    run = rec.with_norm
     R, half = run.radius, (run.seq_len - 1) // 2
     hi = min(round(beyond_to * R), half)
     slope, _ = bands.band_slope(run, np.array([R, 3 * R]), np.array([3 * R, hi]))  # (M, 2)
@@ -263,7 +263,11 @@ def versus_law(rec: Recorded, study, share_law, beyond_law) -> list[dict]:
     network (normalization layers, l) with the interval of the fitted mean, beside what the
     record measured (seed mean with its t interval), and whether the mean lies inside."""
     m = measured_beyond(rec, study.reaches[0].beyond_to)
-    n_layers, seq_len, n = rec.normed.cnn.norm_layers, rec.normed.seq_len, rec.normed.n_per_index
+    n_layers, seq_len, n = (
+        rec.with_norm.cnn.norm_layers,
+        rec.with_norm.seq_len,
+        rec.with_norm.n_per_index,
+    )
     sigma = reach.prediction_sigma(study.runs[study.base])
     alpha = rec.data["config"]["detector"]["alpha"]
     est, se = beyond_law.predict(n_layers, seq_len)
@@ -298,12 +302,12 @@ def _versus(what: str, predicted, measured, spec: str) -> dict:
 
 def versus_md(rec: Recorded | None, study, share_law, beyond_law, path) -> str:
     """The law against the record as a table and a sentence, or what is missing."""
-    if rec is None or rec.normed is None:
+    if rec is None or rec.with_norm is None:
         return missing_md(path) if rec is None else (
             f"*The recorded run stopped before its networks were evaluated (status: "
             f"{rec.data['status']}).*")  # fmt: skip
     rows = versus_law(rec, study, share_law, beyond_law)
-    n, L = rec.normed.cnn.norm_layers, rec.normed.seq_len
+    n, L = rec.with_norm.cnn.norm_layers, rec.with_norm.seq_len
     said = "; ".join(f"{r['quantity']}: {r['the measured mean lies']}" for r in rows)
     return (
         f"{table(rows)}\n\nAgainst the recorded network ({n} normalization layers, l = {L}), "
