@@ -175,18 +175,21 @@ def test_an_outcome_names_what_was_trained_and_a_stopped_run(tmp_path, monkeypat
 
 
 def test_the_guard_stops_an_exercise_that_starts_training(tmp_path, monkeypatch):
-    """``--no-training``: the first training lock stops the run before it writes an entry."""
+    """``--no-training``: the first training lock stops the run before it writes an entry.
+    The stand-in run takes its lock and then never finishes on its own (its sleep only bounds
+    a failing test), so only the guard can end it."""
     monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "_build"))
     cache_root = tmp_path / "cache"
-    locks = repr(str(cache_root / ".locks" / "a_train"))
+    locks, end = repr(str(cache_root / ".locks" / "a_train")), tmp_path / "end"
     script = (f"import pathlib, time; d = pathlib.Path({locks}); d.mkdir(parents=True); "
-              "(d / 'k.lock').touch(); time.sleep(60)")  # fmt: skip
+              f"(d / 'k.lock').touch(); time.sleep(600); "
+              f"pathlib.Path({str(end)!r}).touch()")  # fmt: skip
     monkeypatch.setattr(exercise_runs, "execute_command",
                         lambda *a, **k: [sys.executable, "-c", script])  # fmt: skip
     ex = exercises.BY_LABEL["a1-ex-layer"]
     record = exercise_runs.run_exercise(ex, no_training=True, say=lambda s: None)
     assert record["status"] == "stopped" and record["stopped_at"] == ["a_train/k.lock"]
-    assert record["wall"] < 30
+    assert not end.exists()  # stopped by the guard, not ended by itself
     assert exercises.read_outcome(ex)["status"] == "stopped"
 
 

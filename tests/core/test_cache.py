@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -111,21 +112,20 @@ def test_load_refuses_a_missing_entry():
 # ------------------------------------------------------------------ two runs at once, disk faults
 
 _RUN = """
-import sys, time
+import sys
 from pathlib import Path
 import numpy as np
 from normbook.runtime import cache
 from normbook.grading import stats
 
 role, counter, each = sys.argv[1], Path(sys.argv[2]), sys.argv[3] == "each"
-if role == "second":  # start only once the first run is computing
-    while not counter.exists():
-        time.sleep(0.02)
 
 def compute():
     with counter.open("a") as f:
         f.write("x")
-    time.sleep(1.5)
+    if role == "first":  # holding the entry's lock: say so, then compute until the test says
+        print("computing", flush=True)
+        sys.stdin.readline()  # returns once the test closes stdin
     return cache.Entry({"v": np.arange(4)})
 
 if each:
@@ -141,25 +141,45 @@ print([e.hit for e in entries], [e["v"].tolist() for e in entries])
 
 @pytest.mark.parametrize("each", [False, True])
 def test_two_runs_of_one_configuration_compute_it_once(tmp_path, each):
+    """A second run that needs an entry the first is computing waits on its lock (and says
+    so), then shares the first one's result: computed once. The first run computes until the
+    second has said it waits, so the order is fixed by events, never by timing."""
     counter = tmp_path / "computed"
     env = {**os.environ, "NORMBOOK_CACHE": str(tmp_path / "cache")}
-    runs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _RUN, role, str(counter), "each" if each else "one"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for role in ("first", "second")
-    ]
-    (out1, err1), (out2, err2) = (r.communicate(timeout=120) for r in runs)
-    assert [r.returncode for r in runs] == [0, 0], err1 + err2
+
+    def start(role, **pipes):
+        cmd = [sys.executable, "-c", _RUN, role, str(counter), "each" if each else "one"]
+        return subprocess.Popen(cmd, env=env, text=True, **pipes)
+
+    with (tmp_path / "err1").open("w") as err1, (tmp_path / "out2").open("w") as out2:
+        first = start("first", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err1)
+        runs = [first]
+        # a hang (a lock never released) becomes a failure: the runs are killed, reads end
+        watchdog = threading.Timer(600, lambda: [r.kill() for r in runs])
+        watchdog.start()
+        try:
+            assert first.stdout.readline() == "computing\n"  # it holds the entry's lock
+            second = start("second", stdout=out2, stderr=subprocess.PIPE)
+            runs.append(second)
+            err2 = ""
+            while "waiting to share its result" not in err2:
+                line = second.stderr.readline()
+                assert line, err2  # it ended (or was killed) without waiting
+                err2 += line
+            first.stdin.close()  # the first run finishes its computation
+            out1 = first.stdout.read()
+            err2 += second.stderr.read()
+            codes = [r.wait() for r in runs]
+        finally:
+            watchdog.cancel()
+            for r in runs:
+                r.kill()
+                r.wait()
+    assert codes == [0, 0], (tmp_path / "err1").read_text() + err2
     n = 2 if each else 1
     assert counter.read_text() == "x" * n  # computed once, by the first run
-    assert out1.strip() == f"{[False] * n} {[[0, 1, 2, 3]] * n}"
-    assert out2.strip() == f"{[True] * n} {[[0, 1, 2, 3]] * n}"  # the second shares it
-    assert "waiting to share its result" in err2
+    assert out1.splitlines()[-1] == f"{[False] * n} {[[0, 1, 2, 3]] * n}"
+    assert (tmp_path / "out2").read_text().strip() == f"{[True] * n} {[[0, 1, 2, 3]] * n}"
 
 
 def test_an_unwritable_cache_is_a_one_line_error_before_compute(tmp_path, monkeypatch):

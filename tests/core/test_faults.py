@@ -3,15 +3,23 @@
 These run the real pipeline (papermill, kernels, the cache) on the smoke profile, in a
 throw-away build and cache directory."""
 
+import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
-import time
+import threading
+from dataclasses import asdict
 
+import psutil
+
+from normbook.paper_a.a2_mechanism import spec as a2_spec
+from normbook.paper_a.cached import cache_keys
+from normbook.paper_a.runs import packnorm
 from normbook.publish import execution, project
+from normbook.runtime import cache
 
 CHAPTERS = ["--chapters", "a1_localization,a2_mechanism"]
 # one chapter at a time: the scenarios below kill or lock a build mid-chapter
@@ -32,20 +40,57 @@ def _outputs(nb_path) -> str:
     return "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
 
 
-def test_a_killed_build_resumes_where_it_stopped(tmp_path):
-    first = subprocess.Popen(
-        BOOK, cwd=project.ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )  # fmt: skip
-    seen, in_a2 = [], False
-    for line in first.stdout:
-        seen.append(line)
-        in_a2 = in_a2 or "[execute] book/a2_mechanism.py" in line
-        if in_a2 and "Executing Cell 6" in line:  # chapter A2 is half-way: kill everything
-            os.killpg(first.pid, signal.SIGKILL)
-            break
-    first.wait(60)
-    assert in_a2 and first.returncode == -signal.SIGKILL, "".join(seen[-30:])
+def _a2_first_training_entries() -> list:
+    """The cache entries of the PackNorm models chapter A2 trains first at the smoke profile
+    (its Fig. 3 sweep, :func:`.packnorm.trained`'s keys): nothing in chapter A1 computes them."""
+    s = packnorm.PackSetup.from_params(a2_spec.A2.resolve("smoke"))
+    return [cache_keys.PACK_TRAIN.path({"net": asdict(s.net), "train": asdict(s.train),
+                                        "overlap": int(o), "seed": int(seed)})
+            for o in s.overlaps for seed in s.seeds]  # fmt: skip
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """SIGKILL a build and every process it started (its kernel runs in a session of its own,
+    so killing the build's process group alone would leave it running)."""
+    try:
+        procs = [*psutil.Process(proc.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        procs = []
+    with contextlib.suppress(ProcessLookupError):  # already reaped (the watchdog's call)
+        os.killpg(proc.pid, signal.SIGKILL)
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    psutil.wait_procs(procs, timeout=60)
+    proc.wait(60)
+
+
+def test_a_killed_build_resumes_where_it_stopped(tmp_path, monkeypatch):
+    """A build killed with SIGKILL while chapter A2 executes keeps A1 (stamped, its networks
+    cached) and leaves nothing of A2; the rerun executes only A2, from A1's cached networks.
+    The test holds the lock of the first entry A2 trains, so A2 is provably mid-chapter (waiting
+    on it) when the build is killed, however fast or slow the machine."""
+    monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "cache"))  # the build's cache, below
+    with cache._locked(_a2_first_training_entries()):
+        first = subprocess.Popen(
+            BOOK, cwd=project.ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        )  # fmt: skip
+        # a build that never reaches the lock becomes a failure, not a hang
+        watchdog = threading.Timer(900, _kill_tree, (first,))
+        watchdog.start()
+        seen, in_a2, waiting = [], False, False
+        try:
+            for line in first.stdout:
+                seen.append(line)
+                in_a2 = in_a2 or "[execute] book/a2_mechanism.py" in line
+                if in_a2 and "another run is computing a_pack_train/" in line:
+                    waiting = True  # A2 waits on the test's lock: kill the build now
+                    break
+            _kill_tree(first)
+        finally:
+            watchdog.cancel()
+    assert waiting and first.returncode == -signal.SIGKILL, "".join(seen[-30:])
     executed = tmp_path / "build" / "smoke" / "executed" / "book"
     assert (executed / "a1_localization.stamp").exists()
     assert not (executed / "a2_mechanism.ipynb").exists()  # nothing half-written to read
@@ -66,24 +111,29 @@ def test_a_killed_build_resumes_where_it_stopped(tmp_path):
 
 
 def test_a_second_build_waits_for_the_first(tmp_path, monkeypatch):
+    """A build started while another of its profile runs says it waits and executes nothing
+    until the first finishes. The test holds the build lock and reads the second build's
+    output until its "[wait]" line: no deadline, no polling."""
     monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "build"))
-    log = tmp_path / "second.log"
-    with project.build_lock("smoke"), log.open("w") as f:
+    with project.build_lock("smoke"):
         second = subprocess.Popen(
-            BOOK, cwd=project.ROOT, env=_env(tmp_path), stdout=f, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            BOOK, cwd=project.ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )  # fmt: skip
+        watchdog = threading.Timer(600, _kill_tree, (second,))  # a hang becomes a failure
+        watchdog.start()
         try:
-            deadline = time.monotonic() + 60
-            while "[wait]" not in log.read_text() and time.monotonic() < deadline:
-                assert second.poll() is None, log.read_text()
-                time.sleep(0.2)
-            assert "another build of profile smoke is running" in log.read_text()
-            assert second.poll() is None  # still waiting, nothing executed
-            assert "[execute]" not in log.read_text()
+            log = ""
+            while "[wait]" not in log:
+                line = second.stdout.readline()
+                assert line, log  # it ended (or was killed) without waiting
+                log += line
+            assert "another build of profile smoke is running" in log
+            assert second.poll() is None  # still waiting (on the lock held here)
+            assert "[execute]" not in log  # nothing executed before it waited
         finally:
-            os.killpg(second.pid, signal.SIGKILL)
-            second.wait(30)
+            watchdog.cancel()
+            _kill_tree(second)
 
 
 def test_same_parameters_same_glued_numbers(tmp_path, monkeypatch):
