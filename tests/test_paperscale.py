@@ -1,30 +1,37 @@
-"""The paper-scale runner (``normbook.tools.paperscale``) on the CPU: at ``smoke`` shape on a Python
-that has only torch, numpy and scipy, its per-seed effects equal chapter A1's; its record
-passes its schema, survives a kill and a deadline, stays small at the paper's shape; its
-ladder picks budgets from measured rates; and the book reads it (fixture: the record made
-here)."""
+"""The paper-scale runner (``normbook.tools.paperscale``) on the CPU: its documented bare command,
+at ``smoke`` shape on a Python that has only torch, numpy and scipy, leaves a complete record in
+the folder it names, whose per-seed effects equal chapter A1's; the record passes its schema,
+survives a kill and a deadline at known phases (no race: the runner stops itself,
+:data:`a1.STOP_AFTER`), stays small at the paper's shape; the device, the commit, the path and
+the budget are chosen as documented (fakes stand for CUDA and for the measured rates); and the
+book reads and grades the record, a stopped one too (fixture: the record made here)."""
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
+from normbook.grading.verdicts import REFUTED
 from normbook.paper_a import recorded
 from normbook.paper_a.a1_localization import figures
 from normbook.paper_a.a1_localization.spec import A1
+from normbook.paper_a.cached import training
 from normbook.paper_a.measures import equivariance
 from normbook.paper_a.runs import localization
-from normbook.publish import project
+from normbook.publish import compute_page, project
+from normbook.runtime import devices
 from normbook.runtime.records import MAX_BYTES, Record, RecordError, load, problems
 from normbook.runtime.workers import single_thread
-from normbook.tools.paperscale import a1, ladder
+from normbook.tools.paperscale import __main__ as cli
+from normbook.tools.paperscale import a1, ladder, rates
 
 ROOT = Path(__file__).resolve().parents[1]
 # What a bare GPU machine lacks: every dependency of the book beyond torch, numpy and scipy.
@@ -50,36 +57,70 @@ def bare_site(folder: Path) -> Path:
 
 TINY = ["-p", "seq_len", "24", "-p", "depth", "2", "-p", "width", "4", "-p", "steps", "16",
         "-p", "n_eval", "256", "-p", "curve_eval", "128", "-p", "probe_batches", "2"]  # fmt: skip
+COMMIT = "0123abc+test"  # the commit every run here is given, as the bare command gives one
 
 
-def phases_done(path: Path) -> list[str]:
-    """The phases a record on disk has finished (none before its first write)."""
-    try:
-        return [p["name"] for p in json.loads(path.read_text())["phases"]]
-    except (OSError, ValueError):
-        return []
+def bare_args(out, commit: str) -> list[str]:
+    """The documented bare command's arguments after the module's name, with ``$OUT`` and the
+    commit file's contents filled in as the shell would."""
+    words = shlex.split(recorded.BARE_COMMAND)
+    fill = {"$OUT": str(out), "$(cat results/paper/COMMIT)": commit}
+    return [fill.get(w, w) for w in words[words.index("normbook.tools.paperscale") + 1 :]]
 
 
-def runner(out: Path, *args: str, deadline: float = 600, wait: bool = True):
-    """The runner at smoke shape on the CPU, in a Python without site-packages (``-S``) that
-    finds the repository's ``src`` and :func:`bare_site` only."""
+def runner(out: Path, *args: str, deadline: float = 600, stop_after: str = "", argv=None):
+    """The runner at smoke shape on the CPU (``argv``: its whole argument list instead), in a
+    Python without site-packages (``-S``) that finds the repository's ``src`` and
+    :func:`bare_site` only; ``stop_after``: the value of :data:`a1.STOP_AFTER`. It runs to its
+    end (the timeout only guards against a hang)."""
     site = bare_site(Path(str(out) + "-site"))
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{site}"}
-    cmd = [sys.executable, "-S", "-m", "normbook.tools.paperscale", "a1", "--out", str(out),
-           "--deadline", str(deadline), "--shape", "smoke", "--device", "cpu", *args]  # fmt: skip
-    if not wait:
-        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env.pop(a1.STOP_AFTER, None)
+    if stop_after:
+        env[a1.STOP_AFTER] = stop_after
+    argv = argv or ["a1", "--out", str(out), "--deadline", str(deadline), "--shape", "smoke",
+                    "--device", "cpu", "--commit", COMMIT, *args]  # fmt: skip
+    cmd = [sys.executable, "-S", "-m", "normbook.tools.paperscale", *argv]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def record(tmp_path_factory) -> Path:
-    """A complete smoke-shape record, made once by the bare runner."""
+    """A complete smoke-shape record, made once by the documented bare command on the CPU
+    (``--device cpu --shape smoke``) into a scratch folder that stands for ``$OUT``."""
     out = tmp_path_factory.mktemp("paperscale")
-    done = runner(out)
+    argv = bare_args(out, COMMIT)
+    argv[argv.index("--device") + 1] = "cpu"
+    done = runner(out, argv=[*argv, "--shape", "smoke"])
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "a1 complete" in done.stdout
+    assert "a1 complete" in done.stdout and "WARNING" not in done.stderr
     return out / "a1.json"
+
+
+def test_the_bare_command_leaves_a_complete_record_in_its_folder(record):
+    assert sorted(p.name for p in record.parent.iterdir()) == ["a1.json", "a1.npz"]
+    rec = load(record)
+    assert rec.complete and rec.data["provenance"]["commit"] == COMMIT
+    assert f"--out {record.parent} " in rec.data["command"]
+    # what the book grades comes before the curves, which come last
+    assert rec.phases.index("checks") < rec.phases.index("summary") < rec.phases.index("curves")
+    assert rec.phases[-1] == "curves"
+
+
+def test_the_bare_command_is_the_same_everywhere_and_writes_to_out():
+    cmd = recorded.BARE_COMMAND
+    assert compute_page.BARE_COMMAND == cmd
+    for doc in ("README.md", "results/paper/README.md"):
+        text = (ROOT / doc).read_text()
+        assert cmd in text and "`$OUT/a1.json` and `$OUT/a1.npz` into `results/paper/`" in text
+    words, args = shlex.split(cmd), bare_args("OUT", "C")
+    assert args[:3] == ["a1", "--out", "OUT"]  # the folder that comes back from the GPU
+    assert args[args.index("--device") + 1] == "cuda" and args[args.index("--commit") + 1] == "C"
+    assert {"PYTHONUNBUFFERED=1", "PYTHONPATH=src"} <= set(words)
+    # the runner's own deadline passes before `timeout` stops it
+    assert float(words[words.index("timeout") + 1]) > float(args[args.index("--deadline") + 1])
+    assert "/results/paper/COMMIT" in (ROOT / ".gitignore").read_text().splitlines()
+    assert "paper-run: venv paper-commit" in (ROOT / "Makefile").read_text()
 
 
 def test_runner_on_a_bare_python_gives_chapter_a1s_numbers(record, tmp_path, monkeypatch):
@@ -142,36 +183,76 @@ def test_the_record_passes_its_schema_and_catches_damage(record, tmp_path):
 
 
 def test_a_killed_run_leaves_the_phases_it_finished(tmp_path):
-    proc = runner(tmp_path, *TINY, wait=False)
-    path, t0 = tmp_path / "a1.json", time.monotonic()
-    while time.monotonic() - t0 < 240:
-        if "train none" in phases_done(path):
-            break
-        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-        time.sleep(0.05)
-    proc.kill()  # SIGKILL: nothing runs after it
-    proc.wait()
-    rec = load(path)
+    done = runner(tmp_path, *TINY, stop_after="train none")  # SIGKILL right after that record
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    rec = load(tmp_path / "a1.json")
     assert rec.data["status"] == "running"
-    assert rec.phases[:3] == ["timing", "plan", "train none"]
+    assert rec.phases == ["timing", "plan", "train none"]
     assert "none.loss" in rec.arrays
     assert recorded.rebuild(rec).no_norm is None  # nothing evaluated: nothing to grade
 
 
 def test_a_stopped_run_says_so(tmp_path):
-    done = runner(tmp_path / "deadline", *TINY, deadline=0.01)
+    done = runner(tmp_path / "deadline", *TINY, deadline=1e-9)  # past before the first phase
     assert done.returncode == 3
     rec = load(tmp_path / "deadline" / "a1.json")
+    assert rec.data["status"] == "stopped at its deadline (before or during timing)"
+    assert rec.phases == []
+    done = runner(tmp_path / "term", *TINY, stop_after="plan:SIGTERM")  # as `timeout` stops it
+    assert done.returncode == 3, done.stderr[-2000:]
+    rec = load(tmp_path / "term" / "a1.json")
+    assert rec.phases == ["timing", "plan"] and "SIGTERM" in rec.data["status"]
+
+
+def test_a_run_stopped_during_its_curves_is_graded(tmp_path):
+    """The checks and the summary come before the curves: a run stopped in them keeps what the
+    book grades, and without the curves no claim can be refuted as having stopped rising."""
+    done = runner(tmp_path, *TINY, stop_after="summary:SIGTERM")
+    assert done.returncode == 3, done.stderr[-2000:]
+    rec = recorded.read(tmp_path / "a1.json")
     assert rec.data["status"].startswith("stopped at its deadline")
-    assert rec.phases in ([], ["timing"])  # the deadline is checked between phases
-    proc = runner(tmp_path / "term", *TINY, wait=False)
-    path = tmp_path / "term" / "a1.json"
-    while "plan" not in phases_done(path):
-        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=120) == 3
-    assert "SIGTERM" in load(path).data["status"]
+    assert rec.loaded.phases[-2:] == ["checks", "summary"] and "curves" not in rec.loaded.phases
+    assert not rec.curves and rec.gradable
+    claims, checks = recorded.ungraded(rec)
+    assert len(claims) == 3 and len(checks) == 2 and all(c.holds for c in checks)
+    assert REFUTED not in [v.verdict for v in claims]
+    assert recorded.plain_words(rec, claims).startswith("the side channel: ")
+
+
+def test_cuda_without_cuda_stops_at_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # a machine without CUDA
+    out = tmp_path / "out"
+    code = cli.main(["a1", "--out", str(out), "--deadline", "540", "--device", "cuda"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: device 'cuda'") and err.count("\n") == 1
+    assert not out.exists()  # no record: nothing ran
+
+
+def test_the_device_is_named_and_auto_says_when_it_falls_back(monkeypatch, capsys):
+    with pytest.raises(SystemExit) as exc:  # --device has no default
+        cli._parser().parse_args(["a1", "--out", "x", "--deadline", "1"])
+    assert exc.value.code == 2 and "--device" in capsys.readouterr().err
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert cli.resolve("auto") == "cpu"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "WARNING" in err and "CPU" in err
+    assert cli.resolve("cpu") == "cpu" and capsys.readouterr().err == ""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert cli.resolve("auto") == "cuda" and capsys.readouterr().err == ""
+
+
+def test_the_commit_comes_from_the_flag_git_or_the_commit_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "COMMIT_FILE", tmp_path / "COMMIT")
+    monkeypatch.setattr(devices, "git_commit", lambda short=False: "unknown")  # no git history
+    assert cli.commit_of("abc") == "abc"
+    (tmp_path / "COMMIT").write_text("f00d+changes\n")  # make paper-commit, before the copy
+    assert cli.commit_of("") == "f00d+changes" and capsys.readouterr().err == ""
+    (tmp_path / "COMMIT").unlink()
+    assert cli.commit_of("  ") == "unknown"  # `$(cat ...)` of a missing file: the last resort
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "WARNING" in err and "unknown" in err
+    monkeypatch.setattr(devices, "git_commit", lambda short=False: "beef")
+    assert cli.commit_of("") == "beef"
 
 
 def test_bad_arguments_stop_before_any_compute(tmp_path):
@@ -180,15 +261,29 @@ def test_bad_arguments_stop_before_any_compute(tmp_path):
     assert not (tmp_path / "a1.json").exists()
 
 
-# fake rates of about an H200's order (ms per step of a five-model stack, µs per sample)
-FAKE = {"train": {"none, fast": {"ms_per_step": 4.0}, "instance, fast": {"ms_per_step": 5.0}},
-        "sample_us": {"fast, probes": 100.0, "fast, outputs": 30.0}}  # fmt: skip
+# fake rates of about an H200's order (ms per step of a five-model stack, µs per sample), eager
+# fp32 ten times slower than the fast path
+FAKE = {"train": {"none, fast": {"ms_per_step": 4.0}, "instance, fast": {"ms_per_step": 5.0},
+                  "none, eager fp32": {"ms_per_step": 40.0},
+                  "instance, eager fp32": {"ms_per_step": 50.0}},
+        "sample_us": {"fast, probes": 100.0, "fast, outputs": 30.0, "eager fp32, probes": 1000.0,
+                      "eager fp32, outputs": 300.0}}  # fmt: skip
 
 
-def _rates(factor: float) -> dict:
+def _rates(factor: float, agree: bool = True) -> dict:
+    """:data:`FAKE` times ``factor``, as :func:`.rates.measure` returns them, with the fast path
+    agreeing with eager fp32 at the first step or not."""
+    first = 1e-4 if agree else 0.5
     return {
         "train": {k: {"ms_per_step": v["ms_per_step"] * factor} for k, v in FAKE["train"].items()},
         "sample_us": {k: v * factor for k, v in FAKE["sample_us"].items()},
+        "agreement": {
+            "first_step": first,
+            "over_steps": first,
+            "ok": agree,
+            "tolerance": rates.FIRST_STEP_TOLERANCE,
+        },  # fmt: skip
+        **rates.speed_check(10.0),
     }
 
 
@@ -291,9 +386,81 @@ def test_the_setup_is_the_chapters(record):
 
 
 def test_a_fast_path_that_disagrees_at_the_first_step_is_not_used():
-    from normbook.tools.paperscale import rates
-
     eager = np.array([[1.0, 2.0], [0.9, 1.8]])
     assert rates.agreement(eager, eager * (1 + 1e-3))["ok"]  # TF32-sized rounding
     bad = rates.agreement(eager, eager * 1.5)
     assert not bad["ok"] and bad["first_step"] == pytest.approx(0.5)
+
+
+def test_a_disagreeing_fast_path_gives_way_to_fp32_and_its_budget_is_recosted(tmp_path):
+    """At the paper's shape, fake rates: the fast path fits the paper's budget; eager fp32, ten
+    times slower, is what a run whose fast path disagrees uses, costed at its own rates."""
+    params = A1.resolve("paper")
+    runs = {}
+    for agree in (True, False):
+        run = a1.Run(params, "cpu", tmp_path / str(agree), 540, "test", COMMIT, small=True)
+        run.record.data["rates"] = _rates(0.1, agree)
+        run.plan()
+        runs[agree] = run
+    fast, eager = runs[True], runs[False]
+    assert (fast.path, eager.path) == (rates.FAST, rates.EAGER)
+    ladders = fast.record.data["ladder"], eager.record.data["ladder"]
+    assert ladders[0]["index"] == 0 and ladders[1]["index"] > 0
+    assert [x["path"] for x in ladders] == [rates.FAST, rates.EAGER]
+    for part in ("train", "evaluate", "curves"):
+        assert ladders[1]["estimates"][0][part] == pytest.approx(
+            10 * ladders[0]["estimates"][0][part]
+        )
+    prec = eager.record.data["provenance"]["precision"]
+    assert prec["path"] == rates.EAGER and "full fp32" in prec["path_why"]
+    assert fast.record.data["provenance"]["precision"]["path"] == rates.FAST
+    assert eager.setup.train.graphs is False and fast.setup.train.graphs is True
+    # on CUDA the recorded flags follow the path: none of the fast path's on eager fp32
+    on = rates.precision_flags("cuda", fast=True)
+    off = rates.precision_flags("cuda", fast=False)
+    assert on["conv_tf32"] and on["cuda_graphs"] and on["cudnn_benchmark"]
+    assert not (
+        off["conv_tf32"] or off["matmul_tf32"] or off["cuda_graphs"] or off["cudnn_benchmark"]
+    )
+
+
+def test_a_disagreeing_fast_path_trains_with_tf32_off(tmp_path, monkeypatch):
+    """The phases after the plan run with eager fp32's flags: TF32 off for convolutions and
+    matmuls, matmul precision "highest", no algorithm search, no CUDA graphs."""
+    seen = {}
+
+    class Seen(Exception):
+        """Raised by the spy: the flags are read, the rest of the run is not needed."""
+
+    def spy(cnn, tc, seeds, **kw):
+        cudnn, matmul = torch.backends.cudnn, torch.backends.cuda.matmul
+        seen.update(conv_tf32=cudnn.allow_tf32, benchmark=cudnn.benchmark,
+                    matmul_tf32=matmul.allow_tf32, precision=torch.get_float32_matmul_precision(),
+                    graphs=tc.graphs)  # fmt: skip
+        raise Seen
+
+    monkeypatch.setattr(rates, "measure", lambda *args: _rates(1.0, agree=False))  # a fake device
+    monkeypatch.setattr(training, "train_stack", spy)
+    params = A1.resolve("smoke", **dict(zip(TINY[1::3], TINY[2::3])))
+    run = a1.Run(params, "cpu", tmp_path, 540, "test", COMMIT, small=True)
+    with rates.precision(fast=True):  # the fast path's flags, as a CUDA default would have them
+        torch.set_float32_matmul_precision("high")
+        with pytest.raises(Seen):
+            run.run()
+        assert torch.backends.cudnn.allow_tf32 and torch.get_float32_matmul_precision() == "high"
+    assert seen == {"conv_tf32": False, "benchmark": False, "matmul_tf32": False,
+                    "precision": "highest", "graphs": False}  # fmt: skip
+    assert load(tmp_path / "a1.json").phases == ["timing", "plan"]
+
+
+def test_the_fast_paths_speed_is_judged_against_its_target(record):
+    data = {**json.loads(record.read_text()), "effects": {}}  # (JSON has no NaN to format)
+    r = data["rates"]
+    assert set(r["train"]) == {f"{n}, {p}" for n in ("none", "instance")
+                               for p in (rates.FAST, rates.EAGER)}  # fmt: skip
+    assert r["speedup_target"] == rates.SPEEDUP_TARGET == 3
+    assert r["speedup_ok"] is (r["speedup"] >= rates.SPEEDUP_TARGET)
+    for speedup, said in ((3.2, "(target 3x: reached)"), (1.1, "(target 3x: NOT reached)")):
+        data["rates"].update(rates.speed_check(speedup))
+        assert said in cli.summary(data)
+        assert ("not reached" in recorded.rates_text(data["rates"])) is (speedup < 3)

@@ -1,4 +1,14 @@
-"""``python -m normbook.tools.paperscale a1 --out DIR --deadline SECONDS``: one paper-scale run.
+"""``python -m normbook.tools.paperscale a1 --out DIR --deadline SECONDS --device cuda``: one
+paper-scale run, its record written to DIR (``a1.json``, ``a1.npz``).
+
+``--device`` has no default: a run meant for a GPU that silently trained on a CPU would spend
+its whole deadline on a record nobody wants. ``cuda`` without CUDA stops at once (exit 2);
+``auto`` takes the GPU where there is one and, where not, says on stderr that it runs on the
+CPU (the record names its device too).
+
+The commit the record names is ``--commit`` (empty: not given), else this checkout's (git),
+else the one in ``results/paper/COMMIT`` (``make paper-commit`` writes it before the tree is
+copied to a machine without git history), else ``unknown``, with a warning on stderr.
 
 Exit status: 0 complete; 2 bad arguments or no such device (before any compute); 3 stopped at
 its deadline (the record holds every phase it finished); 1 failed (the record says where).
@@ -11,10 +21,12 @@ import shlex
 import signal
 import sys
 import traceback
+from pathlib import Path
 
 # Each experiment is a module of this package with a ``SPEC`` (its chapter's parameters) and
 # a ``Run`` (its phases); a second record (chapter A3's, say) is a second module.
 EXPERIMENTS = ("a1",)
+COMMIT_FILE = Path(__file__).resolve().parents[4] / "results" / "paper" / "COMMIT"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,8 +45,17 @@ def _parser() -> argparse.ArgumentParser:
         choices=("smoke", "cpu", "paper"),
         help="the profile whose geometry and budget the ladder starts from",
     )
-    ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    ap.add_argument("--commit", default=None, help="the commit, where the tree has no git")
+    ap.add_argument(
+        "--device",
+        required=True,
+        choices=("cuda", "cpu", "auto"),
+        help="cuda: fail at once without CUDA; auto: the CPU where there is none, said on stderr",
+    )
+    ap.add_argument(
+        "--commit",
+        default="",
+        help="the commit the tree is (default: git's, else results/paper/COMMIT)",
+    )
     ap.add_argument(
         "--quick",
         action="store_true",
@@ -55,14 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     import importlib
 
-    from normbook.runtime.devices import git_commit, resolve_device
     from normbook.runtime.params import ParameterError
     from normbook.tools.paperscale.a1 import Deadline
 
     experiment = importlib.import_module(f"{__package__}.{args.experiment}")
 
     try:
-        device = resolve_device(args.device)
+        device = resolve(args.device)
         params = experiment.SPEC.resolve(args.shape, **dict(args.p))
         if args.deadline <= 0:
             raise ParameterError(f"--deadline must be positive, got {args.deadline:g}")
@@ -70,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     command = "python -m normbook.tools.paperscale " + shlex.join(argv or sys.argv[1:])
-    commit = args.commit or git_commit()
+    commit = commit_of(args.commit)
     run = experiment.Run(
         params,
         device,
@@ -97,6 +117,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def resolve(choice: str) -> str:
+    """The device ``--device`` names (:func:`normbook.runtime.devices.resolve_device`: ``cuda``
+    without CUDA is an error); ``auto`` falling back to the CPU says so on stderr."""
+    from normbook.runtime.devices import resolve_device
+
+    device = resolve_device(choice)
+    if choice == "auto" and device == "cpu":
+        print("[paperscale] WARNING: --device auto found no CUDA: this run trains on the CPU "
+              "(--device cuda stops instead)", file=sys.stderr, flush=True)  # fmt: skip
+    return device
+
+
+def commit_of(given: str) -> str:
+    """The commit the record names: ``given``, else git's, else :data:`COMMIT_FILE`'s, else
+    ``unknown`` (with a warning on stderr)."""
+    from normbook.runtime.devices import git_commit
+
+    commit = given.strip() or git_commit()
+    if commit == "unknown" and COMMIT_FILE.exists():
+        commit = COMMIT_FILE.read_text().strip() or "unknown"
+    if commit == "unknown":
+        print("[paperscale] WARNING: the record's commit is 'unknown': no --commit, no git "
+              "history and no results/paper/COMMIT (make paper-commit writes it before the "
+              "tree is copied)", file=sys.stderr, flush=True)  # fmt: skip
+    return commit
+
+
 def _stopped(signum, frame):
     from normbook.tools.paperscale.a1 import Deadline
 
@@ -112,14 +159,18 @@ def summary(data: dict) -> str:
     for key, v in r["train"].items():
         lines.append(f"  train {key:<22} {v['ms_per_step']:8.2f} ms/step "
                      f"{v['tflops']:9.3g} TFLOP/s  ({v['path']})")  # fmt: skip
-    lines.append(f"  fast / eager fp32: {r['speedup']:.2f}x; launch floor "
+    reached = "reached" if r["speedup_ok"] else "NOT reached"
+    lines.append(f"  fast / eager fp32: {r['speedup']:.2f}x (target {r['speedup_target']:g}x: "
+                 f"{reached}); launch floor "
                  f"{r['launch_floor_ms']:.2f} ms/step; matmul peak "
                  f"{r['matmul_peak_tflops']['fp32']:.3g} (fp32) / "
                  f"{r['matmul_peak_tflops']['tf32']:.3g} (tf32) TFLOP/s")  # fmt: skip
     a = r["agreement"]
     lines.append(f"  fast vs eager fp32 losses: first step {a['first_step']:.1e} (tolerance "
-                 f"{a['tolerance']:g}: {'ok' if a['ok'] else 'FAILED, ran eager'}), over the "
-                 f"timed steps {a['over_steps']:.1e}")  # fmt: skip
+                 f"{a['tolerance']:g}: {'ok' if a['ok'] else 'FAILED, ran eager fp32'}), over "
+                 f"the timed steps {a['over_steps']:.1e}")  # fmt: skip
+    prec = data["provenance"]["precision"]
+    lines.append(f"  path: {prec['path']}: {prec['path_why']}")
     lines.append(f"  ladder: {data['ladder']['reason']}")
     for which, eff in data["effects"].items():
         lines.append(

@@ -5,15 +5,25 @@ null's cyclic equivariance). It calls the same functions as chapter A1 with the 
 configuration, so on the CPU its per-seed effects are the chapter's (tested); on a GPU the
 device-native path runs (:mod:`normbook.paper_a.cached.evaluation`).
 
-Each phase ends by writing the record. Phases: timing, plan (the ladder's choice, before any
-result), train (one per network), evaluate (one per run), curves, checks, summary.
+Each phase ends by writing the record. Phases: timing, plan (the path and the ladder's choice,
+before any result), train (one per network), evaluate (one per run), checks, summary, curves:
+what the book grades comes first, so a run stopped at its deadline during the curves is graded
+(without them no claim can be refuted as having stopped rising).
+
+For tests only, ``NORMBOOK_PAPERSCALE_STOP_AFTER=PHASE`` (or ``PHASE:SIGTERM``) makes the run
+send itself SIGKILL (or that signal) right after its record of ``PHASE`` is written: a kill or a
+deadline at a known point, with no race.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, replace
+from functools import partial
 
 import numpy as np
 
@@ -27,6 +37,7 @@ from normbook.runtime.devices import cpu_model
 from normbook.runtime.records import Record, device_info, module_hashes, versions
 from normbook.runtime.workers import single_thread
 from normbook.tools.paperscale import ladder, rates
+from normbook.tools.paperscale.rates import EAGER, FAST
 
 EXPERIMENT = "a1"
 SPEC = A1
@@ -35,20 +46,22 @@ SPEC = A1
 COMPUTES = (task, norms, cnn, stacking, training, seeding, probes, stats, evaluation,
             equivariance)  # fmt: skip
 RUNS = ("none", "normed", "circular")  # the no-norm network, the chapter's, and its null
+STOP_AFTER = "NORMBOOK_PAPERSCALE_STOP_AFTER"  # for tests: PHASE or PHASE:SIGNAL (see above)
 
 
 PROBE_FIT_COST = 2.0  # a probe-fitting sample costs about two evaluated ones (float64 sums)
 
 
-def cost(q: dict, params, rates: dict) -> dict[str, float]:
+def cost(q: dict, params, rates: dict, path: str = FAST) -> dict[str, float]:
     """Seconds per part of this experiment at the budget ``q`` (a ladder rung's parameters),
-    from measured ``rates`` (:func:`.rates.measure`; a stack of fewer seeds is costed as a full
-    one): two stacks trained; three runs evaluated with probes fitted; two curves."""
+    from measured ``rates`` (:func:`.rates.measure`) of the ``path`` the run uses (a stack of
+    fewer seeds is costed as a full one): two stacks trained; three runs evaluated with probes
+    fitted; two curves."""
     train = rates["train"]
-    step_s = (
-        train["none, fast"]["ms_per_step"] + train[f"{params.norm}, fast"]["ms_per_step"]
-    ) / 1e3
-    probes_us, outputs_us = rates["sample_us"]["fast, probes"], rates["sample_us"]["fast, outputs"]
+    step_s = (train[f"none, {path}"]["ms_per_step"]
+              + train[f"{params.norm}, {path}"]["ms_per_step"]) / 1e3  # fmt: skip
+    us = rates["sample_us"]
+    probes_us, outputs_us = us[f"{path}, probes"], us[f"{path}, outputs"]
     fits = len(RUNS) * q["probe_batches"] * 32 * probes_us * PROBE_FIT_COST
     return {
         "train": q["steps"] * step_s,
@@ -58,7 +71,8 @@ def cost(q: dict, params, rates: dict) -> dict[str, float]:
 
 
 class Deadline(Exception):
-    """The run's deadline passed between two phases."""
+    """The run's deadline passed (checked between phases and between curve points), or a
+    signal stopped it."""
 
 
 class Run:
@@ -82,29 +96,28 @@ class Run:
             "computed_by": [*(_name(m) for m in COMPUTES), _name(sys.modules[__name__])],
         }
         self.record.data["config"] = {"profile": params.profile, "profile_params": dict(params)}
-        self.nets, self.trained = {}, {}
+        self.nets, self.trained, self.path = {}, {}, FAST
 
     # ------------------------------------------------------------------ the phases
 
     def run(self) -> None:
         """Every phase in order, each ended by a write of the record; on the CPU on one thread,
-        as a chapter's kernel and workers compute (the same numbers: tested)."""
-        if self.device == "cpu":
-            with single_thread():
-                return self._phases()
-        with rates.precision(fast=True):  # the flags the record states (rates.precision_flags)
-            return self._phases()
+        as a chapter's kernel and workers compute (the same numbers: tested). The timing sets
+        its own flags; every phase after the plan runs with the flags of the path it chose."""
+        with single_thread() if self.device == "cpu" else nullcontext():
+            self._phase("timing", self.timing)
+            self._phase("plan", self.plan)  # the path and the budget are fixed here
+            with rates.precision(fast=self.path == FAST):
+                self._phases()
 
     def _phases(self) -> None:
-        self._phase("timing", self.timing)
-        self._phase("plan", self.plan)  # the budget is fixed here, before any result
         for norm in ("none", "normed"):
             self._phase(f"train {norm}", lambda n=norm: self.train(n))
         for which in RUNS:
             self._phase(f"evaluate {which}", lambda w=which: self.evaluate(w))
-        self._phase("curves", self.curves)
-        self._phase("checks", self.checks)
+        self._phase("checks", self.checks)  # before the curves: what the book grades first
         self._phase("summary", self.summary)
+        self._phase("curves", self.curves)
         self.record.data["status"] = "complete"
         self.record.write()
 
@@ -116,19 +129,32 @@ class Run:
                                                   self.small)  # fmt: skip
 
     def plan(self) -> None:
+        """The path (fast, unless it disagrees with eager fp32: :func:`.rates.agreement`) and the
+        ladder's budget, costed at the rates of that path."""
+        measured = self.record.data["rates"]
+        a = measured["agreement"]
+        self.path = FAST if a["ok"] else EAGER
+        gap = f"{a['first_step']:.1e} (relative; tolerance {a['tolerance']:g})"
+        why = (f"the fast path's first-step loss is within {gap} of eager fp32's" if a["ok"] else
+               f"the fast path's first-step loss differs from eager fp32's by {gap}: it computes "
+               f"something else, so the run uses full fp32 (no TF32, no graphs) and its budget "
+               f"is costed at eager fp32's measured rates")  # fmt: skip
+        self.record.data["provenance"]["precision"] = {
+            **rates.precision_flags(self.device, self.path == FAST), "path": self.path,
+            "path_why": why,
+        }  # fmt: skip
         left = self.deadline - time.monotonic()
-        choice = ladder.choose(self.P0, self.record.data["rates"], left, cost)
+        choice = ladder.choose(self.P0, measured, left, partial(cost, path=self.path))
         self.params = SPEC.resolve(self.P0.profile, **{**_overrides(self.P0), **choice.params})
         self.setup = localization.Setup.from_params(self.params)
-        # a fast path that computes something else than eager fp32 is not used (rates.agreement)
-        graphs = self.record.data["rates"]["agreement"]["ok"]
-        self.record.data["provenance"]["precision"]["cuda_graphs"] &= graphs
         self.setup = replace(
             self.setup,
-            train=replace(self.setup.train, device=self.device, graphs=graphs),
+            train=replace(self.setup.train, device=self.device, graphs=self.path == FAST),
             eval=replace(self.setup.eval, device=self.device),
         )
-        self.record.data["ladder"] = choice.as_dict()
+        self.record.data["ladder"] = {**choice.as_dict(), "path": self.path,
+                                      "reason": f"{choice.reason} (at the {self.path} path's "
+                                                f"rates)"}  # fmt: skip
         self.record.data["config"].update(
             params=dict(self.params),
             train=asdict(self.setup.train),
@@ -173,6 +199,7 @@ class Run:
         for which in ("none", "normed"):
             cfg, rec = self.cnn(which), self.trained[which]
             for step in sorted(rec.checkpoints):
+                self._check_deadline("curves")  # the longest phase: stop inside it, not after
                 states = rec.checkpoints[step]
                 net = cnn.StackedCNN.from_model_states(cfg, list(self.params.seeds), states)
                 self._curve_point(which, step, net.to(self.device), ev)
@@ -218,9 +245,12 @@ class Run:
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def _phase(self, name: str, fn) -> None:
+    def _check_deadline(self, name: str) -> None:
         if time.monotonic() > self.deadline:
             raise Deadline(name)
+
+    def _phase(self, name: str, fn) -> None:
+        self._check_deadline(name)
         t = time.monotonic()
         print(f"[paperscale] {name} ...", flush=True)
         fn()
@@ -230,6 +260,16 @@ class Run:
         print(f"[paperscale] {name}: {time.monotonic() - t:.1f} s "
               f"(at {time.monotonic() - self.t0:.0f} s of {self.deadline - self.t0:.0f})",
               flush=True)  # fmt: skip
+        _stop_after(name)
+
+
+def _stop_after(phase: str) -> None:
+    """For tests: the signal :data:`STOP_AFTER` names (SIGKILL by default) sent to this process
+    right after ``phase``'s record is written (``raise_signal``: delivered, and a Python
+    handler run, before it returns)."""
+    name, _, sig = os.environ.get(STOP_AFTER, "").partition(":")
+    if name == phase:
+        signal.raise_signal(signal.Signals[sig or "SIGKILL"])
 
 
 class _Effects:

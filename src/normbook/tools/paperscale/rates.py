@@ -14,6 +14,11 @@ cuDNN's algorithm search (``benchmark``) and each training step a replayed CUDA 
 launches every kernel. No bf16 anywhere: it rounds in steps of 0.4 %, larger than one index's
 share of the ramp at l = 600 (0.17 %). TF32 rounds each operand, not a position, so the nulls
 (no normalization, circular padding), evaluated in the same precision, keep their calibration.
+
+Two judgements, recorded: the fast path must agree with eager fp32 at the first step
+(:func:`agreement`; where it does not, the run uses eager fp32), and it should reach
+:data:`SPEEDUP_TARGET` times eager fp32's speed at the same step (:func:`speed_check`; a run that
+misses it says so, and still runs).
 """
 
 from __future__ import annotations
@@ -31,32 +36,40 @@ from normbook.paper_a.cached.training import TrainConfig, train_stack
 from normbook.paper_a.runs.plans import localization_flops
 
 TIMING_SEEDS = (90_001, 90_002, 90_003, 90_004, 90_005)  # never a chapter's seeds
+FAST, EAGER = "fast", "eager fp32"  # the two paths, as the rates' keys name them
+# What the fast path (TF32 convolutions, cuDNN's search, graphed steps) is for: at least this
+# many times eager fp32's speed at the same step; a run that misses it says so.
+SPEEDUP_TARGET = 3.0
 
 
-def precision_flags(device: str) -> dict:
-    """The flags of the book's path on ``device``, as recorded (on the CPU there is no TF32,
-    graph or cuDNN, and the moments are the CPU path's)."""
+def precision_flags(device: str, fast: bool = True) -> dict:
+    """The flags of the ``fast`` or eager fp32 path on ``device``, as recorded (on the CPU there
+    is no TF32, graph or cuDNN, and the moments are the CPU path's)."""
     cuda = device == "cuda"
     return {
         "storage": "float32",
-        "conv_tf32": cuda,
+        "conv_tf32": cuda and fast,
         "matmul_tf32": False,
-        "cudnn_benchmark": cuda,
-        "cuda_graphs": cuda,
+        "matmul_precision": "highest",
+        "cudnn_benchmark": cuda and fast,
+        "cuda_graphs": cuda and fast,
         "moments": "float64 on the device" if cuda else "float64 (numpy, per batch)",
     }
 
 
 @contextmanager
 def precision(fast: bool):
-    """Set the flags of the fast or the eager fp32 path; restore them afterwards."""
+    """Set the flags of the fast path (TF32 convolutions, cuDNN's algorithm search) or of eager
+    fp32 (neither), matmuls at the "highest" precision on both; restore them afterwards."""
     b, m = torch.backends.cudnn, torch.backends.cuda.matmul
-    saved = (b.allow_tf32, m.allow_tf32, b.benchmark)
+    saved = (b.allow_tf32, m.allow_tf32, b.benchmark, torch.get_float32_matmul_precision())
     b.allow_tf32, m.allow_tf32, b.benchmark = fast, False, fast
+    torch.set_float32_matmul_precision("highest")  # the probes' matmuls: full fp32 on both paths
     try:
         yield
     finally:
-        b.allow_tf32, m.allow_tf32, b.benchmark = saved
+        b.allow_tf32, m.allow_tf32, b.benchmark = saved[:3]
+        torch.set_float32_matmul_precision(saved[3])
 
 
 def _timed(fn, device: str) -> float:
@@ -144,35 +157,43 @@ def measure(setup, n_models: int, device: str, small: bool) -> dict:
     out = {"matmul_peak_tflops": peak, "copy_gbps": copy_gbps(device, (1 if small else 512) << 20),
            "flops_per_step": train_flops, "flops_per_sample": sample_flops, "train": {},
            "sample_us": {}}  # fmt: skip
-    losses = {}
+    # both networks on both paths: a run whose fast path disagrees is costed at eager fp32's
+    losses = {FAST: [], EAGER: []}
     for norm in ("none", setup.chapter_cnn.norm):
-        cnn = setup.cnn(norm)
-        for fast in (False, True) if norm != "none" else (True,):
-            ms, path, losses[fast] = step_ms(cnn, setup.train, n_models, fast, s_short, s_long)
-            key = f"{norm}, {'fast' if fast else 'eager fp32'}"
-            out["train"][key] = _rate(ms, train_flops, peak, path)
-    out["agreement"] = agreement(losses[False], losses[True])
+        for fast in (False, True):
+            path = FAST if fast else EAGER
+            ms, ran, loss = step_ms(setup.cnn(norm), setup.train, n_models, fast, s_short, s_long)
+            out["train"][f"{norm}, {path}"] = _rate(ms, train_flops, peak, ran)
+            losses[path].append(loss)
+    out["agreement"] = agreement(np.hstack(losses[EAGER]), np.hstack(losses[FAST]))
     one = replace(setup.train, batch_size=1)
     out["launch_floor_ms"] = step_ms(setup.chapter_cnn, one, n_models, True, s_short, s_long)[0]
     for fast in (False, True):
         for probes in (True, False):
-            key = f"{'fast' if fast else 'eager fp32'}, {'probes' if probes else 'outputs'}"
+            key = f"{FAST if fast else EAGER}, {'probes' if probes else 'outputs'}"
             us = sample_us(setup.chapter_cnn, setup.seq_len, ev, n_models, fast, probes,
                            e_short, e_long)  # fmt: skip
             out["sample_us"][key] = us
-    fast_key, eager_key = f"{setup.chapter_cnn.norm}, fast", f"{setup.chapter_cnn.norm}, eager fp32"
-    out["speedup"] = out["train"][eager_key]["ms_per_step"] / out["train"][fast_key]["ms_per_step"]
-    return out
+    ms = {p: out["train"][f"{setup.chapter_cnn.norm}, {p}"]["ms_per_step"] for p in (FAST, EAGER)}
+    return {**out, **speed_check(ms[EAGER] / ms[FAST])}
+
+
+def speed_check(speedup: float) -> dict:
+    """The fast path's speed against eager fp32 at the same step (the chapter's network), judged
+    against :data:`SPEEDUP_TARGET`."""
+    return {"speedup": speedup, "speedup_target": SPEEDUP_TARGET,
+            "speedup_ok": bool(speedup >= SPEEDUP_TARGET)}  # fmt: skip
 
 
 FIRST_STEP_TOLERANCE = 1e-2  # TF32 against fp32 on one forward pass: about 1e-3 (relative)
 
 
 def agreement(eager: np.ndarray, fast: np.ndarray) -> dict:
-    """The fast path against eager fp32 on the same networks and batches: the first step's loss
-    (same weights, same batch: only TF32 rounding differs, so a larger gap means the fast path
-    computes something else, and the run falls back to eager steps) and the largest relative
-    gap over the timed steps (Adam lets rounding grow; reported, not judged)."""
+    """The fast path against eager fp32 on the same networks and batches (losses: steps x
+    models, both networks side by side): the first step's loss (same weights, same batch: only
+    TF32 rounding differs, so a larger gap means the fast path computes something else, and the
+    run uses eager fp32 throughout) and the largest relative gap over the timed steps (Adam lets
+    rounding grow; reported, not judged)."""
     rel = np.abs(fast - eager) / np.maximum(np.abs(eager), 1e-12)
     first = float(rel[0].max())
     return {"first_step": first, "over_steps": float(rel.max()),
