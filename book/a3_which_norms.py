@@ -86,7 +86,8 @@ distance_window = None  # half-width of the window used for the localization dis
 distance_threshold = None  # fraction of the window that must be localized [every profile: 0.5]
 probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 #   [smoke 4 · cpu 64 · paper 256]
-group_counts = None  # GroupNorm group counts G compared (G = width is InstanceNorm)
+group_counts = None
+#   GroupNorm group counts G compared (G = width is InstanceNorm)
 #   [smoke [1, 2, 8] · cpu [1, 2, 4, 8, 16, 32] · paper [1, 2, 4, 8, 16, 32]]
 group_seeds = None  # seeds of the GroupNorm sweep (one model per seed and G)
 #   [smoke [0, 1] · cpu [0, 1] · paper 0-3]

@@ -56,7 +56,8 @@ kernel = None  # convolution kernel size k [every profile: 5]
 depth = None  # number of conv blocks d [smoke 4 · cpu 4 · paper 32]
 width = None  # channels C per block [smoke 8 · cpu 32 · paper 32]
 norm = None  # normalization compared against 'none' [every profile: instance]
-groups = None  # GroupNorm groups G (norm='group') [every profile: 1]
+groups = None
+#   GroupNorm groups G (norm='group') [every profile: 1]
 batch_eval = None  # BatchNorm statistics at evaluation [every profile: minibatch]
 steps = None  # Adam steps per model [smoke 40 · cpu 5,000 · paper 20,000]
 batch_size = None  # training batch size [every profile: 32]
@@ -88,7 +89,8 @@ hop_factor = None  # single-hop reach in units of R(d) (paper: 3, i.e. R + 2R) [
 pack_kernel = None  # PackNorm net: kernel size [smoke 3 · cpu 3 · paper 5]
 pack_depth = None  # PackNorm net: conv blocks [smoke 2 · cpu 8 · paper 32]
 pack_width = None  # PackNorm net: channels [smoke 4 · cpu 16 · paper 32]
-pack_len = None  # path length l' (0 = 2R+1, our choice) [every profile: 0]
+pack_len = None
+#   path length l' (0 = 2R+1, our choice) [every profile: 0]
 pack_head = None  # head on path A: mean over positions (pool) or centre index [every profile: pool]
 overlap_fracs = None  # overlaps swept, as fractions of l' (rounded to integers)
 #   smoke [0, 0.5, 1]
@@ -111,7 +113,8 @@ intervention_eval = None  # predictions per index under each intervention
 #   [smoke 1,024 · cpu 6,400 · paper 100,000]
 intervention_ref = None  # fresh samples that estimate the population statistics
 #   [smoke 64 · cpu 4,096 · paper 65,536]
-rf_pack_kernel = None  # PackNorm kernel of the receptive-field test (1: R = 0) [every profile: 1]
+rf_pack_kernel = None
+#   PackNorm kernel of the receptive-field test (1: R = 0) [every profile: 1]
 rf_pack_heads = None  # heads of the receptive-field test (pool, centre)
 #   [smoke [pool] · cpu [pool, centre] · paper [pool, centre]]
 unet_len = None  # U-Net: sequence length (a multiple of 2**unet_levels)

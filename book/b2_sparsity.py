@@ -48,8 +48,8 @@
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
-vgg_width = None  # VGG-16 channel multiplier (1 = 64 ... 512 channels)
-#   [smoke 0.0625 · cpu 0.125 · paper 1]
+vgg_width = None
+#   VGG-16 channel multiplier (1 = 64 ... 512 channels) [smoke 0.0625 · cpu 0.125 · paper 1]
 mnist_lr = None  # MNIST SGD learning rate, BN and no BN (paper: 0.01) [every profile: 0.01]
 mnist_momentum = None  # MNIST SGD momentum [smoke 0.9 · cpu 0.9 · paper 0]
 cifar_lr_bn = None  # CIFAR-10 Adam learning rate with BN (paper: 1e-3) [every profile: 0.001]
@@ -88,7 +88,8 @@ sparsity_images = None  # class-balanced images measured (paper: 5,000 training 
 sparsity_split = None  # images from the training subset or the test set [every profile: train]
 channel_spatial_mean = None  # channel sparsity per image: average each map over space first
 #   [every profile: True]
-zero_threshold = None  # |a| <= threshold counts as zero (paper: exact zeros) [every profile: 0]
+zero_threshold = None
+#   |a| <= threshold counts as zero (paper: exact zeros) [every profile: 0]
 
 # %% tags=["hide-input"]
 from normbook.pages import fmt, report

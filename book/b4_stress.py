@@ -55,8 +55,8 @@
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
-vgg_width = None  # VGG-16 channel multiplier (1 = 64 ... 512 channels)
-#   [smoke 0.0625 · cpu 0.125 · paper 1]
+vgg_width = None
+#   VGG-16 channel multiplier (1 = 64 ... 512 channels) [smoke 0.0625 · cpu 0.125 · paper 1]
 mnist_lr = None  # MNIST SGD learning rate, BN and no BN (paper: 0.01) [every profile: 0.01]
 mnist_momentum = None  # MNIST SGD momentum [smoke 0.9 · cpu 0.9 · paper 0]
 cifar_lr_bn = None  # CIFAR-10 Adam learning rate with BN (paper: 1e-3) [every profile: 0.001]
@@ -95,7 +95,8 @@ sparsity_images = None  # class-balanced images measured (paper: 5,000 training 
 sparsity_split = None  # images from the training subset or the test set [every profile: train]
 channel_spatial_mean = None  # channel sparsity per image: average each map over space first
 #   [every profile: True]
-zero_threshold = None  # |a| <= threshold counts as zero (paper: exact zeros) [every profile: 0]
+zero_threshold = None
+#   |a| <= threshold counts as zero (paper: exact zeros) [every profile: 0]
 cluster_images = None  # class-balanced images for DBI and k-means (paper: 5,000)
 #   [smoke 200 · cpu 2,000 · paper 5,000]
 cluster_split = None  # images from the training subset or the test set [every profile: train]
@@ -112,7 +113,8 @@ factorial_datasets = None  # datasets of the BN x learning-rate 2 x 2 ('both', o
 #   [smoke both · cpu cifar10 · paper both]
 mnist_lr_alt = None  # MNIST: the 2 x 2's second SGD learning rate (paper: one rate for both)
 #   [every profile: 0.001]
-rel_thresholds = None  # relative thresholds t: |a| <= t x layer scale counts as zero (t = 0 added)
+rel_thresholds = None
+#   relative thresholds t: |a| <= t x layer scale counts as zero (t = 0 added)
 #   [smoke [0.1, 0.5] · cpu [0.01, 0.1, 0.5] · paper [0.01, 0.05, 0.1, 0.25, 0.5]]
 threshold_scale = None  # a layer's scale: mean absolute activation or standard deviation
 #   [every profile: mean_abs]

@@ -23,7 +23,11 @@ from pathlib import Path
 from normbook.publish import project
 from normbook.publish.chapter_jobs import RESULT, default_jobs, run_side_by_side
 from normbook.publish.execution import execute, is_current, parse_overrides, show_papermill_log
-from normbook.publish.param_cells import parameter_drift, rewrite_parameters_cell
+from normbook.publish.param_cells import (
+    papermill_drift,
+    parameter_drift,
+    rewrite_parameters_cell,
+)
 from normbook.publish.project import (
     BuildError,
     build_lock,
@@ -132,10 +136,14 @@ def cmd_params(args) -> None:
         raise BuildError(
             "\n".join(drift) + "\n(fix: python -m normbook.publish.build params --write)"
         )
-    print("[params] every parameters cell matches its spec")
+    unread = [problem for ch in chapters() if (problem := papermill_drift(ch))]
+    if unread:  # the spec's text itself: Spec.parameters_cell must write what papermill reads
+        raise BuildError("\n".join(unread))
+    print("[params] every parameters cell matches its spec, and papermill reads all of them")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (``make -n chapter ...`` shows one, :mod:`normbook.tools.doc_commands`)."""
     ap = argparse.ArgumentParser(prog="python -m normbook.publish.build")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("book", help="execute stale chapters and build the HTML")
@@ -159,7 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--dry-run", action="store_true", help=dry)
     m = sub.add_parser("params", help="check the parameters cells against the specs")
     m.add_argument("--write", action="store_true", help="regenerate drifted cells from the specs")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     show_papermill_log()
     try:
         commands = {"book": cmd_book, "chapter": cmd_chapter, "params": cmd_params,

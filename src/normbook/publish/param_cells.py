@@ -1,9 +1,10 @@
 """Each chapter's cell tagged ``parameters``: read it, compare it with the text its spec
-generates, and rewrite it.
+generates, check that papermill reads every parameter in it, and rewrite it.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from normbook.publish import project
@@ -40,6 +41,48 @@ def parameter_drift(path: Path) -> str | None:
             f"{want} (missing {missing}, not in the spec {extra})"
         )
     return f"{path.relative_to(project.ROOT)}: parameters cell text differs from the spec's"
+
+
+class _Caught(logging.Handler):
+    """The warnings a logger emits meanwhile (papermill logs what it cannot parse)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def papermill_parameters(cell) -> tuple[list[str], list[str]]:
+    """The names papermill's own inspection finds in a cell tagged ``parameters`` (the one
+    ``execute_notebook`` checks the parameters it is given against; a name it misses is
+    "Passed unknown parameter" and still injected), and the warnings it logged meanwhile."""
+    from papermill.translators import papermill_translators
+
+    caught = _Caught()
+    log = logging.getLogger("papermill")
+    log.addHandler(caught)
+    try:
+        found = papermill_translators.find_translator("python3", "python").inspect(cell)
+    finally:
+        log.removeHandler(caught)
+    return [p.name for p in found], caught.messages
+
+
+def papermill_drift(path: Path) -> str | None:
+    """How papermill's reading of the chapter's parameters cell differs from its spec's names
+    (None: it finds exactly those and warns of nothing)."""
+    _, cell = parameters_cell(path)
+    names, warnings = papermill_parameters(cell)
+    want = ["profile", *spec_for(path).names]
+    if names == want and not warnings:
+        return None
+    said = "; ".join(warnings) or f"it finds {names}"
+    return (
+        f"{path.relative_to(project.ROOT)}: papermill does not read the parameters cell as the "
+        f"spec's {want}: {said}"
+    )
 
 
 def rewrite_parameters_cell(path: Path, source: str) -> None:

@@ -416,7 +416,8 @@ def _cell(text: str) -> str:
 # ----------------------------------------------------------------------------- command line
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (``make -n sweep ...`` shows one, :mod:`normbook.tools.doc_commands`)."""
     ap = argparse.ArgumentParser(
         prog="python -m normbook.publish.sweep",
         description=__doc__,
@@ -434,14 +435,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--scheduler", help="address of a running Dask scheduler (tcp://host:8786)")
     ap.add_argument("--no-render", action="store_true", help="do not rebuild the book's HTML")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def grid_from_args(args) -> Grid:
+    """The grid a parsed command line names (a grid file, or a chapter and its ``-p``)."""
+    if args.grid:
+        return grid_from_file(Path(args.grid))
+    if args.chapter:
+        return grid_from_cli(args.chapter, args.profile, args.p or [])
+    raise SweepError("give a chapter and -p NAME VALUES, or --grid FILE")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
-        if args.grid:
-            grid = grid_from_file(Path(args.grid))
-        elif args.chapter:
-            grid = grid_from_cli(args.chapter, args.profile, args.p or [])
-        else:
-            raise SweepError("give a chapter and -p NAME VALUES, or --grid FILE")
+        grid = grid_from_args(args)
         t0 = time.perf_counter()
         points = run(grid, args.workers, args.scheduler)
         page = write_page(grid, points)

@@ -201,14 +201,21 @@ class Spec:
 
         Every knob is ``None`` (take the profile's value) with its meaning as a comment; the
         chapter's cell must equal this text (``python -m normbook.publish.build params`` rewrites
-        it, and a test fails when the two drift).
+        it, and a test fails when the two drift). An assignment line holds one ``=``: papermill
+        skips any line with more (``PythonTranslator.inspect`` counts them before it reads the
+        comment) and then calls the knob an unknown parameter, so a meaning or values with an
+        ``=`` go on the comment lines below it.
         """
         lines = [f'profile = "cpu"  # {PROFILE_DOC}']
         for p in self.params:
             line = f"{p.name} = None  # {p.doc}"
             values = self.profile_values(p.name)
             together = " · ".join(values)
-            if len(f"{line} [{together}]") <= CELL_WIDTH:
+            if "=" in p.doc:
+                lines.append(f"{p.name} = None")
+                line = f"#   {p.doc}"
+            inline = line.startswith("#") or "=" not in together
+            if inline and len(f"{line} [{together}]") <= CELL_WIDTH:
                 lines.append(f"{line} [{together}]")
             elif len(f"#   [{together}]") <= CELL_WIDTH:  # the values on the next line
                 lines += [line, f"#   [{together}]"]
