@@ -52,7 +52,9 @@ def a3_ledger(
     claims cannot be refuted)."""
     proper = [i for i, g in enumerate(groups.group_counts) if g < groups.width]  # not G = C
     runs = [groups.runs[groups.group_counts[i]] for i in proper]
-    slopes = np.array([r.slope_interior for r in runs])  # (G < C, seeds)
+    # (G < C, seeds); a run with no G < C (a sweep point G = C) has no trend to test: its
+    # row reads "no interval"
+    slopes = np.array([r.slope_interior for r in runs]) if runs else np.empty((0, 0))
     gs = [groups.group_counts[i] for i in proper]
     null = f"rank correlation of the interior slope with G, ρ = {TREND.value:g}"
     trend = rank_trend(np.repeat(gs, slopes.shape[1]), slopes.ravel(), TREND.value, null=null)

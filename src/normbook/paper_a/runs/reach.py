@@ -288,7 +288,8 @@ class Law:
         """The fitted E[y] at (N, l) with its ``confidence`` interval."""
         est, se = self.predict(norm_layers, seq_len)
         q = float(sps.t.ppf(0.5 + confidence / 2, max(self.dof, 1)))
-        return 2.0**est, 2.0 ** (est - q * se), 2.0 ** (est + q * se)
+        with np.errstate(over="ignore"):  # a law extrapolated far enough: inf, not an error
+            return tuple(float(np.exp2(v)) for v in (est, est - q * se, est + q * se))
 
     def interval(self, i: int, confidence: float) -> tuple[float, float]:
         q = float(sps.t.ppf(0.5 + confidence / 2, max(self.dof, 1)))
