@@ -16,7 +16,7 @@ JOBS ?=
 EXERCISES ?=
 CHEAP ?=
 
-.PHONY: book test unit lint format params smoke chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run lab
+.PHONY: book test unit lint format params smoke chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint
 
 venv: $(VENV)/.installed
 
@@ -34,6 +34,19 @@ book: venv
 	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(JOBS),--jobs $(JOBS))
 	$(PY) -m normbook.publish.sitecheck _build/$(PROFILE)/site/_build/html
 
+## Write the reference ledger, results/<profile>/ledger.json (commit it), from the last
+## `make book` at PROFILE (cpu by default): every claim's verdicts, effect, interval, p-values
+## and stability, every check, and the build's commit, code hashes and machine. Every later
+## build compares itself with it (the intro, the ledger and the Build and compute page).
+reference: venv
+	$(PY) -m normbook.tools.reference --profile $(PROFILE)
+
+## Train two small networks with the kernels as this CPU chooses them and pinned to AVX2, and
+## hash their weights (_build/<profile>/fingerprint.json); the Build and compute page compares
+## them with the reference machine's: do pinned kernels give another CPU the same numbers?
+fingerprint: venv
+	$(PY) -m normbook.tools.fingerprint --profile $(PROFILE)
+
 ## Open the chapters in JupyterLab as notebooks (jupytext; installs the pinned `lab` extra
 ## once): right-click a chapter's .py, Open With > Jupytext Notebook, and run it.
 lab: $(VENV)/.lab-installed
@@ -45,7 +58,9 @@ $(VENV)/.lab-installed: $(VENV)/.installed
 
 ## Lint and format gate, parameters cells vs specs, unit tests, every chapter executed at
 ## smoke with an empty cache, book built with -W, the built pages checked to work offline and
-## opened in headless Chromium (needs Debian's chromium and chromium-driver; .ci/run installs them).
+## opened in headless Chromium (needs Debian's chromium and chromium-driver; .ci/run installs them),
+## chapters re-executed from the cache that must reproduce the smoke build's ledger exactly, then
+## the README's commands run at smoke, the exercises' checked (`make commands RUN=readme`).
 test: lint params unit smoke
 
 lint: venv
@@ -64,12 +79,29 @@ params: venv
 unit: venv
 	$(PY) -m pytest
 
+# Chapters `make smoke` re-executes from the cache after writing the smoke build's reference
+# ledger: the rebuild must reproduce it exactly (A1's networks, and B3's single-start k-means,
+# which turns a last-bit difference into another partition).
+REPRODUCE ?= a1_localization b3_clusters
 smoke: venv
 	rm -rf _build/smoke/cache
 	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force $(if $(JOBS),--jobs $(JOBS))
 	$(PY) -m normbook.tools.refutable smoke
 	$(PY) -m normbook.publish.sitecheck _build/smoke/site/_build/html
 	$(PY) -m normbook.publish.browser _build/smoke/site/_build/html
+	$(PY) -m normbook.tools.reference --profile smoke --allow-changes --out _build/smoke/reference.json
+	$(foreach ch,$(REPRODUCE),NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) execute book/$(ch).py --profile smoke --force &&) true
+	$(PY) -m normbook.tools.reference --profile smoke --check _build/smoke/reference.json
+	$(MAKE) --no-print-directory commands RUN=readme
+
+## Every `make chapter` and `make sweep` command of the README's bash blocks and every
+## exercise's command, at smoke against the smoke build (its cache; each in a folder of its own
+## under _build/smoke/commands/, the smoke book left as built), each chapter's followed by the
+## pages that read every chapter's record; skipped ones say why. `make test` runs the README's
+## (RUN=readme) and checks the exercises' without compute; all of them take about two smoke builds.
+RUN ?= all
+commands: venv
+	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(PY) -m normbook.tools.doc_commands --run $(RUN) $(if $(JOBS),--jobs $(JOBS))
 
 ## Re-execute one chapter with new parameters and rebuild its page:
 ##   make chapter CHAPTER=book/a1_localization.py PARAMS='-p seq_len 200 -p norm group'
@@ -105,13 +137,19 @@ benchmark: venv
 paper-shape: venv
 	$(PY) -m normbook.tools.shape_run $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
-## Chapter A1's experiment at the paper's scale on one GPU, within DEADLINE seconds (a ladder
-## fixed in code fits the budget to it), written to results/paper/a1.json and .npz, which the
-## book reads (commit them). A GPU machine without this environment runs the same program:
-##   PYTHONPATH=src python3 -m normbook.tools.paperscale a1 --out results/paper --deadline 540
+## Chapter A1's experiment at the paper's scale on this machine's GPU (none: it stops at once),
+## within DEADLINE seconds (a ladder fixed in code fits the budget to it), written to OUT
+## (default results/paper: the a1.json and .npz the book reads; commit them). A GPU machine
+## without this environment runs the bare command of results/paper/README.md.
 DEADLINE ?= 540
-paper-run: venv
-	$(PY) -m normbook.tools.paperscale a1 --out results/paper --deadline $(DEADLINE)
+OUT ?= results/paper
+paper-run: venv paper-commit
+	$(PY) -m normbook.tools.paperscale a1 --out "$(OUT)" --deadline $(DEADLINE) --device cuda --commit "$$(cat results/paper/COMMIT)"
+
+## results/paper/COMMIT (gitignored): this checkout's commit, +changes where tracked files
+## differ from it, for a run in a copy of the tree without git history (make it before copying).
+paper-commit:
+	@c=$$(git rev-parse HEAD) && { git diff --quiet HEAD -- || c="$$c+changes"; } && echo "$$c" > results/paper/COMMIT && echo "results/paper/COMMIT: $$c"
 
 ## Planned FLOPs per chapter and the estimated GPU time, without running anything:
 ##   make plan PROFILE=paper

@@ -44,6 +44,9 @@ report.md(intro.findings_table(recs, params.profile, "B"))
 report.md(intro.undecided(recs))
 report.md(intro.recorded_note(recs))
 
+# %% tags=["remove-input"]
+report.md(intro.against_reference(recs, params.profile))
+
 # %% [markdown]
 # Every verdict above holds *at this profile*: a refutation at this scale says the effect is
 # smaller than the smallest effect that would matter in networks trained this way, not that

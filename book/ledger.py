@@ -107,6 +107,23 @@ report.md(
 # ```
 
 # %% [markdown]
+# (ledger-reference)=
+# ## Against the reference ledger
+#
+# The same code with the same seeds gives other numbers on another processor: the convolution
+# library picks other kernels (AVX2 on one CPU, AVX-512 on another), the last bit of a sum
+# differs, and thousands of training steps turn it into another network. So every build
+# compares its ledger with a reference committed with the book (`results/<profile>/ledger.json`,
+# written by `make reference` from a full build), claim by claim. Each row also says how far its
+# verdict sits from the line that would change it, in standard errors (the table's "from its
+# line"; the {ref}`methods` page, {ref}`methods-stability`): a row **near its line** can come
+# out otherwise on another processor, and a row that differs from the reference should be one.
+
+# %%
+cmp = ledger.against_reference(recs, params.profile)
+report.md(ledger.reference_part(cmp, params.profile))
+
+# %% [markdown]
 # (ledger-table)=
 # ## Every claim
 #
@@ -115,11 +132,13 @@ report.md(
 # (fewer than two seeds). Open a claim's fold for its test: "p" asks whether the effect clears
 # the SESOI (for a band comparison: lies inside the paper's band), "p(below)" whether it falls
 # short of it (lies outside the band); "adjusted" is the deciding one after the per-paper
-# adjustment, which decides the verdict shown. The search box finds "BatchNorm" and "BN" alike.
+# adjustment, which decides the verdict shown. "From its line" is how far the verdict sits from
+# the line that would change it; "vs reference", whether the reference ledger agrees. The search
+# box finds "BatchNorm" and "BN" alike.
 
 # %%
 run.glue("ledger_conf", f"{claims.CLAIM_CONFIDENCE:.0%}")
-report.md(ledger.claims_table(recs))
+report.md(ledger.claims_table(recs, cmp))
 
 # %% [markdown]
 # (ledger-controls)=

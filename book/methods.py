@@ -33,7 +33,7 @@ power_draws = None  # simulated designs per point of the power figure
 # %%
 from normbook.book_pages import ledger as ledger_page
 from normbook.book_pages import methods
-from normbook.grading import claims, ledger, stats
+from normbook.grading import claims, ledger, stability, stats
 from normbook.pages import report
 from normbook.paper_a import paper_values as paper_values_a
 from normbook.paper_a.a4_stress import claims as a4_claims
@@ -566,6 +566,45 @@ report.md(
     methods.rules_table(rules_a, nulls_a, a4_claims, pairing_b, b1_claims, b2_claims, b3_claims)
 )
 report.md(methods.rules_table(b4_claims, only=methods.B4_RULES))
+
+# %% [markdown]
+# (methods-stability)=
+# ### How firmly a verdict holds, and the reference ledger
+#
+# The same code with the same seeds does not give the same numbers on every processor. The
+# convolution library (oneDNN) picks its kernels by instruction set, AVX2 on one CPU and AVX-512
+# on another; they add in another order, the last bit of a sum differs, and thousands of
+# optimizer steps turn that bit into another network. PyTorch promises bitwise equality only on
+# identical hardware and software. A verdict far from the line that decides it survives such a
+# difference; one near it can come out otherwise. Every row of the {ref}`ledger` therefore says
+# how far it sits from its line, in standard errors (`grading.stability.distance`):
+#
+# - for a tested claim, its adjusted p against the level {glue:text}`m_level`: the distance is
+#   $|z(p_{adj}) - z(\alpha)|$, with $z$ the standard normal quantile of $1 - p$, the p-value's
+#   distance from the level on the scale of its test statistic (a $t$ test, a rank test or an
+#   adjusted p alike);
+# - where *refuted* or *not shown: may still be rising* was decided by the late gain, the upper
+#   end of the gain's interval against its margin, in the gain's standard errors.
+#
+# A row closer than {glue:text}`m_near_line` standard errors is flagged **near its line**: it
+# can come out otherwise on another processor ({glue:text}`m_near_rows` of this build's
+# {glue:text}`m_claims` rows). A failed positive control has no distance (its evidence is a
+# per-seed value against a threshold); a claim the profile cannot test, or one the rules keep
+# undecided by construction, has no line a rounding difference could cross.
+#
+# **Choosing the flag's width by measurement.** The committed reference ledger
+# (`results/<profile>/ledger.json`, written by `make reference` from a full build) is compared
+# with every build: the {ref}`intro` and the ledger say how many claims give its verdict and
+# list each that does not. To see what a last-bit difference does, the same commit was built
+# again with oneDNN held to an older instruction set, on the same CPU, and its ledger committed
+# beside the reference (`results/<profile>/ledger-<name>.json`); the flag's width was chosen so
+# that every claim whose verdict differs between the two is flagged in one build or the other:
+
+# %%
+report.md(methods.stability_study(params.profile))
+run.glue_all("m", {"near_line": f"{stability.NEAR_LINE:g}",
+                   "near_rows": str(sum(bool(c["near_line"]) for r in recs
+                                        for c in r["claims"]))})  # fmt: skip
 
 # %% [markdown]
 # (methods-tests)=

@@ -12,25 +12,43 @@ from normbook.book_pages import intro as findings
 from normbook.book_pages import ledger as claims_ledger
 
 
-def _claim(section, claim, verdict="reproduced", effect=0.4, low=0.3, high=0.5, **kw):
-    return {"section": section, "claim": claim, "verdict": verdict, "unit": ".2f",
+def _claim(section, claim, verdict="reproduced", effect=0.4, low=0.3, high=0.5, key="", **kw):
+    return {"section": section, "claim": claim, "key": key, "verdict": verdict, "unit": ".2f",
             "effect": effect, "low": low, "high": high, "sesoi_text": "0.05 of the ramp's slope",
             "sesoi": 0.05, "paper": "A", "paper_says": "the paper's words", "n": 5,
             "test": "one-sided t", **kw}  # fmt: skip
 
 
 def _record(chapter, *claims, **kw):
-    return {"chapter": chapter, "claims": list(claims), "params": {}, "numbers": {}, **kw}
+    """A chapter's record; its central claims the claims do not name are planted beside them
+    (a chapter run with the profile's parameters grades every one)."""
+    keys = {c["key"] for c in claims}
+    central = [] if kw.get("overrides") else [
+        _claim("x-verdict", "planted", key=q.key) for q in findings.CENTRAL
+        if q.chapter == chapter and q.key not in keys]  # fmt: skip
+    return {"chapter": chapter, "claims": [*claims, *central], "params": {}, "numbers": {}, **kw}
 
 
-def test_each_question_reads_its_claim_and_words_the_verdict_at_this_profile():
+def test_each_question_reads_its_claim_by_key_and_words_the_verdict_at_this_profile():
     q = findings.CENTRAL[0]
-    recs = [_record("a1_localization", _claim(q.section, q.start + " (and the rest)"))]
+    recs = [_record(q.chapter, _claim("a1-verdict", "any wording at all", key=q.key))]
     (found, (r, c)), *_ = findings.answers(recs)
-    assert found is q and c["claim"].startswith(q.start)
+    assert found is q and c["key"] == q.key
     table = findings.findings_table(recs, "cpu", "A")
     assert "**reproduced**" in table and "0.40 [0.30, 0.50]" in table
-    assert q.text in table and q.section in table
+    assert q.text in table and "a1-verdict" in table
+
+
+def test_a_chapter_rerun_with_other_parameters_never_breaks_the_intro():
+    """A claim the re-run chapter graded under another wording is still found by its key and
+    says the chapter ran with other parameters; one it did not grade is named, not an error."""
+    q, q2 = findings.CENTRAL[0], findings.CENTRAL[1]
+    rerun = {"seq_len": 200, "norm": "group", "groups": 4}
+    recs = [_record(q.chapter, _claim("a1-verdict", "With group: ...", key=q.key),
+                    overrides=rerun)]  # fmt: skip
+    table = findings.findings_table(recs, "cpu", "A")
+    assert "chapter run with other parameters: seq_len 200, norm group, groups 4" in table
+    assert f"{q2.text} (**not graded in this build**: chapter run with other parameters" in table
 
 
 def test_a_refutation_no_question_shows_is_added_and_ours_is_not():
@@ -52,10 +70,18 @@ def test_a_missing_record_is_said_not_guessed():
     assert "No record in this build for" in findings.findings_table([], "cpu", "A")
 
 
-def test_a_reworded_claim_stops_the_page_once_every_chapter_is_recorded(monkeypatch):
-    monkeypatch.setattr(findings, "missing", lambda recs: [])
-    with pytest.raises(ValueError, match="update findings.CENTRAL"):
-        findings.answers([_record("a1_localization", _claim("a1-verdict", "a claim reworded"))])
+def test_a_renamed_key_in_a_default_run_stops_the_page():
+    with pytest.raises(ValueError, match="a1_side_channel.*update book_pages.intro.CENTRAL"):
+        findings.answers(
+            [
+                {
+                    "chapter": "a1_localization",
+                    "params": {},
+                    "numbers": {},
+                    "claims": [_claim("a1-verdict", "x", key="renamed")],
+                }
+            ]
+        )
 
 
 def test_opposite_sign_is_flagged_and_the_undecided_sentence_counts_it():
@@ -65,7 +91,16 @@ def test_opposite_sign_is_flagged_and_the_undecided_sentence_counts_it():
     assert claims_ledger.opposite_sign(flipped)
     assert "⚠ opposite sign" in findings.verdict_text(flipped, "cpu")
     assert not claims_ledger.opposite_sign({**flipped, "band": True})
-    text = findings.undecided([_record("b3_clusters", flipped, _claim("b3-verdict", "y"))])
+    text = findings.undecided(
+        [
+            {
+                "chapter": "b3_clusters",
+                "params": {},
+                "numbers": {},
+                "claims": [flipped, _claim("b3-verdict", "y")],
+            }
+        ]
+    )
     assert "1 of 2 claims (50%)" in text and "a longer budget" in text and "⚠" in text
 
 
@@ -84,8 +119,8 @@ def test_origin_tells_papers_claims_retests_critics_and_ours_apart():
 def test_the_split_reads_b4s_numbers_and_grades():
     n = {"b4_split_sparsity_paper": 0.116, "b4_split_sparsity_bn": -0.046,
          "b4_split_sparsity_lr": 0.162}  # fmt: skip
-    bn = _claim("b4-verdict", findings.SPLIT[0][3] + " ...", verdict="partly reproduced")
-    lr = _claim("b4-verdict", findings.SPLIT[0][4] + " ...", verdict="reproduced")
+    bn = _claim("b4-verdict", "BN itself", verdict="partly reproduced", key=findings.SPLIT[0][3])
+    lr = _claim("b4-verdict", "the rate", verdict="reproduced", key=findings.SPLIT[0][4])
     text = findings.split_table([_record("b4_stress", bn, lr, numbers=n)])
     assert "0.116 = −0.046 (BatchNorm) + 0.162 (learning rate)" in text
     assert "**partly reproduced**" in text and "**reproduced**" in text
@@ -109,11 +144,13 @@ def test_the_recorded_note_says_how_to_make_a_paper_scale_record():
 
 
 def test_a_recorded_paper_scale_grade_sits_beside_this_builds():
+    from normbook.paper_a import recorded
     from normbook.paper_a.recorded import CLAIM_PREFIX
 
     q = findings.CENTRAL[0]
-    own = _claim(q.section, q.start + " ...")
-    rec = _claim("a1-paper-scale", CLAIM_PREFIX + own["claim"], verdict="refuted", scale="paper")
+    own = _claim("a1-verdict", "x", key=q.key)
+    rec = _claim("a1-paper-scale", CLAIM_PREFIX + own["claim"], verdict="refuted", scale="paper",
+                 key=recorded.paper_scale_key(q.key))  # fmt: skip
     table = findings.findings_table([_record("a1_localization", own, rec)], "cpu", "A")
     assert "at the paper's scale (recorded)" in table and "**refuted**; 0.40" in table
     assert "paper's scale (recorded)" not in findings.findings_table(

@@ -38,7 +38,7 @@
     var rows = Array.prototype.slice.call(body.rows);
     var heads = Array.prototype.slice.call(tbl.tHead ? tbl.tHead.rows[0].cells : []);
     var names = heads.map(function (h) { return h.textContent.trim(); });
-    var wanted = (container.getAttribute("data-filters") || "paper,chapter,verdict").split(",");
+    var wanted = (container.getAttribute("data-filters") || "paper,chapter,verdict,vs reference").split(",");
 
     var bar = document.createElement("div");
     bar.className = "ledger-controls";

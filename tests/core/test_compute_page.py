@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
+from normbook.book_pages import reference
 from normbook.publish import compute_page, project, site, timings
 from normbook.runtime import records
 
@@ -33,6 +34,7 @@ def book(tmp_path, monkeypatch):
     monkeypatch.setattr(project, "ROOT", tmp_path)
     monkeypatch.setattr(project, "BOOK", tmp_path / "book")
     monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "_build"))
+    monkeypatch.setattr(reference, "RESULTS", tmp_path / "results")
     (tmp_path / "_build" / "cpu" / "ledger").mkdir(parents=True)
     return tmp_path
 
@@ -134,3 +136,42 @@ def test_a_build_that_executed_every_chapter_is_kept_as_cold_or_cached(book):
     timings.record_timing("cpu", "ledger", 5.0)  # a chapter's run keeps the builds
     assert timings.load_builds("cpu") == builds
     assert timings.load_timings("cpu")["a1_localization"]["cold"]["seconds"] == 300.0
+
+
+def test_the_page_compares_this_build_with_the_reference_and_names_both_machines(book):
+    from normbook.book_pages import ledger as claims_ledger
+    from normbook.grading import ledger
+    from normbook.grading.claims import ClaimTest
+    from normbook.grading.verdicts import Grade, Verdict
+
+    test = ClaimTest(0.2, 0.1, 0.3, 1e-4, 0.99, 5, "paired t test", "none", 0.05)
+    row = ledger.claim_record(Verdict("A", "it localizes", Grade("reproduced", "x", 1e-4, test),
+                                      test, key="a1_side"), "a1-verdict")  # fmt: skip
+    zen3 = {"cpu": CPU, "isa": "Intel AVX2", "flags": {}}
+    rec = {"format": ledger.FORMAT, "chapter": "a1_localization", "profile": "cpu",
+           "params": {"seeds": [0, 1]}, "overrides": {}, "written": "2026-12-06 06:00:00",
+           "claims": [row], "checks": [], "numbers": {}, "provenance": [],
+           "cache": {"loaded": 0, "computed": 0}, "code": "c0",
+           "machine": {**zen3, "cpu": "AMD EPYC (cpu family 25, model 17)",
+                       "isa": "Intel AVX-512"}}  # fmt: skip
+    (book / "_build" / "cpu" / "ledger" / "a1_localization.json").write_text(json.dumps(rec))
+    assert "No reference ledger for the `cpu` profile" in compute_page.page("cpu")
+    fp = {"as_is": {"a": "1", "b": "2", "s_per_step": {"a": 1.0, "b": 1.0}},
+          "pinned": {"a": "3", "b": "4", "s_per_step": {"a": 1.5, "b": 2.0}}}  # fmt: skip
+    ref = reference.snapshot(claims_ledger.records("cpu"), "cpu",
+                             {"commit": "abc", "date": "2026-12-06", "machine": zen3,
+                              "fingerprint": fp})  # fmt: skip
+    ref["chapters"]["a1_localization"]["machine"] = zen3
+    (book / "results" / "cpu").mkdir(parents=True)
+    (book / "results" / "cpu" / "ledger.json").write_text(reference.dumps(ref))
+    text = compute_page.page("cpu").split("## Against the reference ledger")[1]
+    assert "gives the reference's verdict for 1 of 1 claims" in text
+    assert "AMD EPYC (cpu family 25, model 1), oneDNN on Intel AVX2, 2026-12-06" in text
+    assert "this build: AMD EPYC (cpu family 25, model 17), oneDNN on Intel AVX-512" in text
+    assert "| {doc}`a1_localization` | same code and parameters | 1 of 1 | c0 |" in text
+    assert "This machine's are not measured yet: `make fingerprint`" in text
+    mine = {**fp, "as_is": {**fp["as_is"], "a": "9"}, "machine": rec["machine"]}
+    (book / "_build" / "cpu" / "fingerprint.json").write_text(json.dumps(mine))
+    text = compute_page.page("cpu")
+    assert "9 / 2 as it chooses (other numbers), 3 / 4 pinned (the same numbers" in text
+    assert "take 1.50x and 2.00x the time" in text and "should reproduce the reference" in text

@@ -10,18 +10,18 @@ from normbook.book_pages.ledger import (
     ORIGINS,
     group,
     group_name,
-    missing,
     needs,
     opposite_sign,
     origin,
+    reference_part,
     section_title,
 )
+from normbook.book_pages.ledger import against_reference as compare_with_reference
 from normbook.grading import ledger
 from normbook.grading.verdicts import NOT_SHOWN, REFUTED, effect_interval, number_or_dash
 from normbook.pages.fmt import table
 from normbook.paper_a import paper_values as paper_values_a
-from normbook.paper_a.recorded import BARE_COMMAND, COMMAND
-from normbook.paper_a.recorded import CLAIM_PREFIX as PAPER_SCALE
+from normbook.paper_a.recorded import BARE_COMMAND, COMMAND, paper_scale_key
 from normbook.paper_b import paper_values as paper_values_b
 from normbook.runtime.params import Spec
 
@@ -36,90 +36,91 @@ INTRO = Spec(
 @dataclass(frozen=True)
 class Question:
     """A central claim of a paper, as a reader's question, and the ledger row that answers it:
-    (section label, the start of the claim's text as the chapter words it)."""
+    the chapter that grades it and the claim's key (never its wording, which a chapter run
+    with other parameters changes)."""
 
     paper: str
     text: str
-    section: str
-    start: str
+    chapter: str
+    key: str
 
 
 CENTRAL = (
     Question("A", "Can normalization let a CNN localize beyond its receptive field?",
-             "a1-verdict", "With instance: the interior mean prediction"),
-    Question("A", "Is the whole sequence localized (the paper's Fig. 1a)?",
-             "a1-verdict", "With instance: the mean prediction beyond one hop"),
+             "a1_localization", "a1_side_channel"),
+    Question("A", "Is the whole sequence localized (the paper's Fig. 1a)?", "a1_localization",
+             "a1_whole_sequence"),
     Question("A", "Does localization grow with the number of GroupNorm groups?",
-             "a3-verdict", "GroupNorm with G < C: the interior slope rises"),
-    Question("A", "Does BatchNorm with minibatch statistics localize too?",
-             "a3-verdict", "BatchNorm with minibatch statistics at inference"),
+             "a3_which_norms", "a3_group_trend"),
+    Question("A", "Does BatchNorm with minibatch statistics localize too?", "a3_which_norms",
+             "a3_batchnorm_localizes"),
     Question("A", "Does the side channel run through the normalization statistics?",
-             "a4-interventions", "Statistics of the interior alone"),
+             "a4_stress", "a4_interior_statistics"),
     Question("A", "Does PackNorm's overlap transition measure the receptive field?",
-             "a4-packnorm", "PackNorm with kernel 1 (R = 0) and a pool head"),
-    Question("A", "Is there a side channel in a U-Net?", "a4-unet",
-             "The side channel in a 1-D U-Net"),
-    Question("A", "Is there a side channel in a 2-D CNN?", "a4-2d",
-             "The side channel in a 2-D CNN"),
+             "a4_stress", "a4_packnorm_overlap_pool"),
+    Question("A", "Is there a side channel in a U-Net?", "a4_stress", "a4_unet_side_channel"),
+    Question("A", "Is there a side channel in a 2-D CNN?", "a4_stress", "a4_2d_side_channel"),
     Question("A", "Do more normalization layers carry position farther (one hop each)?",
-             "a5-layers", "At a fixed receptive field, the share of the first band's slope kept"),
-    Question("A", "Does position carry past one hop undiminished?", "a5-layers",
-             "The band beyond one hop"),
-    Question("B", "Does BatchNorm raise test accuracy on CIFAR-10?", "b1-verdict",
-             "BN models reach higher test accuracy than no-BN models on CIFAR-10"),
-    Question("B", "Does BatchNorm make MNIST representations less sparse?", "b2-verdict",
-             "MNIST: BN representations are less sparse"),
-    Question("B", "Does BatchNorm make CIFAR-10 representations more sparse?", "b2-verdict",
-             "CIFAR-10: BN representations are more sparse"),
-    Question("B", "Are MNIST class clusters purer with BatchNorm (lower DBI)?", "b3-verdict",
-             "MNIST: class-based clusters are purer with BN"),
-    Question("B", "Are CIFAR-10 class clusters purer with BatchNorm (lower DBI)?", "b3-verdict",
-             "CIFAR-10: class-based clusters are purer with BN"),
+             "a5_reach", "a5_norm_layers"),
+    Question("A", "Does position carry past one hop undiminished?", "a5_reach",
+             "a5_undiminished"),
+    Question("B", "Does BatchNorm raise test accuracy on CIFAR-10?", "b1_setup_accuracy",
+             "b1_bn_accuracy_cifar10"),
+    Question("B", "Does BatchNorm make MNIST representations less sparse?", "b2_sparsity",
+             "b2_less_sparse_mnist"),
+    Question("B", "Does BatchNorm make CIFAR-10 representations more sparse?", "b2_sparsity",
+             "b2_more_sparse_cifar10"),
+    Question("B", "Are MNIST class clusters purer with BatchNorm (lower DBI)?", "b3_clusters",
+             "b3_purer_classes_mnist"),
+    Question("B", "Are CIFAR-10 class clusters purer with BatchNorm (lower DBI)?", "b3_clusters",
+             "b3_purer_classes_cifar10"),
 )  # fmt: skip
 
 # B4's 2 x 2 splits paper B's CIFAR-10 contrast into BatchNorm's and the learning rate's parts:
-# (metric key in B4's record, label, unit, the "BN itself" and the learning-rate rows' starts)
+# (metric key in B4's record, label, unit, the keys of the "BN itself" and learning-rate rows)
 SPLIT = (
-    ("sparsity", "layer sparsity", ".3f", "CIFAR-10: BN itself raises the layer sparsity",
-     "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself raises the "
-     "layer sparsity"),
-    ("class_dbi", "class-based DBI (lower is purer)", ".2f",
-     "CIFAR-10: BN itself lowers the class-based DBI",
-     "Critics' confound, CIFAR-10: the paper's higher BN learning rate by itself lowers the "
-     "class-based DBI"),
+    ("sparsity", "layer sparsity", ".3f", "b4_bn_itself_sparsity_cifar10",
+     "b4_lr_confound_sparsity"),
+    ("class_dbi", "class-based DBI (lower is purer)", ".2f", "b4_bn_itself_class_dbi_cifar10",
+     "b4_lr_confound_class_dbi"),
 )  # fmt: skip
 
 
-def _find(recs: list[dict], section: str, start: str) -> tuple[dict, dict] | None:
-    """(record, claim) of this build's own run whose claim starts with ``start``."""
+def _find(recs: list[dict], key: str) -> tuple[dict, dict] | None:
+    """(record, claim) of this build's own run whose claim has ``key``."""
     for r in recs:
         for c in r["claims"]:
-            if (
-                c["section"] == section
-                and c["claim"].startswith(start)
-                and c.get("scale", ledger.PROFILE_SCALE) == ledger.PROFILE_SCALE
-            ):
+            if c["key"] == key and c.get("scale", ledger.PROFILE_SCALE) == ledger.PROFILE_SCALE:
                 return r, c
     return None
 
 
-def _recorded(recs: list[dict], claim: str) -> dict | None:
-    """The recorded paper-scale grade of ``claim`` (the same claim with the recorded prefix)."""
+def _recorded(recs: list[dict], key: str) -> dict | None:
+    """The recorded paper-scale grade of the claim ``key`` (its paper-scale key)."""
     for r in recs:
         for c in r["claims"]:
-            if c["claim"] == f"{PAPER_SCALE}{claim}":
+            if c["key"] == paper_scale_key(key) and c.get("scale") != ledger.PROFILE_SCALE:
                 return c
     return None
 
 
+def rerun_words(rec: dict | None) -> str:
+    """``chapter run with other parameters: seq_len 200, norm group`` ("" for a default run)."""
+    given = (rec or {}).get("overrides") or {}
+    return ("chapter run with other parameters: " + ", ".join(f"{k} {v}" for k, v in given.items())
+            if given else "")  # fmt: skip
+
+
 def answers(recs: list[dict]) -> list[tuple[Question, tuple[dict, dict] | None]]:
-    """Each central question with its (record, claim), None where a chapter has no record in
-    this build. With every chapter recorded, a claim not found means its wording changed: that
-    stops the page rather than leave a question unanswered."""
-    out = [(q, _find(recs, q.section, q.start)) for q in CENTRAL]
-    lost = [q.start for q, found in out if found is None]
-    if lost and not missing(recs):
-        raise ValueError(f"no recorded claim starts {lost[0]!r}: update findings.CENTRAL")
+    """Each central question with its (record, claim), None where this build has no grade: its
+    chapter has no record, or ran with other parameters and did not grade it. A chapter run
+    with the profile's parameters that lacks the key stops the page (a claim renamed)."""
+    out = [(q, _find(recs, q.key)) for q in CENTRAL]
+    for q, found in out:
+        rec = _record(recs, q.chapter)
+        if found is None and rec is not None and not rerun_words(rec):
+            raise ValueError(f"{q.chapter} graded no claim with key {q.key!r}: update "
+                             "book_pages.intro.CENTRAL")  # fmt: skip
     return out
 
 
@@ -152,15 +153,16 @@ def verdict_text(c: dict, profile: str) -> str:
 
 
 def _row(q: str, r: dict, c: dict, profile: str, recorded: bool) -> dict:
+    rerun = rerun_words(r)
     row = {
         "question": q,
         "paper's claim": c.get("paper_says") or "(ours)",
-        f"verdict at `{profile}`": verdict_text(c, profile),
+        f"verdict at `{profile}`": verdict_text(c, profile) + (f" ({rerun})" if rerun else ""),
         "effect vs SESOI": effect_text(c),
         "chapter": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
     }
     if recorded:
-        rc = _recorded([r], c["claim"])
+        rc = _recorded([r], c["key"])
         row["at the paper's scale (recorded)"] = (
             f"**{rc['verdict']}**; {effect_text(rc)}" if rc else "–"
         )
@@ -177,13 +179,16 @@ def findings_table(recs: list[dict], profile: str, paper: str) -> str:
     rows += [_row("(a further refutation)", r, c, profile, recorded)
              for r, c in refutations_beyond(recs) if c["paper"][0] == paper]  # fmt: skip
     absent = [q for q, found in answers(recs) if q.paper == paper and not found]
-    note = "\n\nNo record in this build for: " + "; ".join(q.text for q in absent)
+    rerun = [f"{q.text} (**not graded in this build**: {rerun_words(_record(recs, q.chapter))})"
+             for q in absent if _record(recs, q.chapter)]  # fmt: skip
+    unrun = [q.text for q in absent if not _record(recs, q.chapter)]
+    note = "".join([
+        "\n\n" + "; ".join(rerun) + "." if rerun else "",
+        "\n\nNo record in this build for: " + "; ".join(unrun) if unrun else ""])  # fmt: skip
     if not rows:
-        return "*(no chapter of this paper has a record yet)*" + (note if absent else "")
+        return "*(no chapter of this paper has a record yet)*" + note
     # full width: the table may use the page's margin column at 1280 px
-    return f":::{{container}} full-width findings-table\n\n{table(rows)}\n:::" + (
-        note if absent else ""
-    )
+    return f":::{{container}} full-width findings-table\n\n{table(rows)}\n:::" + note
 
 
 def recorded_note(recs: list[dict]) -> str:
@@ -254,11 +259,11 @@ def split_table(recs: list[dict]) -> str:
     if b4 is None:
         return ""
     rows = []
-    for key, label, unit, bn_start, lr_start in SPLIT:
+    for key, label, unit, bn_key, lr_key in SPLIT:
         n = b4["numbers"]
         if f"b4_split_{key}_paper" not in n:
             continue
-        bn, lr = _find([b4], "b4-verdict", bn_start), _find([b4], "b4-verdict", lr_start)
+        bn, lr = _find([b4], bn_key), _find([b4], lr_key)
         paper, bn_part, lr_part = (n[f"b4_split_{key}_{k}"] for k in ("paper", "bn", "lr"))
         f = lambda v, unit=unit: format(v, unit).replace("-", "−")
         op = "+" if lr_part >= 0 else "−"
@@ -293,3 +298,9 @@ def counts_by_origin(recs: list[dict]) -> str:
                              **{v: str(sum(c["verdict"] == v for c in cs)) for v in GRADES},
                              "opposite sign": str(sum(opposite_sign(c) for c in cs))})  # fmt: skip
     return table(rows)
+
+
+def against_reference(recs: list[dict], profile: str) -> str:
+    """Whether this build reproduced the reference ledger: how many claims give its verdict,
+    and each that does not, with both verdicts and effects (:mod:`.reference`)."""
+    return reference_part(compare_with_reference(recs, profile), profile)

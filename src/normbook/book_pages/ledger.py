@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from normbook.grading import ledger
+from normbook.book_pages import reference
+from normbook.grading import ledger, stability
 from normbook.grading.claims import (
     ALPHA,
     CLAIM_CONFIDENCE,
@@ -26,6 +27,7 @@ from normbook.grading.verdicts import (
     REPRODUCED,
     effect_interval,
     fold,
+    number_or_dash,
     p_text,
 )
 from normbook.pages.figures import canvas, shared_legend
@@ -161,7 +163,9 @@ def final(recs: list[dict]) -> list[dict]:
     tested claims (:func:`adjusted_p`): ``verdict`` and ``why`` are final, ``graded`` and
     ``graded_why`` keep the chapter's grade at the claim's own level, ``p_adjusted`` the
     adjusted p, ``level`` the raw p the adjustment asks of the claim at its rank (ALPHA times
-    its rank over the family's size). Idempotent."""
+    its rank over the family's size), ``stability`` the distance from its line in standard
+    errors with ``line`` the line and ``near_line`` the flag (:mod:`normbook.grading.stability`).
+    Idempotent."""
     adj = adjusted_p(recs)
     n = {g: sum(group(c) == g and c.get("p_grade") is not None for r in recs
                 for c in r["claims"]) for g in groups(recs)}  # fmt: skip
@@ -185,6 +189,8 @@ def final(recs: list[dict]) -> list[dict]:
                 f"false-discovery adjustment over {group_name(group(c)).split(' (')[0]}'s "
                 f"{n[group(c)]} tested claims (p {p_text(p_adj)})"
             )  # fmt: skip
+            c["stability"], c["line"] = stability.distance(c)
+            c["near_line"] = stability.near_line(c["stability"])
             claims.append(c)
         out.append({**r, "claims": claims})
     return out
@@ -239,11 +245,44 @@ def needs_table(recs: list[dict]) -> str:
     return table(rows) if rows else "*(no claim is not shown)*"
 
 
-def claim_rows(recs: list[dict]) -> list[dict]:
+def line_text(c: dict) -> str:
+    """How far a row sits from its line: ``2.3 SE``, ``0.4 SE, near its line``, ``no line``
+    (nothing a rounding difference could cross), ``–`` (a failed control: no distance)."""
+    d = c.get("stability")
+    if d is None or d != d:
+        return "–"
+    if d == math.inf:
+        return "no line"
+    return f"{d:.1f} SE" + (" **near its line**" if c.get("near_line") else "")
+
+
+def reference_text(c: dict, chapter: str, cmp) -> str:
+    """A row against the reference ledger (:mod:`.reference`): the same verdict, or how and why
+    it differs."""
+    cause = cmp.chapters.get(chapter)
+    if cause == reference.OTHER_PARAMS:
+        return "**not compared** (chapter run with other parameters)"
+    ident = reference.claim_id(c)
+    d = next((d for d in cmp.differences if d.ident == ident), None)
+    suffix = f" ({cause})" if cause else ""
+    if d is None:
+        return "**same**" + suffix
+    if d.kind == "new":
+        return "**new** (not in the reference)" + suffix
+    ref = reference.short_verdict(d.ref["verdict"])
+    if d.kind == "effect":
+        return f"**same**, other effect (reference {number_or_dash(d.ref['effect'], c['unit'])})"
+    return f"**differs** (reference: {ref}, {effect_interval({**d.ref, 'unit': c['unit']})})" + (
+        suffix)  # fmt: skip
+
+
+def claim_rows(recs: list[dict], cmp=None) -> list[dict]:
     """One table row per claim: its paper and chapter (the section it comes from), the claim,
-    the final verdict with why, and the effect with its interval beside the smallest effect of
-    interest; the paper's wording, the origin, the test with its p-values (raw and adjusted per
-    paper), the null and what would decide a claim not shown fold under the claim."""
+    the final verdict with why, the effect with its interval beside the smallest effect of
+    interest, how far the verdict sits from its line (:mod:`normbook.grading.stability`) and,
+    given a comparison ``cmp`` with the reference ledger, whether the reference agrees; the
+    paper's wording, the origin, the test with its p-values (raw and adjusted per paper), the
+    null and what would decide a claim not shown fold under the claim."""
     recs = final(recs)
     adj = adjusted_p(recs)
     rows = []
@@ -269,16 +308,20 @@ def claim_rows(recs: list[dict]) -> list[dict]:
                     f"effect [{CLAIM_CONFIDENCE:.0%} CI] vs SESOI": (
                         f"{effect}; SESOI {c['sesoi_text']}"
                     ),
+                    "from its line": line_text(c),
+                    **({"vs reference": reference_text(c, r["chapter"], cmp)} if cmp else {}),
                 }
             )
     return rows
 
 
-def claims_table(recs: list[dict]) -> str:
+def claims_table(recs: list[dict], cmp=None) -> str:
     """The claims as a table; in the built page it sorts and filters (``book/_static/
-    ledger.js``: by paper, chapter and verdict, and a text search), without JavaScript it is
-    the plain table."""
-    return f":::{{container}} ledger-table\n\n{table(claim_rows(recs))}\n:::"
+    ledger.js``: by paper, chapter, verdict and the comparison with the reference, and a text
+    search), without JavaScript it is the plain table."""
+    why = {"from its line": "no distance: a positive control failed (the Methods page)"}
+    return (f":::{{container}} ledger-table\n\n{table(claim_rows(recs, cmp), missing=why)}"
+            "\n:::")  # fmt: skip
 
 
 def counts(recs: list[dict], alone: bool = False) -> dict[str, dict[str, int]]:
@@ -403,3 +446,18 @@ def verdict_summary(recs: list[dict]):
 
 def table_or_none(rows: list[dict]) -> str:
     return table(rows) if rows else "*(no chapter has recorded any yet at this profile)*"
+
+
+def against_reference(recs: list[dict], profile: str):
+    """This build's comparison with the reference ledger at ``profile`` (None: there is none;
+    :mod:`.reference`)."""
+    ref = reference.load(profile)
+    return reference.compare(final(recs), ref) if ref else None
+
+
+def reference_part(cmp, profile: str) -> str:
+    """The comparison in words, then each claim that differs with both verdicts and effects."""
+    rows = reference.difference_rows(cmp)
+    return reference.sentence(cmp, profile) + (
+        "\n\n" + table(rows, missing=reference.DASHES) if rows else ""
+    )

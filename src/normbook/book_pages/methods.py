@@ -8,6 +8,8 @@ import inspect
 import re
 from types import ModuleType
 
+import numpy as np
+
 from normbook.pages.fmt import table
 from normbook.runtime.params import Param, Spec
 
@@ -320,3 +322,52 @@ def null_quantile_table(quantiles) -> str:
              "distance − R (95 %)": f"{q.distance_beyond:.0f}"}
             for (share, corr), q in quantiles.iterrows()]  # fmt: skip
     return table(rows)
+
+
+def stability_study(profile: str) -> str:
+    """The measurement behind the near-its-line flag: each committed build of the reference's
+    commit on another instruction set (:func:`normbook.book_pages.reference.other_builds`)
+    against the reference, with how far the deciding p-values moved and, for every claim whose
+    verdict differs, its distance from its line in each build."""
+    from normbook.book_pages import reference
+    from normbook.grading.stability import NEAR_LINE
+
+    ref = reference.load(profile)
+    others = reference.other_builds(profile) if ref else []
+    if not others:
+        return (f"No build on another instruction set is committed beside the `{profile}` "
+                "reference yet: `ONEDNN_MAX_CPU_ISA=AVX make book`, then `python -m "
+                f"normbook.tools.reference --profile {profile} --out results/{profile}/"
+                "ledger-avx.json`, records one.")  # fmt: skip
+    parts = []
+    for name, other in others:
+        cmp = reference.compare(reference.as_records(other), ref)
+        moved = np.array(reference.shifts(ref, other))
+        med, p90 = (np.quantile(moved, q) for q in (0.5, 0.9))
+        flips = cmp.of("verdict")
+        flagged = sum(bool(d.flagged) for d in flips)
+        parts.append(
+            f"**`{name}`**: {reference.machine_text(other['provenance']['machine'])}, "
+            f"{other['provenance']['date']}, commit {other['provenance']['commit'][:10]}. "
+            f"{cmp.agree} of {cmp.compared} final verdicts agree with the reference "
+            f"({cmp.identical} with the same effect). Over the {len(moved)} claims both tested, "
+            f"the deciding p moved by a median of {med:.2f} standard errors (90th percentile "
+            f"{p90:.2f}, largest {moved.max():.2f}). {len(flips)} verdicts differ; "
+            f"{flagged} of them sat within {NEAR_LINE:g} SE of their line in one build or the "
+            "other." + ("\n\n" + table([{
+                "claim": f"{d.claim[:80]} ({{ref}}`{d.section}`)",
+                "reference": f"{reference.short_verdict(d.ref['verdict'])}, "
+                             f"{_distance(d.ref)} from its line",
+                f"`{name}`": f"{reference.short_verdict(d.this['verdict'])}, "
+                             f"{_distance(d.this)} from its line",
+                "flagged near its line": "yes" if d.flagged else "**no**",
+            } for d in flips]) if flips else ""))  # fmt: skip
+    return "\n\n".join(parts)
+
+
+def _distance(row: dict) -> str:
+    d = row.get("stability")
+    if d is None:
+        return "no line" if str(row.get("line", "")).startswith("none") else (
+            "no distance (a failed control)")  # fmt: skip
+    return f"{d:.2f} SE"

@@ -19,7 +19,7 @@ from normbook.grading.verdicts import Check, Verdict
 from normbook.runtime import cache
 from normbook.runtime.params import Params, Spec
 
-FORMAT = 5  # bump when the record's fields change
+FORMAT = 6  # bump when the record's fields change
 PROFILE_SCALE = "profile"  # a claim graded on this build's own run (else: a recorded run's scale)
 
 
@@ -85,11 +85,15 @@ def check_record(c: Check, section: str) -> dict:
 
 
 def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: list[dict],
-          numbers: dict[str, float] | None = None, provenance: list[str] = ()):  # fmt: skip
+          numbers: dict[str, float] | None = None, provenance: list[str] = (),
+          overrides: dict | None = None):  # fmt: skip
     """Replace ``chapter``'s record at ``profile`` atomically (a killed run leaves the old one):
-    its parameters, graded claims and checks, the raw values of its glued numbers, the data it
-    read (provenance lines) and the cache entries it loaded and computed so far (whether this
-    run trained or only read the cache: its time is a cold or a cached one)."""
+    its parameters and those that differ from the profile's (``overrides``: a chapter re-run
+    with other parameters grades other claims), graded claims and checks, the raw values of its
+    glued numbers, the data it read (provenance lines) and the cache entries it loaded and
+    computed so far (whether this run trained or only read the cache: its time is a cold or a
+    cached one). The build adds the chapter's code hash and the machine once it has finished
+    (:func:`stamp_build`)."""
     folder = ledger_dir(profile)
     folder.mkdir(parents=True, exist_ok=True)
     record = {
@@ -97,6 +101,7 @@ def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: 
         "chapter": chapter,
         "profile": profile,
         "params": {k: v for k, v in params.items() if k != "profile"},
+        "overrides": {k: v for k, v in (overrides or {}).items() if k != "profile"},
         "written": time.strftime("%Y-%m-%d %H:%M:%S"),
         "claims": claims,
         "checks": checks,
@@ -107,10 +112,27 @@ def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: 
             "computed": sum(n for _, _, n in cache.steps_used()),
         },
     }
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{chapter}.", suffix=".tmp")
+    _write_atomic(folder / f"{chapter}.json", record)
+
+
+def _write_atomic(path: Path, record: dict) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
         json.dump(record, f, indent=1, default=str)
-    os.replace(tmp, folder / f"{chapter}.json")
+    os.replace(tmp, path)
+
+
+def stamp_build(chapter: str, profile: str, code: str, machine: dict) -> None:
+    """Add to ``chapter``'s record what only the build knows once the chapter has finished:
+    the hash of the code it ran (its source and every library module it imports) and the
+    machine that ran it (CPU, the instruction set oneDNN used, versions). A comparison with a
+    reference ledger tells a difference made by other code from one made by another machine.
+    No record (a page that grades nothing): nothing to add."""
+    path = ledger_dir(profile) / f"{chapter}.json"
+    if not path.exists():
+        return
+    record = json.loads(path.read_text())
+    _write_atomic(path, {**record, "code": code, "machine": machine})
 
 
 def read(profile: str, order: list[str] | None = None) -> list[dict]:

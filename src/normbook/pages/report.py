@@ -129,7 +129,12 @@ class Run:
 
     def _write(self) -> None:
         ledger.write(self.spec.chapter, self.params.profile, dict(self.params), self.claims,
-                     self.checks, self.numbers, self.provenance)  # fmt: skip
+                     self.checks, self.numbers, self.provenance, self.overrides())  # fmt: skip
+
+    def overrides(self) -> dict:
+        """The parameters this run set to other values than its profile's."""
+        default = self.spec.resolve(self.params.profile)
+        return {k: v for k, v in self.params.items() if k != "profile" and default.get(k) != v}
 
     def show_parameters(self) -> None:
         rows = [

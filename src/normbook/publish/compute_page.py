@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import json
 
+from normbook.book_pages import ledger as claims_ledger
+from normbook.book_pages import reference
+from normbook.book_pages.reference import machine_text
 from normbook.grading.ledger import ledger_dir
 from normbook.publish import project
 from normbook.publish.timings import duration, load_builds, load_timings, machine
 from normbook.runtime.records import RecordError, load
 
 PAGE = "book/build_and_compute"  # its entry in _toc.yml; the site holds PAGE + ".md"
+# As normbook.paper_a.recorded.BARE_COMMAND (tested): its record, written to $OUT, is copied
+# into results/paper/.
 BARE_COMMAND = (
-    "PYTHONPATH=src python3 -m normbook.tools.paperscale a1 --out results/paper --deadline 540"
+    "PYTHONUNBUFFERED=1 PYTHONPATH=src timeout 580 python3 -m normbook.tools.paperscale a1"
+    ' --out "$OUT" --deadline 540 --device cuda --commit "$(cat results/paper/COMMIT)"'
 )
 READER = "none: it reads the other pages' records"
 
@@ -160,7 +166,8 @@ def paper_section() -> tuple[str, list[str]]:
         text += ("None is recorded yet. On a machine with a GPU, `make paper-run` runs chapter "
                  "A1's experiment at the paper's scale and writes its record to "
                  "`results/paper/` (with only Python, torch, numpy and scipy there: "
-                 f"`{BARE_COMMAND}`).")  # fmt: skip
+                 f"`{BARE_COMMAND}`, then copy `$OUT/a1.json` and `$OUT/a1.npz` into "
+                 "`results/paper/`).")  # fmt: skip
         return text, ["a paper-scale run: `make paper-run` on a GPU records it"]
     rows = []
     for f in files:
@@ -176,18 +183,83 @@ def paper_section() -> tuple[str, list[str]]:
     return text + table(("record", "status", "device", "started", "phases", "budget"), rows), []
 
 
+def reference_section(profile: str) -> tuple[str, list[str]]:
+    """This build's ledger against the committed reference: both machines, the claims that
+    agree, and per chapter whether it ran the reference's code and parameters."""
+    text = "(compute-reference)=\n## Against the reference ledger\n\n"
+    ref = reference.load(profile)
+    if ref is None:
+        return text + reference.sentence(None, profile), [
+            f"a reference ledger for `{profile}`: `{reference.COMMAND}` writes it"]  # fmt: skip
+    cmp = reference.compare(claims_ledger.records(profile), ref)
+    text += reference.sentence(cmp, profile) + "\n\n"
+    by_chapter = {}
+    for c in ref["claims"]:
+        by_chapter.setdefault(c["chapter"], []).append(c)
+    differ = {d.ident for d in cmp.of("verdict")}
+    rows = []
+    for name, claims in by_chapter.items():
+        mine = [c for c in claims if reference.claim_id(c) not in differ]
+        state = cmp.chapters.get(name, "same code and parameters")
+        compared = "-" if state in (reference.OTHER_PARAMS, reference.NOT_RUN) else (
+            f"{len(mine)} of {len(claims)}")  # fmt: skip
+        theirs = ref["chapters"][name]
+        rows.append((f"{{doc}}`{name}`", state, compared, theirs["code"],
+                     theirs.get("written", "?")))  # fmt: skip
+    text += table(("chapter", "this build against the reference", "same verdict",
+                   "reference's code hash", "reference made"), rows)  # fmt: skip
+    return text + "\n\n" + portability(profile, ref), []
+
+
+def load_fingerprint(profile: str) -> dict | None:
+    try:
+        return json.loads((project.build_dir(profile) / "fingerprint.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def portability(profile: str, ref: dict) -> str:
+    """Whether pinning the kernels to AVX2 makes this machine compute the reference machine's
+    numbers: the two small networks' weight hashes of ``make fingerprint`` here against those
+    the reference keeps (:mod:`normbook.tools.fingerprint`)."""
+    theirs, mine = ref["provenance"].get("fingerprint"), load_fingerprint(profile)
+    text = "**Portable numbers?** "
+    if not theirs:
+        return text + "The reference keeps no fingerprint; `make reference` measures one."
+    hashes = lambda f, k: f"{f[k]['a']} / {f[k]['b']}"  # noqa: E731
+    text += (f"The reference machine's two small networks (`make fingerprint`) hash to "
+             f"{hashes(theirs, 'as_is')} as it chooses its kernels and {hashes(theirs, 'pinned')} "
+             "pinned to AVX2.")  # fmt: skip
+    if not mine:
+        return text + " This machine's are not measured yet: `make fingerprint` measures them."
+    same = lambda k: (mine[k]["a"], mine[k]["b"]) == (theirs[k]["a"], theirs[k]["b"])  # noqa: E731
+    cost = [mine["pinned"]["s_per_step"][k] / mine["as_is"]["s_per_step"][k] for k in "ab"]
+    return text + (
+        f" This machine ({machine_text(mine['machine'])}): {hashes(mine, 'as_is')} as it "
+        f"chooses ({'the same' if same('as_is') else 'other'} numbers), "
+        f"{hashes(mine, 'pinned')} pinned ({'the same' if same('pinned') else 'other'} numbers; "
+        f"pinned steps take {cost[0]:.2f}x and {cost[1]:.2f}x the time). "
+        + ("Pinned kernels make these two machines compute the same networks: "
+           "`ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 make book` should reproduce the "
+           "reference bit for bit." if same("pinned") and not same("as_is") else
+           "" if same("pinned") else
+           "Pinning does not make these machines agree; no switch can promise the same ledger.")
+    )  # fmt: skip
+
+
 def page(profile: str) -> str:
     """The page's MyST markdown for the site of ``profile``."""
-    parts = [pages_section(profile), book_section(profile), benchmark_section(profile),
-             paper_section()]  # fmt: skip
+    parts = [pages_section(profile), book_section(profile), reference_section(profile),
+             benchmark_section(profile), paper_section()]  # fmt: skip
     missing = [m for _, gaps in parts for m in gaps]
     head = (
         "(build-and-compute)=\n# Build and compute\n\n"
         "What building this book costs, measured on the machines that built it. Every number "
         "here is read, when the site is rendered, from a record a run wrote, never typed: "
         f"`_build/{profile}/timings.json` (each page's last cold and last cached execution, and "
-        f"the whole book's), `_build/{profile}/benchmark.json` (`make benchmark`) and the "
-        f"paper-scale records in `results/paper/`. Profile: `{profile}`."
+        f"the whole book's), `_build/{profile}/benchmark.json` (`make benchmark`), the reference "
+        f"ledger `results/{profile}/ledger.json` (`make reference`) and the paper-scale records "
+        f"in `results/paper/`. Profile: `{profile}`."
     )
     gaps = "\n".join(f"- {m}." for m in missing) or "Nothing: every record this page reads exists."
     tail = f"(compute-missing)=\n## Not measured here yet\n\n{gaps}"

@@ -14,7 +14,9 @@ import time
 import uuid
 from pathlib import Path
 
+from normbook.grading import ledger
 from normbook.publish import project
+from normbook.publish.param_cells import papermill_parameters
 from normbook.publish.project import BuildError, build_dir, chapter_key, spec_for, write_atomic
 
 
@@ -82,8 +84,16 @@ def execute(
     if not force and out.exists() and stamp_file.exists() and stamp_file.read_text() == key:
         print(f"[up to date] {path.relative_to(project.ROOT)} ({profile})", flush=True)
         return out, None
-    stamp_file.unlink(missing_ok=True)
     nb = jupytext.read(path)
+    params = {"profile": profile, **overrides}
+    unknown = unknown_parameters(nb, params)
+    if unknown:  # papermill itself only logs "Passed unknown parameter" and goes on
+        raise BuildError(
+            f"{path.relative_to(project.ROOT)}: papermill does not read parameter(s) "
+            f"{', '.join(unknown)} in the cell tagged 'parameters' (its \"Passed unknown "
+            f'parameter"); regenerate the cell: python -m normbook.publish.build params --write'
+        )
+    stamp_file.unlink(missing_ok=True)
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -92,7 +102,6 @@ def execute(
     src = out_dir / f".{path.stem}.source.ipynb"
     running = out_dir / f".{path.stem}.running.ipynb"  # renamed to `out` once it has finished
     nbformat.write(nb, src)
-    params = {"profile": profile, **overrides}
     rel = path.relative_to(project.ROOT)
     print(f"[execute] {rel} profile={profile} overrides={overrides}", flush=True)
     t0 = time.perf_counter()
@@ -120,10 +129,22 @@ def execute(
         src.unlink(missing_ok=True)
     seconds = time.perf_counter() - t0
     fold_injected_parameters(running)
+    from normbook.runtime import devices  # torch, for the machine: only once a chapter ran
+
+    # before the stamp: a chapter stamped current always has its code and machine recorded
+    ledger.stamp_build(path.stem, profile, project.code_hash(path), devices.machine())
     os.replace(running, out)
     write_atomic(stamp_file, key)
     print(f"[done] {path.relative_to(project.ROOT)} in {seconds:.1f} s", flush=True)
     return out, seconds
+
+
+def unknown_parameters(nb, params: dict) -> list[str]:
+    """The parameters papermill would call unknown in the notebook (its own inspection of the
+    first cell tagged ``parameters``, :func:`.param_cells.papermill_parameters`)."""
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    found = papermill_parameters(cells[0])[0] if cells else []
+    return [name for name in params if name not in found]
 
 
 def fold_injected_parameters(notebook: Path) -> None:

@@ -162,6 +162,14 @@ def library_hash(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def code_hash(path: Path) -> str:
+    """A hash of the code a chapter runs, without its parameters: its source and every library
+    module it imports (:func:`library_hash`). Two builds whose chapter has the same code hash
+    and parameters differ only by the machine."""
+    blob = json.dumps({"source": path.read_text(), "library": library_hash(path)}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
 def stamp(path: Path, params: dict) -> str:
     blob = json.dumps(
         {"source": path.read_text(), "params": params, "library": library_hash(path)},

@@ -1,0 +1,102 @@
+"""How firmly a verdict holds: the distance from a ledger row's final verdict to the nearest line
+that a small change in its numbers could cross, in standard errors.
+
+Two builds of the same code with the same seeds differ on different processors: oneDNN and
+ATen pick other kernels (AVX2 on one CPU, AVX-512 on another), the last bit of a sum differs,
+and thousands of optimizer steps turn that bit into another network. A verdict far from its
+line survives that; one near it can come out otherwise. The lines a row can cross:
+
+- **its adjusted p against the level** (every tested claim): a final verdict is decisive when
+  its Benjamini-Hochberg adjusted p (:func:`normbook.book_pages.ledger.final`) is below
+  ``ALPHA``. Its distance is ``|z(p_adjusted) - z(ALPHA)|``, with ``z`` the standard normal
+  quantile of ``1 - p``: a p-value's distance from the level on the scale of the test
+  statistic, in standard errors, for a t test, a rank test or an adjusted p alike;
+- **its late gain against its margin** (where *refuted* and *not shown: may still be rising*
+  are decided by whether the tested quantity was still moving): ``|margin - high| / se``, the
+  upper end of the late gain's interval against the margin, in the gain's standard errors.
+
+A row whose distance is under :data:`NEAR_LINE` is *near its line*. A failed positive
+control has no distance (its evidence is per-seed values against a threshold, not a test);
+a claim the profile cannot test, or one the rules keep undecided by construction (no kept
+states, no interval), has no line a rounding difference could cross.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats as sps
+
+from normbook.grading.claims import ALPHA
+from normbook.grading.verdicts import NOT_TESTABLE, REFUTED
+
+# Rows closer than this to their line (in standard errors) are flagged "near its line": a
+# last-bit difference between processors may flip them. Chosen by measurement (the Methods
+# page gives it): every row that differed between two builds of one commit that computed on
+# other instruction sets sat within it.
+NEAR_LINE = 1.0
+
+P_LINE = "adjusted p against the level"
+RISE_LINE = "late gain against its margin"
+
+
+def z(p: float) -> float:
+    """The standard normal quantile of ``1 - p`` (p 0.05: 1.64; p 1: minus infinity)."""
+    return float(sps.norm.isf(p))
+
+
+def p_distance(p_adjusted: float | None, alpha: float = ALPHA) -> float:
+    """How far an adjusted p sits from ``alpha``, in standard errors (NaN: no p)."""
+    if p_adjusted is None or p_adjusted != p_adjusted:
+        return math.nan
+    return abs(z(min(max(p_adjusted, 0.0), 1.0)) - z(alpha))
+
+
+def rise_distance(late_gain: dict | None, alpha: float = ALPHA) -> float:
+    """How far a late gain's upper end sits from its margin, in the gain's standard errors (its
+    interval is two-sided at 1 - 2 ``alpha``, so a half-width is t(1 - alpha) of them); NaN
+    where there is no interval."""
+    if not late_gain:
+        return math.nan
+    low, high, n, margin = (late_gain.get(k) for k in ("low", "high", "n", "margin"))
+    if low is None or high is None or margin is None or not n or n < 2:
+        return math.nan
+    se = (high - low) / (2 * sps.t.ppf(1 - alpha, n - 1))
+    if se <= 0:
+        return math.inf if high != margin else 0.0
+    return abs(margin - high) / se
+
+
+def _still_moving(why: str) -> bool:
+    return "may still be" in why
+
+
+def distance(c: dict, alpha: float = ALPHA) -> tuple[float, str]:
+    """(distance in standard errors, the line it is measured to) for a ledger row with its final
+    verdict (``graded``, ``graded_why`` and ``p_adjusted`` set: :func:`normbook.book_pages.
+    ledger.final`); NaN for a failed control, infinity where no line can be crossed."""
+    graded, why = c.get("graded", c["verdict"]), c.get("graded_why", c.get("why", ""))
+    if graded == NOT_TESTABLE:
+        return math.inf, "none: not testable at this profile"
+    if any(not k["passed"] for k in c.get("controls", [])):
+        return math.nan, "a positive control (per-seed values against a threshold)"
+    if "no kept states" in why:  # blocked from refuted by construction, whatever its p
+        return math.inf, "none: undecided by construction"
+    d_p = p_distance(c.get("p_adjusted"), alpha)
+    gains = [c.get("late_gain"), *(p.get("late_gain") for p in c.get("parts", []))]
+    d_r = min((d for d in map(rise_distance, gains) if d == d), default=math.nan)
+    moving = _still_moving(why) or any(_still_moving(p.get("why", "")) for p in c.get("parts", []))
+    if graded == REFUTED and d_r == d_r:  # either line flips it back to not shown
+        return (d_p, P_LINE) if d_p <= d_r else (d_r, RISE_LINE)
+    if moving and d_r == d_r:
+        p_ok = c.get("p_adjusted") is not None and c["p_adjusted"] < alpha
+        # to become refuted it must stop moving and, unless it already is, pass the adjustment
+        return (d_r, RISE_LINE) if p_ok or not d_p >= d_r else (d_p, P_LINE)
+    if d_p != d_p:  # no p: kept undecided by construction (no kept states, no interval)
+        return math.inf, "none: undecided by construction"
+    return d_p, P_LINE
+
+
+def near_line(d: float) -> bool | None:
+    """Whether a row at distance ``d`` is near its line (None: no distance, a failed control)."""
+    return None if d != d else bool(d < NEAR_LINE)
