@@ -296,3 +296,18 @@ def test_the_methods_page_measures_the_flag_against_a_build_on_another_instructi
     assert "(ONEDNN_MAX_CPU_ISA=AVX)" in text and "2 of 3 final verdicts agree" in text
     assert "1 verdicts differ; 1 of them sat within" in text
     assert "claim a1_side ({ref}`a1-verdict`)" in text and "| yes |" in text
+
+
+def test_a_new_reference_makes_the_pages_that_compare_with_it_stale(tmp_path, monkeypatch):
+    from normbook.publish import project
+
+    monkeypatch.setattr(project, "ROOT", tmp_path)
+    before = project.reference_digest("cpu")
+    (tmp_path / "results" / "cpu").mkdir(parents=True)
+    (tmp_path / "results" / "cpu" / "ledger.json").write_text(reference.dumps(snapshot(build())))
+    after = project.reference_digest("cpu")
+    (tmp_path / "results" / "cpu" / "ledger-avx.json").write_text("{}")
+    both = project.reference_digest("cpu")
+    assert len({before, after, both}) == 3
+    (tmp_path / "results" / "cpu" / "other.json").write_text("{}")  # not a ledger
+    assert project.reference_digest("cpu") == both

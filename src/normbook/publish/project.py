@@ -190,15 +190,28 @@ def records_digest(spec, resolved: dict) -> str:
     return h.hexdigest()[:16]
 
 
+def reference_digest(profile: str) -> str:
+    """A hash of the committed ledgers at ``profile`` (``results/<profile>/ledger*.json``: the
+    reference and the builds kept beside it), which the pages that read every record compare
+    this build with."""
+    h = hashlib.sha256()
+    for f in sorted((ROOT / "results" / profile).glob("ledger*.json")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def chapter_key(path: Path, profile: str, resolved: dict) -> str:
     """What the executed notebook depends on: source, parameters, library code, the recorded
     runs it reads, and for pages built from every chapter's results (the claims ledger) those
-    results."""
+    results and the reference ledgers they are compared with."""
     spec = spec_for(path)
     key = stamp(path, dict(resolved))
     if spec.records:
         key += "-" + records_digest(spec, resolved)
-    return key + "-" + ledger.digest(profile) if spec.reads_ledger else key
+    if not spec.reads_ledger:
+        return key
+    return f"{key}-{ledger.digest(profile)}-{reference_digest(profile)}"
 
 
 def write_atomic(path: Path, text: str) -> None:
