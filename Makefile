@@ -37,9 +37,11 @@ book: venv
 ## Write the reference ledger, results/<profile>/ledger.json (commit it), from the last
 ## `make book` at PROFILE (cpu by default): every claim's verdicts, effect, interval, p-values
 ## and stability, every check, and the build's commit, code hashes and machine. Every later
-## build compares itself with it (the intro, the ledger and the Build and compute page).
+## build compares itself with it (the intro, the ledger and the Build and compute page); the
+## pages that compare are rebuilt at once.
 reference: venv
 	$(PY) -m normbook.tools.reference --profile $(PROFILE)
+	$(BUILD) book --profile $(PROFILE)
 
 ## Train two small networks with the kernels as this CPU chooses them and pinned to AVX2, and
 ## hash their weights (_build/<profile>/fingerprint.json); the Build and compute page compares
