@@ -311,3 +311,20 @@ def test_a_new_reference_makes_the_pages_that_compare_with_it_stale(tmp_path, mo
     assert len({before, after, both}) == 3
     (tmp_path / "results" / "cpu" / "other.json").write_text("{}")  # not a ledger
     assert project.reference_digest("cpu") == both
+
+
+def test_every_committed_build_on_another_instruction_set_is_covered_by_the_flag():
+    """The flag's width was chosen by measurement: against every ledger committed beside the
+    reference (the same commit computed on another instruction set), each claim whose verdict
+    differs sat near its line in one build or the other, and no deciding p moved farther than
+    the width. A new committed build that breaks this asks for a new width."""
+    ref = reference.load("cpu")
+    others = reference.other_builds("cpu")
+    if ref is None or not others:
+        pytest.skip("no reference, or no other build beside it, committed")
+    for name, other in others:
+        cmp = reference.compare(reference.as_records(other), ref)
+        assert cmp.compared == len(ref["claims"]), name
+        missed = [d.ident for d in cmp.of("verdict") if not d.flagged]
+        assert missed == [], f"{name}: verdicts differ without a flag: {missed}"
+        assert max(reference.shifts(ref, other)) <= stability.NEAR_LINE, name

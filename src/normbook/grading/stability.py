@@ -32,9 +32,12 @@ from normbook.grading.verdicts import NOT_TESTABLE, REFUTED
 
 # Rows closer than this to their line (in standard errors) are flagged "near its line": a
 # last-bit difference between processors may flip them. Chosen by measurement (the Methods
-# page gives it): every row that differed between two builds of one commit that computed on
-# other instruction sets sat within it.
-NEAR_LINE = 1.0
+# page shows it, from results/cpu/ledger-avx.json): the same commit built with oneDNN held to
+# AVX instead of AVX2 moved the deciding p of 48 tested claims by a median of 0.25 standard
+# errors and at most 1.10, and the 3 verdicts that differed sat within 0.80 of their line;
+# 1.25 covers the largest move. tests/core/test_reference.py fails when a committed build
+# moves a verdict the flag misses.
+NEAR_LINE = 1.25
 
 P_LINE = "adjusted p against the level"
 RISE_LINE = "late gain against its margin"
