@@ -586,7 +586,7 @@ report.md(methods.rules_table(b4_claims, only=methods.B4_RULES))
 # - where *refuted* or *not shown: may still be rising* was decided by the late gain, the upper
 #   end of the gain's interval against its margin, in the gain's standard errors.
 #
-# A row closer than {glue:text}`m_near_line` standard errors is flagged **near its line**: it
+# A row closer than {glue:text}`m_near_line` is flagged **near its line**: it
 # can come out otherwise on another processor ({glue:text}`m_near_rows` of this build's
 # {glue:text}`m_claims` rows). A failed positive control has no distance (its evidence is a
 # per-seed value against a threshold); a claim the profile cannot test, or one the rules keep
@@ -594,17 +594,19 @@ report.md(methods.rules_table(b4_claims, only=methods.B4_RULES))
 #
 # **Choosing the flag's width by measurement.** The committed reference ledger
 # (`results/<profile>/ledger.json`, written by `make reference` from a full build) is compared
-# with every build: the {ref}`intro` and the ledger say how many claims give its verdict and
-# list each that does not. To see what a last-bit difference does, the same commit was built
-# again with oneDNN held to an older instruction set, on the same CPU, and its ledger committed
-# beside the reference (`results/<profile>/ledger-<name>.json`); the flag's width was chosen so
-# that every claim whose verdict differs between the two is flagged in one build or the other:
+# with every build: the {ref}`introduction <intro>` and the ledger say how many claims give
+# its verdict and list each that does not. To see what a last-bit difference does, the same
+# commit was built again with oneDNN held to an older instruction set, on the same CPU, and its
+# ledger committed beside the reference (`results/<profile>/ledger-<name>.json`); the flag's
+# width was chosen so that every claim whose verdict differs between the two is flagged in one
+# build or the other:
 
 # %%
 report.md(methods.stability_study(params.profile))
-run.glue_all("m", {"near_line": f"{stability.NEAR_LINE:g}",
-                   "near_rows": str(sum(bool(c["near_line"]) for r in recs
-                                        for c in r["claims"]))})  # fmt: skip
+near = sum(bool(c["near_line"]) for r in recs for c in r["claims"])
+plural = "" if stability.NEAR_LINE == 1 else "s"
+run.glue_all("m", {"near_line": f"{stability.NEAR_LINE:g} standard error{plural}",
+                   "near_rows": str(near)})  # fmt: skip
 
 # %% [markdown]
 # (methods-tests)=
