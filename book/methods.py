@@ -601,7 +601,7 @@ report.md(methods.rules_table(b4_claims, only=methods.B4_RULES))
 # width was chosen so that every claim whose verdict differs between the two is flagged in one
 # build or the other:
 
-# %%
+# %% tags=["hide-input"]
 report.md(methods.stability_study(params.profile))
 near = sum(bool(c["near_line"]) for r in recs for c in r["claims"])
 plural = "" if stability.NEAR_LINE == 1 else "s"

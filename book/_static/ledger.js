@@ -49,6 +49,7 @@
       if (col < 0) return;
       var values = {};
       rows.forEach(function (r) { values[cellText(r.cells[col])] = true; });
+      if (Object.keys(values).length < 2) return;  // one value: nothing to filter by
       var label = document.createElement("label");
       label.textContent = name + " ";
       var select = document.createElement("select");

@@ -320,8 +320,9 @@ def claims_table(recs: list[dict], cmp=None) -> str:
     ledger.js``: by paper, chapter, verdict and the comparison with the reference, and a text
     search), without JavaScript it is the plain table."""
     why = {"from its line": "no distance: a positive control failed (the Methods page)"}
-    return (f":::{{container}} ledger-table\n\n{table(claim_rows(recs, cmp), missing=why)}"
-            "\n:::")  # fmt: skip
+    # full width: seven columns may use the page's margin column at 1280 px
+    return (f":::{{container}} full-width ledger-table\n\n"
+            f"{table(claim_rows(recs, cmp), missing=why)}\n:::")  # fmt: skip
 
 
 def counts(recs: list[dict], alone: bool = False) -> dict[str, dict[str, int]]:

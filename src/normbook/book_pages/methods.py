@@ -355,7 +355,7 @@ def stability_study(profile: str) -> str:
             f"{p90:.2f}, largest {moved.max():.2f}). {len(flips)} verdicts differ; "
             f"{flagged} of them sat within {NEAR_LINE:g} SE of their line in one build or the "
             "other." + ("\n\n" + table([{
-                "claim": f"{d.claim[:80]} ({{ref}}`{d.section}`)",
+                "claim": f"{reference.short_claim(d.claim)} ({{ref}}`{d.section}`)",
                 "reference": f"{reference.short_verdict(d.ref['verdict'])}, "
                              f"{_distance(d.ref)} from its line",
                 f"`{name}`": f"{reference.short_verdict(d.this['verdict'])}, "

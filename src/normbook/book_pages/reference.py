@@ -259,7 +259,8 @@ def _effect(row: dict | None) -> str:
     return effect_interval({**row, "unit": row.get("unit") or ".3g"})
 
 
-def _short(claim: str, n: int = 90) -> str:
+def short_claim(claim: str, n: int = 90) -> str:
+    """A claim's text cut at a word to at most ``n`` characters, its table separators escaped."""
     text = claim if len(claim) <= n else claim[: n - 1].rsplit(" ", 1)[0] + " …"
     return text.replace("|", "\\|")
 
@@ -328,7 +329,7 @@ def difference_rows(cmp: Comparison | None, kinds=("verdict", "missing", "new"))
     if cmp is None:
         return []
     return [{
-        "claim": f"{_short(d.claim)} ({{ref}}`{d.section}`)",
+        "claim": f"{short_claim(d.claim)} ({{ref}}`{d.section}`)",
         "reference": f"**{short_verdict((d.ref or {}).get('verdict'))}**; {_effect(d.ref)}",
         "this build": f"**{short_verdict((d.this or {}).get('verdict'))}**; {_effect(d.this)}",
         "from its line (reference / here)": f"{_flag(d.ref)} / {_flag(d.this)}",
