@@ -49,6 +49,9 @@ def test_a_chapter_rerun_with_other_parameters_never_breaks_the_intro():
     table = findings.findings_table(recs, "cpu", "A")
     assert "chapter run with other parameters: seq_len 200, norm group, groups 4" in table
     assert f"{q2.text} (**not graded in this build**: chapter run with other parameters" in table
+    assert (f"Graded by a chapter run with other parameters, so not the `cpu` profile's run "
+            f"(the reference compares none of them): {q.text} (other parameters: seq_len 200, "
+            "norm group, groups 4).") in table  # fmt: skip
 
 
 def test_a_refutation_no_question_shows_is_added_and_ours_is_not():

@@ -182,8 +182,15 @@ def findings_table(recs: list[dict], profile: str, paper: str) -> str:
     rerun = [f"{q.text} (**not graded in this build**: {rerun_words(_record(recs, q.chapter))})"
              for q in absent if _record(recs, q.chapter)]  # fmt: skip
     unrun = [q.text for q in absent if not _record(recs, q.chapter)]
+    # graded, but by a chapter re-run with its own parameters: not this profile's claim
+    other = [f"{q.text} ({rerun_words(found[0]).removeprefix('chapter run with ')})"
+             for q, found in answers(recs) if q.paper == paper and found
+             and rerun_words(found[0])]  # fmt: skip
     note = "".join([
         "\n\n" + "; ".join(rerun) + "." if rerun else "",
+        "\n\nGraded by a chapter run with other parameters, so not the `" + profile + "` "
+        "profile's run (the reference compares none of them): " + "; ".join(other) + "."
+        if other else "",
         "\n\nNo record in this build for: " + "; ".join(unrun) if unrun else ""])  # fmt: skip
     if not rows:
         return "*(no chapter of this paper has a record yet)*" + note
