@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from normbook.runtime import cache
+from normbook.runtime import cache, code_keys
 
 # Importing every chapter's library declares every cached step.
 LIBRARIES = [
@@ -78,15 +78,16 @@ def _hashes(steps):
     return {k: s.code_hash for k, s in steps.items()}
 
 
-def _edited(monkeypatch, target, text: str = "\n# an edit\n"):
-    """Make ``inspect.getsource`` see ``target`` (a module or a function) with ``text`` added."""
-    real = inspect.getsource
+def _edited(monkeypatch, target, text: str = "\n_AN_EDIT = 1\n"):
+    """Make the cache see ``target`` (a module or a function) with ``text`` added (by default
+    a line of code: comments and docstrings are not what a key hashes)."""
+    real = code_keys.source_of
 
     def fake(obj):
         src = real(obj)
         return src + text if obj is target else src
 
-    monkeypatch.setattr(cache.inspect, "getsource", fake)
+    monkeypatch.setattr(code_keys, "source_of", fake)
 
 
 def test_every_chapter_step_is_declared(steps):

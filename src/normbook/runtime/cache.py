@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import inspect
 import json
 import os
 import shutil
@@ -31,6 +30,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from . import code_keys
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -49,10 +50,11 @@ def build_root() -> Path:
 
 
 def code_hash(*code) -> str:
-    """SHA-256 of the source of the given library modules, classes or functions
-    (order-independent)."""
+    """SHA-256 of what the given library modules, classes or functions compute: their syntax
+    trees without docstrings, comments, formatting or import aliases (order-independent;
+    :mod:`normbook.runtime.code_keys`)."""
     h = hashlib.sha256()
-    for src in sorted(inspect.getsource(m) for m in code):
+    for src in sorted(code_keys.canonical_of(m) for m in code):
         h.update(src.encode())
     return h.hexdigest()[:16]
 
