@@ -336,7 +336,7 @@ report.show_view(views.packnorm_kernels(heads, a2, params.rf_pack_kernel))
 
 # %%
 unet_cfg = arch_runs.unet_config(params)
-unets = arch_runs.unet_runs(unet_cfg)
+unets = arch_runs.runs(unet_cfg)
 report.figure("fig-a4-unet", figures.unet_predictions(unets.all))
 run.glue("a4_unet_R", unets.norm.radius)
 rows = [claims.architecture_localizes(unets, "a 1-D U-Net", "a4_unet_side_channel")]
@@ -363,7 +363,7 @@ run.record("a4-unet", claims=rows)
 
 # %%
 grid_cfg = arch_runs.grid_config(params)
-grids = arch_runs.grid_runs(grid_cfg)
+grids = arch_runs.runs(grid_cfg)
 report.figure("fig-a4-2d", figures.grid_predictions(grids.all))
 run.glue("a4_grid_R", grids.norm.radius)
 run.glue("a4_grid_steps", f"{grid_cfg.steps:,}")

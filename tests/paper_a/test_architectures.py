@@ -224,14 +224,14 @@ def test_training_is_deterministic_and_cached():
 
 
 def test_runs_quack_like_localization_runs():
-    unets = arch_runs.unet_runs(TINY_UNET)
+    unets = arch_runs.runs(TINY_UNET)
     assert [r.name for r in unets.all] == ["group (G=2)", "none", "group (G=2), circular padding"]
     for run in unets.all:
         assert run.radius == TINY_UNET.receptive_radius
         assert len(run.per_seed) == len(run.slope_interior) == len(run.frac_interior) == 2
         assert run.mean.shape == (2, 64)
         assert run.loss.shape == (TINY_UNET.steps, 2)
-    grid = arch_runs.grid_runs(TINY_GRID)
+    grid = arch_runs.runs(TINY_GRID)
     for run in grid.all:
         assert run.maps.shape == (2, 2, 10, 8)
         assert run.rows.mean.shape == (2, 10) and run.cols.mean.shape == (2, 8)
@@ -266,7 +266,7 @@ def test_the_late_state_is_kept_and_evaluated_like_the_trained_networks():
             torch.testing.assert_close(net.model_state(i)[k], v, rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="no state kept"):
         arch_common.trained(TINY_UNET, at_step=3)
-    for runs in (arch_runs.unet_runs(TINY_UNET), arch_runs.grid_runs(TINY_GRID)):
+    for runs in (arch_runs.runs(TINY_UNET), arch_runs.runs(TINY_GRID)):
         c = runs.curve
         assert c.fractions.tolist() == [0.5, 1.0] and c.runs[-1] is runs.norm
         count = [getattr(r, "rows", r).n_per_index for r in c.runs]  # a 2-D run per axis
@@ -275,7 +275,7 @@ def test_the_late_state_is_kept_and_evaluated_like_the_trained_networks():
         row = claims.architecture_localizes(runs, "a tiny network")
         assert isinstance(row.grade.rising, Rise) and row.grade.refutable
     late = replace(TINY_GRID, steps=3, checkpoints=(0.75,))  # kept after half the budget
-    assert arch_runs.grid_runs(late).curve is None
+    assert arch_runs.runs(late).curve is None
 
 
 def test_chapter_a4_keeps_one_state_the_last_curve_fraction_by_half_the_budget():

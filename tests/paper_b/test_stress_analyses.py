@@ -29,9 +29,24 @@ def test_float32_counts_against_a_float64_limit_are_exact():
     rng = np.random.default_rng(0)
     a = rng.random(10_000, dtype=np.float32)
     for limit in [*rng.random(200), *a[:200].astype(np.float64), 0.5 + 1e-12, 1e-40]:
-        assert np.count_nonzero(a <= stress_analyses._at_most(limit)) == np.count_nonzero(
+        assert np.count_nonzero(a <= rep.at_most(limit)) == np.count_nonzero(
             a.astype(np.float64) <= limit
         )
+        # the one sparsity rule, as B2 and B4 both count by it
+        assert np.count_nonzero(rep.zero_mask(a, limit)) == np.count_nonzero(
+            np.abs(a.astype(np.float64)) <= limit
+        )
+
+
+def test_b2_and_b4_count_zeros_by_one_rule(tiny):
+    """B4's threshold sweep at an absolute limit counts what B2's layer sparsity counts."""
+    model, x, _ = tiny
+    cfg = stress_analyses.ThresholdConfig(n_images=60, thresholds=(0.0, 0.3), batch_size=25)
+    out = stress_analyses.threshold_stats(model, x, cfg)
+    acts = convnets.capture_activations(model, x[:60])
+    for j, name in enumerate(model.conv_layer_names()):
+        a = np.asarray(acts[name], np.float32)
+        assert out["sparsity"][j, 1] == rep.layer_sparsity(a, 0.3 * out["scale"][j])
 
 
 def test_threshold_sweep_starts_at_exact_zeros_and_only_adds_zeros(tiny):

@@ -250,9 +250,11 @@ def test_threshold_ledger_needs_every_threshold_for_reproduced():
     assert set(rows) == {"mnist", "cifar10"}
     assert rows["mnist"].verdict == REPRODUCED
     assert rows["mnist"].grade.why == "t = 0: reproduced; t = 0.01: reproduced; t = 0.1: reproduced"
-    assert rows["mnist"].claim == ("MNIST: BN representations are less sparse at every threshold "
-                                   "t × mean_abs (t = 0, 0.01, 0.1), each by at least 0.020 of "
-                                   "activations (fraction exactly zero)")  # fmt: skip
+    assert rows["mnist"].claim == (
+        "MNIST: BN representations are less sparse at every threshold t × mean_abs "
+        "(t = 0, 0.01, 0.1), each by at least 0.020 of activations (fraction counted as zero, "
+        "|a| ≤ threshold)"
+    )
     assert rows["cifar10"].verdict == PARTLY
     assert rows["cifar10"].grade.why.startswith(
         "t = 0: reproduced; t = 0.01: reproduced; t = 0.1: not shown"
@@ -279,7 +281,7 @@ def test_direction_ledger_on_other_networks_or_images():
     assert [rows["mnist", k].verdict for k in ("sparsity", "class_dbi")] == [REPRODUCED] * 2
     assert rows["mnist", "sparsity"].claim == (
         "MNIST (test images): BN representations are less sparse, by at least 0.020 of "
-        "activations (fraction exactly zero)"
+        "activations (fraction counted as zero, |a| ≤ threshold)"
     )
     assert rows["mnist", "class_dbi"].test.effect == pytest.approx(0.5, abs=0.02)  # relative
     assert [rows["mnist", k].key for k in ("sparsity", "class_dbi")] == [

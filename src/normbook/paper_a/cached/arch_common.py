@@ -7,8 +7,8 @@ two independent streams, so :func:`detector.summarize` and
 :func:`verdicts.localizes_verdict` apply unchanged. Each has its two nulls: the no-norm network
 of the same seeds, and the same trained normalized network evaluated with circular padding.
 
-    runs = arch_runs.unet_runs(arch_runs.unet_config(params)) # .norm .none .circular
-    runs = arch_runs.grid_runs(arch_runs.grid_config(params))  # idem, per axis too
+    runs = arch_runs.runs(arch_runs.unet_config(params))  # .norm .none .circular
+    runs = arch_runs.runs(arch_runs.grid_config(params))  # idem, per axis too
 
 This module holds what both share: the configs' common fields and validation
 (:class:`ArchConfig`, whose subclasses say how to build, feed and read their network),

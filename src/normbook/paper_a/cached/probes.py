@@ -56,8 +56,3 @@ def fit_probes(
 def apply_probe(h: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """One depth's probe outputs (B, M, L) from its activations and its weights (M, C+1)."""
     return torch.einsum("bmil,mi->bml", _features(h, weights.shape[0]), weights)
-
-
-def apply_probes(acts: list[torch.Tensor], weights: torch.Tensor) -> torch.Tensor:
-    """Probe outputs for every depth: (B, depth, M, L)."""
-    return torch.stack([apply_probe(h, weights[d]) for d, h in enumerate(acts)], dim=1)

@@ -3,8 +3,8 @@
 its two nulls (:class:`Runs`). This module asks for and reads results; the steps' keys cover
 the code that computes them (:mod:`.arch_common`, :mod:`.unet`, :mod:`.grid2d`), not this.
 
-    runs = arch_runs.unet_runs(arch_runs.unet_config(params)) # .norm .none .circular
-    runs = arch_runs.grid_runs(arch_runs.grid_config(params))  # idem, per axis too
+    runs = arch_runs.runs(arch_runs.unet_config(params))  # .norm .none .circular
+    runs = arch_runs.runs(arch_runs.grid_config(params))  # idem, per axis too
     runs.curve  # the normalized networks at the late state kept and at the end (or None)
 """
 
@@ -202,20 +202,6 @@ def unet_run(cfg: UNetConfig, padding: str = "zeros", at_step: int | None = None
     )
 
 
-def unet_circular_null(cfg: UNetConfig) -> UNetRun:
-    """The same trained U-Nets evaluated with circular padding everywhere (no boundary)."""
-    return unet_run(cfg, padding="circular")
-
-
-def unet_runs(cfg: UNetConfig) -> Runs:
-    """``cfg`` (normalized), the same config without norm, and ``cfg``'s circular null."""
-    if cfg.norm == "none":
-        raise ValueError("unet_runs needs a normalized config (norm='group')")
-    norm = unet_run(cfg)
-    curve = late_curve(norm, lambda at_step: unet_run(cfg, at_step=at_step))
-    return Runs(norm, unet_run(replace(cfg, norm="none")), unet_circular_null(cfg), curve)
-
-
 # ============================================================================ 2-D CNN
 
 
@@ -320,15 +306,12 @@ def grid_run(cfg: Grid2dConfig, padding: str = "zeros", at_step: int | None = No
     )
 
 
-def grid_circular_null(cfg: Grid2dConfig) -> GridRun:
-    """The same trained 2-D CNNs evaluated with circular padding (no boundary on either axis)."""
-    return grid_run(cfg, padding="circular")
-
-
-def grid_runs(cfg: Grid2dConfig) -> Runs:
-    """``cfg`` (normalized), the same config without norm, and ``cfg``'s circular null."""
+def runs(cfg: UNetConfig | Grid2dConfig) -> Runs:
+    """``cfg`` (normalized), the same config without norm, and the same trained networks
+    evaluated with circular padding (the null without a boundary), for either architecture."""
+    run = unet_run if isinstance(cfg, UNetConfig) else grid_run
     if cfg.norm == "none":
-        raise ValueError("grid_runs needs a normalized config (norm='instance' or 'group')")
-    norm = grid_run(cfg)
-    curve = late_curve(norm, lambda at_step: grid_run(cfg, at_step=at_step))
-    return Runs(norm, grid_run(replace(cfg, norm="none")), grid_circular_null(cfg), curve)
+        raise ValueError(f"{type(cfg).__name__}: the runs need a normalized config, not 'none'")
+    norm = run(cfg)
+    curve = late_curve(norm, lambda at_step: run(cfg, at_step=at_step))
+    return Runs(norm, run(replace(cfg, norm="none")), run(cfg, padding="circular"), curve)

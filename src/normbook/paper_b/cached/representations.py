@@ -24,8 +24,20 @@ def _check_eps(eps: float) -> None:
         raise ValueError(f"eps must be >= 0, got {eps}")
 
 
-def _zero_mask(a: np.ndarray, eps: float) -> np.ndarray:
-    return (a == 0) if eps == 0 else (np.abs(a) <= eps)
+def at_most(limit: float) -> np.float32:
+    """The largest float32 not above ``limit``: for float32 ``a``, ``a <= limit`` exactly when
+    ``a <= at_most(limit)``, so the counts compare float32 arrays without a float64 copy."""
+    f = np.float32(limit)
+    return f if f <= limit else np.nextafter(f, np.float32(-np.inf))
+
+
+def zero_mask(a: np.ndarray, limit: float) -> np.ndarray:
+    """The sparsity rule every chapter counts by: an activation is zero when ``|a| <= limit``
+    (``limit`` 0: exactly zero). A float32 array is compared with :func:`at_most`, so the count
+    is the exact comparison's, not that of ``limit`` rounded to float32."""
+    if limit == 0:
+        return a == 0
+    return np.abs(a) <= (at_most(limit) if a.dtype == np.float32 else limit)
 
 
 def layer_sparsity(acts, eps: float = 0.0) -> float:
@@ -35,7 +47,7 @@ def layer_sparsity(acts, eps: float = 0.0) -> float:
     if a.size == 0:
         raise ValueError("empty activations")
     zeros = sum(
-        int(np.count_nonzero(_zero_mask(a[i : i + _CHUNK], eps))) for i in range(0, len(a), _CHUNK)
+        int(np.count_nonzero(zero_mask(a[i : i + _CHUNK], eps))) for i in range(0, len(a), _CHUNK)
     )
     return zeros / a.size
 
@@ -58,7 +70,7 @@ def channel_sparsity(acts, eps: float = 0.0, spatial_mean: bool = False) -> np.n
         if spatial_mean and spatial:
             chunk = chunk.mean(axis=spatial)
         counts += np.count_nonzero(
-            _zero_mask(chunk, eps).reshape(len(chunk), a.shape[1], -1), axis=(0, 2)
+            zero_mask(chunk, eps).reshape(len(chunk), a.shape[1], -1), axis=(0, 2)
         )
     per_channel = len(a) * (1 if spatial_mean else int(np.prod(a.shape[2:], dtype=np.int64)))
     return counts / per_channel

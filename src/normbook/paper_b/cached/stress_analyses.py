@@ -101,13 +101,6 @@ class SilhouetteConfig:
         return np.sort(np.random.default_rng(self.image_seed).choice(self.n_images, m, False))
 
 
-def _at_most(limit: float) -> np.float32:
-    """The largest float32 not above ``limit``: for float32 ``a``, ``a <= limit`` exactly when
-    ``a <= _at_most(limit)``, so the counts compare float32 arrays without a float64 copy."""
-    f = np.float32(limit)
-    return f if f <= limit else np.nextafter(f, np.float32(-np.inf))
-
-
 def threshold_stats(model, x: torch.Tensor, cfg: ThresholdConfig) -> dict[str, np.ndarray]:
     """Per layer: ``scale`` [L] and ``sparsity`` [L, thresholds] (two streamed passes: the
     scale, summed in float64, then the counts)."""
@@ -130,13 +123,11 @@ def threshold_stats(model, x: torch.Tensor, cfg: ThresholdConfig) -> dict[str, n
             counts[j] += a.size
     mean, mean_abs, sq = (sums / counts[:, None]).T
     scale = mean_abs if cfg.scale == "mean_abs" else np.sqrt(np.maximum(sq - mean**2, 0.0))
-    limits = [[_at_most(t * s) for t in cfg.thresholds] for s in scale]
     zeros = np.zeros((len(names), len(cfg.thresholds)))
     for acts in batches():
         for j, a in enumerate(acts):
-            size = np.abs(a)
-            for i, t in enumerate(cfg.thresholds):
-                zeros[j, i] += np.count_nonzero(a == 0 if t == 0 else size <= limits[j][i])
+            for i, t in enumerate(cfg.thresholds):  # the one rule: |a| <= t * scale is zero
+                zeros[j, i] += np.count_nonzero(representations.zero_mask(a, t * scale[j]))
     return {"scale": scale, "sparsity": zeros / counts[:, None],
             "thresholds": np.asarray(cfg.thresholds)}  # fmt: skip
 
@@ -187,7 +178,7 @@ def _job(subsets: dict, acfg: StressConfig, cfg: ClassifierConfig, state: dict, 
 # modules and this module's analysis code (inspect.getsource of each), so editing the rest of
 # this module, the 2 x 2 or chapter B4's rules and prose never recomputes an analysis.
 STRESS_CODE = analysis.ANALYSIS_CODE + (
-    ThresholdConfig, SilhouetteConfig, _at_most, threshold_stats, silhouette_stats, _compute,
+    ThresholdConfig, SilhouetteConfig, threshold_stats, silhouette_stats, _compute,
 )  # fmt: skip
 STRESS_STEPS = {kind: cache.step(kind, *STRESS_CODE) for kind in ("b_threshold", "b_silhouette")}
 

@@ -20,7 +20,7 @@ ACCURACY = Sesoi(
 )
 SPARSITY = Sesoi(
     0.02,
-    "of activations (fraction exactly zero)",
+    "of activations (fraction counted as zero, |a| ≤ threshold)",
     "two percentage points of the activations; paper B's sparsity differences that it reads as "
     "no consistent signature are several times larger, and a smaller change could not account "
     "for a difference in what a layer represents",
