@@ -29,7 +29,7 @@ def test_report_names_the_share_of_the_peak_and_is_recorded(capsys, tmp_path, mo
     monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path))
     benchmark.main(["--profile", "smoke", "--steps", "3", "--no-paper", "--record"])
     out = capsys.readouterr().out
-    assert "% of the matmul peak" in out and "one model at a time" in out
+    assert "% of the kernel peak" in out and "one model at a time" in out
     assert "page faults" in out
     kept = json.loads((tmp_path / "smoke" / "benchmark.json").read_text())  # the compute page's
     assert kept["cpu"] == cpu_model() and kept["measured"][:4].isdigit() and kept["paper"] == []
@@ -40,7 +40,7 @@ def test_every_speed_is_its_best_round(monkeypatch):
     """Peak, stacked and naive speeds use one estimator (best of the interleaved rounds), so a
     slow moment lowers no one of them alone."""
     peaks, speeds = iter([1e9, 3e9, 2e9]), iter([10.0, 1, 1, 30.0, 2, 2, 20.0, 3, 3])
-    monkeypatch.setattr(benchmark, "matmul_peak", lambda: next(peaks))
+    monkeypatch.setattr(benchmark, "kernel_peak", lambda: next(peaks))
     monkeypatch.setattr(benchmark, "steps_per_second", lambda cnn, tc, seeds: next(speeds))
     monkeypatch.setattr(benchmark, "flops_per_step", lambda cnn, tc, n: 10**8)
     monkeypatch.setattr(benchmark, "page_faults_per_step", lambda cnn, tc, seeds: 0.0)
@@ -68,4 +68,4 @@ def test_the_paper_geometries_are_reported_against_the_same_peak(monkeypatch):
     rate = benchmark.Rate("paper A: l=600", seconds_per_step=0.5, flops_per_step=2e10)
     monkeypatch.setattr(benchmark, "paper_rates", lambda: {"paper_a": rate})
     text = benchmark.paper_geometries(peak_flops=8e10)
-    assert "0.50 s/step" in text and "40.0 GFLOP/s" in text and "(50% of the matmul peak)" in text
+    assert "0.50 s/step" in text and "40.0 GFLOP/s" in text and "(50% of the kernel peak)" in text
