@@ -69,6 +69,8 @@ batch_size = None  # training batch size [every profile: 32]
 lr = None  # Adam learning rate (the peak, under a schedule) [smoke 0.001 · cpu 0.01 · paper 0.001]
 schedule = None  # learning-rate schedule: constant, onecycle or cosine (warm-up)
 #   [every profile: constant]
+null_init = None  # the no-norm null's init: he (Kaiming normal) or default (PyTorch's)
+#   [every profile: he]
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
 #   [every profile: [0.125, 0.25, 0.5]]
 curve_eval = None  # predictions per index at each compute-to-effect curve point

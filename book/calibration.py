@@ -35,6 +35,8 @@ depth = None  # number of conv blocks d [smoke 4 · cpu 4 · paper 32]
 width = None  # channels C per block [smoke 8 · cpu 32 · paper 32]
 steps = None  # Adam steps per model [smoke 40 · cpu 5,000 · paper 20,000]
 batch_size = None  # training batch size [every profile: 32]
+null_init = None  # the no-norm null's init: he (Kaiming normal) or default (PyTorch's)
+#   [every profile: he]
 curve_fractions = None  # budget fractions evaluated for compute-to-effect curves
 #   smoke [0.25, 0.5, 0.75]
 #   cpu [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875]

@@ -490,6 +490,10 @@ report.md(methods.worked_examples())
 # paper B's classifiers must reach {glue:text}`m_b_learned` test accuracy in every seed (twice
 # chance). A failed control
 # makes the claims resting on that family *not shown*, and the row says which control failed.
+# So that paper A's null can pass its control, the no-norm networks start from He
+# initialisation (Kaiming normal, zero biases) and the normalized ones from PyTorch's default,
+# a rule fixed on seeds the book does not use (chapter A1, *Training*: with the default, 6 of 10
+# no-norm networks died at the `cpu` learning rate, with He's none did).
 #
 # **Compute to effect.** The chapters keep each network's state at fractions of its training
 # budget and measure the kept states like the trained network. Paper A's slopes and paper B's

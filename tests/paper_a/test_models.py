@@ -148,3 +148,43 @@ def test_plain_kernel_1_blocks_keep_depth_and_drop_their_normalization():
     # the same convolutions, drawn alike: only the normalization layers differ
     assert all(torch.equal(x.weight, y.weight) for x, y in zip(a.convs, b.convs))
     assert plain.label == "instance, 2 norm layers + 4 plain k=1"
+
+
+def test_he_init_is_drawn_per_model_with_its_scale_and_zero_biases():
+    cfg = CNNConfig(depth=3, width=16, kernel=5, norm="none", init="he")
+    stacked, alone = StackedCNN(cfg, [7, 8]), StackedCNN(cfg, [8])
+    for conv, one in zip([*stacked.convs, stacked.head], [*alone.convs, alone.head]):
+        half = conv.weight.shape[0] // 2
+        assert torch.equal(conv.weight[half:], one.weight)  # a model stacked is a model alone
+        assert not conv.bias.any()
+    w = stacked.convs[1].weight  # fan_in = 16 * 5
+    assert w.std().item() == pytest.approx((2 / 80) ** 0.5, rel=0.1)
+    with pytest.raises(ValueError, match="init must be one of"):
+        StackedCNN(replace(cfg, init="xavier"), [0])
+
+
+def test_the_null_alone_starts_from_he_init_at_every_profile():
+    from normbook.paper_a.a1_localization.spec import A1
+    from normbook.paper_a.runs import localization
+
+    for profile in ("smoke", "cpu", "paper"):
+        setup = localization.Setup.from_params(A1.resolve(profile))
+        assert setup.cnn("none").init == "he"
+        assert {setup.cnn(n).init for n in ("instance", "batch", "layer")} == {"default"}
+
+
+def test_at_the_paper_geometry_only_the_he_null_sees_its_input():
+    """A 32-layer ReLU network without normalization and PyTorch's default init maps every
+    input to about the same output (its signal shrinks about 2.4-fold a layer), so it cannot
+    learn; with He init its output moves with its input as the InstanceNorm network's does."""
+    cfg = CNNConfig(depth=32, width=32, kernel=5, norm="none")
+    x = torch.randn(2, 1, 600, generator=torch.Generator().manual_seed(0))
+
+    def moved(c):
+        with torch.no_grad():
+            y = StackedCNN(c, [0])(x)
+        return (y[0] - y[1]).abs().mean().item() / max(y.abs().mean().item(), 1e-30)
+
+    assert moved(cfg) < 1e-4
+    assert moved(replace(cfg, init="he")) > 0.05
+    assert moved(replace(cfg, norm="instance")) > 0.05

@@ -22,6 +22,7 @@ from normbook.paper_a.cached import stacking
 from normbook.paper_a.cached.norms import StackedBatchNorm, make_norm
 
 PADDINGS = ("zeros", "circular")
+INITS = ("default", "he")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class CNNConfig:
     padding: str = "zeros"
     mix: int = 0  # kernel-1 conv -> norm -> ReLU blocks after each kernel-k block
     mix_norm: bool = True  # False: the kernel-1 blocks are conv -> ReLU (no normalization)
+    init: str = "default"  # PyTorch's default conv init, or "he" (Kaiming normal, zero biases)
 
     @property
     def receptive_radius(self) -> int:
@@ -91,6 +93,8 @@ class StackedCNN(nn.Module):
         super().__init__()
         if cfg.padding not in PADDINGS:
             raise ValueError(f"padding must be one of {PADDINGS}, got {cfg.padding!r}")
+        if cfg.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {cfg.init!r}")
         self.cfg, self.seeds, m, c = cfg, list(seeds), len(seeds), cfg.width
         self.n_models = m
         self.convs = nn.ModuleList()
@@ -105,7 +109,9 @@ class StackedCNN(nn.Module):
         self._init_per_model()
 
     def _init_per_model(self) -> None:
-        """PyTorch's default conv init, drawn per model from that model's seed.
+        """The conv init, drawn per model from that model's seed: PyTorch's default (uniform,
+        bound 1/sqrt(fan_in)), or He's (normal, std sqrt(2/fan_in), zero biases), which keeps
+        a ReLU network's signal from layer to layer without normalization.
 
         Drawing model m's weights from its own generator makes the stacked model's
         slice m identical to a model built alone with the same seed.
@@ -119,8 +125,14 @@ class StackedCNN(nn.Module):
                     conv.in_channels // m,
                     conv.kernel_size[0],
                 )
-                bound = 1.0 / math.sqrt(c_in * k)
                 sl = slice(i * out_per, (i + 1) * out_per)
+                if self.cfg.init == "he":
+                    with torch.no_grad():
+                        std = math.sqrt(2.0 / (c_in * k))
+                        conv.weight[sl].copy_(torch.randn(conv.weight[sl].shape, generator=g) * std)
+                        conv.bias[sl].zero_()
+                    continue
+                bound = 1.0 / math.sqrt(c_in * k)
                 _uniform_(conv.weight[sl], bound, g)
                 _uniform_(conv.bias[sl], bound, g)
 

@@ -38,6 +38,7 @@ class Setup:
     eval: EvalConfig
     detector: DetectorConfig
     chapter_cnn: CNNConfig | None = None  # the normalization the chapter compares with none
+    null_init: str = "default"  # the no-norm null's initialisation (the normalized: PyTorch's)
     curve_samples: int = 0  # predictions per index at each point of a compute-to-effect curve
 
     @property
@@ -68,6 +69,7 @@ class Setup:
             norm=norm,
             groups=groups,
             batch_eval=batch_eval,
+            init=self.null_init if norm == "none" else "default",
         )
 
     @classmethod
@@ -107,6 +109,7 @@ class Setup:
                 threshold=params.distance_threshold,
             ),
             curve_samples=params.curve_eval,
+            null_init=params.get("null_init", "default"),
         )
         if norm is None:
             return setup
