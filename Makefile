@@ -16,7 +16,7 @@ JOBS ?=
 EXERCISES ?=
 CHEAP ?=
 
-.PHONY: book test unit lint format params smoke chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint
+.PHONY: book test unit lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint
 
 venv: $(VENV)/.installed
 
@@ -63,7 +63,12 @@ $(VENV)/.lab-installed: $(VENV)/.installed
 ## opened in headless Chromium (needs Debian's chromium and chromium-driver; .ci/run installs them),
 ## chapters re-executed from the cache that must reproduce the smoke build's ledger exactly, then
 ## the README's commands run at smoke, the exercises' checked (`make commands RUN=readme`).
-test: lint params unit smoke
+## The unit tests and the smoke build run side by side: the tests use about one core of two on
+## average, and neither reads what the other writes (every test has its own cache and build
+## folder), so the two together take about the build's time less than one after the other.
+test: lint params
+	$(MAKE) --no-print-directory -j2 --output-sync=line unit smoke-build
+	$(MAKE) --no-print-directory smoke-checks
 
 lint: venv
 	$(VENV)/bin/ruff check .
@@ -85,9 +90,14 @@ unit: venv
 # ledger: the rebuild must reproduce it exactly (A1's networks, and B3's single-start k-means,
 # which turns a last-bit difference into another partition).
 REPRODUCE ?= a1_localization b3_clusters
-smoke: venv
+smoke: smoke-build
+	$(MAKE) --no-print-directory smoke-checks
+
+smoke-build: venv
 	rm -rf _build/smoke/cache
 	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force $(if $(JOBS),--jobs $(JOBS))
+
+smoke-checks: venv
 	$(PY) -m normbook.tools.refutable smoke
 	$(PY) -m normbook.publish.sitecheck _build/smoke/site/_build/html
 	$(PY) -m normbook.publish.browser _build/smoke/site/_build/html
