@@ -41,3 +41,14 @@ def test_one_chapter_of_each_paper_executes_at_paper_shape(tmp_path):
         assert run.error is None, run.error
         nb = tmp_path / "paper" / "executed" / "book" / f"{stem}.ipynb"
         assert nb.exists()
+
+
+def test_the_shape_run_reports_whether_the_paper_null_learned():
+    """A null that only reaches the best constant prediction did not learn; one below it by
+    R² >= 0.05 did; the report says which, and the run fails on the book's null."""
+    learned = shape_run.NullCheck("none, he init", 300, 1.2, 0.07, 0.0835)
+    stuck = shape_run.NullCheck("none, default init", 300, 0.0900, 0.0834, 0.0835)
+    assert learned.learned and not stuck.learned
+    text = shape_run.report([], {}, [learned, stuck])
+    assert "| none, he init | 1.2000 | 0.0700 | 0.162 | yes |" in text
+    assert "| none, default init | 0.0900 | 0.0834 | 0.001 | **no** |" in text

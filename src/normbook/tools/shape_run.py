@@ -6,7 +6,9 @@ the streamed evaluation, the probes, the analyses, the figures and the ledger.
 
     python -m normbook.tools.shape_run [--chapters a1_localization,b1_setup_accuracy]
 
-It reports each chapter's wall time and peak memory, the seconds per training step at each
+It reports each chapter's wall time and peak memory, whether the paper profile's no-norm null
+learns within a few hundred steps (:func:`null_check`: a null that cannot learn would make every
+claim of a GPU run "not shown"), the seconds per training step at each
 paper geometry (one thread, as training runs), and, from the FLOPs that ``make plan`` counts,
 the estimated full ``paper`` time on this CPU and on the GPU that plan states. Its executed
 notebooks and cache live in ``_build/paper-shape`` (emptied first), apart from every profile's.
@@ -18,8 +20,10 @@ import argparse
 import os
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from normbook.publish import project
 from normbook.publish.chapter_jobs import execute_command, run_child
@@ -41,6 +45,51 @@ def shape_overrides(chapter: Path) -> dict:
     """``chapter``'s shape-run ``-p`` overrides: its spec's counts and the run settings."""
     spec = project.spec_for(chapter)
     return {**spec.shape_counts, **{k: v for k, v in RUN.items() if k in spec.names}}
+
+
+# ----------------------------------------------------------------------------- the null
+
+NULL_SEED = 100  # a seed no profile trains
+NULL_STEPS = 300
+# The null has learned something about position once its loss is below the best constant
+# prediction's (the ramp's variance) by this share: R² of at least 0.05. A network that ignores
+# its input can reach the constant, never below it.
+NULL_R2 = 0.05
+
+
+@dataclass
+class NullCheck:
+    network: str
+    steps: int
+    first: float  # mean loss of the first 10 steps
+    last: float  # mean loss of the last 50
+    constant: float  # the best constant prediction's loss (the ramp's variance)
+
+    @property
+    def r2(self) -> float:
+        return 1 - self.last / self.constant
+
+    @property
+    def learned(self) -> bool:
+        return self.r2 >= NULL_R2
+
+
+def null_check(steps: int = NULL_STEPS, init: str | None = None) -> NullCheck:
+    """Train the ``paper`` profile's no-norm null (chapter A1: l = 600, d = 32, its learning
+    rate and initialisation; ``init`` overrides the latter) for ``steps`` Adam steps on one
+    seed, on the CPU, and compare its loss at the end with its loss at the start."""
+    from normbook.paper_a.a1_localization.spec import A1
+    from normbook.paper_a.cached.task import ramp
+    from normbook.paper_a.cached.training import train_stack
+    from normbook.paper_a.runs import localization
+
+    setup = localization.Setup.from_params(A1.resolve("paper", device="cpu"))
+    cnn = setup.cnn("none") if init is None else replace(setup.cnn("none"), init=init)
+    tc = replace(setup.train, steps=steps, checkpoints=(), device="cpu")
+    _, record = train_stack(cnn, tc, [NULL_SEED], desc="null")
+    loss, constant = record.losses[:, 0], ramp(tc.seq_len).var(unbiased=False)
+    return NullCheck(f"{cnn.label}, {cnn.init} init", steps, float(np.mean(loss[:10])),
+                     float(np.mean(loss[-50:])), float(constant))  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- executing
@@ -84,7 +133,7 @@ def estimates(chapter: str, rates: dict[str, Rate]) -> tuple[float, float]:
 # ----------------------------------------------------------------------------- report
 
 
-def report(runs: list[ChapterRun], rates: dict[str, Rate]) -> str:
+def report(runs: list[ChapterRun], rates: dict[str, Rate], nulls: list[NullCheck] = ()) -> str:
     from normbook.publish.chapters import SPECS
 
     counts = {k: v for spec in SPECS.values() for k, v in spec.shape_counts.items()}
@@ -103,6 +152,15 @@ def report(runs: list[ChapterRun], rates: dict[str, Rate]) -> str:
         state = f"{run.seconds:.0f} s" if run.error is None else "**failed**"
         lines.append(f"| {run.chapter} | {state} | {run.peak_rss_gb:.2f} GB | {cpu_h:,.1f} h "
                      f"| {gpu_h * 60:,.1f} min |")  # fmt: skip
+    if nulls:
+        lines += ["", f"The paper profile's no-norm null, {nulls[0].steps} steps on seed "
+                  f"{NULL_SEED}: it must leave its initial loss and beat the best constant "
+                  f"prediction (loss {nulls[0].constant:.4f}) by R² ≥ {NULL_R2:g} over its last "
+                  "50 steps:", "",
+                  "| null | loss, first 10 steps | loss, last 50 | R² | learned |",
+                  "|---|---|---|---|---|"]  # fmt: skip
+        lines += [f"| {n.network} | {n.first:.4f} | {n.last:.4f} | {n.r2:.3f} | "
+                  f"{'yes' if n.learned else '**no**'} |" for n in nulls]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -121,10 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         r = runs[-1]
         print(f"[paper-shape] {ch.stem}: {r.seconds:.0f} s, peak {r.peak_rss_gb:.2f} GB"
               + (f"\n{r.error}" if r.error else ""), flush=True)  # fmt: skip
-    text = report(runs, paper_rates())
+    print(f"[paper-shape] the no-norm null, {NULL_STEPS} steps ...", flush=True)
+    nulls = [null_check(), null_check(init="default")]  # the book's, and PyTorch's for contrast
+    text = report(runs, paper_rates(), nulls)
     (folder / "report.md").write_text(text + "\n")
     print(text, flush=True)
-    return 1 if any(r.error for r in runs) else 0
+    return 1 if any(r.error for r in runs) or not nulls[0].learned else 0
 
 
 if __name__ == "__main__":
