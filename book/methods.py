@@ -600,10 +600,10 @@ report.md(methods.rules_table(b4_claims, only=methods.B4_RULES))
 # (`results/<profile>/ledger.json`, written by `make reference` from a full build) is compared
 # with every build: the {ref}`introduction <intro>` and the ledger say how many claims give
 # its verdict and list each that does not. To see what a last-bit difference does, the same
-# commit was built again with oneDNN held to an older instruction set, on the same CPU, and its
-# ledger committed beside the reference (`results/<profile>/ledger-<name>.json`); the flag's
-# width was chosen so that every claim whose verdict differs between the two is flagged in one
-# build or the other:
+# commit was built twice on the same CPU, as usual and with oneDNN held to an older instruction
+# set, and both ledgers committed (`results/<profile>/isa/<commit>/`: they stay a study of that
+# commit when the reference moves to newer code); the flag's width was chosen so that every
+# claim whose verdict differs between the two is flagged in one build or the other:
 
 # %% tags=["hide-input"]
 report.md(methods.stability_study(params.profile))

@@ -288,9 +288,11 @@ def test_the_methods_page_measures_the_flag_against_a_build_on_another_instructi
     other = snapshot(build(a1_side=claim("a1_side", 0.09, 0.08, 0.9, NOT_SHOWN)))
     other["provenance"]["machine"] = {**MACHINE, "isa": "Intel AVX",
                                       "flags": {"ONEDNN_MAX_CPU_ISA": "AVX"}}  # fmt: skip
-    (tmp_path / "cpu").mkdir()
-    (tmp_path / "cpu" / "ledger.json").write_text(reference.dumps(ref))
-    (tmp_path / "cpu" / "ledger-avx.json").write_text(reference.dumps(other))
+    study = tmp_path / "cpu" / "isa" / "abc"
+    study.mkdir(parents=True)
+    (study / "reference.json").write_text(reference.dumps(ref))
+    (study / "avx.json").write_text(reference.dumps(other))
+    (tmp_path / "cpu" / "ledger.json").write_text(reference.dumps(snapshot(build())))  # newer
     text = methods.stability_study("cpu")
     assert "**`avx`**: AMD EPYC (cpu family 25, model 1), oneDNN on Intel AVX" in text
     assert "(ONEDNN_MAX_CPU_ISA=AVX)" in text and "2 of 3 final verdicts agree" in text
@@ -306,7 +308,8 @@ def test_a_new_reference_makes_the_pages_that_compare_with_it_stale(tmp_path, mo
     (tmp_path / "results" / "cpu").mkdir(parents=True)
     (tmp_path / "results" / "cpu" / "ledger.json").write_text(reference.dumps(snapshot(build())))
     after = project.reference_digest("cpu")
-    (tmp_path / "results" / "cpu" / "ledger-avx.json").write_text("{}")
+    (tmp_path / "results" / "cpu" / "isa" / "abc").mkdir(parents=True)
+    (tmp_path / "results" / "cpu" / "isa" / "abc" / "avx.json").write_text("{}")
     both = project.reference_digest("cpu")
     assert len({before, after, both}) == 3
     (tmp_path / "results" / "cpu" / "other.json").write_text("{}")  # not a ledger
@@ -318,11 +321,10 @@ def test_every_committed_build_on_another_instruction_set_is_covered_by_the_flag
     reference (the same commit computed on another instruction set), each claim whose verdict
     differs sat near its line in one build or the other, and no deciding p moved farther than
     the width. A new committed build that breaks this asks for a new width."""
-    ref = reference.load("cpu")
-    others = reference.other_builds("cpu")
-    if ref is None or not others:
-        pytest.skip("no reference, or no other build beside it, committed")
-    for name, other in others:
+    studies = reference.isa_studies("cpu")
+    if not studies:
+        pytest.skip("no build on another instruction set committed")
+    for name, other, ref in studies:
         cmp = reference.compare(reference.as_records(other), ref)
         assert cmp.compared == len(ref["claims"]), name
         missed = [d.ident for d in cmp.of("verdict") if not d.flagged]

@@ -325,22 +325,22 @@ def null_quantile_table(quantiles) -> str:
 
 
 def stability_study(profile: str) -> str:
-    """The measurement behind the near-its-line flag: each committed build of the reference's
-    commit on another instruction set (:func:`normbook.book_pages.reference.other_builds`)
-    against the reference, with how far the deciding p-values moved and, for every claim whose
-    verdict differs, its distance from its line in each build."""
+    """The measurement behind the near-its-line flag: each committed build of one commit on
+    another instruction set against the same commit's build on the reference machine
+    (:func:`normbook.book_pages.reference.isa_studies`), with how far the deciding p-values
+    moved and, for every claim whose verdict differs, its distance from its line in each
+    build."""
     from normbook.book_pages import reference
     from normbook.grading.stability import NEAR_LINE
 
-    ref = reference.load(profile)
-    others = reference.other_builds(profile) if ref else []
-    if not others:
-        return (f"No build on another instruction set is committed beside the `{profile}` "
-                "reference yet: `ONEDNN_MAX_CPU_ISA=AVX make book`, then `python -m "
-                f"normbook.tools.reference --profile {profile} --out results/{profile}/"
-                "ledger-avx.json`, records one.")  # fmt: skip
+    studies = reference.isa_studies(profile)
+    if not studies:
+        return (f"No build on another instruction set is committed at `{profile}` yet: build one "
+                "commit as usual and with `ONEDNN_MAX_CPU_ISA=AVX make book`, and write each "
+                f"with `python -m normbook.tools.reference --profile {profile} --out "
+                f"results/{profile}/isa/<commit>/reference.json` (and `avx.json`).")  # fmt: skip
     parts = []
-    for name, other in others:
+    for name, other, ref in studies:
         cmp = reference.compare(reference.as_records(other), ref)
         moved = np.array(reference.shifts(ref, other))
         med, p90 = (np.quantile(moved, q) for q in (0.5, 0.9))
@@ -348,15 +348,16 @@ def stability_study(profile: str) -> str:
         flagged = sum(bool(d.flagged) for d in flips)
         parts.append(
             f"**`{name}`**: {reference.machine_text(other['provenance']['machine'])}, "
-            f"{other['provenance']['date']}, commit {other['provenance']['commit'][:10]}. "
-            f"{cmp.agree} of {cmp.compared} final verdicts agree with the reference "
+            f"{other['provenance']['date']}, commit {other['provenance']['commit'][:10]}, against "
+            f"the same commit on {reference.machine_text(ref['provenance']['machine'])}. "
+            f"{cmp.agree} of {cmp.compared} final verdicts agree "
             f"({cmp.identical} with the same effect). Over the {len(moved)} claims both tested, "
             f"the deciding p moved by a median of {med:.2f} standard errors (90th percentile "
             f"{p90:.2f}, largest {moved.max():.2f}). {len(flips)} verdicts differ; "
             f"{flagged} of them sat within {NEAR_LINE:g} SE of their line in one build or the "
             "other." + ("\n\n" + table([{
                 "claim": f"{reference.short_claim(d.claim)} ({{ref}}`{d.section}`)",
-                "reference": f"{reference.short_verdict(d.ref['verdict'])}, "
+                "this commit, reference machine": f"{reference.short_verdict(d.ref['verdict'])}, "
                              f"{_distance(d.ref)} from its line",
                 f"`{name}`": f"{reference.short_verdict(d.this['verdict'])}, "
                              f"{_distance(d.this)} from its line",

@@ -349,16 +349,27 @@ def as_records(ref: dict) -> list[dict]:
             for name, ch in ref["chapters"].items()]  # fmt: skip
 
 
-def other_builds(profile: str) -> list[tuple[str, dict]]:
-    """The committed ledgers of other builds beside the reference (``ledger-<name>.json``: the
-    same commit built on another instruction set, say), by name."""
+def isa_studies(profile: str) -> list[tuple[str, dict, dict]]:
+    """The committed builds of one commit on other instruction sets, each with the build it is
+    compared with: ``results/<profile>/isa/<commit>/reference.json`` (the commit as the
+    reference machine built it) and beside it ``<name>.json`` (the same commit with oneDNN held
+    to another ISA, say). They stay valid when the reference moves to newer code: each study
+    compares builds of its own commit. As (name, other, its reference)."""
     out = []
-    for f in sorted((RESULTS / profile).glob("ledger-*.json")):
-        ref = json.loads(f.read_text())
-        bad = problems(ref)
-        if bad:
-            raise ValueError(f"{f}: {bad[0]}")
-        out.append((f.stem.removeprefix("ledger-"), ref))
+    for folder in sorted((RESULTS / profile / "isa").glob("*/")):
+        base_file = folder / "reference.json"
+        base = json.loads(base_file.read_text()) if base_file.exists() else None
+        for f in sorted(folder.glob("*.json")):
+            if f.name == "reference.json":
+                continue
+            other = json.loads(f.read_text())
+            bad = (problems(base) if base is not None else [f"{base_file} is missing"]) or (
+                problems(other))  # fmt: skip
+            if bad:
+                raise ValueError(f"{f}: {bad[0]}")
+            if other["provenance"]["commit"] != base["provenance"]["commit"]:
+                raise ValueError(f"{f}: not the commit of {base_file}")
+            out.append((f.stem, other, base))
     return out
 
 

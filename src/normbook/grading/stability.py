@@ -32,7 +32,7 @@ from normbook.grading.verdicts import NOT_TESTABLE, REFUTED
 
 # Rows closer than this to their line (in standard errors) are flagged "near its line": a
 # last-bit difference between processors may flip them. Chosen by measurement (the Methods
-# page shows it, from results/cpu/ledger-avx.json): the same commit built with oneDNN held to
+# page shows it, from results/cpu/isa/5ef7493/): the same commit built with oneDNN held to
 # AVX instead of AVX2 moved the deciding p of 48 tested claims by a median of 0.25 standard
 # errors and at most 1.10, and the 3 verdicts that differed sat within 0.80 of their line;
 # 1.25 covers the largest move. tests/core/test_reference.py fails when a committed build

@@ -191,12 +191,13 @@ def records_digest(spec, resolved: dict) -> str:
 
 
 def reference_digest(profile: str) -> str:
-    """A hash of the committed ledgers at ``profile`` (``results/<profile>/ledger*.json``: the
-    reference and the builds kept beside it), which the pages that read every record compare
-    this build with."""
+    """A hash of the committed ledgers at ``profile`` (``results/<profile>/ledger*.json``, the
+    reference, and ``isa/*/*.json``, the builds of one commit on other instruction sets), which
+    the pages that read every record compare this build with."""
     h = hashlib.sha256()
-    for f in sorted((ROOT / "results" / profile).glob("ledger*.json")):
-        h.update(f.name.encode())
+    folder = ROOT / "results" / profile
+    for f in sorted([*folder.glob("ledger*.json"), *folder.glob("isa/*/*.json")]):
+        h.update(str(f.relative_to(folder)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
 

@@ -122,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="accept tracked files that differ from the commit (the reference then "
                          "names the commit with '+changes')")  # fmt: skip
     ap.add_argument("--out", default=None,
-                    help="where to write it (default results/<profile>/ledger.json; another "
-                         "build kept beside the reference: results/<profile>/ledger-<name>.json, "
-                         "which the Methods page compares with it)")  # fmt: skip
+                    help="where to write it (default results/<profile>/ledger.json; a study "
+                         "of one commit on two instruction sets: results/<profile>/isa/"
+                         "<commit>/reference.json and <name>.json)")  # fmt: skip
     ap.add_argument("--check", metavar="REFERENCE", default=None,
                     help="write nothing: compare the last build with this reference file and "
                          "fail on any difference (a rebuild from the cache on the same machine "
