@@ -67,7 +67,7 @@ $(VENV)/.lab-installed: $(VENV)/.installed
 ## average, and neither reads what the other writes (every test has its own cache and build
 ## folder), so the two together take about the build's time less than one after the other.
 test: lint params
-	$(MAKE) --no-print-directory -j2 --output-sync=line unit smoke-build
+	$(MAKE) --no-print-directory -j2 unit smoke-build
 	$(MAKE) --no-print-directory smoke-checks
 
 lint: venv

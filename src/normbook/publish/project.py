@@ -8,6 +8,7 @@ Tests point ``ROOT`` at a throw-away copy of the project; every build module rea
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -109,7 +110,12 @@ def module_file(name: str) -> Path | None:
 def direct_imports(path: Path) -> set[Path]:
     """The library files one source file imports (every ``normbook`` import, at its top or
     inside a function; relative ones resolved)."""
-    tree = ast.parse(path.read_text())
+    return set(_imports_of_text(path, path.read_text()))
+
+
+@functools.lru_cache(maxsize=2048)  # one parse per file text: every chapter's stamp walks them
+def _imports_of_text(path: Path, text: str) -> frozenset[Path]:
+    tree = ast.parse(text)
     rel = path.relative_to(PACKAGE.parent).with_suffix("") if path.is_relative_to(PACKAGE) else None
     package = (
         ".".join(rel.parts[:-1] if rel and rel.name != "__init__" else rel.parts) if rel else ""
@@ -133,7 +139,7 @@ def direct_imports(path: Path) -> set[Path]:
             if f is None:
                 raise BuildError(f"{path.name} imports {name!r}, which is not in the library")
             found.add(f)
-    return found
+    return frozenset(found)
 
 
 def library_files(path: Path) -> list[Path]:
