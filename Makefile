@@ -16,7 +16,7 @@ JOBS ?=
 EXERCISES ?=
 CHEAP ?=
 
-.PHONY: book test unit lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint
+.PHONY: book test unit unit-light smoke-then-heavy lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint
 
 venv: $(VENV)/.installed
 
@@ -63,11 +63,12 @@ $(VENV)/.lab-installed: $(VENV)/.installed
 ## opened in headless Chromium (needs Debian's chromium and chromium-driver; .ci/run installs them),
 ## chapters re-executed from the cache that must reproduce the smoke build's ledger exactly, then
 ## the README's commands run at smoke, the exercises' checked (`make commands RUN=readme`).
-## The unit tests and the smoke build run side by side: the tests use about one core of two on
-## average, and neither reads what the other writes (every test has its own cache and build
-## folder), so the two together take about the build's time less than one after the other.
+## The unit tests and the smoke build run side by side, in two lanes of about equal length: the
+## light unit tests in one, the smoke build and then the heavy tests (marked `heavy`: they build
+## or train for a minute or more) in the other. The tests use about one core of two on average,
+## and nothing reads what another writes (every test has its own cache and build folder).
 test: lint params
-	$(MAKE) --no-print-directory -j2 unit smoke-build
+	$(MAKE) --no-print-directory -j2 unit-light smoke-then-heavy
 	$(MAKE) --no-print-directory smoke-checks
 
 lint: venv
@@ -85,6 +86,12 @@ params: venv
 
 unit: venv
 	$(PY) -m pytest
+
+unit-light: venv
+	$(PY) -m pytest -m "not heavy"
+
+smoke-then-heavy: smoke-build
+	$(PY) -m pytest -m heavy
 
 # Chapters `make smoke` re-executes from the cache after writing the smoke build's reference
 # ledger: the rebuild must reproduce it exactly (A1's networks, and B3's single-start k-means,

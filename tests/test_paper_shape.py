@@ -1,5 +1,7 @@
 """The paper-shape run cuts counts only."""
 
+import pytest
+
 from normbook.publish import project
 from normbook.tools import shape_run
 
@@ -32,6 +34,7 @@ TEST_CUTS = {
 }  # fmt: skip
 
 
+@pytest.mark.heavy
 def test_one_chapter_of_each_paper_executes_at_paper_shape(tmp_path):
     import os
 

@@ -182,6 +182,7 @@ def test_the_record_passes_its_schema_and_catches_damage(record, tmp_path):
         load(tmp_path / "a1.json")
 
 
+@pytest.mark.heavy
 def test_a_killed_run_leaves_the_phases_it_finished(tmp_path):
     done = runner(tmp_path, *TINY, stop_after="train none")  # SIGKILL right after that record
     assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]

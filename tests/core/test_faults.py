@@ -14,6 +14,7 @@ import threading
 from dataclasses import asdict
 
 import psutil
+import pytest
 
 from normbook.paper_a.a2_mechanism import spec as a2_spec
 from normbook.paper_a.cached import cache_keys
@@ -65,6 +66,7 @@ def _kill_tree(proc: subprocess.Popen) -> None:
     proc.wait(60)
 
 
+@pytest.mark.heavy
 def test_a_killed_build_resumes_where_it_stopped(tmp_path, monkeypatch):
     """A build killed with SIGKILL while chapter A2 executes keeps A1 (stamped, its networks
     cached) and leaves nothing of A2; the rerun executes only A2, from A1's cached networks.
@@ -136,6 +138,7 @@ def test_a_second_build_waits_for_the_first(tmp_path, monkeypatch):
             _kill_tree(second)
 
 
+@pytest.mark.heavy
 def test_same_parameters_same_glued_numbers(tmp_path, monkeypatch):
     """Re-executing a chapter with its cache cleared gives bit-identical glued numbers."""
     chapter = project.ROOT / "book" / "a1_localization.py"
