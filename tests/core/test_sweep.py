@@ -58,7 +58,6 @@ def _hits(nb_path):
 @pytest.mark.skipif(
     torch.cuda.is_available(), reason="the failing points need a machine without CUDA"
 )
-@pytest.mark.heavy
 def test_a_two_by_two_smoke_sweep_on_two_dask_workers(tmp_path, monkeypatch):
     monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / "build"))
     monkeypatch.setenv("NORMBOOK_CACHE", str(tmp_path / "cache"))
