@@ -98,7 +98,7 @@ probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 paper_record = None  # the recorded paper-scale run the chapter reads (make paper-run writes it)
 #   [every profile: results/paper/a1.json]
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_a import paper_values, plots, recorded, run_tables
 from normbook.paper_a.a1_localization import claims, figures, spec, tables, views
@@ -178,6 +178,19 @@ report.figure("fig-a1-task", figures.task_example(params.seq_len, setup.radius))
 # 0.15), with He init none did; at the paper's 32 layers a default-initialised null's output
 # does not move when its input is redrawn. A null that cannot learn is no control for the side
 # channel; `-p null_init default` restores the old null.
+#
+# **The network and its training, from the library** (shown as the build found them; the long ones
+# fold). Each seed is one slice of a stacked network: `norm` picks the layer after every
+# convolution, and one Adam step trains every seed's slice at once.
+#
+# ```{code-of} normbook.paper_a.cached.cnn.StackedCNN
+# ```
+#
+# ```{code-of} normbook.paper_a.cached.norms.make_norm
+# ```
+#
+# ```{code-of} normbook.paper_a.cached.stacking.train
+# ```
 
 # %%
 localization.pretrain(localization.chapter_networks(setup), params.workers)
@@ -380,6 +393,25 @@ report.md(tables.probe_distances([no_norm, with_norm, circular]))
 # interval. Properties that hold by construction are checks, listed apart: a failed check is
 # a bug.
 
+#
+# **What the side-channel row measures and how it is graded, from the library:** the interior
+# slope of the mean prediction (the effect), the span detector behind the rug of localized
+# indices, the paired comparison with both nulls, the rule, and the t test against the SESOI.
+#
+# ```{code-of} normbook.paper_a.measures.bands.interior_slope
+# ```
+#
+# ```{code-of} normbook.paper_a.measures.detector.span_pvalues
+# ```
+#
+# ```{code-of} normbook.paper_a.grading.nulls.slope_beyond_nulls
+# ```
+#
+# ```{code-of} normbook.paper_a.grading.rules.localizes_verdict
+# ```
+#
+# ```{code-of} normbook.grading.claims.mean_test
+# ```
 # %%
 cyc = equivariance.cyclic_change(circular.net, params.seq_len, shift=setup.radius)
 probe_curve = localization.curve(setup, with_norm.cnn, with_probes=True)

@@ -113,7 +113,7 @@ pack_seeds = None  # PackNorm: seeds (one model per seed and overlap)
 n_test = None  # PackNorm: fresh test pairs per model [smoke 512 · cpu 8,192 · paper 100,000]
 transition_level = None  # accuracy that defines the transition overlap [every profile: 0.75]
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 from normbook.grading import stats
 from normbook.pages import fmt, report
 from normbook.paper_a import paper_values
@@ -177,6 +177,17 @@ run.glue("a2_half", setup.half)
 # {numref}`fig-a2-pair` shows one example of each class, at an overlap of half the path
 # length.
 
+#
+# **The PackNorm network and its training, from the library.**
+#
+# ```{code-of} normbook.paper_a.cached.packnet.PackNorm
+# ```
+#
+# ```{code-of} normbook.paper_a.cached.packnet.StackedPackNet
+# ```
+#
+# ```{code-of} normbook.paper_a.cached.packnet.train_pack
+# ```
 # %%
 report.figure(
     "fig-a2-pair", figures.packnorm_example(pack_setup.path_len, pack_setup.path_len // 2)
@@ -314,7 +325,7 @@ run.glue("a2_rising", "may still be rising" if rising else "has flattened")
 # probes fitted at the same kept states, with as many predictions per index, tell whether the
 # reach was still rising.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 run.glue("a2_norm", with_norm.name)
 run.glue("a2_first_beyond_R", fmt.depths(hops.first_beyond_radius))
 run.glue("a2_first_beyond_single", fmt.depths(hops.first_beyond_single))
@@ -366,6 +377,18 @@ run.glue("a2_out_dist_none", fmt.join(no_norm.distances))
 # circular padding) in paired $t$ tests against a smallest effect of interest of
 # {glue:text}`a2_reach_sesoi` ({ref}`methods-sesoi`).
 
+#
+# **What the multi-hop rows measure and how they are graded, from the library:** the reach beyond
+# $R(d)$ of the depth probes, its test against both nulls, and the chapter's rules.
+#
+# ```{code-of} normbook.paper_a.measures.multihop.excess_beyond
+# ```
+#
+# ```{code-of} normbook.paper_a.grading.nulls.reach_test
+# ```
+#
+# ```{code-of} normbook.paper_a.a2_mechanism.claims.a2_ledger
+# ```
 # %%
 probe_curve = localization.curve(setup, with_norm.cnn, with_probes=True)
 pack_kept = packnorm.late_accuracy(pack_setup)

@@ -96,7 +96,7 @@ group_seeds = None  # seeds of the GroupNorm sweep (one model per seed and G)
 bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatch statistics
 #   [smoke [8, 64] · cpu [8, 32, 128] · paper [8, 32, 128, 512]]
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_a import paper_values, plots
 from normbook.paper_a.a3_which_norms import claims, figures, spec, tables, views
@@ -108,7 +108,7 @@ from normbook.paper_a.runs import batchstats, localization, which_norms
 params, run = report.start(spec.A3, globals())
 setup = localization.Setup.from_params(params)
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 run.glue_all("a3", {
     "steps": f"{params.steps:,}", "eval_bs": params.eval_batch_size, "L": params.seq_len,
     "d": params.depth, "R": setup.radius, "half": setup.half, "n_groups": len(params.group_counts),
@@ -133,6 +133,20 @@ run.glue_all("a3", {
 # network trains for {glue:text}`a3_steps` Adam steps on sequences of length $\ell$ =
 # {glue:text}`a3_L` with $d$ = {glue:text}`a3_d` blocks ($R$ = {glue:text}`a3_R`):
 # {glue:text}`a3_vs_a1`.
+#
+# **The normalization layers compared, the network and its training, from the library.**
+#
+# ```{code-of} normbook.paper_a.cached.norms.make_norm
+# ```
+#
+# ```{code-of} normbook.paper_a.cached.norms.StackedBatchNorm
+# ```
+#
+# ```{code-of} normbook.paper_a.cached.cnn.StackedCNN
+# ```
+#
+# ```{code-of} normbook.paper_a.cached.stacking.train
+# ```
 
 # %%
 localization.pretrain(
@@ -416,6 +430,21 @@ run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # slope lost at the largest batch were still rising is judged on the same batch-mean
 # evaluation of the kept states of {numref}`fig-a3-curve`, with as many predictions per index.
 
+#
+# **What the rows measure and how they are graded, from the library:** the interior slope, the
+# rank trend over group counts, the paired tests, and the chapter's rules.
+#
+# ```{code-of} normbook.paper_a.measures.bands.interior_slope
+# ```
+#
+# ```{code-of} normbook.grading.claims.rank_trend
+# ```
+#
+# ```{code-of} normbook.grading.claims.paired
+# ```
+#
+# ```{code-of} normbook.paper_a.a3_which_norms.claims.a3_ledger
+# ```
 # %%
 cyc = equivariance.cyclic_change(tested.circular.net, params.seq_len, shift=setup.radius)
 bm_curves = which_norms.batch_mean_curves(setup, sizes)

@@ -145,7 +145,7 @@ arch_lr = None  # U-Net and 2-D CNN: peak Adam learning rate [every profile: 0.0
 arch_schedule = None  # U-Net and 2-D CNN: learning-rate schedule [every profile: onecycle]
 arch_eval_batch = None  # U-Net and 2-D CNN: samples per evaluation stream batch [every profile: 32]
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_a.a4_stress import claims, figures, spec, text, views
 from normbook.paper_a.grading import sesoi

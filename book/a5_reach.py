@@ -103,7 +103,7 @@ reach_eval = None  # predictions per index for the study's networks
 paper_record = None  # the recorded paper-scale run the chapter reads (make paper-run writes it)
 #   [every profile: results/paper/a1.json]
 
-# %%
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_a import paper_values, recorded
 from normbook.paper_a.a5_reach import claims, figures, spec, text, views

@@ -91,7 +91,7 @@ workers = None  # parallel worker processes (0: one per core; results do not dep
 device = None  # where models train: 'auto' is cuda when available, else cpu
 #   [smoke cpu · cpu cpu · paper auto]
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_b import paper_values
 from normbook.paper_b.b1_setup_accuracy import claims, figures, spec, tables

@@ -91,7 +91,7 @@ channel_spatial_mean = None  # channel sparsity per image: average each map over
 zero_threshold = None
 #   |a| <= threshold counts as zero (paper: exact zeros) [every profile: 0]
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_b import differences, paper_values, plots
 from normbook.paper_b.b1_setup_accuracy import claims as b1_claims
@@ -114,6 +114,19 @@ run.glue("b2_lrs", f"{fmt.sci(params.cifar_lr_bn)} vs {fmt.sci(params.cifar_lr_n
 # The trained models of chapter {ref}`b1`, from the cache (same parameters, same cache
 # entries).
 
+#
+# **The networks and their training, from the library:** a conv block (BatchNorm or not), the
+# VGG-16 built from them (the MNIST network is built the same way), and one network's training
+# with early stopping.
+#
+# ```{code-of} normbook.paper_b.cached.convnets.ConvBlock
+# ```
+#
+# ```{code-of} normbook.paper_b.cached.convnets.VGG16
+# ```
+#
+# ```{code-of} normbook.paper_b.cached.training.train_one
+# ```
 # %%
 models = classify.trained_models(classify.Setup.from_params(params))
 report.md(provenance.provenance_notes(models.splits, only_unverified=True))
@@ -124,6 +137,18 @@ print(f"{models.n_models} trained models, {models.cache_hits} loaded from the ca
 # (b2-layers)=
 # ## Sparsity per layer
 
+#
+# **What is measured and how it is tested, from the library:** layer and channel sparsity, and the
+# paired test over seeds behind every BN-against-no-BN row.
+#
+# ```{code-of} normbook.paper_b.cached.representations.layer_sparsity
+# ```
+#
+# ```{code-of} normbook.paper_b.cached.representations.channel_sparsity
+# ```
+#
+# ```{code-of} normbook.paper_b.grading.rules.direction
+# ```
 # %%
 sparsity = analysis.sparsity(models, analysis.SparsityConfig.from_params(params), params.workers)
 print(

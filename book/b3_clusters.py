@@ -107,7 +107,7 @@ fixed_k = None  # k for the DBI at a fixed number of clusters (the number of cla
 view_images = None  # images per network in the explorable layer view (PCA to 2-D)
 #   [smoke 100 · cpu 300 · paper 300]
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_b import differences, paper_values, plots
 from normbook.paper_b.b3_clusters import claims, figures, spec, tables, views
@@ -118,7 +118,7 @@ from normbook.paper_b.runs import classify, null_clusters
 
 params, run = report.start(spec.B3, globals())
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 run.glue_all("b3", {
     "paper_images": f"{paper_values.N_IMAGES:,}", "paper_seeds": paper_values.N_SEEDS,
     "paper_k_range": "{}..{}".format(*paper_values.K_RANGE), "n_classes": paper_values.N_CLASSES,
@@ -136,6 +136,14 @@ run.glue_all("b3", {
 #
 # The trained models of chapter {ref}`b1`, from the cache, and their cluster analysis.
 
+#
+# **The networks and their training, from the library.**
+#
+# ```{code-of} normbook.paper_b.cached.convnets.VGG16
+# ```
+#
+# ```{code-of} normbook.paper_b.cached.training.train_one
+# ```
 # %%
 models = classify.trained_models(classify.Setup.from_params(params))
 report.md(provenance.provenance_notes(models.splits, only_unverified=True))
@@ -151,6 +159,19 @@ print(
 # (b3-class)=
 # ## Class-based clusters
 
+#
+# **What is measured and how it is tested, from the library:** the Davies–Bouldin index with the
+# true classes as clusters, the k-means sweep that finds k* (every DBI on the raw features), and
+# the paired test over seeds.
+#
+# ```{code-of} normbook.paper_b.cached.representations.class_dbi
+# ```
+#
+# ```{code-of} normbook.paper_b.cached.representations.kmeans_sweep
+# ```
+#
+# ```{code-of} normbook.paper_b.grading.rules.direction
+# ```
 # %%
 report.figure("fig-b3-class-dbi", figures.class_dbi(clusters))
 for ds, c in rules.Contrast.per_dataset(clusters.class_dbi).items():

@@ -130,7 +130,7 @@ match_check_every = None  # accuracy-matched: check every this many steps near t
 match_tolerance = None  # accuracy-matched: largest validation-accuracy gap a pair may keep
 #   [smoke 0.05 · cpu 0.01 · paper 0.005]
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_b.b4_stress import claims, factorial, figures, matching, spec, tables, text
 from normbook.paper_b.cached import analysis, stress_analyses
@@ -140,7 +140,7 @@ from normbook.paper_b.runs import classify, null_clusters
 
 params, run = report.start(spec.B4, globals())
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 run.glue_all("b4", text.setup_glue(params))
 
 # %% [markdown]

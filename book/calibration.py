@@ -63,7 +63,7 @@ cal_lrs = None  # candidate i's (peak) learning rate
 cal_batch_sizes = None  # candidate i's batch size (same samples: steps scale)
 #   [smoke [16, 16] · cpu [32, 32, 32] · paper [32, 32, 32, 16]]
 
-# %%
+# %% tags=["remove-input"]
 from normbook.pages import fmt, report
 from normbook.paper_a.a1_localization.spec import A1
 from normbook.paper_a.calibration_page import budget, figures, spec, tables

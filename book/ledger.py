@@ -32,7 +32,7 @@
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
 
-# %%
+# %% tags=["remove-input"]
 from normbook.book_pages import ledger
 from normbook.grading import claims
 from normbook.pages import report

@@ -30,7 +30,7 @@ oc_models = None  # simulated models per step and noise correlation length (dete
 power_draws = None  # simulated designs per point of the power figure
 #   [smoke 20 · cpu 400 · paper 2,000]
 
-# %%
+# %% tags=["remove-input"]
 from normbook.book_pages import ledger as ledger_page
 from normbook.book_pages import methods
 from normbook.grading import claims, ledger, stability, stats

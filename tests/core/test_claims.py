@@ -311,3 +311,26 @@ def test_rank_shift_test_leaves_two_nevers_undecided():
     assert g.p == pytest.approx(
         sps.mannwhitneyu(a, b + 0.5, alternative="greater", method=exact).pvalue
     )
+
+
+def test_a_verdict_names_its_rule_its_measure_and_its_sesoi_from_the_code():
+    """A row's links are taken from code objects: the function that called
+    ``Verdict.graded`` (the rule), the ``measure`` passed, and the SESOI's module constant."""
+    from normbook.grading.verdicts import Verdict, code_links
+    from normbook.paper_a.grading.sesoi import SLOPE
+    from normbook.paper_a.measures import bands
+
+    def a_rule():
+        test = claims.mean_test([0.2, 0.3, 0.25], SLOPE.value, null="x")
+        return Verdict.graded("A", "c", test, SLOPE, rising=False, measure=bands.interior_slope)
+
+    v = a_rule()
+    assert v.code == (
+        # a nested rule links to the definition a source page anchors: the enclosing one
+        ("rule", __name__, "test_a_verdict_names_its_rule_its_measure_and_its_sesoi_from_the_code"),
+        ("effect", "normbook.paper_a.measures.bands", "interior_slope"),
+        ("SESOI", "normbook.paper_a.grading.sesoi", "SLOPE"),
+    )
+    html = code_links(v.code)
+    assert "_code/normbook/paper_a/measures/bands.html#interior_slope" in html
+    assert html in v.row()["claim (as tested)"]

@@ -18,7 +18,13 @@ from normbook.book_pages.ledger import (
 )
 from normbook.book_pages.ledger import against_reference as compare_with_reference
 from normbook.grading import ledger
-from normbook.grading.verdicts import NOT_SHOWN, REFUTED, effect_interval, number_or_dash
+from normbook.grading.verdicts import (
+    NOT_SHOWN,
+    REFUTED,
+    code_links,
+    effect_interval,
+    number_or_dash,
+)
 from normbook.pages.fmt import table
 from normbook.paper_a import paper_values as paper_values_a
 from normbook.paper_a.recorded import BARE_COMMAND, COMMAND, paper_scale_key
@@ -159,7 +165,8 @@ def _row(q: str, r: dict, c: dict, profile: str, recorded: bool) -> dict:
         "paper's claim": c.get("paper_says") or "(ours)",
         f"verdict at `{profile}`": verdict_text(c, profile) + (f" ({rerun})" if rerun else ""),
         "effect vs SESOI": effect_text(c),
-        "chapter": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
+        "chapter": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`"
+        + code_links(c.get("code", [])),
     }
     if recorded:
         rc = _recorded([r], c["key"])

@@ -25,6 +25,7 @@ from normbook.grading.verdicts import (
     PARTLY,
     REFUTED,
     REPRODUCED,
+    code_links,
     effect_interval,
     fold,
     number_or_dash,
@@ -303,7 +304,7 @@ def claim_rows(recs: list[dict], cmp=None) -> list[dict]:
                 {
                     "paper": c["paper"],
                     "chapter": f"{{ref}}`{section_title(c['section'])} <{c['section']}>`",
-                    "claim (as tested)": c["claim"] + fold(folded),
+                    "claim (as tested)": c["claim"] + fold(folded) + code_links(c.get("code", [])),
                     "verdict": f"**{c['verdict']}**{flag} ({c['why']})",
                     f"effect [{CLAIM_CONFIDENCE:.0%} CI] vs SESOI": (
                         f"{effect}; SESOI {c['sesoi_text']}"

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, replace
+import sys
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import stats as sps
@@ -41,6 +42,21 @@ class Sesoi:
     unit: str  # what the effect is measured in ("of the ramp's slope", "accuracy points")
     reason: str  # why an effect this small would still matter, and a smaller one would not
     name: str = ""  # a short handle for the Methods page's table
+    # (module, line) where it was declared, taken at construction: what a verdict's link opens
+    origin: tuple = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self):
+        if not self.origin:
+            f = sys._getframe(1)
+            while f.f_code.co_name in ("__init__", "__post_init__"):
+                f = f.f_back
+            object.__setattr__(self, "origin", (f.f_globals.get("__name__", ""), f.f_lineno))
+
+    def code_ref(self) -> tuple[str, str]:
+        """(module, anchor) of its declaration: the module constant's name, else its line."""
+        module, line = self.origin or ("", 0)
+        names = [n for n, v in vars(sys.modules.get(module, sys)).items() if v is self]
+        return module, names[0] if names else f"L-{line}"
 
     def show(self, spec: str = ".3g") -> str:
         return f"{format(self.value, spec)} {self.unit}".strip()

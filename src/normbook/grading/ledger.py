@@ -19,7 +19,7 @@ from normbook.grading.verdicts import Check, Verdict
 from normbook.runtime import cache
 from normbook.runtime.params import Params, Spec
 
-FORMAT = 6  # bump when the record's fields change
+FORMAT = 7  # bump when the record's fields change
 PROFILE_SCALE = "profile"  # a claim graded on this build's own run (else: a recorded run's scale)
 
 
@@ -76,6 +76,7 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
         "refutable": v.grade.refutable,
         "parts": [part_record(name, g) for name, g in v.grade.parts],
         "late_gain": _late_gain(v.grade),
+        "code": [list(c) for c in v.code],
     }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import html
 import math
+import sys
 from dataclasses import dataclass, field, replace
 
 from normbook.grading.claims import ALPHA, CLAIM_CONFIDENCE, ClaimTest, Sesoi
@@ -184,6 +185,32 @@ def sesoi_phrase(sesoi: Sesoi, unit: str = ".3f") -> str:
 
 _REQUIRED = object()  # Verdict.graded's ``rising``: no default, but None is a value
 
+CODE_PAGES = "_code"  # the site's folder of highlighted source pages (publish.sphinx_code)
+
+
+def code_href(module: str, anchor: str, depth: int = 1) -> str:
+    """The link to ``anchor`` (a qualified name, or ``L-<n>``) on a module's source page, from
+    a page ``depth`` folders below the site's root (the chapters are in ``book/``: 1)."""
+    return "../" * depth + f"{CODE_PAGES}/{module.replace('.', '/')}.html#{anchor}"
+
+
+def code_links(code) -> str:
+    """A row's links to the code behind it (``code``: (role, module, anchor) triples): the rule
+    that graded it, the function that measured its effect, its SESOI with its reason."""
+    links = [f'<a class="code-link" href="{html.escape(code_href(m, a))}" '
+             f'title="{html.escape(m)}.{html.escape(a)}">{html.escape(role)}</a>'
+             for role, m, a in code]  # fmt: skip
+    return f' <span class="code-links">code: {" · ".join(links)}</span>' if links else ""
+
+
+def _rule_ref() -> tuple[str, str]:
+    """(module, qualified name) of the function that called :meth:`Verdict.graded`: the rule
+    that graded the claim, read from its code object (so the link cannot drift)."""
+    f = sys._getframe(1)
+    while f.f_globals.get("__name__") == __name__:
+        f = f.f_back
+    return f.f_globals.get("__name__", ""), f.f_code.co_qualname.split(".<")[0]
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -197,6 +224,8 @@ class Verdict:
     controls: tuple[Control, ...] = field(default_factory=tuple)
     paper_says: str = ""  # the paper's own wording ("" for a claim of ours)
     key: str = ""  # the claim's name for the prose (``a1_side_channel``), stable under reordering
+    # (role, module, anchor): the rule that graded it, the measure of its effect, its SESOI
+    code: tuple = ()
 
     @classmethod
     def graded(
@@ -214,12 +243,15 @@ class Verdict:
         paper_says: str = "",
         untestable: str = "",
         key: str = "",
+        measure=None,
     ) -> Verdict:
         """Grade ``claim`` and build its row, each argument given once: the test and the
         controls that decide the grade are the ones the row records. One test: :func:`decide`
         (``rising`` required, see there). A claim of named ``parts``, each graded by
         :func:`decide`: :func:`decide_parts`, the row showing ``test``, one part's.
-        ``untestable``: why this profile cannot test the claim ("": it can)."""
+        ``untestable``: why this profile cannot test the claim ("": it can). ``measure``: the
+        function that computes the effect's per-unit quantity (linked from the row, with the
+        calling rule and the SESOI)."""
         if parts is not None:
             grade = Grade(NOT_TESTABLE, untestable) if untestable else decide_parts(parts)
         elif rising is _REQUIRED:
@@ -227,8 +259,13 @@ class Verdict:
         else:
             grade = decide(test, controls, rising=rising, testable=not untestable)
             grade = replace(grade, why=untestable) if untestable else grade
+        code = [("rule", *_rule_ref())]
+        if measure is not None:
+            code.append(("effect", measure.__module__, measure.__qualname__))
+        if sesoi is not None:
+            code.append(("SESOI", *sesoi.code_ref()))
         return cls(paper, claim, grade, test, sesoi, evidence, unit, tuple(controls), paper_says,
-                   key)  # fmt: skip
+                   key, tuple(code))  # fmt: skip
 
     @classmethod
     def in_parts(cls, paper, claim, parts, shown, sesoi, **row) -> Verdict:
@@ -256,7 +293,7 @@ class Verdict:
             "evidence": self.evidence,
         }
         return {
-            "claim (as tested)": self.claim + fold(folded),
+            "claim (as tested)": self.claim + fold(folded) + code_links(self.code),
             "verdict": f"**{self.verdict}** ({self.grade.why})",
             f"effect [{CLAIM_CONFIDENCE:.0%} CI] vs SESOI": (
                 f"{number_or_dash(t.effect, f)} [{number_or_dash(t.low, f)}, "

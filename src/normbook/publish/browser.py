@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from normbook.publish import sitecheck
+from normbook.publish import browser_code, sitecheck
 
 WIDTH, HEIGHT = 1280, 1000
 PHONE = 400  # a phone's width: the page must still fit it, with no sideways scrolling
@@ -44,6 +44,7 @@ MISSING = re.compile(r"(?<![\w./“\"'‘])(?:nan|n/a)(?![\w/”\"'’])")
 PROGRESS = re.compile(r"^[^\S\n]*\S[^\n]*?: \d+(?: of \d+)?(?: [a-z]+)? in "
                       r"(?:(?:\d+:)?\d{1,2}:\d{2}|\d+ s)[^\S\n]*$", re.M)  # fmt: skip
 MAX_PROGRESS = 3  # progress lines one page may show
+SKIP = {"search.html", "genindex.html", "py-modindex.html"}  # Sphinx's own pages: not the book's
 
 
 @dataclass
@@ -423,6 +424,7 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     drive_views(driver, report, shots, name)
     drive_sweeps(driver, report)
     drive_ledger(driver, report)
+    browser_code.drive_code_links(driver, report, rel, page.resolve().as_uri())
     for entry in driver.get_log("browser"):  # a view or control that raised
         if entry.get("level") == "SEVERE":
             report.problems.append(f"console error: {entry.get('message', '')[:200]}")
@@ -449,11 +451,9 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     return report
 
 
-def pages(html_dir: Path) -> list[Path]:
-    """The book's pages (Sphinx's search and index pages left out)."""
-    skip = {"search.html", "genindex.html", "py-modindex.html"}
-    return sorted(p for p in html_dir.rglob("*.html")
-                  if p.name not in skip and "_static" not in p.parts)  # fmt: skip
+def pages(top: Path) -> list[Path]:
+    """The book's pages under ``top`` (Sphinx's search and index pages left out)."""
+    return sorted(p for p in top.rglob("*.html") if p.name not in SKIP and "_static" not in p.parts)
 
 
 def check_site(html_dir: Path) -> list[PageReport]:

@@ -187,4 +187,5 @@ def localizes_verdict(
         unit=".3f",
         paper_says=paper_says,
         key=key,
+        measure=bands.interior_slope,
     )

@@ -1,0 +1,56 @@
+"""The library's code in the book (:mod:`normbook.publish.sphinx_code`): an include shows the
+definition as the build finds it, and a renamed definition stops the build."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from sphinx.application import Sphinx
+from sphinx.errors import SphinxError
+
+from normbook.grading.verdicts import code_href
+from normbook.publish import sphinx_code
+
+NAME = "normbook.paper_a.measures.bands.interior_slope"
+
+
+def _build(tmp: Path, body: str) -> Path:
+    src, out = tmp / "src", tmp / "out"
+    src.mkdir(parents=True)
+    (src / "conf.py").write_text("extensions = ['normbook.publish.sphinx_code']\n")
+    (src / "index.rst").write_text("Title\n=====\n\n" + body + "\n")
+    app = Sphinx(str(src), str(src), str(out), str(tmp / "doctrees"), "html",
+                 status=None, warning=None, freshenv=True)  # fmt: skip
+    app.build()
+    return out
+
+
+def test_an_include_shows_the_definition_and_its_source_page_anchors_it(tmp_path):
+    out = _build(tmp_path, f".. code-of:: {NAME}\n")
+    page = (out / "index.html").read_text()
+    assert "interior_slope" in page and "bands.py, lines" in page and "highlight" in page
+    source = out / "_code/normbook/paper_a/measures/bands.html"
+    assert 'id="interior_slope"' in source.read_text()
+    assert code_href("normbook.paper_a.measures.bands", "interior_slope", 0) == (
+        "_code/normbook/paper_a/measures/bands.html#interior_slope"
+    )
+
+
+def test_a_planted_rename_stops_the_build(tmp_path, monkeypatch):
+    lib = tmp_path / "lib"
+    shutil.copytree(sphinx_code.SRC / "normbook", lib / "normbook",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    bands = lib / "normbook/paper_a/measures/bands.py"
+    bands.write_text(bands.read_text().replace("def interior_slope(", "def interior_slope_v2("))
+    monkeypatch.setattr(sphinx_code, "SRC", lib)
+    with pytest.raises(SphinxError, match="interior_slope"):
+        sphinx_code.locate(NAME)
+    with pytest.raises(SphinxError, match="interior_slope"):
+        _build(tmp_path / "site", f".. code-of:: {NAME}\n")
+
+
+def test_constants_and_methods_resolve():
+    assert sphinx_code.locate("normbook.paper_a.grading.sesoi.SLOPE")[1] == "SLOPE"
+    assert sphinx_code.locate("normbook.paper_a.cached.cnn.StackedCNN.forward")[1] == (
+        "StackedCNN.forward"
+    )
