@@ -357,13 +357,8 @@ run.glue_all("b3_noise", {
 # (b3-verdict)=
 # ## Verdict at this profile
 #
-# In plain words, at this profile: purer class clusters with BN are
-# {glue:text}`b3_purer_classes_mnist` on MNIST and {glue:text}`b3_purer_classes_cifar10` on
-# CIFAR-10; the earlier arrival of k* at the number of classes is
-# {glue:text}`b3_k_star_earlier`; lower DBI(k*) with BN on CIFAR-10 is
-# {glue:text}`b3_lower_dbi_k_star_cifar10`; the MNIST mixed result is
-# {glue:text}`b3_higher_dbi_k_star_mnist`; and our fixed-k check is
-# {glue:text}`b3_purer_at_fixed_k`. On
+# Below, each claim in plain words with its verdict, listed from the graded rows themselves,
+# then the table. On
 # CIFAR-10 every BN − no-BN difference also carries the paper's learning-rate confound
 # ({glue:text}`b3_lrs`) and, at reduced budgets, the difference in how far training got.
 #
@@ -390,7 +385,7 @@ run.glue_all("b3", {"run_seeds": len(models.seeds), "dbi_sesoi": sesoi.DBI.show(
                        "settle_sesoi": sesoi.SETTLE.show()})  # fmt: skip
 late = analysis.cluster_curves(models, clusters.config, params.curve_images, params.workers)
 ledger = claims.b3_ledger(clusters, models, late | {"class_dbi": curves})
-report.show_verdicts("b3", ledger)
+report.show_verdicts("b3", ledger, words=True)
 run.record("b3-verdict", claims=ledger)
 
 # %% [markdown]

@@ -54,3 +54,37 @@ def test_constants_and_methods_resolve():
     assert sphinx_code.locate("normbook.paper_a.cached.cnn.StackedCNN.forward")[1] == (
         "StackedCNN.forward"
     )
+
+
+class _Driver:
+    """Stands in for Chromium: the intro's row links, then each target page's anchor."""
+
+    def __init__(self, links, anchors):
+        self.links, self.anchors, self.at = links, anchors, None
+
+    def execute_script(self, script):
+        if "code-link" in script:
+            return self.links
+        return self.anchors.get(self.at)
+
+    def get(self, url):
+        self.at = url
+
+
+def test_the_browser_walk_from_a_verdict_to_its_code_can_fail():
+    from types import SimpleNamespace
+
+    from normbook.publish import browser_code
+
+    links = [["rule", "r#a"], ["effect", "e#b"], ["SESOI", "s#c"]]
+    ok = SimpleNamespace(problems=[], controls=0)
+    browser_code.drive_code_links(_Driver(links, {"r#a": "x", "e#b": "y", "s#c": "z"}), ok,
+                                  "book/intro.html", "back")  # fmt: skip
+    assert ok.problems == [] and ok.controls == 3
+    bad = SimpleNamespace(problems=[], controls=0)
+    browser_code.drive_code_links(_Driver(links[:2], {"r#a": "x"}), bad, "book/intro.html", "b")
+    assert bad.problems == ["intro: the effect link lands on no anchor (e#b)",
+                            "intro: the side-channel row has no link to its SESOI"]  # fmt: skip
+    none = SimpleNamespace(problems=[], controls=0)
+    browser_code.drive_code_links(_Driver(None, {}), none, "book/intro.html", "b")
+    assert none.problems == ["intro: the side-channel row links to no code"]

@@ -494,51 +494,72 @@ PAPER_LIKE = dict(
 )
 
 
-def test_b3_ledger():
+def check_b3(build):
+    """Chapter B3's rules, row by row where a row's key names it, every row where a scenario
+    holds for all (so a new row in the claims module needs no edit here): ``build`` is
+    :func:`b3_claims.b3_ledger` or a stand-in with the same arguments."""
     good = _models(_accuracy(5, 0.05, (0.6, 0.5)))
-    ledger = b3_claims.b3_ledger(_clusters(**PAPER_LIKE), good, None)
-    assert [v.verdict for v in ledger] == [REPRODUCED] * 6
-    assert ledger[0].test.null == (
+    ledger = build(_clusters(**PAPER_LIKE), good, None)
+    by = {v.key: v for v in ledger}
+    assert len(by) == len(ledger) and all(k.startswith("b3_") for k in by)
+    assert all(v.verdict == REPRODUCED for v in ledger)
+    assert by["b3_purer_classes_mnist"].test.null == (
         "MNIST class-based DBI, mean over conv3–conv4: no BN − BN, same seeds"
     )
-    assert ledger[1].test.null.startswith("CIFAR-10 class-based DBI, mean over conv4–conv6")
+    assert by["b3_purer_classes_cifar10"].test.null.startswith(
+        "CIFAR-10 class-based DBI, mean over conv4–conv6"
+    )
     # relative: no BN's index 1.0 (+ jitter), BN's 0.5
     c = _clusters(**PAPER_LIKE)
     bn, nobn = (rules.deeper_half(c.class_dbi["mnist", b]) for b in (True, False))
-    assert ledger[0].test.effect == pytest.approx(np.mean((nobn - bn) / nobn))
-    assert ledger[0].test.effect == pytest.approx(0.5, abs=0.01)
-    assert ledger[0].evidence == (
+    purer = by["b3_purer_classes_mnist"]
+    assert purer.test.effect == pytest.approx(np.mean((nobn - bn) / nobn))
+    assert purer.test.effect == pytest.approx(0.5, abs=0.01)
+    assert purer.evidence == (
         "BN 0.50 ± 0.02, no BN 1.00 ± 0.01 (mean ± sd over seeds); BN lower in 5 of 5 seeds"
     )
-    assert ledger[2].evidence.startswith(
+    earlier = by["b3_k_star_earlier"]
+    assert earlier.evidence.startswith(
         "MNIST settling layer: BN 1.0 ± 0.0, no BN 3.0 ± 0.0 (mean ± sd over seeds); BN earlier "
         "in 5 of 5 seeds; CIFAR-10 settling layer: BN 1.0 ± 0.0, no BN 6.0 ± 0.0"
     )
-    assert ledger[2].evidence.endswith("MNIST: reproduced; CIFAR-10: reproduced")
-    assert ledger[4].evidence.startswith("higher over conv1–conv3: reproduced; lower at conv4: "
-                                         "reproduced; at conv4: effect +0.50")  # fmt: skip
-    assert ledger[5].claim.startswith("(ours) At fixed k = 10,") and ledger[5].paper == "B (ours)"
-    assert len(ledger[2].controls) == 4 and len(ledger[3].controls) == 2
+    assert earlier.evidence.endswith("MNIST: reproduced; CIFAR-10: reproduced")
+    assert by["b3_higher_dbi_k_star_mnist"].evidence.startswith(
+        "higher over conv1–conv3: reproduced; lower at conv4: reproduced; at conv4: effect +0.50"
+    )
+    fixed = by["b3_purer_at_fixed_k"]
+    assert fixed.claim.startswith("(ours) At fixed k = 10,") and fixed.paper == "B (ours)"
+    assert len(earlier.controls) == 4 and len(by["b3_lower_dbi_k_star_cifar10"].controls) == 2
     # nothing differs between BN and no BN: below every SESOI, but without kept states none
     # of the claims is refuted
-    assert [v.verdict for v in b3_claims.b3_ledger(_clusters(), good, None)] == [NOT_SHOWN] * 6
+    assert all(v.verdict == NOT_SHOWN for v in build(_clusters(), good, None))
     # with flat class-DBI curves the class-DBI claims are refuted; the k-means claims have no
     # kept states
     same = _clusters()
-    ledger = b3_claims.b3_ledger(same, good, {"class_dbi": _flat(same.class_dbi, "class_dbi")})
-    assert [v.verdict for v in ledger] == [REFUTED, REFUTED] + [NOT_SHOWN] * 4
+    ledger = build(same, good, {"class_dbi": _flat(same.class_dbi, "class_dbi")})
+    by = {v.key: v.verdict for v in ledger}
+    assert by["b3_purer_classes_mnist"] == by["b3_purer_classes_cifar10"] == REFUTED
+    assert {
+        by[k]
+        for k in (
+            "b3_k_star_earlier",
+            "b3_lower_dbi_k_star_cifar10",
+            "b3_higher_dbi_k_star_mnist",
+            "b3_purer_at_fixed_k",
+        )
+    } == {NOT_SHOWN}
     # with every metric flat at the kept states, every claim can be refuted
     flat = {m: _flat(getattr(same, m), m) for m in analysis.KMEANS_CURVES}
-    ledger = b3_claims.b3_ledger(same, good, flat)
-    assert [v.verdict for v in ledger] == [REFUTED] * 6
-    assert all(v.grade.refutable for v in ledger)
+    ledger = build(same, good, flat)
+    assert all(v.verdict == REFUTED and v.grade.refutable for v in ledger)
     # ...unless a family did not learn
     acc = _accuracy(5, 0.05, (0.6, 0.5))
     acc["mnist", True] = np.full(5, 0.1)
-    ledger = b3_claims.b3_ledger(
-        same, _models(acc), {"class_dbi": _flat(same.class_dbi, "class_dbi")}
-    )
-    assert [v.verdict for v in ledger[:2]] == [NOT_SHOWN, REFUTED]
+    by = {
+        v.key: v.verdict
+        for v in build(same, _models(acc), {"class_dbi": _flat(same.class_dbi, "class_dbi")})
+    }
+    assert (by["b3_purer_classes_mnist"], by["b3_purer_classes_cifar10"]) == (NOT_SHOWN, REFUTED)
     # only one part of each two-part claim holds
     partial = {
         **PAPER_LIKE,
@@ -546,19 +567,57 @@ def test_b3_ledger():
         "dbi_k_star_mnist": ([LO] * 4, [1] * 4),  # better everywhere, not only at the last
         "dbi_fixed_k_cifar10": ([1] * 6, [1] * 6),
     }
-    ledger = b3_claims.b3_ledger(_clusters(**partial), good, None)
-    assert [v.verdict for v in ledger] == [REPRODUCED, REPRODUCED, PARTLY, REPRODUCED, PARTLY,
-                                           PARTLY]  # fmt: skip
+    by = {v.key: v for v in build(_clusters(**partial), good, None)}
+    assert {k: v.verdict for k, v in by.items() if v.verdict != REPRODUCED} == {
+        "b3_k_star_earlier": PARTLY, "b3_higher_dbi_k_star_mnist": PARTLY,
+        "b3_purer_at_fixed_k": PARTLY}  # fmt: skip
     # whole layers, every BN network earlier: the exact rank test's 1/252 for MNIST stays
     # below 0.05 after Bonferroni over the two datasets (a paired sign test's 2^-5 would not)
-    assert ledger[2].grade.why.startswith("MNIST: reproduced; CIFAR-10: not shown")
-    assert ledger[2].grade.p == pytest.approx(2 / 252)
+    assert by["b3_k_star_earlier"].grade.why.startswith("MNIST: reproduced; CIFAR-10: not shown")
+    assert by["b3_k_star_earlier"].grade.p == pytest.approx(2 / 252)
     # 2 seeds, class-based DBI about 6 % lower (SESOI 5 %): too wide to tell; the settling
     # layers have no spread, and two seeds per group give the rank test only 1/6
     near = {**PAPER_LIKE, "class_dbi_mnist": ([1, 1, 0.94, 0.94], [1] * 4),
             "class_dbi_cifar10": ([1, 1, 1, 0.94, 0.94, 0.94], [1] * 6)}  # fmt: skip
-    two = b3_claims.b3_ledger(_clusters(2, **near), _models(_accuracy(2, 0.05, (0.6, 0.5))), None)
-    assert [v.verdict for v in two[:3]] == [NOT_SHOWN, NOT_SHOWN, NOT_SHOWN]
+    two = {
+        v.key: v.verdict
+        for v in build(_clusters(2, **near), _models(_accuracy(2, 0.05, (0.6, 0.5))), None)
+    }
+    assert {two[k] for k in ("b3_purer_classes_mnist", "b3_purer_classes_cifar10",
+                             "b3_k_star_earlier")} == {NOT_SHOWN}  # fmt: skip
+
+
+def test_b3_ledger():
+    check_b3(b3_claims.b3_ledger)
+
+
+def test_a_new_b3_row_is_one_place():
+    """A row added in B3's claims module alone (here planted: class-based DBI at the last
+    layer) passes every check above unedited, and reaches the chapter's words, its table, its
+    record and its code links, with no list of rows to edit anywhere else."""
+    from normbook.grading import ledger as records
+    from normbook.pages import report
+    from normbook.publish import sphinx_code
+
+    def planted(clusters, models, curves):
+        rows = b3_claims.b3_ledger(clusters, models, curves)
+        c = rules.Contrast.per_dataset(clusters.class_dbi)["mnist"]
+        up = rules.moving((curves or {}).get("class_dbi"), "mnist", "lower", rules.deeper_half,
+                          b3_claims.DBI)  # fmt: skip
+        return rows + [b3_claims.class_dbi_row(c, "mnist", rising=up,
+                       controls=rules.learned(models.accuracy, rules.both("mnist")),
+                       key="b3_planted_classes_mnist")]  # fmt: skip
+
+    check_b3(planted)
+    good = _models(_accuracy(5, 0.05, (0.6, 0.5)))
+    ledger = planted(_clusters(**PAPER_LIKE), good, None)
+    new = ledger[-1]
+    assert report.in_words(ledger).count("\n- ") == len(ledger) - 1
+    assert report.in_words(ledger).splitlines()[-1].startswith(f"- {new.paper_says}")
+    assert records.claim_record(new, "b3-verdict")["key"] == "b3_planted_classes_mnist"
+    assert [role for role, *_ in new.code] == ["rule", "effect", "SESOI"]
+    for _, module, name in new.code:  # each link lands on a definition its source page anchors
+        sphinx_code.locate(f"{module}.{name}")
 
 
 def test_every_claim_has_a_key_of_its_chapter_unique_in_the_chapter():
@@ -572,6 +631,6 @@ def test_every_claim_has_a_key_of_its_chapter_unique_in_the_chapter():
         "b3": b3_claims.b3_ledger(_clusters(**PAPER_LIKE), good, None),
     }
     keys = [v.key for rows in ledgers.values() for v in rows]
-    assert len(set(keys)) == len(keys) == 2 + 1 + 2 + 6
+    assert len(set(keys)) == len(keys)
     assert all(v.key.startswith(f"{prefix}_") for prefix, rows in ledgers.items() for v in rows)
     assert [v.key for v in ledgers["b2"]] == ["b2_less_sparse_mnist", "b2_more_sparse_cifar10"]

@@ -63,16 +63,27 @@ def show_view(view) -> None:
     show(view)
 
 
-def show_verdicts(prefix: str, claims: list) -> None:
+def in_words(claims: list) -> str:
+    """The claims in plain words, one line each, made from the rows themselves (a list in the
+    prose could miss a new row): the paper's wording (ours: the claim as tested), its verdict
+    and why."""
+    return "\n".join(f"- {v.paper_says or v.claim}: **{v.verdict}** ({v.grade.why})"
+                     for v in claims)  # fmt: skip
+
+
+def show_verdicts(prefix: str, claims: list, words: bool = False) -> None:
     """Glue each verdict under its claim's key (``a1_side_channel``; the prose names a claim,
     never its position) and the intervals' level as ``{prefix}_claim_conf``, and show the
-    claims table (display only: the chapter records the claims with :meth:`Run.record`)."""
+    claims table (display only: the chapter records the claims with :meth:`Run.record`);
+    ``words``: first the claims in plain words (:func:`in_words`)."""
     from normbook.grading.claims import CLAIM_CONFIDENCE
 
     glue(f"{prefix}_claim_conf", f"{CLAIM_CONFIDENCE:.0%}")
     for v in claims:
         if v.key:
             glue(v.key, v.verdict)
+    if words:
+        md("In plain words, at this profile:\n\n" + in_words(claims))
     md(f":::{{container}} verdict-table\n\n{table([v.row() for v in claims])}\n:::")
     md("*Graded at each claim's own level; the {ref}`ledger` gives the final verdict, after "
        "the false-discovery adjustment over the paper's claims.*")  # fmt: skip

@@ -74,6 +74,7 @@ def a2_ledger(
             paper_says="Position travels several hops, one per normalization layer (the "
             "multi-hop reading)",
             key="a2_multi_hop",
+            measure=multihop.excess_beyond,
         ),
     ]
     checks = []

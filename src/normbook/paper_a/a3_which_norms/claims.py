@@ -111,6 +111,7 @@ def a3_ledger(
             unit=".2f",
             paper_says="Localization grows with the number of groups G (Fig. 4)",
             key="a3_group_trend",
+            measure=bands.interior_slope,
         ),
         bn_claim,
         Verdict.graded(
@@ -126,6 +127,7 @@ def a3_ledger(
             unit=".2f",
             paper_says="BatchNorm misses some indices near the boundary (App. D)",
             key="a3_batchnorm_boundary",
+            measure=boundary_fractions,
         ),
         Verdict.graded(
             "A",
@@ -139,6 +141,7 @@ def a3_ledger(
             f"{join(ref.slope_interior, '.3f')}, at b = {sizes.largest}: "
             f"{join(big.slope_interior, '.3f')}" + _kept_states(bm_curves),
             key="a3_batch_size_fades",
+            measure=bands.interior_slope,
         ),
     ]
     checks = [

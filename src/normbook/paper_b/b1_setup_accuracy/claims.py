@@ -10,6 +10,7 @@ from normbook.grading.claims import ClaimTest, inside_band
 from normbook.grading.verdicts import Grade, Verdict, decide, decide_parts, sesoi_phrase
 from normbook.pages.fmt import sci
 from normbook.paper_b import paper_values
+from normbook.paper_b.cached import training
 from normbook.paper_b.grading.pairing import seed_counts
 from normbook.paper_b.grading.rules import DATASET_NAMES, accuracy_moving, both, direction, learned
 from normbook.paper_b.grading.sesoi import ACCURACY
@@ -58,6 +59,7 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
                 unit="+.2%",
                 paper_says="BN models reach higher test accuracy than no-BN models (Table 1)",
                 key=f"b1_bn_accuracy_{ds}",
+                measure=training.evaluate,
             )
         )
     capped = not all(t.early_stopped for bn in (True, False) for t in models.trained["cifar10", bn])

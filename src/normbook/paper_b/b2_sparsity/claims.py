@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from normbook.grading.claims import Rise
 from normbook.grading.verdicts import REPRODUCED, Control, Verdict, sesoi_phrase
+from normbook.paper_b.cached import representations
 from normbook.paper_b.cached.analysis import Sparsity, TrainingCurves
 from normbook.paper_b.grading.pairing import seed_counts
 from normbook.paper_b.grading.rules import (
@@ -41,6 +42,7 @@ def sparsity_row(c: Contrast, dataset: str, *, rising: Rise | bool | None,
         f"{sesoi_phrase(SPARSITY)}", test, SPARSITY, rising=rising, controls=controls,
         evidence=seed_counts(layer_mean(c.bn), layer_mean(c.nobn), expect),
         paper_says=f"{name}: BN representations are {word} sparse ({context})", key=key,
+        measure=representations.layer_sparsity,
     )  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from normbook.paper_b.b4_stress.factorial import (
     is_paper_cell,
 )
 from normbook.paper_b.b4_stress.matching import Matched
+from normbook.paper_b.cached import stress_analyses
 from normbook.paper_b.cached.analysis import Clusters, Sparsity
 from normbook.paper_b.cached.stress_analyses import Silhouettes, Thresholds
 from normbook.paper_b.grading import rules
@@ -196,7 +197,7 @@ def cluster_count_ledger(
                 test, SILHOUETTE, rising=up, controls=controls,
                 evidence=seed_counts(rules.deeper_half(c.bn), rules.deeper_half(c.nobn), "higher",
                                      ".3f"),
-                unit=".3f", key=f"b4_purer_{key}_{ds}",
+                unit=".3f", key=f"b4_purer_{key}_{ds}", measure=stress_analyses.silhouette_stats,
             )  # fmt: skip
     return rows
 
@@ -225,6 +226,7 @@ def threshold_ledger(thr: Thresholds, models: Models, along=None) -> dict[str, V
             evidence="; ".join(f"{n}: {g.verdict}" for n, g in parts),
             paper_says=f"{NAMES[ds]}: BN representations are {word} sparse (activations exactly "
             "zero)", key=f"b4_{word}_sparse_every_threshold_{ds}",
+            measure=stress_analyses.threshold_stats,
         )  # fmt: skip
     return rows
 
