@@ -88,3 +88,25 @@ def test_the_browser_walk_from_a_verdict_to_its_code_can_fail():
     none = SimpleNamespace(problems=[], controls=0)
     browser_code.drive_code_links(_Driver(None, {}), none, "book/intro.html", "b")
     assert none.problems == ["intro: the side-channel row links to no code"]
+
+
+@pytest.mark.heavy  # reads the smoke build's records: `make test` runs it after the smoke build
+def test_every_verdict_of_the_smoke_build_links_its_rule_effect_and_sesoi():
+    """Every claim every chapter graded names the rule that graded it and the function that
+    measured its effect (and its SESOI, where it has one), and each name resolves to a
+    definition the source pages anchor."""
+    import json
+
+    from normbook.publish import project
+
+    records = sorted((project.ROOT / "_build/smoke/ledger").glob("*.json"))
+    assert records, "no smoke build: run `make smoke-build` first"
+    rows = [c for r in records for c in json.loads(r.read_text())["claims"]]
+    assert len(rows) > 40
+    for c in rows:
+        roles = [role for role, *_ in c["code"]]
+        want = ["rule", "effect"] + (["SESOI"] if c["sesoi_name"] != "paper's band" else [])
+        assert roles == want, (c["key"], roles)
+        for _, module, name in c["code"]:
+            if not name.startswith("L-"):
+                sphinx_code.locate(f"{module}.{name}")

@@ -15,6 +15,7 @@ from normbook.paper_a.grading.nulls import null_learned, reach_test
 from normbook.paper_a.grading.rules import accuracy_learned, at_chance, learned
 from normbook.paper_a.grading.sesoi import REACH
 from normbook.paper_a.measures import multihop
+from normbook.paper_a.runs import packnorm
 
 
 def a2_ledger(
@@ -59,6 +60,7 @@ def a2_ledger(
             f"(o ≈ {paper_values.PACK_TRANSITION[0]}–{paper_values.PACK_TRANSITION[1]} of "
             f"{paper_values.PACK_PATH_LEN}, Fig. 3)",
             key="a2_transition",
+            measure=packnorm.transition_overlap,
         ),
         Verdict.graded(
             "A",

@@ -12,6 +12,7 @@ import numpy as np
 from normbook.grading.claims import accuracy_within, mean_test
 from normbook.grading.verdicts import Check, Verdict
 from normbook.pages.fmt import join
+from normbook.paper_a.cached import packnet
 from normbook.paper_a.grading.late import rising
 from normbook.paper_a.grading.rules import (
     CYCLIC_TOLERANCE,
@@ -167,6 +168,7 @@ def receptive_field_rows(heads: dict) -> list[Verdict]:
                 paper_says="PackNorm's overlap transition measures receptive-field overlap "
                 "(Fig. 3)",
                 key=f"a4_packnorm_overlap_{head}",
+                measure=packnet.correct_counts,
             )
         )
     return rows

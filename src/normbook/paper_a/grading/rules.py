@@ -149,6 +149,7 @@ def flat_interior(what: str, slopes, se, key: str = "") -> Verdict:
         evidence=f"interior slope {join(slopes, '.4f')}; |slope| / its SE {join(z, '.1f')}",
         unit="+.4f",
         key=key,
+        measure=bands.interior_slope,
     )
 
 

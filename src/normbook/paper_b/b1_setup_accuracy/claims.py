@@ -79,6 +79,7 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
             unit=".2%",
             paper_says="Table 1",
             key="b1_table1",
+            measure=training.evaluate,
             untestable=""
             if profile == "paper"
             else "the paper's absolute numbers need the `paper` profile",

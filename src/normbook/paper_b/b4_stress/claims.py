@@ -23,7 +23,7 @@ from normbook.paper_b.b4_stress.factorial import (
     is_paper_cell,
 )
 from normbook.paper_b.b4_stress.matching import Matched
-from normbook.paper_b.cached import stress_analyses
+from normbook.paper_b.cached import representations, stress_analyses, training
 from normbook.paper_b.cached.analysis import Clusters, Sparsity
 from normbook.paper_b.cached.stress_analyses import Silhouettes, Thresholds
 from normbook.paper_b.grading import rules
@@ -136,6 +136,12 @@ def factorial_ledger(
     return rows
 
 
+# the function behind each 2 x 2 metric's per-network value (what a row's "effect" link opens)
+MEASURES = {"accuracy": training.evaluate, "sparsity": representations.layer_sparsity,
+            "class_dbi": representations.class_dbi, "dbi_k_star": representations.kmeans_sweep,
+            "settle": representations.kmeans_sweep}  # fmt: skip
+
+
 def _two_parts_row(claim, m, parts, tests, controls, evidence, key) -> Verdict:
     """A B4 claim of two parts (two learning rates, or BN and no BN): its row shows the less
     significant part's test, and its evidence ends with each part's grade."""
@@ -143,7 +149,7 @@ def _two_parts_row(claim, m, parts, tests, controls, evidence, key) -> Verdict:
         "B", f"{claim}, by at least {sesoi_phrase(m.sesoi, m.unit)}", parts,
         max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi, controls=controls,
         evidence=f"{evidence}; " + "; ".join(f"{n}: {g.verdict}" for n, g in parts),
-        unit=m.unit, paper_says=REVIEWERS, key=key,
+        unit=m.unit, paper_says=REVIEWERS, key=key, measure=MEASURES[m.key],
     )  # fmt: skip
 
 
