@@ -113,16 +113,18 @@ from normbook.paper_a.runs import localization, reach
 params, run = report.start(spec.A5, globals())
 setup = localization.Setup.from_params(params)
 paper = recorded.read(params.paper_record)  # chapter A1's recorded paper-scale run, if any
-fams = reach.families(setup, params)
-matched = reach.matched_families(setup, params)  # the layer axis's matched control
 run.glue("a5_paper_n", f"{paper_values.SAMPLES_PER_INDEX:,}")
 run.glue("a5_paper_len", paper_values.SEQ_LEN)
 run.glue("a5_paper_R", paper_values.RADIUS)
 run.glue("a5_paper_layers", paper_values.NORM_LAYERS)
 run.glue("a5_paper_alpha", paper_values.WELCH_ALPHA)
-run.glue("a5_base_layers", next(f.norm_layers for f in fams if f.a1))
 run.glue("a5_reuse", text.base_note(params))
 run.glue("a5_R", setup.radius)
+
+# %%
+fams = reach.families(setup, params)  # one family per value of each axis (layers, length)
+matched = reach.matched_families(setup, params)  # the layer axis's matched control
+run.glue("a5_base_layers", next(f.norm_layers for f in fams if f.a1))
 
 # %% [markdown]
 # The study's families are listed under {ref}`a5-bands`, all with $R$ = {glue:text}`a5_R`; the

@@ -73,8 +73,10 @@ from normbook.paper_a.runs import localization
 
 params, run = report.start(spec.BUDGET, globals())
 setup = localization.Setup.from_params(params)
-cands = budget.candidates(params.cal_schedules, params.cal_lrs, params.cal_batch_sizes)
 samples = f"{params.steps * params.batch_size:,}"
+
+# %%
+cands = budget.candidates(params.cal_schedules, params.cal_lrs, params.cal_batch_sizes)
 run.glue_all("cal", {"L": params.seq_len, "R": setup.radius, "d": params.depth, "n": len(cands),
                       "samples": samples, "seeds": fmt.join(params.seeds)})  # fmt: skip
 

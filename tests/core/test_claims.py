@@ -334,3 +334,36 @@ def test_a_verdict_names_its_rule_its_measure_and_its_sesoi_from_the_code():
     html = code_links(v.code)
     assert "_code/normbook/paper_a/measures/bands.html#interior_slope" in html
     assert html in v.row()["claim (as tested)"]
+
+
+def test_code_links_name_definitions_a_source_page_anchors():
+    """A SESOI made from a constant with ``dataclasses.replace`` links to that constant; a
+    private row-assembling helper hands the rule to its caller; a lambda or partial measure
+    links to the definition that holds it."""
+    import functools
+    from dataclasses import replace
+
+    from normbook.grading.verdicts import Verdict
+    from normbook.paper_a.grading.sesoi import CHANCE, SLOPE
+    from normbook.paper_a.measures import bands
+
+    assert replace(CHANCE, unit="from chance").code_ref() == (
+        "normbook.paper_a.grading.sesoi",
+        "CHANCE",
+    )
+    test = claims.mean_test([0.2, 0.3, 0.25], SLOPE.value, null="x")
+
+    def _assemble(measure):
+        return Verdict.graded("A", "c", test, SLOPE, rising=False, measure=measure)
+
+    def the_rule():
+        return [_assemble(lambda r: r), _assemble(functools.partial(bands.interior_slope))]
+
+    lam, part = the_rule()
+    assert (
+        lam.code[0][2]
+        == part.code[0][2]
+        == ("test_code_links_name_definitions_a_source_page_anchors")
+    )  # the_rule, nested: enclosing
+    assert lam.code[1][2] == "test_code_links_name_definitions_a_source_page_anchors"
+    assert part.code[1][1:] == ("normbook.paper_a.measures.bands", "interior_slope")

@@ -79,14 +79,14 @@ def test_the_browser_walk_from_a_verdict_to_its_code_can_fail():
     links = [["rule", "r#a"], ["effect", "e#b"], ["SESOI", "s#c"]]
     ok = SimpleNamespace(problems=[], controls=0)
     browser_code.drive_code_links(_Driver(links, {"r#a": "x", "e#b": "y", "s#c": "z"}), ok,
-                                  "book/intro.html", "back")  # fmt: skip
+                                  "book/intro.html")  # fmt: skip
     assert ok.problems == [] and ok.controls == 3
     bad = SimpleNamespace(problems=[], controls=0)
-    browser_code.drive_code_links(_Driver(links[:2], {"r#a": "x"}), bad, "book/intro.html", "b")
+    browser_code.drive_code_links(_Driver(links[:2], {"r#a": "x"}), bad, "book/intro.html")
     assert bad.problems == ["intro: the effect link lands on no anchor (e#b)",
                             "intro: the side-channel row has no link to its SESOI"]  # fmt: skip
     none = SimpleNamespace(problems=[], controls=0)
-    browser_code.drive_code_links(_Driver(None, {}), none, "book/intro.html", "b")
+    browser_code.drive_code_links(_Driver(None, {}), none, "book/intro.html")
     assert none.problems == ["intro: the side-channel row links to no code"]
 
 
@@ -108,5 +108,5 @@ def test_every_verdict_of_the_smoke_build_links_its_rule_effect_and_sesoi():
         want = ["rule", "effect"] + (["SESOI"] if c["sesoi_name"] != "paper's band" else [])
         assert roles == want, (c["key"], roles)
         for _, module, name in c["code"]:
-            if not name.startswith("L-"):
-                sphinx_code.locate(f"{module}.{name}")
+            assert not name.startswith("L-"), (c["key"], name)  # every link names a definition
+            sphinx_code.locate(f"{module}.{name}")

@@ -592,9 +592,10 @@ def test_b3_ledger():
 
 
 def test_a_new_b3_row_is_one_place():
-    """A row added in B3's claims module alone (here planted: class-based DBI at the last
-    layer) passes every check above unedited, and reaches the chapter's words, its table, its
-    record and its code links, with no list of rows to edit anywhere else."""
+    """A row added in B3's claims module alone (here planted: a second class-based DBI row on
+    MNIST, under its own key) passes every check above unedited, and reaches the chapter's
+    words, its table, its record and its code links, with no list of rows to edit anywhere
+    else."""
     from normbook.grading import ledger as records
     from normbook.pages import report
     from normbook.publish import sphinx_code
@@ -606,14 +607,15 @@ def test_a_new_b3_row_is_one_place():
                           b3_claims.DBI)  # fmt: skip
         return rows + [b3_claims.class_dbi_row(c, "mnist", rising=up,
                        controls=rules.learned(models.accuracy, rules.both("mnist")),
-                       key="b3_planted_classes_mnist")]  # fmt: skip
+                       key="b3_planted_classes_mnist", where="a planted row")]  # fmt: skip
 
     check_b3(planted)
     good = _models(_accuracy(5, 0.05, (0.6, 0.5)))
     ledger = planted(_clusters(**PAPER_LIKE), good, None)
     new = ledger[-1]
     assert report.in_words(ledger).count("\n- ") == len(ledger) - 1
-    assert report.in_words(ledger).splitlines()[-1].startswith(f"- {new.paper_says}")
+    assert report.in_words(ledger).splitlines()[-1].startswith(f"- {new.claim}")
+    assert len(set(report.in_words(ledger).splitlines())) == len(ledger)  # each line its own
     assert records.claim_record(new, "b3-verdict")["key"] == "b3_planted_classes_mnist"
     assert [role for role, *_ in new.code] == ["rule", "effect", "SESOI"]
     for _, module, name in new.code:  # each link lands on a definition its source page anchors

@@ -55,7 +55,10 @@ class Sesoi:
     def code_ref(self) -> tuple[str, str]:
         """(module, anchor) of its declaration: the module constant's name, else its line."""
         module, line = self.origin or ("", 0)
-        names = [n for n, v in vars(sys.modules.get(module, sys)).items() if v is self]
+        found = vars(sys.modules.get(module, sys)).items()
+        names = [n for n, v in found if v is self]  # a module constant
+        # one made from a constant with dataclasses.replace keeps its origin: that constant
+        names += [n for n, v in found if isinstance(v, Sesoi) and v.origin == self.origin]
         return module, names[0] if names else f"L-{line}"
 
     def show(self, spec: str = ".3g") -> str:

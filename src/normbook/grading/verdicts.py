@@ -205,11 +205,26 @@ def code_links(code) -> str:
 
 def _rule_ref() -> tuple[str, str]:
     """(module, qualified name) of the function that called :meth:`Verdict.graded`: the rule
-    that graded the claim, read from its code object (so the link cannot drift)."""
+    that graded the claim, read from its code object (so the link cannot drift). A private
+    helper that only assembles rows (``_two_parts_row``) hands over to its caller, and a
+    comprehension or a nested function to the definition that encloses it."""
     f = sys._getframe(1)
     while f.f_globals.get("__name__") == __name__:
         f = f.f_back
+    while (
+        f.f_code.co_name.startswith("_")
+        and f.f_back is not None
+        and not (f.f_code.co_name.startswith("__"))
+    ):
+        f = f.f_back
     return f.f_globals.get("__name__", ""), f.f_code.co_qualname.split(".<")[0]
+
+
+def _definition(fn) -> tuple[str, str]:
+    """(module, qualified name) of a function, cut back to the definition a source page
+    anchors (a lambda or nested function: the one that encloses it)."""
+    fn = getattr(fn, "func", fn)  # a functools.partial: the function it wraps
+    return fn.__module__, fn.__qualname__.split(".<")[0]
 
 
 @dataclass(frozen=True)
@@ -261,7 +276,7 @@ class Verdict:
             grade = replace(grade, why=untestable) if untestable else grade
         code = [("rule", *_rule_ref())]
         if measure is not None:
-            code.append(("effect", measure.__module__, measure.__qualname__))
+            code.append(("effect", *_definition(measure)))
         if sesoi is not None:
             code.append(("SESOI", *sesoi.code_ref()))
         return cls(paper, claim, grade, test, sesoi, evidence, unit, tuple(controls), paper_says,

@@ -65,10 +65,9 @@ def show_view(view) -> None:
 
 def in_words(claims: list) -> str:
     """The claims in plain words, one line each, made from the rows themselves (a list in the
-    prose could miss a new row): the paper's wording (ours: the claim as tested), its verdict
-    and why."""
-    return "\n".join(f"- {v.paper_says or v.claim}: **{v.verdict}** ({v.grade.why})"
-                     for v in claims)  # fmt: skip
+    prose could miss a new row): the claim as tested (which names its dataset; two rows can
+    share the paper's wording), its verdict and why."""
+    return "\n".join(f"- {v.claim}: **{v.verdict}** ({v.grade.why})" for v in claims)
 
 
 def show_verdicts(prefix: str, claims: list, words: bool = False) -> None:

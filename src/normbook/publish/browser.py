@@ -424,7 +424,6 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     drive_views(driver, report, shots, name)
     drive_sweeps(driver, report)
     drive_ledger(driver, report)
-    browser_code.drive_code_links(driver, report, rel, page.resolve().as_uri())
     for entry in driver.get_log("browser"):  # a view or control that raised
         if entry.get("level") == "SEVERE":
             report.problems.append(f"console error: {entry.get('message', '')[:200]}")
@@ -448,6 +447,7 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
             )
         driver.save_screenshot(str(shots / f"{name}{'' if width == WIDTH else '.phone'}.png"))
     driver.set_window_size(WIDTH, HEIGHT)
+    browser_code.drive_code_links(driver, report, rel)  # last: it leaves the page
     return report
 
 

@@ -7,9 +7,9 @@
   page cannot show stale code. Long definitions fold (sphinx-togglebutton); ``:open:`` keeps one
   unfolded.
 - Every module that a page links to or includes gets a highlighted source page,
-  ``_code/<dotted path>.html``, with an anchor at each definition (its qualified name) and at
-  each line (``L-<n>``): the pages a verdict's links open
-  (:func:`normbook.grading.verdicts.code_href`).
+  ``_code/normbook/paper_a/measures/bands.html`` (the module's dotted name as folders), with
+  an anchor at each definition (its qualified name) and at each line (``L-<n>``): the pages
+  a verdict's links open (:func:`normbook.grading.verdicts.code_href`).
 """
 
 from __future__ import annotations

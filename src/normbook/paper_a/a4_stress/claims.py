@@ -132,7 +132,7 @@ def interior_statistics(sweep, with_norm, curve=None) -> Verdict:
         unit=".2f",
         paper_says="The side channel runs through the normalization statistics (the mechanism)",
         key="a4_interior_statistics",
-        measure=bands.interior_slope,
+        measure=interior_removed,
     )
 
 
