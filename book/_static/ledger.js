@@ -73,6 +73,13 @@
     bar.appendChild(count);
     container.insertBefore(bar, container.firstChild);
 
+    // a row's text without its "code: rule · effect · SESOI" links, which every row has
+    function searchable(r) {
+      var copy = r.cloneNode(true);
+      copy.querySelectorAll(".code-links").forEach(function (c) { c.remove(); });
+      return copy.textContent;
+    }
+
     function apply() {
       var q = normalized(search.value.trim());
       var shown = 0;
@@ -80,7 +87,7 @@
         var ok = filters.every(function (f) {
           return !f.select.value || cellText(r.cells[f.col]) === f.select.value;
         });
-        ok = ok && (!q || normalized(r.textContent).indexOf(q) >= 0);
+        ok = ok && (!q || normalized(searchable(r)).indexOf(q) >= 0);
         r.hidden = !ok;
         shown += ok ? 1 : 0;
       });
