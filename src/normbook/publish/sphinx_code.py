@@ -4,8 +4,8 @@
   function, a class, a method or a module-level constant) where the prose explains it, read
   from ``src/`` as the build finds it, never copied into the chapter. A name that no longer
   resolves (a renamed or moved definition) stops the build with an error that names it, so a
-  page cannot show stale code. Long definitions fold (sphinx-togglebutton); ``:open:`` keeps one
-  unfolded.
+  page cannot show stale code. Definitions over ``FOLD_LINES`` lines start folded
+  (sphinx-togglebutton).
 - Every module that a page links to or includes gets a highlighted source page,
   ``_code/normbook/paper_a/measures/bands.html`` (the module's dotted name as folders), with
   an anchor at each definition (its qualified name) and at each line (``L-<n>``): the pages
@@ -21,7 +21,6 @@ from functools import cache
 from pathlib import Path
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 
@@ -93,7 +92,6 @@ class CodeOf(SphinxDirective):
     """``code-of``: one definition of the library, its source shown with its line numbers."""
 
     required_arguments = 1
-    option_spec = {"open": directives.flag, "caption": directives.unchanged}
 
     def run(self):
         module, qual, path, first, last = locate(self.arguments[0].strip())
@@ -106,12 +104,10 @@ class CodeOf(SphinxDirective):
         depth = self.env.docname.count("/")
         href = code_href(module, qual, depth)
         head = nodes.paragraph(classes=["code-of"])
-        head += nodes.Text(self.options.get("caption", "") + (" " if "caption" in self.options
-                                                             else ""))  # fmt: skip
         head += nodes.reference("", "", nodes.literal(text=f"{module}.{qual}"), refuri=href)
         head += nodes.Text(f" ({path.relative_to(SRC.parent)}, lines {first}–{last})")
         box = nodes.container(classes=["code-of-box"])
-        if len(lines) > FOLD_LINES and "open" not in self.options:
+        if len(lines) > FOLD_LINES:
             box["classes"].append("toggle")
         box += [head, block]
         return [box]
