@@ -97,10 +97,14 @@ probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 #   [smoke 4 · cpu 64 · paper 256]
 paper_record = None  # the recorded paper-scale run the chapter reads (make paper-run writes it)
 #   [every profile: results/paper/a1.json]
+live_seeds = None  # seeds of each network the live view runs in the page (0: no view)
+#   [smoke 2 · cpu 5 · paper 1]
+live_draws = None  # noise draws behind the live view's mean prediction
+#   [smoke 16 · cpu 16 · paper 4]
 
 # %% tags=["remove-input"]
 from normbook.pages import fmt, report
-from normbook.paper_a import paper_values, plots, recorded, run_tables
+from normbook.paper_a import live, paper_values, plots, recorded, run_tables
 from normbook.paper_a.a1_localization import claims, figures, spec, tables, views
 from normbook.paper_a.grading import late, sesoi
 from normbook.paper_a.grading.sesoi import SLOPE
@@ -231,6 +235,27 @@ run.glue("a1_dead_none", fmt.count_of([r < 0 for r in shifts[0].reach]))
 # cannot localize the interior, but they carry no output noise either, which is one reason every
 # claim is also tested against the circular-padding null.
 #
+# (a1-live)=
+# ## Nudge one index yourself
+#
+# The check above asks the trained networks one question; the view below lets you ask your
+# own. It runs this chapter's trained networks (every seed, the weights this build loaded from
+# its cache) in your browser, with no kernel: pick an input (noise from a seed you choose, a
+# constant, zeros with one spike, a shifted copy, or a region set to zero), nudge index $j$,
+# and three plots follow: the prediction at every index against the ramp, the mean prediction
+# over 16 noise draws, and how much every output moved. Without normalization no output
+# farther than $R$ from $j$ can move, and the view reports zero, exactly. With normalization
+# the nudge shifts every layer's statistics, which all positions share, so every output moves
+# a little: the side channel, in one gesture. The build ran the same inputs through PyTorch and
+# the browser check holds the page's numbers to them, within 10⁻⁴.
+
+# %%
+report.show_view(live.live_view(
+    "a1-live", {"no normalization": no_norm, with_norm.name: with_norm},
+    "Prediction, mean prediction and change caused by a nudge at one index, for the chapter's "
+    "trained networks, computed in the browser", params.live_seeds, params.live_draws))  # fmt: skip
+
+# %% [markdown]
 # (a1-fig1a)=
 # ## Fig. 1a: mean prediction per index
 #
@@ -496,6 +521,29 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 # later restores the defaults from the cache). Predict first, then run. Each exercise states
 # what it costs and what it retrains; `make exercises EXERCISES=<label>` runs it into a build
 # folder of its own, and its solution then shows the outcome.
+#
+# :::{exercise} Poke the side channel
+# :label: a1-ex-nudge
+# In the view of {ref}`a1-live`, take noise as the input and nudge index 10 by 1, first
+# without normalization, then with it. Predict first: how far from index 10 can an output
+# move in each network? Then switch the input to a constant and nudge again. Why does the
+# answer change?
+#
+# **Cost at `cpu`:** {{ cost_a1_ex_nudge }}.
+# :::
+#
+# :::{solution} a1-ex-nudge
+# :class: dropdown
+# Without normalization only the outputs within $R$ of index 10 move, and the view reports
+# exactly zero beyond: each output is a function of the $2R + 1$ inputs around it. With
+# normalization every output moves: the nudge changes each normalized layer's mean and
+# variance, and every position is normalized by them. On a constant input the nudge is the only
+# thing in the interior that tells one position from another: it moves the statistics far more
+# than one index among many noisy ones does, and in most seeds the change beyond $j \pm R$ is
+# several times larger than on noise.
+#
+# **Outcome at `cpu`:** {{ outcome_a1_ex_nudge }}
+# :::
 #
 # :::{exercise} A normalization that shares nothing
 # :label: a1-ex-layer

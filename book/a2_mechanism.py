@@ -112,11 +112,15 @@ pack_seeds = None  # PackNorm: seeds (one model per seed and overlap)
 #   [smoke [0] · cpu [0, 1] · paper 0-3]
 n_test = None  # PackNorm: fresh test pairs per model [smoke 512 · cpu 8,192 · paper 100,000]
 transition_level = None  # accuracy that defines the transition overlap [every profile: 0.75]
+live_seeds = None  # seeds of each network the live view runs in the page (0: no view)
+#   [smoke 2 · cpu 5 · paper 1]
+live_draws = None  # noise draws behind the live view's mean prediction
+#   [smoke 16 · cpu 16 · paper 4]
 
 # %% tags=["remove-input"]
 from normbook.grading import stats
 from normbook.pages import fmt, report
-from normbook.paper_a import paper_values
+from normbook.paper_a import live, paper_values
 from normbook.paper_a.a2_mechanism import claims, figures, spec, tables
 from normbook.paper_a.grading import late, rules, sesoi
 from normbook.paper_a.measures import bands, multihop
@@ -348,6 +352,26 @@ run.glue("a2_out_dist_none", fmt.join(no_norm.distances))
 # distances are significance-based ({ref}`methods-distance`) on a finite sample; chapter
 # {ref}`a1` reports how large the position signal behind them is.
 #
+# (a2-live)=
+# ## The statistics are the channel: freeze them
+#
+# The argument says position travels through the normalization statistics. The view below
+# puts that to a test you can run: it runs chapter A1's trained networks in your browser (no
+# kernel), as in {ref}`a1-live`. Nudge index $j$ and the normalized network's outputs move
+# everywhere. Then tick *freeze the norm statistics*: the nudged input is normalized with the
+# means and variances of the un-nudged one, every convolution and affine parameter unchanged.
+# If the statistics are the only path past $R$, nothing beyond $j \pm R$ can move any more.
+# The page's numbers, frozen statistics included, are held to PyTorch's within 10⁻⁴ by the
+# browser check (`paper_a.live.predict_frozen` computes them in the build).
+
+# %%
+report.show_view(live.live_view(
+    "a2-live", {"no normalization": no_norm, with_norm.name: with_norm},
+    "Prediction and change caused by a nudge at one index, with the normalization statistics "
+    "live or frozen, computed in the browser", params.live_seeds, params.live_draws,
+    freeze=True))  # fmt: skip
+
+# %% [markdown]
 # (a2-verdict)=
 # ## Verdict at this profile
 #
@@ -411,6 +435,30 @@ run.record("a2-verdict", claims=ledger, checks=checks)
 # Each exercise states what it costs and what it retrains; `make exercises
 # EXERCISES=<label>` runs it into a build folder of its own, and its solution then shows
 # the outcome.
+#
+# :::{exercise} Freeze the statistics
+# :label: a2-ex-frozen
+# In the view of {ref}`a2-live`, pick the normalized network and nudge an index in the middle
+# of the sequence: note the largest change beyond $j \pm R$. Now tick *freeze the norm
+# statistics*. Predict the largest change beyond $j \pm R$ before you look, and say what the
+# answer shows about where the side channel runs. Does the change *within* $j \pm R$ stay the
+# same?
+#
+# **Cost at `cpu`:** {{ cost_a2_ex_frozen }}.
+# :::
+#
+# :::{solution} a2-ex-frozen
+# :class: dropdown
+# With the statistics frozen the largest change beyond $j \pm R$ is zero, exactly: every path
+# from index $j$ to a position farther than $R$ went through a mean or a variance, so the
+# statistics are the side channel and the only one. Within $j \pm R$ the change on noise is
+# close to, but not the same as, before: the live statistics also moved the positions near $j$.
+# Try it on a constant input too: within $j \pm R$ the frozen change can be far larger, since a
+# flat input's variance is tiny and the nudge is divided by it, where live statistics would
+# have grown with the nudge.
+#
+# **Outcome at `cpu`:** {{ outcome_a2_ex_frozen }}
+# :::
 #
 # :::{exercise} The control that cannot communicate
 # :label: a2-ex-control

@@ -102,10 +102,14 @@ reach_eval = None  # predictions per index for the study's networks
 #   [smoke 2,048 · cpu 25,600 · paper 800,000]
 paper_record = None  # the recorded paper-scale run the chapter reads (make paper-run writes it)
 #   [every profile: results/paper/a1.json]
+live_seeds = None  # seeds of each network the live view runs in the page (0: no view)
+#   [smoke 2 · cpu 5 · paper 0]
+live_draws = None  # noise draws behind the live view's mean prediction
+#   [smoke 16 · cpu 16 · paper 4]
 
 # %% tags=["remove-input"]
 from normbook.pages import fmt, report
-from normbook.paper_a import paper_values, recorded
+from normbook.paper_a import live, paper_values, recorded
 from normbook.paper_a.a5_reach import claims, figures, spec, text, views
 from normbook.paper_a.grading import sesoi
 from normbook.paper_a.runs import localization, reach
@@ -228,6 +232,25 @@ report.show_verdicts("a5_layers", rows)
 run.record("a5-layers", claims=rows)
 
 # %% [markdown]
+# (a5-live)=
+# ### Nudge the deeper networks yourself
+#
+# The view below runs this axis's trained networks in your browser (no kernel), as in
+# {ref}`a1-live`, and the matched control's plain network beside them: nudge one index and read
+# how far past $j \pm R$ the change reaches, and how large it is there, for 4, 8 and 16
+# normalization layers at the same receptive field. The browser check holds the page's numbers
+# to PyTorch's within 10⁻⁴.
+
+# %%
+nets = {f.label: r for f, r in zip(layers.families, layers.runs)}
+if matched:
+    nets[pair.families[1].label] = pair.runs[1]  # the plain kernel-1 blocks (no norm added)
+report.show_view(live.live_view("a5-live", nets, "Prediction and change caused by a nudge at "
+                                "one index for networks with more normalization layers, "
+                                "computed in the browser", params.live_seeds,
+                                params.live_draws))  # fmt: skip
+
+# %% [markdown]
 # (a5-length)=
 # ## Longer sequences, the same depth
 #
@@ -339,6 +362,27 @@ report.md(recorded.versus_md(paper, study, share_law, claims.beyond_law(study),
 # Each exercise re-executes this chapter with other parameters and states what it costs and
 # what it retrains; predict first, then run. `make exercises EXERCISES=<label>` runs one into
 # a build folder of its own, and its solution then shows the outcome.
+#
+# :::{exercise} How far does one nudge reach?
+# :label: a5-ex-live
+# In the view of {ref}`a5-live`, nudge index 10 of the network with 4 normalization layers and
+# note the largest change beyond $j \pm R$; then do the same with 8 and 16. Predict first:
+# should the change far from $j$ grow with the number of normalization layers, if each relays
+# one hop? Then compare the network with the plain kernel-1 blocks: same depth, fewer norms.
+#
+# **Cost at `cpu`:** {{ cost_a5_ex_live }}.
+# :::
+#
+# :::{solution} a5-ex-live
+# :class: dropdown
+# Every normalized network moves outputs beyond $j \pm R$, and none of them stops at a hop
+# boundary: one nudge moves every layer's statistics at once, so a single layer already
+# reaches the whole sequence. What the number of layers changes is how much of that change
+# the network *uses*, which is what the share kept of {ref}`a5-layers` measures on average over
+# many inputs; one nudge of one input is an anecdote beside it.
+#
+# **Outcome at `cpu`:** {{ outcome_a5_ex_live }}
+# :::
 #
 # :::{exercise} As many normalization layers as the paper
 # :label: a5-ex-mix

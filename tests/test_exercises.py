@@ -34,7 +34,7 @@ def _blocks() -> dict[str, dict[str, str]]:
 
 def test_the_registry_has_every_exercise_of_the_book_and_its_text_uses_its_sentences():
     blocks = _blocks()
-    assert len(blocks) == len(exercises.EXERCISES) == 24
+    assert len(blocks) == len(exercises.EXERCISES) == 27
     assert set(blocks) == set(exercises.BY_LABEL)
     for label, b in blocks.items():
         ex = exercises.BY_LABEL[label]
@@ -48,7 +48,7 @@ def test_each_runnable_exercise_runs_the_parameters_its_text_names():
     blocks = _blocks()
     for ex in exercises.EXERCISES:
         if not ex.runnable:
-            assert ex.edit and not ex.overrides
+            assert (ex.edit or ex.live) and not ex.overrides
             continue
         spec = project.spec_for(ex.path)
         values = ex.values()
@@ -197,5 +197,14 @@ def test_exercises_that_need_an_edit_are_never_selected():
     assert all(ex.runnable for ex in exercise_runs.selected(None))
     with pytest.raises(SystemExit, match="need an edit"):
         exercise_runs.selected("a3-ex-implement")
+    with pytest.raises(SystemExit, match="done in a chapter's live view"):
+        exercise_runs.selected("a1-ex-nudge")
     with pytest.raises(SystemExit, match="unknown exercise"):
         exercise_runs.selected("a1-ex-nope")
+
+
+def test_a_live_exercise_costs_nothing_and_names_its_view():
+    ex = exercises.BY_LABEL["a2-ex-frozen"]
+    assert not ex.runnable
+    assert exercises.planned_cost(ex, {}).startswith("none: it is done in the live view above")
+    assert "checked its numbers against PyTorch" in exercises.outcome(ex, None, {})

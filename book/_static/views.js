@@ -2,25 +2,43 @@
 // spec as JSON. The Vega bundle (vega-bundle.js, beside this file) is loaded the first time a
 // reader opens a view, so pages whose views stay closed do not pay for it; the view is then
 // drawn as SVG, with its sliders and selectors. Without JavaScript the static figure above
-// each view is the figure.
+// each view is the figure. A live view (<details class="nb-live">, normbook.pages.live) loads
+// live.js as well, the runtime that runs its networks, also only when first opened.
 (function () {
   "use strict";
   var here = document.currentScript ? document.currentScript.src : "";
-  var bundleUrl = here.replace(/[^/]*$/, "vega-bundle.js");
-  var loading = null;
+  var loading = {};
 
-  function loadBundle() {
-    if (window.vegaEmbed) return Promise.resolve();
-    if (!loading) {
-      loading = new Promise(function (resolve, reject) {
+  function loadScript(name) {
+    if (!loading[name]) {
+      var url = here.replace(/[^/]*$/, name);
+      loading[name] = new Promise(function (resolve, reject) {
         var s = document.createElement("script");
-        s.src = bundleUrl;
+        s.src = url;
         s.onload = resolve;
-        s.onerror = function () { reject(new Error("could not load " + bundleUrl)); };
+        s.onerror = function () { reject(new Error("could not load " + url)); };
         document.head.appendChild(s);
       });
     }
-    return loading;
+    return loading[name];
+  }
+
+  function loadBundle() {
+    return window.vegaEmbed ? Promise.resolve() : loadScript("vega-bundle.js");
+  }
+
+  function live(details) {
+    if (details.dataset.state) return;
+    details.dataset.state = "loading";
+    details.liveOpened = performance.now();
+    details.liveReady = Promise.all([loadBundle(), loadScript("live.js")])
+      .then(function () { return window.normbookLive.mount(details); })
+      .catch(function (err) {
+        details.dataset.state = "failed";
+        details.querySelector(".nb-live-body").textContent = "This view could not run (" +
+          err.message + "); the figures above show the build's results.";
+        console.error("normbook live view " + details.dataset.live + ": " + err.message);
+      });
   }
 
   function render(details) {
@@ -84,6 +102,11 @@
       if (nojs) nojs.hidden = true;
       details.addEventListener("toggle", function () { if (details.open) render(details); });
       if (details.open) render(details);
+    });
+    document.querySelectorAll("details.nb-live").forEach(function (details) {
+      var nojs = details.querySelector(".nb-view-nojs");
+      if (nojs) nojs.hidden = true;
+      details.addEventListener("toggle", function () { if (details.open) live(details); });
     });
   });
 })();

@@ -57,7 +57,7 @@ def figure(name: str, fig) -> None:
 
 def show_view(view) -> None:
     """Show an explorable view (:mod:`normbook.pages.views`) where the cell is, under the
-    static figure it explores."""
+    static figure it explores, or a live view (:mod:`normbook.pages.live`)."""
     from normbook.pages.views import show
 
     show(view)

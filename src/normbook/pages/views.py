@@ -25,7 +25,7 @@ BUNDLE = "vega-bundle.js"
 MAX_SPEC_BYTES = 500_000  # one view's inline data (B3's CIFAR-10 view at 300 images: 361 kB)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class View:
     """One explorable view: a Vega-Lite spec, what the reader can change, and a description
     for screen readers."""
@@ -35,14 +35,12 @@ class View:
     controls: str  # e.g. "a slider over the training states and a seed selector"
     description: str
 
+    def __repr__(self) -> str:  # the notebook's plain-text output: not the spec's data
+        return f"<explorable view {self.name}: {self.controls}>"
+
     def spec_json(self) -> str:
-        text = json.dumps(self.spec, separators=(",", ":"), allow_nan=False)
-        if len(text) > MAX_SPEC_BYTES:
-            raise ValueError(
-                f"view {self.name!r}: its spec is {len(text):,} bytes, over the "
-                f"{MAX_SPEC_BYTES:,}-byte budget of one view; thin its data"
-            )
-        return text.replace("</", "<\\/")  # a "</script>" in a string cannot end the tag
+        return inline_json(self.spec, MAX_SPEC_BYTES, f"view {self.name!r}: its spec",
+                           "thin its data")  # fmt: skip
 
     def _repr_html_(self) -> str:
         return (
@@ -54,6 +52,16 @@ class View:
             '<p class="nb-view-nojs">This view is drawn by JavaScript, which is off here: the '
             "static figure above shows the same results.</p></details>"
         )
+
+
+def inline_json(data, budget: int, what: str, fix: str) -> str:
+    """``data`` as JSON to place inside a ``<script>`` element of the page, refused when over
+    ``budget`` bytes (``what`` is over it; ``fix`` says what to do)."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    if len(text) > budget:
+        raise ValueError(f"{what} is {len(text):,} bytes, over the {budget:,}-byte budget of "
+                         f"one view; {fix}")  # fmt: skip
+    return text.replace("</", "<\\/")  # a "</script>" in a string cannot end the tag
 
 
 def view(name: str, chart, controls: str, description: str) -> View:

@@ -226,6 +226,30 @@ A1_PROFILES = profiles(
                curve_eval=800_000, device="auto", probe_batches=256, workers=1),
 )  # fmt: skip
 
+# The live views of chapters A1, A2 and A5 (normbook.paper_a.live): how much of each network
+# runs in the reader's page. A pass of A1's cpu network is 0.6 M multiply-adds in the page's
+# JavaScript (6-10 ms on a Zen 3 core, tools/live_bench.py) and an update needs 2 passes, 18
+# when the mean over the draws is redrawn; five seeds of two networks are 0.85 MB of weights in
+# the page. At paper scale (d = 32, l = 600) a pass is 0.1 G multiply-adds and a seed of two
+# networks 1.7 MB: one seed and 4 draws keep the page within its budget and an update near a
+# second; A5's paper families (up to 64 layers) would not fit, and run at cpu only.
+LIVE_PARAMS = [
+    Param("live_seeds", int, "seeds of each network the live view runs in the page (0: no view)",
+          min=0, max=64),
+    Param("live_draws", int, "noise draws behind the live view's mean prediction", min=1,
+          max=256),
+]  # fmt: skip
+LIVE_PROFILES = {"smoke": dict(live_seeds=2, live_draws=16),
+                 "cpu": dict(live_seeds=5, live_draws=16),
+                 "paper": dict(live_seeds=1, live_draws=4)}  # fmt: skip
+
+
+def with_live(profiles: dict, **paper) -> dict:
+    """A chapter's profiles with the live view's knobs (``paper``: the paper profile's own)."""
+    return {p: {**v, **LIVE_PROFILES[p], **(paper if p == "paper" else {})}
+            for p, v in profiles.items()}  # fmt: skip
+
+
 # ----------------------------------------------------------------------------- derived from A1
 # The other chapters build on chapter A1's configuration: their localization knobs are derived
 # from A1's profiles (never copied), so A1's cached models are reused wherever the configs

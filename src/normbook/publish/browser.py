@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from normbook.publish import browser_code, sitecheck
+from normbook.publish import browser_code, browser_ledger, browser_live, sitecheck
 
 WIDTH, HEIGHT = 1280, 1000
 PHONE = 400  # a phone's width: the page must still fit it, with no sideways scrolling
@@ -55,6 +55,7 @@ class PageReport:
     load_ms: float = 0.0  # navigation start to the load event
     views: int = 0  # explorable views driven
     controls: int = 0  # their controls moved, each shown to change its view
+    live: list = field(default_factory=list)  # live views' timings (ms): first, update
 
 
 def raw_tex(text: str) -> list[str]:
@@ -336,69 +337,6 @@ def drive_sweeps(driver, report: PageReport) -> None:
             report.problems.append(f"sweep view {v + 1}: its point slider did not change it")
 
 
-_LEDGER = r"""
-const table = document.querySelector(".ledger-table table");
-if (!table) return null;
-const shown = () => Array.from(table.tBodies[0].rows).filter(r => !r.hidden &&
-    r.style.display !== "none").length;
-const all = shown(), out = {all: all, filters: [], sorts: []};
-for (const select of document.querySelectorAll(".ledger-controls select")) {
-  const label = select.closest("label") ? select.closest("label").textContent.trim() : "?";
-  select.selectedIndex = select.options.length - 1;
-  select.dispatchEvent(new Event("change", {bubbles: true}));
-  out.filters.push([label.split("\n")[0], shown()]);
-  select.selectedIndex = 0;
-  select.dispatchEvent(new Event("change", {bubbles: true}));
-}
-const search = document.querySelector(".ledger-controls input");
-if (search) {
-  search.value = "zzzz-no-claim-says-this";
-  search.dispatchEvent(new Event("input", {bubbles: true}));
-  out.filters.push(["search", shown()]);
-  out.synonyms = ["BatchNorm", "BN", "batch norm"].map(q => { search.value = q;
-    search.dispatchEvent(new Event("input", {bubbles: true})); return shown(); });
-  search.value = "";
-  search.dispatchEvent(new Event("input", {bubbles: true}));
-}
-const button = table.querySelector("button.ledger-sort");
-if (button) {
-  const first = () => table.tBodies[0].rows[0].textContent;
-  const before = first();
-  button.click();
-  const once = button.closest("th").getAttribute("aria-sort");
-  const after1 = first();
-  button.click();
-  out.sorts.push([once, button.closest("th").getAttribute("aria-sort"), before !== after1 ||
-                  after1 !== first()]);
-}
-out.restored = shown();
-return out;
-"""
-
-
-def drive_ledger(driver, report: PageReport) -> None:
-    """On the claims ledger: every filter must hide rows, the search must hide every row and
-    find "BatchNorm", "BN" and "batch norm" alike, sorting must set ``aria-sort`` and reorder,
-    and clearing must bring every row back."""
-    result = driver.execute_script(_LEDGER)
-    if result is None:
-        return
-    for label, n in result["filters"]:
-        report.controls += 1
-        if not n < result["all"]:
-            report.problems.append(f"ledger filter '{label}' hid no row ({n} of {result['all']})")
-    for once, twice, reordered in result["sorts"]:
-        report.controls += 1
-        if once not in ("ascending", "descending") or once == twice or not reordered:
-            report.problems.append(f"ledger sort did not sort (aria-sort {once} then {twice})")
-    if len(set(result.get("synonyms") or [0])) > 1:  # one name for one thing in the search
-        report.problems.append(f"ledger search: BatchNorm, BN, batch norm: {result['synonyms']}")
-    if result["restored"] != result["all"]:
-        report.problems.append(
-            f"ledger shows {result['restored']} of {result['all']} rows after clearing filters"
-        )
-
-
 def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     """Load one page, wait for its math, and report what is broken."""
     rel = str(page.relative_to(root))
@@ -423,7 +361,8 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
     name = rel.replace("/", "__").removesuffix(".html")
     drive_views(driver, report, shots, name)
     drive_sweeps(driver, report)
-    drive_ledger(driver, report)
+    browser_live.drive_live(driver, report)
+    browser_ledger.drive_ledger(driver, report)
     for entry in driver.get_log("browser"):  # a view or control that raised
         if entry.get("level") == "SEVERE":
             report.problems.append(f"console error: {entry.get('message', '')[:200]}")
@@ -490,6 +429,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{heaviest.page} {heaviest.weight / 1e6:.2f} MB (budget "
           f"{PAGE_BUDGET_BYTES / 1e6:.0f} MB), slowest load {slowest.page} "
           f"{slowest.load_ms:.0f} ms", flush=True)  # fmt: skip
+    live = [t for r in reports for t in r.live]
+    if live:
+        print(
+            f"[browser] {len(live)} live views run, each checked against PyTorch: first "
+            f"result after {max(t['first'] for t in live):.0f} ms at most, an update "
+            f"{max(t['update'] or 0 for t in live):.0f} ms at most",
+            flush=True,
+        )
     print(f"[browser] {len(reports)} pages opened in Chromium at {WIDTH} and {PHONE} px, "
           f"{len(bad)} with problems; screenshots in "
           f"{Path(args[0]).resolve().parent / 'screenshots'}", flush=True)  # fmt: skip

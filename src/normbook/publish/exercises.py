@@ -39,6 +39,7 @@ class Exercise:
     edit: str = ""  # the library edit it asks for: `make exercises` cannot run it
     edit_cold: tuple[str, ...] = ()  # chapters the edit retrains (their cold runs: its cost)
     edit_note: str = ""  # what the edit recomputes, in words
+    live: str = ""  # the chapter's live view it is done in (in the browser: nothing to run)
     profile: str = "cpu"  # the profile its text names
 
     @property
@@ -47,7 +48,7 @@ class Exercise:
 
     @property
     def runnable(self) -> bool:
-        return not self.edit
+        return not (self.edit or self.live)
 
     @property
     def path(self) -> Path:
@@ -82,6 +83,8 @@ EXERCISES = [
     scale=2.0,
              trains="both of the chapter's networks for twice the steps"),
     Exercise("a1-ex-detector", "a1_localization", {"detector": "definition"}),
+    Exercise("a1-ex-nudge", "a1_localization", live="above ({ref}`a1-live`)"),
+    Exercise("a2-ex-frozen", "a2_mechanism", live="above ({ref}`a2-live`)"),
     Exercise("a2-ex-control", "a2_mechanism", {"control_fracs": "0.5,1.0"}, scale=0.5,
              trains="the per-path InstanceNorm controls at half overlap"),
     Exercise("a2-ex-steps", "a2_mechanism", {"pack_steps": lambda params: 2 * params.pack_steps},
@@ -102,6 +105,7 @@ EXERCISES = [
              trains="the circular-padding networks, for four times the steps"),
     Exercise("a5-ex-mix", "a5_reach", {"reach_mix": "0,1,3,7"}, scale=0.5,
              trains="a family with seven kernel-1 blocks per block"),
+    Exercise("a5-ex-live", "a5_reach", live="above ({ref}`a5-live`)"),
     Exercise("a5-ex-len", "a5_reach",
              {"reach_lens": "75,150,300", "reach_len_steps": "5000,12000,24000"}, scale=2.0,
              trains="networks at two longer sequences, with up to 24,000 steps each"),
@@ -165,6 +169,9 @@ def planned_cost(ex: Exercise, timings: dict) -> str:
     """What the exercise will cost, from the chapter's measured cold and cached runs."""
     if ex.edit:
         return _edit_cost(ex, timings)
+    if ex.live:
+        return (f"none: it is done in the live view {ex.live}, which runs the chapter's trained "
+                "networks in your browser (no kernel, nothing retrained)")  # fmt: skip
     return _planned(ex, timings) + ex.note
 
 
@@ -335,6 +342,9 @@ def _default_claims(ex: Exercise, record: dict) -> list[dict] | None:
 def outcome(ex: Exercise, record: dict | None, timings: dict) -> str:
     """The solution's last sentence: what running the exercise did on this machine."""
     again = f"`make exercises EXERCISES={ex.label}`"
+    if ex.live:
+        return ("the live view computes it in your browser, on this build's networks; the build "
+                "checked its numbers against PyTorch's.")  # fmt: skip
     if ex.edit:
         return (f"`make exercises` cannot run this exercise: it needs an edit of the library "
                 f"({ex.edit}), which is yours to write; after it, `make chapter "

@@ -17,7 +17,7 @@ An exercise whose folder is up to date (same parameters, code and data) is not r
 ``--no-training`` runs an exercise only as long as it trains nothing: the moment a training
 step takes the lock of an entry it is about to compute (``<cache>/.locks/<kind>_train/``), the
 run's processes are stopped, before any network is written to the cache; its record says so.
-The exercises that need an edit of the library are never run.
+The exercises that need an edit of the library, or are done in a live view, are never run.
 """
 
 from __future__ import annotations
@@ -171,10 +171,14 @@ def selected(only: str | None) -> list[Exercise]:
         raise SystemExit(f"error: unknown exercise(s) {', '.join(unknown)}; exercises: "
                          + ", ".join(exercises.BY_LABEL))  # fmt: skip
     chosen = [exercises.BY_LABEL[n] for n in names]
-    edits = [ex.label for ex in chosen if not ex.runnable]
+    edits = [ex.label for ex in chosen if ex.edit]
     if edits:
         raise SystemExit(f"error: {', '.join(edits)} need an edit of the library; no command "
                          f"runs them")  # fmt: skip
+    in_page = [ex.label for ex in chosen if ex.live]
+    if in_page:
+        raise SystemExit(f"error: {', '.join(in_page)} are done in a chapter's live view, in "
+                         f"the browser; no command runs them")  # fmt: skip
     return chosen
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from normbook.paper_a.params import (
     A1_PROFILES,
+    LIVE_PARAMS,
     LOCALIZATION_PARAMS,
     PAPER_RECORD,
     curve_inside_budget,
@@ -13,6 +14,7 @@ from normbook.paper_a.params import (
     groups_divide,
     needs_interior,
     odd_kernel,
+    with_live,
 )
 from normbook.paper_a.runs import plans
 from normbook.runtime.params import Spec
@@ -29,8 +31,8 @@ def _compares_a_norm(params) -> str | None:
 
 A1 = Spec(
     chapter="a1_localization",
-    params=[*LOCALIZATION_PARAMS, PAPER_RECORD],
-    profiles=A1_PROFILES,
+    params=[*LOCALIZATION_PARAMS, PAPER_RECORD, *LIVE_PARAMS],
+    profiles=with_live(A1_PROFILES),
     checks=[
         odd_kernel,
         needs_interior,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from normbook.paper_a.params import (
     A2_PROFILES,
+    LIVE_PARAMS,
     LOCALIZATION_PARAMS,
     PACK_PARAMS,
     curve_inside_budget,
@@ -14,6 +15,7 @@ from normbook.paper_a.params import (
     odd_kernel,
     pack_geometry,
     pack_overlaps,
+    with_live,
 )
 from normbook.paper_a.runs import plans
 from normbook.runtime.params import Spec
@@ -29,8 +31,8 @@ def _hop_factor(params) -> str | None:
 
 A2 = Spec(
     chapter="a2_mechanism",
-    params=LOCALIZATION_PARAMS + PACK_PARAMS,
-    profiles=A2_PROFILES,
+    params=LOCALIZATION_PARAMS + PACK_PARAMS + LIVE_PARAMS,
+    profiles=with_live(A2_PROFILES),
     checks=[
         odd_kernel,
         needs_interior,

@@ -5,6 +5,7 @@ cross-checks."""
 from __future__ import annotations
 
 from normbook.paper_a.params import (
+    LIVE_PARAMS,
     LOCALIZATION_PARAMS,
     PAPER_RECORD,
     RECORD_PATH,
@@ -15,6 +16,7 @@ from normbook.paper_a.params import (
     needs_interior,
     odd_kernel,
     stress_norm,
+    with_live,
 )
 from normbook.paper_a.runs import plans
 from normbook.runtime.params import Param, Spec
@@ -94,10 +96,12 @@ _REACH = {
 
 A5 = Spec(
     chapter="a5_reach",
-    params=[*LOCALIZATION_PARAMS, *REACH_PARAMS, PAPER_RECORD],
-    profiles={
-        p: from_a1(p, **_REACH[p], paper_record=RECORD_PATH) for p in ("smoke", "cpu", "paper")
-    },
+    params=[*LOCALIZATION_PARAMS, *REACH_PARAMS, PAPER_RECORD, *LIVE_PARAMS],
+    # paper: live_seeds 0, the study's families of up to 64 layers would not fit the page
+    profiles=with_live(
+        {p: from_a1(p, **_REACH[p], paper_record=RECORD_PATH) for p in ("smoke", "cpu", "paper")},
+        live_seeds=0,
+    ),  # fmt: skip
     checks=[
         odd_kernel,
         needs_interior,
