@@ -289,7 +289,7 @@
     }
     if (data.left_out.length) {
       var note = document.createElement("p");
-      note.className = "nb-live-readout";
+      note.className = "nb-live-note";
       note.textContent = "Not run here: " + data.left_out.join(", ") + " (this view runs " +
         "networks without normalization, with InstanceNorm or with GroupNorm).";
       body.appendChild(note);
@@ -357,7 +357,10 @@
     function drawn(started) {
       var ms = performance.now() - started;
       if (live.timings.first === null) live.timings.first = ms;
-      else live.timings.update = ms;
+      else {  // the last update, and the slowest (a new network, seed or noise seed redraws
+        live.timings.update = ms;  // the mean over the draws)
+        live.timings.slowest = Math.max(live.timings.slowest || 0, ms);
+      }
       details.dataset.state = "rendered";
       live.drawn = live.view.data("pred").filter(function (d) { return d.series === "input"; })
         .map(function (d) { return d.value; });

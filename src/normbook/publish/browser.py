@@ -55,7 +55,7 @@ class PageReport:
     load_ms: float = 0.0  # navigation start to the load event
     views: int = 0  # explorable views driven
     controls: int = 0  # their controls moved, each shown to change its view
-    live: list = field(default_factory=list)  # live views' timings (ms): first, update
+    live: list = field(default_factory=list)  # live views' timings (ms): first, slowest update
 
 
 def raw_tex(text: str) -> list[str]:
@@ -433,8 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     if live:
         print(
             f"[browser] {len(live)} live views run, each checked against PyTorch: first "
-            f"result after {max(t['first'] for t in live):.0f} ms at most, an update "
-            f"{max(t['update'] or 0 for t in live):.0f} ms at most",
+            f"result after {max(t['first'] for t in live):.0f} ms at most, the slowest update "
+            f"{max(t['update'] or 0 for t in live):.0f} ms",
             flush=True,
         )
     print(f"[browser] {len(reports)} pages opened in Chromium at {WIDTH} and {PHONE} px, "

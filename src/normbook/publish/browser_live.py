@@ -23,31 +23,35 @@ d.addEventListener("toggle", () => d.liveReady.then(
   e => done({state: "failed: " + e.message})), {once: true});
 d.open = true;
 """
-# set one check's controls as a reader would (events and all), then wait for the drawing
+# set one check's controls as a reader would, one at a time (events and all), each update
+# drawn before the next control moves
 _SET = """
 const [v, c, done] = arguments;
 const d = document.querySelectorAll("details.nb-live")[v];
 const moved = [];
 const set = (name, value) => {
   const el = d.querySelector(`[name="${name}"]`);
-  if (!el) return;
+  if (!el) return false;
   if (el.type === "checkbox") {
-    if (el.checked === value) return;
+    if (el.checked === value) return false;
     el.checked = value;
   } else {
-    if (String(el.value) === String(value)) return;
+    if (String(el.value) === String(value)) return false;
     el.value = String(value);
   }
   const ev = el.tagName === "SELECT" || el.type !== "range" ? "change" : "input";
   el.dispatchEvent(new Event(ev, {bubbles: true}));
   moved.push(name);
+  return true;
 };
 const kinds = d.live.data.kinds;
-for (const name of d.live.data.controls)
-  set(name, name === "kind" ? kinds.indexOf(c.kind) : c[name]);
-Promise.resolve(d.live.pending).then(() => done({
-  moved, last: d.live.last, drawn: d.live.drawn, update: d.live.timings.update,
-  readout: d.querySelector(".nb-live-readout").textContent, state: d.dataset.state}));
+(async () => {
+  for (const name of d.live.data.controls)
+    if (set(name, name === "kind" ? kinds.indexOf(c.kind) : c[name])) await d.live.pending;
+  done({moved, last: d.live.last, drawn: d.live.drawn, update: d.live.timings.slowest,
+        readout: d.querySelector(".nb-live-readout").textContent,
+        state: d.dataset.state});
+})();
 """
 
 
