@@ -527,7 +527,9 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 # In the view of {ref}`a1-live`, take noise as the input and nudge index 10 by 1, first
 # without normalization, then with it. Predict first: how far from index 10 can an output
 # move in each network? Then switch the input to a constant and nudge again. Why does the
-# answer change?
+# answer change? Last, take the spike, set the nudge index to the spike's position and nudge
+# the spike up: the normalized network's far outputs barely move. Why, when the same nudge on
+# noise moved them?
 #
 # **Cost at `cpu`:** {{ cost_a1_ex_nudge }}.
 # :::
@@ -540,7 +542,12 @@ run.glue("a1_paper_plain", recorded.plain_words(paper, paper_claims))
 # variance, and every position is normalized by them. On a constant input the nudge is the only
 # thing in the interior that tells one position from another: it moves the statistics far more
 # than one index among many noisy ones does, and in most seeds the change beyond $j \pm R$ is
-# several times larger than on noise.
+# several times larger than on noise. A lone spike is the opposite case: every channel is flat
+# but for the spike's neighbourhood, and normalization divides out scale, so a taller spike
+# raises the channel's deviation from its mean and its standard deviation alike, and a far
+# output, (flat value − mean) / standard deviation, hardly changes. Nudge any other index
+# instead and the far outputs move again: two bumps have a shape that one bump's height does
+# not.
 #
 # **Outcome at `cpu`:** {{ outcome_a1_ex_nudge }}
 # :::
