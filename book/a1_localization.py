@@ -239,21 +239,25 @@ run.glue("a1_dead_none", fmt.count_of([r < 0 for r in shifts[0].reach]))
 # ## Nudge one index yourself
 #
 # The check above asks the trained networks one question; the view below lets you ask your
-# own. It runs this chapter's trained networks (every seed, the weights this build loaded from
-# its cache) in your browser, with no kernel: pick an input (noise from a seed you choose, a
-# constant, zeros with one spike, a shifted copy, or a region set to zero), nudge index $j$,
-# and three plots follow: the prediction at every index against the ramp, the mean prediction
-# over 16 noise draws, and how much every output moved. Without normalization no output
-# farther than $R$ from $j$ can move, and the view reports zero, exactly. With normalization
-# the nudge shifts every layer's statistics, which all positions share, so every output moves
-# a little: the side channel, in one gesture. The build ran the same inputs through PyTorch and
-# the browser check holds the page's numbers to them, within 10⁻⁴.
+# own. It runs this chapter's trained networks ({glue:text}`a1_live_seeds`, the weights this
+# build loaded from its cache) in your browser, with no kernel: pick an input (noise from a
+# seed you choose, a constant, zeros with one spike, a shifted copy, or a region set to zero),
+# nudge index $j$, and three plots follow: the prediction at every index against the ramp, the
+# mean prediction over {glue:text}`a1_live_draws` noise draws, and how much every output moved.
+# Without normalization no output farther than $R$ from $j$ can move, and the view reports
+# zero, exactly. With normalization the nudge shifts every layer's statistics, which all
+# positions share, so every output moves a little: the side channel, in one gesture. The build
+# ran the same inputs through PyTorch and the browser check holds the page's numbers to them,
+# within {glue:text}`a1_live_tol`.
 
 # %%
 report.show_view(live.live_view(
     "a1-live", {"no normalization": no_norm, with_norm.name: with_norm},
     "Prediction, mean prediction and change caused by a nudge at one index, for the chapter's "
     "trained networks, computed in the browser", params.live_seeds, params.live_draws))  # fmt: skip
+run.glue("a1_live_seeds", live.seeds_text(params.live_seeds, params.seeds))
+run.glue("a1_live_draws", params.live_draws)
+run.glue("a1_live_tol", f"{live.TOLERANCE:g}")
 
 # %% [markdown]
 # (a1-fig1a)=

@@ -361,8 +361,9 @@ run.glue("a2_out_dist_none", fmt.join(no_norm.distances))
 # everywhere. Then tick *freeze the norm statistics*: the nudged input is normalized with the
 # means and variances of the un-nudged one, every convolution and affine parameter unchanged.
 # If the statistics are the only path past $R$, nothing beyond $j \pm R$ can move any more.
-# The page's numbers, frozen statistics included, are held to PyTorch's within 10⁻⁴ by the
-# browser check (`paper_a.live.predict_frozen` computes them in the build).
+# The page's numbers, frozen statistics included, are held to PyTorch's within
+# {glue:text}`a2_live_tol` by the browser check (`paper_a.live.predict_frozen` computes them
+# in the build).
 
 # %%
 report.show_view(live.live_view(
@@ -370,6 +371,7 @@ report.show_view(live.live_view(
     "Prediction and change caused by a nudge at one index, with the normalization statistics "
     "live or frozen, computed in the browser", params.live_seeds, params.live_draws,
     freeze=True))  # fmt: skip
+run.glue("a2_live_tol", f"{live.TOLERANCE:g}")
 
 # %% [markdown]
 # (a2-verdict)=

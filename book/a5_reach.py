@@ -237,9 +237,9 @@ run.record("a5-layers", claims=rows)
 #
 # The view below runs this axis's trained networks in your browser (no kernel), as in
 # {ref}`a1-live`, and the matched control's plain network beside them: nudge one index and read
-# how far past $j \pm R$ the change reaches, and how large it is there, for 4, 8 and 16
-# normalization layers at the same receptive field. The browser check holds the page's numbers
-# to PyTorch's within 10⁻⁴.
+# how far past $j \pm R$ the change reaches, and how large it is there, for
+# {glue:text}`a5_live_layers` normalization layers at the same receptive field. The browser
+# check holds the page's numbers to PyTorch's within {glue:text}`a5_live_tol`.
 
 # %%
 nets = {f.label: r for f, r in zip(layers.families, layers.runs)}
@@ -249,6 +249,8 @@ report.show_view(live.live_view("a5-live", nets, "Prediction and change caused b
                                 "one index for networks with more normalization layers, "
                                 "computed in the browser", params.live_seeds,
                                 params.live_draws))  # fmt: skip
+run.glue("a5_live_layers", fmt.join([f.norm_layers for f in layers.families]))
+run.glue("a5_live_tol", f"{live.TOLERANCE:g}")
 
 # %% [markdown]
 # (a5-length)=
@@ -365,8 +367,9 @@ report.md(recorded.versus_md(paper, study, share_law, claims.beyond_law(study),
 #
 # :::{exercise} How far does one nudge reach?
 # :label: a5-ex-live
-# In the view of {ref}`a5-live`, nudge index 10 of the network with 4 normalization layers and
-# note the largest change beyond $j \pm R$; then do the same with 8 and 16. Predict first:
+# In the view of {ref}`a5-live`, nudge index 10 of each network on the layer axis in turn
+# ({glue:text}`a5_live_layers` normalization layers) and note the largest change beyond
+# $j \pm R$. Predict first:
 # should the change far from $j$ grow with the number of normalization layers, if each relays
 # one hop? Then compare the network with the plain kernel-1 blocks: same depth, fewer norms.
 #

@@ -189,3 +189,8 @@ def test_the_page_computes_what_pytorch_computes(tmp_path):
         driver.quit()
     assert len(problems) == 2 and "pred differs from PyTorch's" in problems[0]
     assert "drawn predictions differ" in problems[1]
+
+
+def test_the_seeds_the_view_runs_are_said_in_words():
+    assert live.seeds_text(5, [0, 1, 2, 3, 4]) == "every seed"
+    assert live.seeds_text(1, [0, 1, 2, 3, 4]) == "1 of the 5 seeds"

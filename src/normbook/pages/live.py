@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from normbook.pages.views import inline_json
 
-MAX_PAYLOAD_BYTES = 2_500_000  # one live view's weights and checks (A5's five families: ~1.2 MB)
+MAX_PAYLOAD_BYTES = 2_500_000  # one live view's weights and checks (A5's four networks: 1.6 MB)
 
 
 @dataclass(frozen=True, repr=False)
@@ -56,10 +56,3 @@ class LiveView:
             '<p class="nb-view-nojs">This view runs the networks in JavaScript, which is off '
             "here: the figures above show the build's results.</p></details>"
         )
-
-
-def show(v: LiveView) -> None:
-    """Display a live view in the chapter's output, where its cell is."""
-    from IPython.display import display
-
-    display(v)

@@ -82,30 +82,17 @@ def _b64(arrays: list[np.ndarray]) -> str:
     return base64.b64encode(flat.tobytes()).decode("ascii")
 
 
-def _layout(net) -> list[list]:
-    """(name, shape) of one model's every array, in the order :func:`_weights` packs them."""
-    m, c, out = net.n_models, net.cfg.width, []
-    for d, (conv, norm) in enumerate(zip(net.convs, net.norms)):
-        out += [[f"conv{d}.w", [c, *conv.weight.shape[1:]]], [f"conv{d}.b", [c]]]
-        if isinstance(norm, torch.nn.GroupNorm):
-            out += [[f"norm{d}.w", [c]], [f"norm{d}.b", [c]]]
-    head = list(net.head.weight.shape)
-    return out + [["head.w", [head[0] // m, *head[1:]]], ["head.b", [head[0] // m]]]
-
-
-def _weights(net, i: int) -> str:
-    """Model ``i``'s float32 weights, packed in :func:`_layout`'s order, base64."""
-    m, parts = net.n_models, []
-    for conv, norm in zip(net.convs, net.norms):
-        mods = [conv, norm] if isinstance(norm, torch.nn.GroupNorm) else [conv]
-        for mod in mods:
-            for t in (mod.weight, mod.bias):
-                per = t.shape[0] // m
-                parts.append(t.detach()[i * per : (i + 1) * per].cpu().numpy())
-    per = net.head.weight.shape[0] // m
-    parts += [net.head.weight.detach()[i * per : (i + 1) * per].cpu().numpy(),
-              net.head.bias.detach()[i * per : (i + 1) * per].cpu().numpy()]  # fmt: skip
-    return _b64(parts)
+def _arrays(net, i: int) -> list[tuple[str, np.ndarray]]:
+    """Model ``i``'s arrays (its state, :meth:`StackedCNN.model_state`), named and ordered as
+    live.js reads them: per layer conv weight and bias, then the norm's affine (if any); the
+    head last."""
+    state, out = net.model_state(i), []
+    for d in range(len(net.convs)):
+        for part, short in (("convs", "conv"), ("norms", "norm")):
+            for kind in ("weight", "bias"):
+                if f"{part}.{d}.{kind}" in state:
+                    out.append((f"{short}{d}.{kind[0]}", state[f"{part}.{d}.{kind}"].numpy()))
+    return out + [("head.w", state["head.weight"].numpy()), ("head.b", state["head.bias"].numpy())]
 
 
 def _groups(net) -> list[int]:
@@ -130,9 +117,9 @@ def export(name: str, run, seeds: int | None = None) -> dict:
         "kernels": cfg.kernels,
         "groups": _groups(net),
         "width": cfg.width,
-        "layout": _layout(net),
+        "layout": [[name, list(a.shape)] for name, a in _arrays(net, 0)],
         "seeds": list(run.seeds)[:n],
-        "weights": [_weights(net, i) for i in range(n)],
+        "weights": [_b64([a for _, a in _arrays(net, i)]) for i in range(n)],
     }
 
 
@@ -204,7 +191,7 @@ def expected(run, st: State, draws: int = DRAWS) -> dict:
             "mean": round_floats(predict(run, st.seed, batch).mean(axis=0), digits)}  # fmt: skip
 
 
-def states(runs: list, seeds: int, n_checks: int = 5, freeze: bool = False) -> list[State]:
+def states(runs: list, seeds: int, freeze: bool = False) -> list[State]:
     """Control states the browser check sets, chosen so that together they move every
     control: each network at its first seed with every input kind, the last network also at
     its last seed (and, with ``freeze``, with its statistics frozen), nudges and positions
@@ -212,7 +199,7 @@ def states(runs: list, seeds: int, n_checks: int = 5, freeze: bool = False) -> l
     out = []
     for n, run in enumerate(runs):
         length = run.seq_len
-        for k, kind in enumerate(INPUT_KINDS[:n_checks]):
+        for k, kind in enumerate(INPUT_KINDS):
             at = (length * (k + 1)) // (len(INPUT_KINDS) + 1)
             out.append(State(n, 0, kind, k + n, at, length - 1 - at, 0.5 + 0.5 * k))
     last = len(runs) - 1
@@ -230,6 +217,12 @@ def runs_here(run) -> bool:
     """Whether live.js can run a run's networks (its norm in :data:`NORMS`, zero padding)."""
     padding = getattr(run, "padding", "zeros")  # at evaluation (the circular null's)
     return run.cnn.norm in NORMS and run.cnn.padding == padding == "zeros"
+
+
+def seeds_text(live_seeds: int, seeds) -> str:
+    """How many of a chapter's seeds its live view runs, in words."""
+    n = min(live_seeds, len(seeds))
+    return "every seed" if n == len(seeds) else f"{n} of the {len(seeds)} seeds"
 
 
 @dataclass(frozen=True)
@@ -256,7 +249,8 @@ def live_view(name: str, runs: dict, description: str, seeds: int, draws: int = 
         raise ValueError(f"none of {list(runs)} can run in the page (live.js runs {NORMS})")
     items = list(here.values())
     checks = states(items, seeds, freeze=freeze)
-    controls = [c for c in CONTROLS if c != "seed" or max(len(r.seeds) for r in items) > 1 < seeds]
+    one_seed = seeds == 1 or all(len(r.seeds) == 1 for r in items)  # no seed to choose
+    controls = [c for c in CONTROLS if not (c == "seed" and one_seed)]
     payload = {
         "controls": [*controls, "freeze"] if freeze else controls,
         "draws": draws,
