@@ -117,5 +117,6 @@ def drive_live(driver, report) -> None:
     for v in range(n):
         problems, timings = check_view(driver, v)
         report.problems += problems
-        report.live.append(timings)
-        report.controls += timings.get("controls", 0)
+        if timings:  # a view that did not run has none: its problem says so
+            report.live.append(timings)
+            report.controls += timings["controls"]
