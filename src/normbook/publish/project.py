@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from normbook.grading import ledger
-from normbook.runtime import cache
+from normbook.runtime import cache, code_keys
 
 ROOT = cache.REPO_ROOT
 BOOK = ROOT / "book"
@@ -161,6 +161,8 @@ def papers(path: Path) -> tuple[str, ...]:
 
 
 def library_hash(path: Path) -> str:
+    """A hash of the bytes of the library a chapter imports (what its page shows: the code
+    included beside its claims, docstrings and comments with it)."""
     h = hashlib.sha256()
     for f in library_files(path):
         h.update(str(f.relative_to(PACKAGE)).encode())
@@ -168,12 +170,27 @@ def library_hash(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def source_text(f: Path) -> str:
+    """A source file's text (one place, so tests can plant an edit)."""
+    return f.read_text()
+
+
+def _package_of(f: Path) -> str:
+    rel = f.relative_to(PACKAGE.parent).with_suffix("")
+    return ".".join(rel.parts[:-1])
+
+
 def code_hash(path: Path) -> str:
-    """A hash of the code a chapter runs, without its parameters: its source and every library
-    module it imports (:func:`library_hash`). Two builds whose chapter has the same code hash
-    and parameters differ only by the machine."""
-    blob = json.dumps({"source": path.read_text(), "library": library_hash(path)}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    """A hash of the code a chapter runs, without its parameters: the canonical form
+    (:func:`normbook.runtime.code_keys.canonical`) of its code cells and of every library
+    module it imports. The chapter's prose (its markdown cells are comments to Python), a
+    comment, a docstring or a reformat changes nothing; two builds whose chapter has the same
+    code hash and parameters differ only by the machines that computed them."""
+    h = hashlib.sha256(code_keys.canonical(source_text(path), "").encode())
+    for f in library_files(path):
+        h.update(str(f.relative_to(PACKAGE)).encode())
+        h.update(code_keys.canonical(source_text(f), _package_of(f)).encode())
+    return h.hexdigest()[:16]
 
 
 def stamp(path: Path, params: dict) -> str:
