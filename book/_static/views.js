@@ -38,7 +38,12 @@
         details.querySelector(".nb-live-body").textContent = "This view could not run (" +
           err.message + "); the figures above show the build's results.";
         console.error("normbook live view " + details.dataset.live + ": " + err.message);
+        // stay rejected: whoever waits on liveReady (the browser check) must learn that the
+        // view never loaded, not find it resolved with no runtime mounted
+        throw err;
       });
+    // the failure is handled above (said in the view and on the console): not an uncaught one
+    details.liveReady.catch(function () {});
   }
 
   function render(details) {

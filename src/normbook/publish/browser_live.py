@@ -14,12 +14,17 @@ import numpy as np
 
 SCRIPT_S = 60.0  # the longest one asynchronous step may take before the check gives up
 
+# Open view ``v`` and answer once it is drawn or has failed, whichever comes first: views.js
+# (its own "toggle" listener runs before this one) keeps the view's start in ``liveReady``,
+# which rejects when live.js or the Vega bundle cannot load; a view views.js never started
+# (views.js itself missing) answers at once too.
 _OPEN = """
 const [v, done] = arguments;
 const d = document.querySelectorAll("details.nb-live")[v];
-d.addEventListener("toggle", () => d.liveReady.then(
-  () => done({state: d.dataset.state, data: d.querySelector(".nb-live-data").textContent,
-              first: d.live.timings.first}),
+d.addEventListener("toggle", () => Promise.resolve(d.liveReady).then(
+  () => done(d.live ? {state: d.dataset.state, first: d.live.timings.first,
+                       data: d.querySelector(".nb-live-data").textContent}
+                    : {state: d.liveReady ? "no runtime mounted" : "never started"}),
   e => done({state: "failed: " + e.message})), {once: true});
 d.open = true;
 """
@@ -112,10 +117,23 @@ def _reach(where: str, net: dict, last: dict, readout: str, tol: float) -> list[
 
 
 def drive_live(driver, report) -> None:
-    """Every live view of the loaded page (:func:`check_view`); its timings go to the report."""
+    """Every live view of the loaded page (:func:`check_view`); its timings go to the report.
+    A view whose step hangs past ``SCRIPT_S`` or raises in the page is that view's problem: the
+    check goes on to the next view, the rest of the page and the next page."""
+    from selenium.common.exceptions import JavascriptException, TimeoutException
+
     n = driver.execute_script("return document.querySelectorAll('details.nb-live').length")
     for v in range(n):
-        problems, timings = check_view(driver, v)
+        try:
+            problems, timings = check_view(driver, v)
+        except (TimeoutException, JavascriptException) as e:
+            what = (
+                f"gave no answer in {SCRIPT_S:.0f} s"
+                if isinstance(e, TimeoutException)
+                else "raised in the page"
+            )
+            said = (e.msg or "?").splitlines()[0][:200]  # not chromedriver's session info
+            problems, timings = [f"live view {v + 1}: its check {what} ({said})"], {}
         report.problems += problems
         if timings:  # a view that did not run has none: its problem says so
             report.live.append(timings)
