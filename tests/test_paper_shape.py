@@ -42,9 +42,25 @@ def test_one_chapter_of_each_paper_executes_at_paper_shape(tmp_path):
     for stem, cut in TEST_CUTS.items():
         ch = project.ROOT / "book" / f"{stem}.py"
         run = shape_run.run_chapter(ch, env, cut)
-        assert run.error is None, run.error
+        assert run.returncode == 0 and run.error is None, (
+            f"{stem} at paper shape exited with {run.returncode}; its last lines:\n{run.error}"
+        )
         nb = tmp_path / "paper" / "executed" / "book" / f"{stem}.ipynb"
-        assert nb.exists()
+        assert nb.exists(), f"{stem} exited 0 but wrote no executed notebook {nb}"
+
+
+def test_a_chapter_that_fails_silently_is_a_failed_run(monkeypatch):
+    """A child that exits non-zero is a failure with its exit status, even with no output (the
+    heavy test above and the shape run's own exit status read it)."""
+    from normbook.publish.chapter_jobs import ChildRun
+
+    ch = project.ROOT / "book" / "a1_localization.py"
+    monkeypatch.setattr(shape_run, "run_child", lambda *a, **k: ChildRun(-9, None, [], 0.1))
+    run = shape_run.run_chapter(ch, {})
+    assert run.returncode == -9 and run.error == "(no output)"
+    monkeypatch.setattr(shape_run, "run_child", lambda *a, **k: ChildRun(0, 1.0, ["ok"], 0.1))
+    run = shape_run.run_chapter(ch, {})
+    assert run.returncode == 0 and run.error is None
 
 
 def test_the_shape_run_reports_whether_the_paper_null_learned():

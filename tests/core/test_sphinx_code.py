@@ -1,5 +1,7 @@
 """The library's code in the book (:mod:`normbook.publish.sphinx_code`): an include shows the
-definition as the build finds it, and a renamed definition stops the build."""
+definition as the build finds it, a renamed definition stops the build, and a verdict row whose
+code links do not land on definitions fails ``make test``'s smoke checks. Nothing here reads a
+build: each test builds what it needs in its own folder."""
 
 import shutil
 from pathlib import Path
@@ -90,23 +92,42 @@ def test_the_browser_walk_from_a_verdict_to_its_code_can_fail():
     assert none.problems == ["intro: the side-channel row links to no code"]
 
 
-@pytest.mark.heavy  # reads the smoke build's records: `make test` runs it after the smoke build
-def test_every_verdict_of_the_smoke_build_links_its_rule_effect_and_sesoi():
-    """Every claim every chapter graded names the rule that graded it and the function that
-    measured its effect (and its SESOI, where it has one), and each name resolves to a
-    definition the source pages anchor."""
-    import json
+def _row(key, code, sesoi_name="SESOI_A1"):
+    return {"section": "a1-verdict", "claim": f"claim {key}", "key": key,
+            "sesoi_name": sesoi_name, "code": code}  # fmt: skip
 
-    from normbook.publish import project
 
-    records = sorted((project.ROOT / "_build/smoke/ledger").glob("*.json"))
-    assert records, "no smoke build: run `make smoke-build` first"
-    rows = [c for r in records for c in json.loads(r.read_text())["claims"]]
-    assert len(rows) > 40
-    for c in rows:
-        roles = [role for role, *_ in c["code"]]
-        want = ["rule", "effect"] + (["SESOI"] if c["sesoi_name"] != "paper's band" else [])
-        assert roles == want, (c["key"], roles)
-        for _, module, name in c["code"]:
-            assert not name.startswith("L-"), (c["key"], name)  # every link names a definition
-            sphinx_code.locate(f"{module}.{name}")
+def test_a_verdict_that_does_not_link_its_rule_effect_and_sesoi_fails_the_smoke_checks(
+    monkeypatch, capsys
+):
+    """Every claim a chapter graded must name the rule that graded it and the function that
+    measured its effect (and its SESOI, where it has one), each resolving to a definition the
+    source pages anchor. ``make test`` checks the smoke build's own records after building it
+    (``python -m normbook.tools.refutable smoke``); here the check runs on planted rows, so the
+    test needs no build."""
+    from normbook.tools import refutable
+
+    rule = ["rule", "normbook.paper_a.a1_localization.claims", "a1_ledger"]
+    effect = ["effect", "normbook.paper_a.measures.bands", "interior_slope"]
+    sesoi = ["SESOI", "normbook.paper_a.grading.sesoi", "SLOPE"]
+    ok = [{"chapter": "a1_localization",
+           "claims": [_row("a1_side", [rule, effect, sesoi]),
+                      _row("a1_band", [rule, effect], "paper's band")]}]  # fmt: skip
+    assert refutable.unlinked(ok) == []
+    bad = [{"chapter": "a1_localization",
+            "claims": [_row("no_effect", [rule, sesoi]),
+                       _row("a_line", [rule, effect, [*sesoi[:2], "L-12"]]),
+                       _row("renamed", [rule, [*effect[:2], "interior_slope_v2"], sesoi]),
+                       _row("none", [])]}]  # fmt: skip
+    found = refutable.unlinked(bad)
+    assert found[0] == "links rule, SESOI, not rule, effect, SESOI: a1-verdict: claim no_effect"
+    assert "its SESOI link lands on no definition" in found[1] and "is a line" in found[1]
+    assert "its effect link lands on no definition" in found[2] and "interior_slope_v2" in found[2]
+    assert found[3] == "links no code, not rule, effect, SESOI: a1-verdict: claim none"
+    assert len(found) == 4
+    monkeypatch.setattr(refutable.claims_ledger, "records", lambda profile: bad)
+    assert refutable.main(["smoke"]) == 1
+    assert "claim renamed" in capsys.readouterr().out
+    monkeypatch.setattr(refutable.claims_ledger, "records", lambda profile: ok)
+    assert refutable.main(["smoke"]) == 0
+    assert "every one linked to its rule, effect and SESOI" in capsys.readouterr().out

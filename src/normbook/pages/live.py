@@ -7,13 +7,21 @@ loads the runtime, ``_static/live.js`` (a forward pass of conv -> norm -> ReLU i
 JavaScript, a few kilobytes), and the Vega bundle the first time a reader opens the view; the
 plots are Vega-Lite, updated in place as the controls move.
 
-The runtime was chosen by measurement (:mod:`normbook.tools.live_bench`, chapter A1's network
-from ``file://`` in headless Chromium): ONNX Runtime Web's wasm-only build is 14.9 MB and gave
-its first result after 605 ms, live.js is 17 kB and gave it after 144 ms. ONNX Runtime is
-faster per forward pass (1.1-2.5 ms against 6.4-10.3 ms), but an update needs at most 18 passes
-and stays near 100 ms; exporting to ONNX has pitfalls (GroupNorm decomposed, external weight
-files, fixed batch sizes), and live.js is one file that the browser check compares with PyTorch
-on every build.
+The runtime was chosen by measurement: chapter A1's network (d = 4, C = 32, k = 5, InstanceNorm,
+l = 75) exported with ``torch.onnx`` and run by ONNX Runtime Web 1.31.1's wasm-only build,
+against live.js running the same weights, each page opened from ``file://`` in headless Chromium
+156 three times (the first with an empty browser cache), on 2026-12-06 on an AMD EPYC Zen 3
+(family 25 model 1, 2 cores, a cold book build beside it). The script that measured it has since
+been removed: it needed packages the book does not install (onnx, onnxscript, onnxruntime, and
+onnxruntime-web from npm) and nothing ran it; commit ec350b1, the one it measured, has it
+(``src/normbook/tools/live_bench.py``). Its numbers: ONNX Runtime Web is 14.9 MB of script and
+wasm and gave its first result after 605 ms (171-211 ms from the browser's cache); live.js is 17
+kB and gave it after 144 ms (40-51 ms). ONNX Runtime is faster per forward pass (1.1-2.5 ms
+against 6.4-10.3 ms), but an update needs at most 18 passes and stays near 100 ms; the export
+matched PyTorch within 2e-6 only past three pitfalls (GroupNorm exported as Reshape ->
+InstanceNormalization -> Mul/Add, the default dynamo exporter's external ``.onnx.data`` weight
+file the page cannot mount, a batch size fixed at export unless declared dynamic), and live.js
+is one file that the browser check compares with PyTorch on every build.
 """
 
 from __future__ import annotations

@@ -228,11 +228,12 @@ A1_PROFILES = profiles(
 
 # The live views of chapters A1, A2 and A5 (normbook.paper_a.live): how much of each network
 # runs in the reader's page. A pass of A1's cpu network is 0.6 M multiply-adds in the page's
-# JavaScript (6-10 ms on a Zen 3 core, tools/live_bench.py) and an update needs 2 passes, 18
-# when the mean over the draws is redrawn; five seeds of two networks are 0.85 MB of weights in
-# the page. At paper scale (d = 32, l = 600) a pass is 0.1 G multiply-adds and a seed of two
-# networks 1.7 MB: one seed and 4 draws keep the page within its budget and an update near a
-# second; A5's paper families (up to 64 layers) would not fit, and run at cpu only.
+# JavaScript (6-10 ms on a Zen 3 core, measured as normbook.pages.live says) and an update
+# needs 2 passes, 18 when the mean over the draws is redrawn; five seeds of two networks are
+# 0.85 MB of weights in the page. At paper scale (d = 32, l = 600) a pass is 0.1 G
+# multiply-adds and a seed of two networks 1.7 MB: one seed and 4 draws keep the page within its
+# budget and an update near a second; A5's paper families (up to 64 layers) would not fit, and
+# run at cpu only.
 LIVE_PARAMS = [
     Param("live_seeds", int, "seeds of each network the live view runs in the page (0: no view)",
           min=0, max=64),

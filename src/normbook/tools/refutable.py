@@ -8,7 +8,9 @@ Every such row is declared here, with the measurement it waits for. ``make test`
 that is not declared (a new claim that cannot be refuted), and when a declared row is no
 longer blocked (the list must shrink with the work). Rows declared not testable at a profile
 are exempt. It also fails when a claim has no key, or shares one (the prose names a claim's
-verdict by its key).
+verdict by its key), and when a claim's row does not link the rule that graded it, the function
+that measured its effect and its SESOI (where it has one), each to a definition the book's
+source pages anchor (:func:`unlinked`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,34 @@ def unnamed(recs: list[dict]) -> list[str]:
     ]
 
 
+def unlinked(recs: list[dict]) -> list[str]:
+    """Claims whose row does not link, in this order, the rule that graded it, the function that
+    measured its effect and its SESOI (none for a comparison with the paper's band), or links a
+    name that is not a definition the source pages anchor (a line, a renamed or moved one:
+    :func:`normbook.publish.sphinx_code.locate`)."""
+    from sphinx.errors import SphinxError  # Sphinx only where the check runs, not in a chapter
+
+    from normbook.publish.sphinx_code import locate
+
+    out = []
+    for r in recs:
+        for c in r["claims"]:
+            code = c.get("code") or []
+            roles = [role for role, *_ in code]
+            want = ["rule", "effect"] + (["SESOI"] if c.get("sesoi_name") != "paper's band" else [])
+            if roles != want:
+                out.append(f"links {', '.join(roles) or 'no code'}, not {', '.join(want)}: "
+                           f"{_row(c)}")  # fmt: skip
+            for role, module, name in code:
+                try:
+                    if name.startswith("L-"):
+                        raise SphinxError(f"{module}.{name} is a line, not a definition")
+                    locate(f"{module}.{name}")
+                except SphinxError as exc:
+                    out.append(f"its {role} link lands on no definition ({exc}): {_row(c)}")
+    return out
+
+
 def problems(recs: list[dict]) -> list[str]:
     """Undeclared blocked rows, declared rows that are no longer blocked, and claims without
     a key of their own."""
@@ -64,11 +94,11 @@ def problems(recs: list[dict]) -> list[str]:
 def main(argv: list[str]) -> int:
     profile = argv[0] if argv else "smoke"
     recs = claims_ledger.records(profile)
-    found = problems(recs)
+    found = problems(recs) + unlinked(recs)
     n = sum(len(r["claims"]) for r in recs)
     print(
         f"[refutable] {n} claims at {profile}; {len(blocked(recs))} blocked by construction, "
-        f"all declared"
+        f"all declared; every one linked to its rule, effect and SESOI"
         if not found
         else "\n".join(f"[refutable] {p}" for p in found)
     )

@@ -100,7 +100,8 @@ class ChapterRun:
     chapter: str
     seconds: float
     peak_rss_gb: float  # the chapter's process tree, largest process (its kernel or a worker)
-    error: str | None = None
+    error: str | None = None  # its last lines, when it failed
+    returncode: int = 0  # the child's exit status (negative: killed by that signal)
 
 
 def run_chapter(ch: Path, env: dict, cut: dict | None = None) -> ChapterRun:
@@ -110,8 +111,9 @@ def run_chapter(ch: Path, env: dict, cut: dict | None = None) -> ChapterRun:
     overrides = {**shape_overrides(ch), **(cut or {})}
     cmd = execute_command(ch, "paper", overrides, force=True)
     run = run_child(cmd, ch.stem, env=env)
-    error = "\n".join(run.tail[-25:]) if run.returncode else None
-    return ChapterRun(ch.stem, time.perf_counter() - t0, run.peak_rss_gb, error)
+    error = ("\n".join(run.tail[-25:]) or "(no output)") if run.returncode else None
+    return ChapterRun(ch.stem, time.perf_counter() - t0, run.peak_rss_gb, error,
+                      run.returncode)  # fmt: skip
 
 
 def _rate_for(item: flops.Item, chapter: str, rates: dict[str, Rate]) -> Rate:
