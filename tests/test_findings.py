@@ -90,7 +90,7 @@ def test_a_renamed_key_in_a_default_run_stops_the_page():
 def test_opposite_sign_is_flagged_and_the_undecided_sentence_counts_it():
     flipped = _claim("b3-verdict", "CIFAR-10: DBI(k*) is lower", verdict=claims_ledger.NOT_SHOWN,
                      effect=-0.4, low=-0.5, high=-0.3, graded_why="of the other sign, but may "
-                     "still be rising")  # fmt: skip
+                     "still be rising", moving=True)  # fmt: skip
     assert claims_ledger.opposite_sign(flipped)
     assert "⚠ opposite sign" in findings.verdict_text(flipped, "cpu")
     assert not claims_ledger.opposite_sign({**flipped, "band": True})

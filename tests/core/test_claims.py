@@ -211,6 +211,28 @@ def test_decide(test, controls, rising, testable, grade):
         assert g.p == pytest.approx(0.01)
 
 
+def test_a_grade_held_by_construction_says_why_in_its_fields():
+    """*not shown* held by the rule carries a field for why (``moving``, ``no_kept_states``,
+    ``no_interval``), which the ledger and the stability measure read instead of ``why``; a
+    claim of parts carries its parts' flags."""
+    flags = lambda g: tuple(getattr(g, k) for k in verdicts.HELD)  # noqa: E731
+    assert flags(verdicts.decide(BELOW, (OK,), rising=True)) == (True, False, False)
+    assert flags(verdicts.decide(BELOW, (OK,), rising=None)) == (False, True, False)
+    for rising in (False, True, None):  # reproduced or refuted: nothing held
+        assert flags(verdicts.decide(CLEARS, (OK,), rising=rising)) == (False, False, False)
+    assert flags(verdicts.decide(BELOW, (OK,), rising=False)) == (False, False, False)
+    assert flags(verdicts.decide(STRADDLES, (OK,), rising=True)) == (False, False, False)
+    empty = ClaimTest(math.nan, math.nan, math.nan, math.nan, math.nan, 1, "t", "null", 0.05)
+    assert flags(verdicts.decide(empty, (OK,), rising=True)) == (False, False, True)
+    out = claims.inside_band(np.array([0.9, 0.91, 0.92, 0.9]), 0.4, 0.6, null="band")
+    assert flags(verdicts.decide(out, (OK,), rising=True)) == (True, False, False)
+    assert flags(verdicts.decide(out, (OK,), rising=None)) == (False, True, False)
+    moving = verdicts.decide(BELOW, (OK,), rising=True)
+    rep = verdicts.decide(CLEARS, (OK,), rising=False)
+    g = verdicts.decide_parts([("a", rep), ("b", moving)])
+    assert g.moving and not g.no_kept_states and g.parts[1][1].moving
+
+
 def test_a_failed_control_is_named():
     g = verdicts.decide(
         BELOW, (OK, Control("GroupNorm G = 2", "learned the ramp", False, "")), rising=False
@@ -314,15 +336,16 @@ def test_rank_shift_test_leaves_two_nevers_undecided():
 
 
 def test_a_verdict_names_its_rule_its_measure_and_its_sesoi_from_the_code():
-    """A row's links are taken from code objects: the function that called
-    ``Verdict.graded`` (the rule), the ``measure`` passed, and the SESOI's module constant."""
+    """A row's links are taken from code objects, each given explicitly: ``rule=`` (the function
+    that applies the rule), ``measure=``, and the SESOI's module constant."""
     from normbook.grading.verdicts import Verdict, code_links
     from normbook.paper_a.grading.sesoi import SLOPE
     from normbook.paper_a.measures import bands
 
     def a_rule():
         test = claims.mean_test([0.2, 0.3, 0.25], SLOPE.value, null="x")
-        return Verdict.graded("A", "c", test, SLOPE, rising=False, measure=bands.interior_slope)
+        return Verdict.graded("A", "c", test, SLOPE, rising=False, rule=a_rule,
+                              measure=bands.interior_slope)  # fmt: skip
 
     v = a_rule()
     assert v.code == (
@@ -334,12 +357,29 @@ def test_a_verdict_names_its_rule_its_measure_and_its_sesoi_from_the_code():
     html = code_links(v.code)
     assert "_code/normbook/paper_a/measures/bands.html#interior_slope" in html
     assert html in v.row()["claim (as tested)"]
+    # the link is the function given, whoever calls Verdict.graded: a module-level rule
+    linked = Verdict.graded("A", "c", v.test, SLOPE, rising=False, rule=claims.mean_test,
+                            measure=bands.interior_slope)  # fmt: skip
+    assert linked.code[0] == ("rule", "normbook.grading.claims", "mean_test")
+
+
+def test_a_verdict_without_its_rule_is_refused_in_one_line():
+    from normbook.grading.verdicts import Verdict
+    from normbook.paper_a.grading.sesoi import SLOPE
+
+    test = claims.mean_test([0.2, 0.3, 0.25], SLOPE.value, null="x")
+    with pytest.raises(TypeError, match="'k': needs rule=") as exc:
+        Verdict.graded("A", "c", test, SLOPE, rising=False, key="k")
+    assert "\n" not in str(exc.value)
+    with pytest.raises(TypeError, match="needs rule="):
+        Verdict.in_parts("A", "c", [("a", verdicts.decide(test, rising=False))], test, SLOPE,
+                         rule="not a function")  # fmt: skip
 
 
 def test_code_links_name_definitions_a_source_page_anchors():
     """A SESOI made from a constant with ``dataclasses.replace`` links to that constant; a
-    private row-assembling helper hands the rule to its caller; a lambda or partial measure
-    links to the definition that holds it."""
+    helper that only assembles rows links to the rule its caller hands it (B4's
+    ``_two_parts_row``); a lambda or partial measure links to the definition that holds it."""
     import functools
     from dataclasses import replace
 
@@ -353,17 +393,15 @@ def test_code_links_name_definitions_a_source_page_anchors():
     )
     test = claims.mean_test([0.2, 0.3, 0.25], SLOPE.value, null="x")
 
-    def _assemble(measure):
-        return Verdict.graded("A", "c", test, SLOPE, rising=False, measure=measure)
+    def _assemble(measure, rule):
+        return Verdict.graded("A", "c", test, SLOPE, rising=False, rule=rule, measure=measure)
 
     def the_rule():
-        return [_assemble(lambda r: r), _assemble(functools.partial(bands.interior_slope))]
+        return [_assemble(lambda r: r, the_rule),
+                _assemble(functools.partial(bands.interior_slope), the_rule)]  # fmt: skip
 
     lam, part = the_rule()
-    assert (
-        lam.code[0][2]
-        == part.code[0][2]
-        == ("test_code_links_name_definitions_a_source_page_anchors")
-    )  # the_rule, nested: enclosing
-    assert lam.code[1][2] == "test_code_links_name_definitions_a_source_page_anchors"
+    here = "test_code_links_name_definitions_a_source_page_anchors"
+    assert lam.code[0][2] == part.code[0][2] == here  # the_rule, nested: enclosing
+    assert lam.code[1][2] == here
     assert part.code[1][1:] == ("normbook.paper_a.measures.bands", "interior_slope")

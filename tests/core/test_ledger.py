@@ -186,10 +186,15 @@ def test_a_not_shown_claim_says_what_would_decide_it():
     bad = {**base, "controls": [{"family": "no norm", "check": "learned", "passed": False,
                                  "evidence": ""}]}  # fmt: skip
     assert claims_ledger.needs(bad) == "a control: no norm must pass (learned)"
-    kept = {**base, "why": "below the SESOI, but no kept states tell whether it was still rising"}
+    kept = {**base, "why": "below the SESOI, but no kept states tell whether it was still rising",
+            "no_kept_states": True}  # fmt: skip
     assert claims_ledger.needs(kept).startswith("a measurement: ")
-    assert claims_ledger.needs({**base, "why": "of the other sign, but may still be rising"}
-                               ).startswith("a longer budget")  # fmt: skip
+    assert claims_ledger.needs({**base, "why": "of the other sign, but may still be rising",
+                                "moving": True}).startswith("a longer budget")  # fmt: skip
+    # the record's fields decide, never the words of its why
+    assert claims_ledger.needs({**base, "moving": True}).startswith("a longer budget")
+    assert claims_ledger.needs({**base, "why": "below, but may still be rising (no kept states)"}
+                               ).startswith("power: ")  # fmt: skip
     assert claims_ledger.needs({**base, "verdict": REPRODUCED}) == ""
     # decisive alone, not after the adjustment: seeds at the level its rank asks of it
     held = claims_ledger.final([{"chapter": "a1_localization", "claims": [
@@ -262,3 +267,67 @@ def test_the_same_result_written_again_keeps_the_digest(ledger_root):
     assert ledger.digest("smoke") == digest
     f.write_text(json.dumps({**record, "numbers": {**record["numbers"], "x": 1}}))
     assert ledger.digest("smoke") != digest
+
+
+def _held_row(rising, test, why=None) -> dict:
+    """A record of one claim graded by :func:`decide` (``why``: its words replaced)."""
+    from normbook.grading.verdicts import decide
+
+    v = Verdict("A", "c", decide(test, rising=rising), test, key="k")
+    rec = ledger.claim_record(v, "a1-verdict")
+    return rec if why is None else {**rec, "why": why}
+
+
+def test_stability_reads_the_moving_field_never_the_words():
+    """A grade made "may still be rising" is ``moving`` in its record, and the stability measure
+    takes it to its late gain's line with no text at all; a row whose words say "may still be"
+    but whose grade is not moving is measured to its p's line, and the ledger page asks it for
+    power, not a longer budget."""
+    from normbook.grading import stability
+    from normbook.grading.claims import Rise
+
+    gain = ClaimTest(0.01, -0.02, 0.024, float("nan"), float("nan"), 5, "late gain", "none")
+    below = ClaimTest(0.0, -0.02, 0.02, 0.99, 0.01, 5, "paired t test", "none", 0.05)
+    rec = _held_row(Rise(True, gain, 0.02), below, why="")  # moving, its words removed
+    assert rec["moving"] is True and rec["no_kept_states"] is False
+    (r,) = claims_ledger.final([{"chapter": "a1_localization", "claims": [rec]}])
+    c = r["claims"][0]
+    assert c["verdict"] == NOT_SHOWN and c["line"] == stability.RISE_LINE
+    assert claims_ledger.needs(c).startswith("a longer budget")
+    # the same words on a grade that is not moving: not moving
+    straddles = ClaimTest(0.05, -0.05, 0.15, 0.5, 0.5, 5, "paired t test", "none", 0.05)
+    words = "interval contains the SESOI (the quantity may still be rising)"
+    rec = _held_row(Rise(False, gain, 0.025), straddles, why=words)
+    assert rec["moving"] is False and "may still be" in rec["why"]
+    (r,) = claims_ledger.final([{"chapter": "a1_localization", "claims": [rec]}])
+    c = r["claims"][0]
+    assert c["verdict"] == NOT_SHOWN and c["line"] == stability.P_LINE
+    assert c["stability"] == pytest.approx(stability.p_distance(0.5))
+    assert claims_ledger.needs(c).startswith("power: ")
+    # "no kept states" likewise: the field holds the row undecided by construction
+    held = _held_row(None, below, why="")
+    assert held["no_kept_states"] is True
+    assert stability.distance({**held, "p_adjusted": 0.01}) == (
+        float("inf"), "none: undecided by construction")  # fmt: skip
+    assert stability.distance({**held, "no_kept_states": False, "p_adjusted": 0.01,
+                               "why": "no kept states"})[1] == stability.P_LINE  # fmt: skip
+
+
+def test_an_infinite_effect_round_trips_through_the_record(ledger_root):
+    """An infinite effect is written "inf" (strict JSON, apart from a missing number's null) and
+    read back as infinity; the record reads back as the chapter made it."""
+    inf, nan = float("inf"), float("nan")
+    test = ClaimTest(inf, 1.0, inf, nan, 0.99, 5, "rank test", "none", 0.05)
+    v = Verdict("A", "c", Grade(NOT_SHOWN, "why", nan, test), test, key="k")
+    made = ledger.claim_record(v, "a1-verdict")
+    assert made["effect"] == inf and made["p"] is None and made["p_grade"] is None
+    ledger.write("a1_localization", "smoke", {"seeds": [0]}, [made], [],
+                 numbers={"x": -inf, "y": 0.5})  # fmt: skip
+    text = (ledger.ledger_dir("smoke") / "a1_localization.json").read_text()
+    assert '"effect": "inf"' in text and '"x": "-inf"' in text and '"p": null' in text
+    assert "Infinity" not in text and "NaN" not in text
+    (rec,) = ledger.read("smoke")
+    assert rec["claims"] == [made] and rec["numbers"] == {"x": -inf, "y": 0.5}
+    ledger.stamp_build("a1_localization", "smoke", "c0", {"cpu": "x"})
+    (rec,) = ledger.read("smoke")
+    assert rec["claims"] == [made] and rec["code"] == "c0"

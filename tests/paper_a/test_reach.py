@@ -139,6 +139,8 @@ def test_norm_layer_rule_goes_every_way():
     moving = _study({4: 0.2, 8: 0.05, 16: 0.01}, curve=_rising_curve)
     v = claims.grows_with_norm_layers(moving)
     assert v.verdict == NOT_SHOWN and "rising" in v.grade.why  # still moving: never refuted
+    assert v.grade.moving and not v.grade.no_kept_states  # the grade says so, not only its text
+    assert not claims.grows_with_norm_layers(falls).grade.moving
     never = _study({4: 0.2, 8: 0.05, 16: 0.01}, learned=False)
     v = claims.grows_with_norm_layers(never)
     assert v.verdict == NOT_SHOWN and "positive control" in v.grade.why
@@ -159,6 +161,26 @@ def test_length_rule_goes_every_way():
     assert claims.falls_with_length(never).verdict == NOT_SHOWN
     row = claims.falls_with_length(falls)
     assert "l = 150: kept " in row.evidence and "(15,000 steps)" in row.evidence
+
+
+def test_each_row_links_the_function_that_runs_its_test():
+    """The trend rows link to ``_trend`` (it runs the rank test; private, and its source page
+    anchors it), the predictions to ``_prediction``, never to the public caller."""
+    from normbook.publish import sphinx_code
+
+    s = _study({4: 0.01, 8: 0.05, 16: 0.2})
+    rows = [
+        claims.grows_with_norm_layers(s),
+        claims.falls_with_length(s),
+        *claims.paper_prediction(s, _fake_law(np.log2(0.5), 0.1)),
+        claims.undiminished(s),
+    ]
+    module = "normbook.paper_a.a5_reach.claims"
+    assert [v.code[0] for v in rows] == [("rule", module, name) for name in (
+        "_trend", "_trend", "_prediction", "_prediction", "undiminished")]  # fmt: skip
+    for v in rows:
+        for _, mod, name in v.code:
+            sphinx_code.locate(f"{mod}.{name}")
 
 
 def _fake_law(est: float, se: float, terms=(True, True), fit_p=0.5):

@@ -210,13 +210,12 @@ def needs(c: dict) -> str:
     if failed:
         return "a control: " + "; ".join(f"{k['family']} must pass ({k['check']})"
                                          for k in failed)  # fmt: skip
-    why = c.get("graded_why", c.get("why", ""))
-    if "no kept states" in why:
+    if stability.held(c, "no_kept_states"):  # the grade's fields, never its why's words
         return ("a measurement: the tested quantity at the kept states along training (whether "
                 "it was still moving)")  # fmt: skip
-    if "no interval" in why:
+    if stability.held(c, "no_interval"):
         return "a measurement: at least two units with an interval"
-    if "may still be" in why:
+    if stability.held(c, "moving"):
         return "a longer budget: the tested quantity may still be moving the claim's way"
     level = ALPHA
     if c.get("graded") in DECISIVE:  # decisive alone: the level its rank asks of it
@@ -249,12 +248,8 @@ def needs_table(recs: list[dict]) -> str:
 def line_text(c: dict) -> str:
     """How far a row sits from its line: ``2.3 SE``, ``0.4 SE, near its line``, ``no line``
     (nothing a rounding difference could cross), ``–`` (a failed control: no distance)."""
-    d = c.get("stability")
-    if d is None or d != d:
-        return "–"
-    if d == math.inf:
-        return "no line"
-    return f"{d:.1f} SE" + (" **near its line**" if c.get("near_line") else "")
+    return stability.distance_text(c.get("stability")) + (
+        " **near its line**" if c.get("near_line") else "")  # fmt: skip
 
 
 def reference_text(c: dict, chapter: str, cmp) -> str:

@@ -367,8 +367,10 @@ def stability_study(profile: str) -> str:
 
 
 def _distance(row: dict) -> str:
+    from normbook.grading.stability import distance_text
+
     d = row.get("stability")
     if d is None:
         return "no line" if str(row.get("line", "")).startswith("none") else (
             "no distance (a failed control)")  # fmt: skip
-    return f"{d:.2f} SE"
+    return distance_text(d, ".2f")

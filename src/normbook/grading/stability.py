@@ -70,25 +70,28 @@ def rise_distance(late_gain: dict | None, alpha: float = ALPHA) -> float:
     return abs(margin - high) / se
 
 
-def _still_moving(why: str) -> bool:
-    return "may still be" in why
+def held(c: dict, flag: str) -> bool:
+    """Whether a ledger row's grade, or one of its parts', was held at *not shown* for ``flag``
+    (:data:`normbook.grading.verdicts.HELD`: ``moving``, ``no_kept_states``, ``no_interval``),
+    as its record says: its fields, never the words of its ``why``."""
+    return bool(c.get(flag)) or any(bool(p.get(flag)) for p in c.get("parts", []))
 
 
 def distance(c: dict, alpha: float = ALPHA) -> tuple[float, str]:
     """(distance in standard errors, the line it is measured to) for a ledger row with its final
-    verdict (``graded``, ``graded_why`` and ``p_adjusted`` set: :func:`normbook.book_pages.
-    ledger.final`); NaN for a failed control, infinity where no line can be crossed."""
-    graded, why = c.get("graded", c["verdict"]), c.get("graded_why", c.get("why", ""))
+    verdict (``graded`` and ``p_adjusted`` set: :func:`normbook.book_pages.ledger.final`); NaN
+    for a failed control, infinity where no line can be crossed."""
+    graded = c.get("graded", c["verdict"])
     if graded == NOT_TESTABLE:
         return math.inf, "none: not testable at this profile"
     if any(not k["passed"] for k in c.get("controls", [])):
         return math.nan, "a positive control (per-seed values against a threshold)"
-    if "no kept states" in why:  # blocked from refuted by construction, whatever its p
+    if held(c, "no_kept_states"):  # blocked from refuted by construction, whatever its p
         return math.inf, "none: undecided by construction"
     d_p = p_distance(c.get("p_adjusted"), alpha)
     gains = [c.get("late_gain"), *(p.get("late_gain") for p in c.get("parts", []))]
     d_r = min((d for d in map(rise_distance, gains) if d == d), default=math.nan)
-    moving = _still_moving(why) or any(_still_moving(p.get("why", "")) for p in c.get("parts", []))
+    moving = held(c, "moving")
     if graded == REFUTED and d_r == d_r:  # either line flips it back to not shown
         return (d_p, P_LINE) if d_p <= d_r else (d_r, RISE_LINE)
     if moving and d_r == d_r:
@@ -98,6 +101,14 @@ def distance(c: dict, alpha: float = ALPHA) -> tuple[float, str]:
     if d_p != d_p:  # no p: kept undecided by construction (no kept states, no interval)
         return math.inf, "none: undecided by construction"
     return d_p, P_LINE
+
+
+def distance_text(d: float | None, spec: str = ".1f") -> str:
+    """A distance in words, the same on every page: ``2.3 SE``, ``no line`` (infinity: nothing a
+    rounding difference could cross), ``–`` (None or NaN: no distance, a failed control)."""
+    if d is None or d != d:
+        return "–"
+    return "no line" if d == math.inf else f"{d:{spec}} SE"
 
 
 def near_line(d: float) -> bool | None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import html
 import math
-import sys
 from dataclasses import dataclass, field, replace
 
 from normbook.grading.claims import ALPHA, CLAIM_CONFIDENCE, ClaimTest, Sesoi
@@ -62,6 +61,10 @@ class Control:
         return f"{self.family}: {self.check} — {result} ({self.evidence})"
 
 
+# a Grade's flags for why the rule held it at *not shown* (its fields of these names)
+HELD = ("moving", "no_kept_states", "no_interval")
+
+
 @dataclass(frozen=True)
 class Grade:
     verdict: str  # one of GRADES
@@ -74,6 +77,11 @@ class Grade:
     # tested quantity was still rising (``rising=None``), so that *refuted* is blocked by
     # construction; a claim of parts, when some part could be
     refutable: bool = True
+    # why a *not shown* grade was held there by the rule, not by power (the ledger and the
+    # stability measure read these, never ``why``'s words); a claim of parts: some part was
+    moving: bool = False  # below its SESOI (or outside its band), but the quantity may still move
+    no_kept_states: bool = False  # below, but no kept states tell whether it was still moving
+    no_interval: bool = False  # no interval (too few units, or no test)
 
 
 def decide(
@@ -103,7 +111,7 @@ def _decide(test, controls, *, rising, testable, alpha) -> Grade:
         return Grade(NOT_SHOWN, "positive control failed: " + "; ".join(
             f"{c.family} ({c.check})" for c in failed))  # fmt: skip
     if test.p != test.p and test.p_refute != test.p_refute:
-        return Grade(NOT_SHOWN, "no interval (too few units, or no test)")
+        return Grade(NOT_SHOWN, "no interval (too few units, or no test)", no_interval=True)
     if test.band:
         return _decide_band(test, rising, alpha)
     if test.clears(alpha):
@@ -112,9 +120,10 @@ def _decide(test, controls, *, rising, testable, alpha) -> Grade:
         where = "of the other sign" if test.high < 0 else "below the SESOI"
         if rising is None:
             return Grade(NOT_SHOWN, f"{where}, but no kept states tell whether it was still "
-                         "rising", test.p_refute)  # fmt: skip
+                         "rising", test.p_refute, no_kept_states=True)  # fmt: skip
         if rising:
-            return Grade(NOT_SHOWN, f"{where}, but may still be rising", test.p_refute)
+            return Grade(NOT_SHOWN, f"{where}, but may still be rising", test.p_refute,
+                         moving=True)  # fmt: skip
         return Grade(REFUTED, f"interval wholly {where}, and flat", test.p_refute)
     if test.high < test.sesoi:  # below in the part shown, not at the level adjusted for parts
         return Grade(NOT_SHOWN, "below the SESOI in the part shown, not after adjusting for "
@@ -132,7 +141,8 @@ def _decide_band(test: ClaimTest, rising: bool | None, alpha: float) -> Grade:
         if rising is None or rising:
             why = "no kept states tell whether it was still moving" if rising is None else (
                 "may still be moving")  # fmt: skip
-            return Grade(NOT_SHOWN, f"outside the band, but {why}", test.p_refute)
+            return Grade(NOT_SHOWN, f"outside the band, but {why}", test.p_refute,
+                         moving=rising is not None, no_kept_states=rising is None)  # fmt: skip
         return Grade(REFUTED, "wholly outside the band", test.p_refute)
     return Grade(NOT_SHOWN, "the interval straddles the band's edge (too little power)",
                  test.decisive_p)  # fmt: skip
@@ -143,9 +153,11 @@ def decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
     *reproduced* (p: the largest); some, *partly reproduced*, when a reproduced part's p,
     Bonferroni over the parts, is below ALPHA (which part holds was not fixed in advance);
     none, but a part refuted at the same adjusted level, *refuted*; otherwise *not shown*. The
-    reason names each part's grade."""
+    reason names each part's grade, and the why of each part not shown (whose flags, a part's
+    ``moving`` say, the claim carries: some part was held so)."""
     g = _decide_parts(parts)
-    return replace(g, parts=tuple(parts), refutable=any(p.refutable for _, p in parts))
+    held = {k: any(getattr(p, k) for _, p in parts) for k in HELD}
+    return replace(g, parts=tuple(parts), refutable=any(p.refutable for _, p in parts), **held)
 
 
 def _decide_parts(parts: list[tuple[str, Grade]]) -> Grade:
@@ -203,23 +215,6 @@ def code_links(code) -> str:
     return f' <span class="code-links">code: {" · ".join(links)}</span>' if links else ""
 
 
-def _rule_ref() -> tuple[str, str]:
-    """(module, qualified name) of the function that called :meth:`Verdict.graded`: the rule
-    that graded the claim, read from its code object (so the link cannot drift). A private
-    helper that only assembles rows (``_two_parts_row``) hands over to its caller, and a
-    comprehension or a nested function to the definition that encloses it."""
-    f = sys._getframe(1)
-    while f.f_globals.get("__name__") == __name__:
-        f = f.f_back
-    while (
-        f.f_code.co_name.startswith("_")
-        and f.f_back is not None
-        and not (f.f_code.co_name.startswith("__"))
-    ):
-        f = f.f_back
-    return f.f_globals.get("__name__", ""), f.f_code.co_qualname.split(".<")[0]
-
-
 def _definition(fn) -> tuple[str, str]:
     """(module, qualified name) of a function, cut back to the definition a source page
     anchors (a lambda or nested function: the one that encloses it)."""
@@ -258,15 +253,19 @@ class Verdict:
         paper_says: str = "",
         untestable: str = "",
         key: str = "",
+        rule=None,
         measure=None,
     ) -> Verdict:
         """Grade ``claim`` and build its row, each argument given once: the test and the
         controls that decide the grade are the ones the row records. One test: :func:`decide`
         (``rising`` required, see there). A claim of named ``parts``, each graded by
         :func:`decide`: :func:`decide_parts`, the row showing ``test``, one part's.
-        ``untestable``: why this profile cannot test the claim ("": it can). ``measure``: the
-        function that computes the effect's per-unit quantity (linked from the row, with the
-        calling rule and the SESOI)."""
+        ``untestable``: why this profile cannot test the claim ("": it can). ``rule`` (required):
+        the function that applies the claim's rule, runs its test and grades it (its docstring
+        states the rule); ``measure``: the function that computes the effect's per-unit
+        quantity. The row links both, and the SESOI, to their definitions in the code."""
+        if not callable(rule):
+            raise TypeError(f"{key or claim!r}: needs rule=, the function that applies its rule")
         if parts is not None:
             grade = Grade(NOT_TESTABLE, untestable) if untestable else decide_parts(parts)
         elif rising is _REQUIRED:
@@ -274,7 +273,7 @@ class Verdict:
         else:
             grade = decide(test, controls, rising=rising, testable=not untestable)
             grade = replace(grade, why=untestable) if untestable else grade
-        code = [("rule", *_rule_ref())]
+        code = [("rule", *_definition(rule))]
         if measure is not None:
             code.append(("effect", *_definition(measure)))
         if sesoi is not None:

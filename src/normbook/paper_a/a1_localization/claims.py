@@ -66,6 +66,7 @@ def a1_ledger(
             unit=".4f",
             paper_says=f"With {with_norm.name} the whole sequence is localized (Fig. 1a)",
             key="a1_whole_sequence",
+            rule=a1_ledger,
             measure=bands.beyond_hop_slope,
         ),
         Verdict.graded(
@@ -83,6 +84,7 @@ def a1_ledger(
             paper_says="Localization spreads inward faster than the receptive field grows "
             "(Fig. 1b)",
             key="a1_inward_spread",
+            rule=a1_ledger,
             measure=multihop.excess_beyond,
         ),
     ]

@@ -60,6 +60,7 @@ def a2_ledger(
             f"(o ≈ {paper_values.PACK_TRANSITION[0]}–{paper_values.PACK_TRANSITION[1]} of "
             f"{paper_values.PACK_PATH_LEN}, Fig. 3)",
             key="a2_transition",
+            rule=a2_ledger,
             measure=packnorm.transition_overlap,
         ),
         Verdict.graded(
@@ -76,6 +77,7 @@ def a2_ledger(
             paper_says="Position travels several hops, one per normalization layer (the "
             "multi-hop reading)",
             key="a2_multi_hop",
+            rule=a2_ledger,
             measure=multihop.excess_beyond,
         ),
     ]

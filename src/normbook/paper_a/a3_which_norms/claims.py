@@ -111,6 +111,7 @@ def a3_ledger(
             unit=".2f",
             paper_says="Localization grows with the number of groups G (Fig. 4)",
             key="a3_group_trend",
+            rule=a3_ledger,
             measure=bands.interior_slope,
         ),
         bn_claim,
@@ -127,6 +128,7 @@ def a3_ledger(
             unit=".2f",
             paper_says="BatchNorm misses some indices near the boundary (App. D)",
             key="a3_batchnorm_boundary",
+            rule=a3_ledger,
             measure=boundary_fractions,
         ),
         Verdict.graded(
@@ -141,6 +143,7 @@ def a3_ledger(
             f"{join(ref.slope_interior, '.3f')}, at b = {sizes.largest}: "
             f"{join(big.slope_interior, '.3f')}" + _kept_states(bm_curves),
             key="a3_batch_size_fades",
+            rule=a3_ledger,
             measure=bands.interior_slope,
         ),
     ]

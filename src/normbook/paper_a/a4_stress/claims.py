@@ -132,6 +132,7 @@ def interior_statistics(sweep, with_norm, curve=None) -> Verdict:
         unit=".2f",
         paper_says="The side channel runs through the normalization statistics (the mechanism)",
         key="a4_interior_statistics",
+        rule=interior_statistics,
         measure=interior_removed,
     )
 
@@ -168,6 +169,7 @@ def receptive_field_rows(heads: dict) -> list[Verdict]:
                 paper_says="PackNorm's overlap transition measures receptive-field overlap "
                 "(Fig. 3)",
                 key=f"a4_packnorm_overlap_{head}",
+                rule=receptive_field_rows,
                 measure=packnet.correct_counts,
             )
         )

@@ -106,6 +106,7 @@ def undiminished(study) -> Verdict:
         unit=".3f",
         paper_says="The position signal carries past one hop undiminished",
         key="a5_undiminished",
+        rule=undiminished,
         measure=bands.hop_bands,
     )
 
@@ -122,7 +123,7 @@ def _trend(study, x, name, claim: str, null: str, lost: bool = False, paper_says
     row = Verdict.graded("A", claim, test, TREND, rising=beyond_may_move(study),
                          controls=controls(study), evidence=_kept_detail(study.reaches, name),
                          unit=".2f", paper_says=paper_says, untestable=one, key=key,
-                         measure=bands.hop_bands)  # fmt: skip
+                         rule=_trend, measure=bands.hop_bands)  # fmt: skip
     return row
 
 
@@ -168,7 +169,7 @@ def normalization_not_depth(pair) -> Verdict:
         unit=".3f",
         paper_says="not in the paper (the matched control of the multi-hop reading: more "
         "normalization layers, not more depth, carry it farther)",
-        key="a5_normalization_not_depth", measure=bands.hop_bands,
+        key="a5_normalization_not_depth", rule=normalization_not_depth, measure=bands.hop_bands,
     )  # fmt: skip
 
 
@@ -243,7 +244,7 @@ def _prediction(study, law, fn, sesoi, null, what, claim, evidence, unit, key) -
     row = Verdict.graded("A", claim, test, sesoi, rising=beyond_may_move(study),
                          controls=(*controls(study), _law_control(law)), evidence=evidence,
                          unit=unit, paper_says=says, untestable="" if ok else why,
-                         key=key, measure=bands.hop_bands)  # fmt: skip
+                         key=key, rule=_prediction, measure=bands.hop_bands)  # fmt: skip
     return row
 
 

@@ -149,6 +149,7 @@ def flat_interior(what: str, slopes, se, key: str = "") -> Verdict:
         evidence=f"interior slope {join(slopes, '.4f')}; |slope| / its SE {join(z, '.1f')}",
         unit="+.4f",
         key=key,
+        rule=flat_interior,
         measure=bands.interior_slope,
     )
 
@@ -188,5 +189,6 @@ def localizes_verdict(
         unit=".3f",
         paper_says=paper_says,
         key=key,
+        rule=localizes_verdict,
         measure=bands.interior_slope,
     )

@@ -59,6 +59,7 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
                 unit="+.2%",
                 paper_says="BN models reach higher test accuracy than no-BN models (Table 1)",
                 key=f"b1_bn_accuracy_{ds}",
+                rule=b1_ledger,
                 measure=training.evaluate,
             )
         )
@@ -79,6 +80,7 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
             unit=".2%",
             paper_says="Table 1",
             key="b1_table1",
+            rule=table1,
             measure=training.evaluate,
             untestable=""
             if profile == "paper"

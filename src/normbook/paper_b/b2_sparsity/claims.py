@@ -42,7 +42,7 @@ def sparsity_row(c: Contrast, dataset: str, *, rising: Rise | bool | None,
         f"{sesoi_phrase(SPARSITY)}", test, SPARSITY, rising=rising, controls=controls,
         evidence=seed_counts(layer_mean(c.bn), layer_mean(c.nobn), expect),
         paper_says=f"{name}: BN representations are {word} sparse ({context})", key=key,
-        measure=representations.layer_sparsity,
+        rule=sparsity_row, measure=representations.layer_sparsity,
     )  # fmt: skip
 
 

@@ -55,7 +55,7 @@ def class_dbi_row(c: Contrast, dataset: str, *, rising: Rise | bool | None,
         "B", f"{claim}, by at least {sesoi_phrase(DBI, '.2f')}", test, DBI, rising=rising,
         controls=controls, evidence=seed_counts(deeper_half(c.bn), deeper_half(c.nobn), "lower",
                                                 ".2f"),
-        unit=".2f", paper_says=says, key=key, measure=representations.class_dbi,
+        unit=".2f", paper_says=says, key=key, rule=class_dbi_row, measure=representations.class_dbi,
     )  # fmt: skip
 
 
@@ -92,7 +92,7 @@ def b3_ledger(clusters: Clusters, models: Models,
             *(settling_layers(clusters.k_star[ds, bn]) for bn in (True, False)), "lower", ".1f",
             "earlier") for ds in DATASETS) + "; " + _grades(parts), unit=".2f",
         paper_says="With BN, k* reaches the number of classes in earlier layers",
-        key="b3_k_star_earlier", measure=representations.kmeans_sweep,
+        key="b3_k_star_earlier", rule=b3_ledger, measure=representations.kmeans_sweep,
     ))  # fmt: skip
     cifar = dbi_k_star["cifar10"]
     test = cifar.test("deeper", "lower", "CIFAR-10 DBI(k*)", DBI)
@@ -103,7 +103,7 @@ def b3_ledger(clusters: Clusters, models: Models,
         controls=learned(acc, both("cifar10")),
         evidence=seed_counts(deeper_half(cifar.bn), deeper_half(cifar.nobn), "lower", ".2f"),
         unit=".2f", paper_says="CIFAR-10: DBI(k*) is lower with BN, especially in deeper layers",
-        key="b3_lower_dbi_k_star_cifar10", measure=representations.kmeans_sweep,
+        key="b3_lower_dbi_k_star_cifar10", rule=b3_ledger, measure=representations.kmeans_sweep,
     ))  # fmt: skip
     mnist = dbi_k_star["mnist"]
     n = mnist.n_layers
@@ -128,7 +128,7 @@ def b3_ledger(clusters: Clusters, models: Models,
         evidence=_grades(parts) + f"; at conv{n}: effect {last.effect:+.2f} "
         f"[{last.low:+.2f}, {last.high:+.2f}]", unit=".2f",
         paper_says="MNIST: DBI(k*) is higher with BN except at the last layer",
-        key="b3_higher_dbi_k_star_mnist", measure=representations.kmeans_sweep,
+        key="b3_higher_dbi_k_star_mnist", rule=b3_ledger, measure=representations.kmeans_sweep,
     ))  # fmt: skip
     k = clusters.config.fixed_k
     fixed = {ds: c.test("deeper", "lower", f"{DATASET_NAMES[ds]} DBI at k = {k}", DBI)
@@ -143,6 +143,6 @@ def b3_ledger(clusters: Clusters, models: Models,
         evidence="; ".join(f"{DATASET_NAMES[ds]}: relative DBI reduction {t.effect:+.2f} "
                            f"[{t.low:+.2f}, {t.high:+.2f}]" for ds, t in fixed.items())
         + "; " + _grades(parts), unit=".2f", key="b3_purer_at_fixed_k",
-        measure=representations.kmeans_sweep,
+        rule=b3_ledger, measure=representations.kmeans_sweep,
     ))  # fmt: skip
     return ledger

@@ -132,7 +132,7 @@ def factorial_ledger(
                 f"BN's effect the paper's way at lr {sci(e.lrs[0])}: "
                 f"{described(paper_way[0])}, at {sci(e.lrs[1])}: {described(paper_way[1])}; "
                 f"interaction {described(paper_way[0] - paper_way[1])}",
-                f"b4_bn_itself_{m.key}_{ds}")  # fmt: skip
+                f"b4_bn_itself_{m.key}_{ds}", factorial_ledger)  # fmt: skip
     return rows
 
 
@@ -142,14 +142,15 @@ MEASURES = {"accuracy": training.evaluate, "sparsity": representations.layer_spa
             "settle": representations.kmeans_sweep}  # fmt: skip
 
 
-def _two_parts_row(claim, m, parts, tests, controls, evidence, key) -> Verdict:
+def _two_parts_row(claim, m, parts, tests, controls, evidence, key, rule) -> Verdict:
     """A B4 claim of two parts (two learning rates, or BN and no BN): its row shows the less
-    significant part's test, and its evidence ends with each part's grade."""
+    significant part's test, and its evidence ends with each part's grade. ``rule``: the
+    ledger that tested and graded the parts (linked from the row)."""
     return Verdict.in_parts(
         "B", f"{claim}, by at least {sesoi_phrase(m.sesoi, m.unit)}", parts,
         max(tests, key=lambda t: t.p if t.p == t.p else 2), m.sesoi, controls=controls,
         evidence=f"{evidence}; " + "; ".join(f"{n}: {g.verdict}" for n, g in parts),
-        unit=m.unit, paper_says=REVIEWERS, key=key, measure=MEASURES[m.key],
+        unit=m.unit, paper_says=REVIEWERS, key=key, rule=rule, measure=MEASURES[m.key],
     )  # fmt: skip
 
 
@@ -176,7 +177,7 @@ def confound_ledger(
             m, parts, tests, controls,
             f"paper's contrast {seed_mean(e.paper, m.unit)} = BN main "
             f"{seed_mean(e.bn, m.unit)} + lr main {seed_mean(e.lr, m.unit)} (mean over seeds)",
-            f"b4_lr_confound_{m.key}")  # fmt: skip
+            f"b4_lr_confound_{m.key}", confound_ledger)  # fmt: skip
     return rows
 
 
@@ -203,7 +204,8 @@ def cluster_count_ledger(
                 test, SILHOUETTE, rising=up, controls=controls,
                 evidence=seed_counts(rules.deeper_half(c.bn), rules.deeper_half(c.nobn), "higher",
                                      ".3f"),
-                unit=".3f", key=f"b4_purer_{key}_{ds}", measure=stress_analyses.silhouette_stats,
+                unit=".3f", key=f"b4_purer_{key}_{ds}", rule=cluster_count_ledger,
+                measure=stress_analyses.silhouette_stats,
             )  # fmt: skip
     return rows
 
@@ -232,7 +234,7 @@ def threshold_ledger(thr: Thresholds, models: Models, along=None) -> dict[str, V
             evidence="; ".join(f"{n}: {g.verdict}" for n, g in parts),
             paper_says=f"{NAMES[ds]}: BN representations are {word} sparse (activations exactly "
             "zero)", key=f"b4_{word}_sparse_every_threshold_{ds}",
-            measure=stress_analyses.threshold_stats,
+            rule=threshold_ledger, measure=stress_analyses.threshold_stats,
         )  # fmt: skip
     return rows
 
