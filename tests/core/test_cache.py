@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -210,3 +211,22 @@ def test_a_full_disk_is_a_one_line_error_and_leaves_no_entry(tmp_path, monkeypat
     kind = cache.cache_root() / "t"
     assert not any(p.is_dir() for p in kind.iterdir())  # no entry, no temporary
     assert not cache.is_cached("t", {"a": 1}, (stats,))
+
+
+def test_every_entry_records_the_machine_that_computed_it_and_a_record_lists_them(monkeypatch):
+    from normbook.runtime import devices
+
+    for name in ("STEPS", "_USED", "_MACHINES"):  # this test's step leaves no trace
+        monkeypatch.setattr(cache, name, {})
+    step = cache.step("t_provenance", stats)
+    entry = step.cached({"a": 1}, _compute([]))
+    made = entry.meta["computed_by"]
+    assert made == {**devices.machine(), "threads": torch.get_num_threads()}
+    for k in ("python", "torch", "onednn", "numpy", "scipy", "scikit-learn"):
+        assert made["versions"][k] not in ("", None, "absent"), k
+    assert made["cpu"] and made["isa"] and made["aten_capability"]
+    again = step.cached({"a": 1}, _compute([]))
+    assert again.hit and again.meta["computed_by"] == made  # read back, not re-stamped
+    used = {json.dumps(m["machine"], sort_keys=True): m["entries"] for m in cache.machines_used()}
+    assert used == {json.dumps(made, sort_keys=True): 2}
+    assert [st.kind for st, _, _ in cache.steps_used()] == ["t_provenance"]

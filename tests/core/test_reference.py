@@ -248,6 +248,7 @@ def test_make_reference_writes_the_last_build_with_its_provenance(tool, tmp_path
     ref = reference.load("cpu")
     assert ref["provenance"]["commit"] == "abc123"  # only results/ differed
     assert ref["provenance"]["machine"] == MACHINE and "torch" in ref["provenance"]["versions"]
+    assert ref["provenance"]["fingerprint"] == {"as_is": {}, "pinned": {}}  # measured
     assert ref["chapters"]["a1_localization"]["code"] == "c0"
     assert [c["key"] for c in ref["claims"]] == ["a1_side"]
     assert tool.main(["--check", str(reference.path("cpu"))]) == 0
@@ -275,6 +276,37 @@ def test_the_check_fails_on_any_difference(tool, capsys):
     recs[0]["claims"] = [claim("a1_side", 0.2 + 1e-6, 1e-4, 0.99)]
     assert tool.main(["--check", str(reference.path("cpu"))]) == 1
     assert "a1_side@profile (a1_localization): effect differs" in capsys.readouterr().err
+
+
+def test_the_smoke_checks_reference_trains_no_fingerprint(tool, monkeypatch, tmp_path):
+    """``make test``'s smoke checks write a reference that only ``--check`` reads: the command
+    the Makefile runs trains no fingerprint (about 20 s), the check and the Build and compute
+    page read the reference without one, and the committed reference cannot be written
+    without it."""
+    import shlex
+
+    from normbook.publish import compute_page, project
+    from normbook.tools import fingerprint
+
+    tool, recs = tool
+
+    def never():
+        raise AssertionError("the smoke checks' reference trained the fingerprint")
+
+    monkeypatch.setattr(fingerprint, "measure", never)
+    (line,) = [ln for ln in (project.ROOT / "Makefile").read_text().splitlines()
+               if "-m normbook.tools.reference" in ln and "--out" in ln]  # fmt: skip
+    argv = shlex.split(line.split("-m normbook.tools.reference", 1)[1])
+    out = tmp_path / "smoke" / "reference.json"
+    argv[argv.index("--out") + 1] = str(out)
+    assert "--no-fingerprint" in argv and tool.main(argv) == 0
+    ref = reference.load_file(out)
+    assert ref["profile"] == "smoke" and "fingerprint" not in ref["provenance"]
+    assert tool.main(["--profile", "smoke", "--check", str(out)]) == 0
+    assert "The reference keeps no fingerprint" in compute_page.portability("smoke", ref)
+    with pytest.raises(SystemExit):  # results/<profile>/ledger.json keeps its fingerprint
+        tool.main(["--no-fingerprint"])
+    assert reference.load("cpu") is None
 
 
 def test_the_methods_page_measures_the_flag_against_a_build_on_another_instruction_set(
@@ -330,3 +362,54 @@ def test_every_committed_build_on_another_instruction_set_is_covered_by_the_flag
         missed = [d.ident for d in cmp.of("verdict") if not d.flagged]
         assert missed == [], f"{name}: verdicts differ without a flag: {missed}"
         assert max(reference.shifts(ref, other)) <= stability.NEAR_LINE, name
+
+
+# ---- which machines computed the numbers ---------------------------------------------------
+
+ENTRY = {**MACHINE, "threads": 1, "versions": {"python": "3.11.7", "torch": "2.13.0+cpu",
+                                               "numpy": "2.3.5", "scipy": "1.16.3",
+                                               "scikit-learn": "1.7.2"}}  # fmt: skip
+
+
+def _computed_by(recs, *machines):
+    for r in recs:
+        r["cache"]["machines"] = [{"machine": m, "entries": 3} for m in machines]
+    return recs
+
+
+def test_the_reference_names_the_machines_and_versions_of_each_chapters_entries():
+    ref = snapshot(_computed_by(build(), ENTRY))
+    for ch in ref["chapters"].values():
+        assert ch["computed_by"] == [{"machine": ENTRY, "entries": 3}]
+    recs = _computed_by(build(a1_side=claim("a1_side", 0.07, 0.2, 0.8, NOT_SHOWN)), ENTRY)
+    (row,) = reference.difference_rows(reference.compare(recs, ref))
+    both = row["computed by (reference / here)"]
+    assert both.count("AMD EPYC (cpu family 25, model 1), oneDNN on Intel AVX2, 1 thread") == 2
+    assert "numpy 2.3.5" in both and "scikit-learn 1.7.2" in both and "(3 entries)" in both
+
+
+def test_the_machine_is_the_cause_only_where_the_entries_machines_differ():
+    ref = snapshot(_computed_by(build(), ENTRY))
+    changed = {"a1_side": claim("a1_side", 0.07, 0.2, 0.8, NOT_SHOWN)}
+    # another machine executed the notebooks, but every entry came from the reference's
+    recs = _computed_by(build(**changed), ENTRY)
+    for r in recs:
+        r["machine"] = OTHER_MACHINE
+    cmp = reference.compare(recs, ref)
+    assert cmp.of("verdict")[0].cause == reference.SAME_ORIGIN
+    assert "differ by the machine" not in reference.sentence(cmp, "cpu")
+    # entries computed on another CPU
+    other = {**ENTRY, "cpu": OTHER_MACHINE["cpu"], "isa": OTHER_MACHINE["isa"]}
+    cmp = reference.compare(_computed_by(build(**changed), other), ref)
+    assert cmp.of("verdict")[0].cause == reference.MACHINE
+    # the same machine with another numpy: the version is named, not the machine
+    newer = {**ENTRY, "versions": {**ENTRY["versions"], "numpy": "2.4.0"}}
+    cmp = reference.compare(_computed_by(build(**changed), newer), ref)
+    (d,) = cmp.of("verdict")
+    assert d.cause == reference.VERSIONS
+    assert cmp.versions["a1_localization"] == ["numpy 2.3.5 -> 2.4.0"]
+    assert "numpy 2.3.5 -> 2.4.0" in reference.difference_rows(cmp)[0]["cause"]
+    # a reference whose entries record nothing: the executing machines decide, or nothing does
+    old = snapshot(build())
+    cmp = reference.compare(_computed_by(build(**changed), ENTRY), old)
+    assert cmp.of("verdict")[0].cause == reference.UNRECORDED

@@ -4,10 +4,12 @@ A reference ledger (``results/<profile>/ledger.json``, committed; ``make referen
 from the last build, :mod:`normbook.tools.reference`) keeps every claim's final and own-level
 verdict, effect, interval, p-values, units and stability (:mod:`normbook.grading.stability`),
 every check's outcome, and the build's provenance: the commit, each chapter's code hash and
-parameters, the machine (CPU, the instruction set oneDNN used, versions). Every build compares
-its own ledger with it, claim by claim (matched by key, never by wording), and says why a claim
-differs: the machine (the same code and parameters), earlier code (the chapter's code hash
-differs from the reference's) or other parameters (a chapter re-run with its own).
+parameters, the machine that executed it, and the machines (CPU, instruction sets, threads,
+versions) that computed the cache entries its numbers came from. Every build compares its own
+ledger with it, claim by claim (matched by key, never by wording), and says why a claim
+differs: earlier code (the chapter's code hash differs from the reference's), other parameters
+(a chapter re-run with its own), and where code and parameters are the same, what the entries
+record: another machine, other library versions, or no recorded difference.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from normbook.grading import ledger
+from normbook.grading.stability import distance_text
 from normbook.grading.verdicts import NOT_SHOWN
 from normbook.runtime import cache
+from normbook.runtime.devices import machine_text, origin_text  # noqa: F401 - as named here
 
 FORMAT = 1  # bump when the reference's fields change
 RESULTS = cache.REPO_ROOT / "results"
@@ -33,6 +38,13 @@ SAME_EFFECT = 1e-9
 
 MACHINE, EARLIER_CODE, OTHER_PARAMS, NOT_RUN = (
     "the machine", "earlier code", "other parameters", "not executed in this build")  # fmt: skip
+# Where code and parameters are the same, what the cache entries' own records say of the rest:
+# another library version on the same machine, no recorded difference at all, or a side whose
+# entries record no machine (a reference made before entries recorded one).
+VERSIONS, SAME_ORIGIN, UNRECORDED = (
+    "library versions", "no recorded difference (same code, parameters, machines and versions)",
+    "the machine or versions (the entries record none)")  # fmt: skip
+ORIGIN_CAUSES = (MACHINE, VERSIONS, SAME_ORIGIN, UNRECORDED)
 
 
 def path(profile: str) -> Path:
@@ -45,14 +57,11 @@ def claim_id(c: dict) -> str:
     return f"{c['key'] or c['claim']}@{c.get('scale', 'profile')}"
 
 
-def _number(v):
-    return None if isinstance(v, float) and not math.isfinite(v) else v
-
-
 def snapshot(recs: list[dict], profile: str, provenance: dict) -> dict:
     """The reference made of ``recs`` (records with their final verdicts,
-    :func:`normbook.book_pages.ledger.final`) and the build's ``provenance``. Every claim must
-    have an identity of its own."""
+    :func:`normbook.book_pages.ledger.final`) and the build's ``provenance``, its numbers as a
+    record's (a missing one None, an infinite one a float infinity: :func:`.ledger.number`).
+    Every claim must have an identity of its own."""
     claims, seen = [], set()
     for r in recs:
         for c in r["claims"]:
@@ -61,13 +70,17 @@ def snapshot(recs: list[dict], profile: str, provenance: dict) -> dict:
                 raise ValueError(f"two claims share the identity {cid!r}: give each a key")
             seen.add(cid)
             claims.append({"chapter": r["chapter"],
-                           **{k: _number(c.get(k)) for k in CLAIM_FIELDS}})  # fmt: skip
+                           **{k: ledger.number(c.get(k)) for k in CLAIM_FIELDS}})  # fmt: skip
     return {
         "format": FORMAT,
         "profile": profile,
         "provenance": provenance,
         "chapters": {
-            r["chapter"]: {k: r.get(k) for k in ("code", "params", "machine", "written")}
+            r["chapter"]: {
+                **{k: r.get(k) for k in ("code", "params", "machine", "written")},
+                # the machines that computed the entries its numbers came from
+                "computed_by": (r.get("cache") or {}).get("machines"),
+            }
             for r in recs
         },  # fmt: skip
         "claims": claims,
@@ -80,8 +93,20 @@ def snapshot(recs: list[dict], profile: str, provenance: dict) -> dict:
 
 
 def dumps(ref: dict) -> str:
-    """The reference as committed: JSON, one field a line, no NaN (a missing number is null)."""
-    return json.dumps(ref, indent=1, allow_nan=False, default=str) + "\n"
+    """The reference as committed: strict JSON, one field a line, a missing number null and an
+    infinite one "inf" or "-inf", as in a ledger record (:func:`.ledger.encoded`)."""
+    return json.dumps(ledger.encoded(ref), indent=1, allow_nan=False, default=str) + "\n"
+
+
+def loads(text: str) -> dict:
+    """A reference read back (:func:`.ledger.decoded`): "inf" a float infinity. One written
+    before infinities were kept wrote a row with no line (stability infinity) as null, beside
+    ``near_line`` false (a failed control's null has ``near_line`` null): read as infinity."""
+    ref = ledger.decoded(json.loads(text))
+    for c in ref.get("claims", []) if isinstance(ref, dict) else []:
+        if isinstance(c, dict) and c.get("stability", 0) is None and c.get("near_line") is False:
+            c["stability"] = math.inf
+    return ref
 
 
 def problems(ref: dict) -> list[str]:
@@ -117,7 +142,7 @@ def load_file(f: Path) -> dict | None:
     if not f.exists():
         return None
     try:
-        ref = json.loads(f.read_text())
+        ref = loads(f.read_text())
     except json.JSONDecodeError as exc:
         raise ValueError(f"reference ledger {f} is not valid JSON ({exc}); `{COMMAND}` "
                          "rewrites it") from None  # fmt: skip
@@ -136,7 +161,7 @@ class Difference:
     section: str
     claim: str
     kind: str  # "verdict", "effect", "missing" (in the reference only), "new" (this build only)
-    cause: str  # MACHINE, EARLIER_CODE, OTHER_PARAMS, NOT_RUN
+    cause: str  # EARLIER_CODE, OTHER_PARAMS, NOT_RUN, or one of ORIGIN_CAUSES
     ref: dict | None  # the reference's row
     this: dict | None  # this build's row
 
@@ -159,14 +184,22 @@ class Comparison:
     chapters: dict[str, str] = field(default_factory=dict)  # chapter -> the cause, where not same
     overrides: dict[str, dict] = field(default_factory=dict)  # chapter -> its re-run parameters
     machines: list[dict] = field(default_factory=list)  # this build's machines (one, normally)
+    # chapter -> what its entries' records say where code and parameters are the same
+    origin: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, list[str]] = field(default_factory=dict)  # chapter -> version changes
+    entry_machines: dict[str, list] = field(default_factory=dict)  # chapter -> this build's
 
     def of(self, kind: str) -> list[Difference]:
         return [d for d in self.differences if d.kind == kind]
 
 
 def _same_effect(a, b) -> bool:
+    """Whether two effects are the same number: both missing, the same infinity, or finite and
+    within ``SAME_EFFECT`` of each other."""
     if a is None or b is None:
         return a is None and b is None
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return a == b
     return abs(a - b) <= SAME_EFFECT * max(1.0, abs(a), abs(b))
 
 
@@ -185,10 +218,38 @@ def chapter_cause(rec: dict | None, ref_chapter: dict) -> str | None:
     return None
 
 
+def _entry_machines(machines) -> list[dict] | None:
+    """The machines of a side's cache entries (None: some entries, or the side, record none)."""
+    found = [m.get("machine") for m in machines or []]
+    return found if found and all(found) else None
+
+
+def origin_cause(rec: dict, ref_chapter: dict) -> tuple[str, list[str]]:
+    """For a chapter run with the reference's code and parameters, what differs in where its
+    numbers were computed, from the machines its cache entries record on each side: the
+    machine (another CPU, instruction set, pin or thread count), library versions (listed), or
+    nothing recorded. Where a side's entries record no machine, the executing machines are
+    compared instead (another one: the machine; the same: unrecorded)."""
+    from normbook.runtime.devices import same_machine, version_changes
+
+    mine = _entry_machines((rec.get("cache") or {}).get("machines"))
+    theirs = _entry_machines(ref_chapter.get("computed_by"))
+    if mine is None or theirs is None:
+        a, b = rec.get("machine"), ref_chapter.get("machine")
+        return (MACHINE if a and b and not same_machine(a, b) else UNRECORDED), []
+    if any(not any(same_machine(a, b) for b in theirs) for a in mine) or any(
+            not any(same_machine(a, b) for a in mine) for b in theirs):  # fmt: skip
+        return MACHINE, []
+    changes = sorted({c for a in mine for b in theirs if same_machine(a, b)
+                      for c in version_changes(b, a)})  # fmt: skip
+    return (VERSIONS, changes) if changes else (SAME_ORIGIN, [])
+
+
 def compare(recs: list[dict], ref: dict) -> Comparison:
     """This build's ``recs`` (final verdicts) claim by claim against the reference ``ref``."""
     out = Comparison(ref)
     by_chapter = {r["chapter"]: r for r in recs}
+    out.entry_machines = {r["chapter"]: (r.get("cache") or {}).get("machines") for r in recs}
     mine = {claim_id(c): (r["chapter"], c) for r in recs for c in r["claims"]}
     out.machines = [m for m in {json.dumps(r["machine"], sort_keys=True): r["machine"]
                                 for r in recs if r.get("machine")}.values()]  # fmt: skip
@@ -196,13 +257,17 @@ def compare(recs: list[dict], ref: dict) -> Comparison:
         cause = chapter_cause(by_chapter.get(name), ch)
         if cause:
             out.chapters[name] = cause
+        else:
+            out.origin[name], changes = origin_cause(by_chapter[name], ch)
+            if changes:
+                out.versions[name] = changes
         if cause == OTHER_PARAMS:
             rec = by_chapter[name]
             out.overrides[name] = rec.get("overrides") or {
                 k: v for k, v in rec["params"].items() if ch["params"].get(k) != v}  # fmt: skip
     theirs = {claim_id(c): c for c in ref["claims"]}
     for cid, rc in theirs.items():
-        cause = out.chapters.get(rc["chapter"], MACHINE)
+        cause = out.chapters.get(rc["chapter"]) or out.origin.get(rc["chapter"], UNRECORDED)
         if cause in (OTHER_PARAMS, NOT_RUN):
             continue  # not graded the reference's way in this build: nothing to compare
         found = mine.get(cid)
@@ -224,7 +289,7 @@ def compare(recs: list[dict], ref: dict) -> Comparison:
                                               "effect", cause, rc, c))  # fmt: skip
     for cid, (chapter, c) in mine.items():
         if cid not in theirs and out.chapters.get(chapter) != OTHER_PARAMS:
-            cause = out.chapters.get(chapter, MACHINE)
+            cause = out.chapters.get(chapter) or out.origin.get(chapter, UNRECORDED)
             out.differences.append(Difference(chapter, cid, c["section"], c["claim"], "new",
                                               cause, None, c))  # fmt: skip
     return out
@@ -235,14 +300,6 @@ def short_verdict(v: str | None) -> str:
 
 
 # ----------------------------------------------------------------------------- in words
-
-
-def machine_text(m: dict | None) -> str:
-    """``AMD EPYC (cpu family 25, model 1), oneDNN on Intel AVX2`` (with any pinning flag)."""
-    if not m:
-        return "an unrecorded machine"
-    flags = ", ".join(f"{k}={v}" for k, v in (m.get("flags") or {}).items())
-    return f"{m['cpu']}, oneDNN on {m['isa']}" + (f" ({flags})" if flags else "")
 
 
 def reference_text(ref: dict) -> str:
@@ -273,9 +330,11 @@ DASHES = {"reference": "the reference has no such claim",
 
 
 def _flag(row: dict | None) -> str:
-    if row is None or row.get("stability") is None:
+    """A side's distance from its line, in the ledger page's words (:func:`.distance_text`)."""
+    if row is None:
         return "–"
-    return f"{row['stability']:.1f} SE" + (" (near its line)" if row.get("near_line") else "")
+    return distance_text(row.get("stability")) + (" (near its line)" if row.get("near_line")
+                                                  else "")  # fmt: skip
 
 
 def sentence(cmp: Comparison | None, profile: str) -> str:
@@ -297,9 +356,9 @@ def sentence(cmp: Comparison | None, profile: str) -> str:
         text += (f" {len(differ)} {'differs' if len(differ) == 1 else 'differ'} (below); "
                  f"{len(flagged)} of them {'was' if len(flagged) == 1 else 'were'} flagged near "
                  "its line in the reference or here")  # fmt: skip
-        missed = [d for d in differ if d.cause == MACHINE and not d.flagged]
-        text += (f", and {len(missed)} that the stability measure did not flag differ by the "
-                 "machine alone." if missed else ".")  # fmt: skip
+        missed = [d for d in differ if d.cause in ORIGIN_CAUSES and not d.flagged]
+        text += (f", and {len(missed)} that the stability measure did not flag differ with the "
+                 "same code and parameters." if missed else ".")  # fmt: skip
     other = cmp.of("effect")
     if other:
         text += (f" {len(other)} of the agreeing claims have another effect (beyond a relative "
@@ -333,8 +392,15 @@ def difference_rows(cmp: Comparison | None, kinds=("verdict", "missing", "new"))
         "reference": f"**{short_verdict((d.ref or {}).get('verdict'))}**; {_effect(d.ref)}",
         "this build": f"**{short_verdict((d.this or {}).get('verdict'))}**; {_effect(d.this)}",
         "from its line (reference / here)": f"{_flag(d.ref)} / {_flag(d.this)}",
-        "cause": d.cause,
+        "cause": d.cause + (f" ({', '.join(cmp.versions[d.chapter])})"
+                            if d.chapter in cmp.versions else ""),
+        "computed by (reference / here)": f"{origin_text(_ref_origin(cmp.ref, d.chapter))} / "
+                                          f"{origin_text(cmp.entry_machines.get(d.chapter))}",
     } for d in cmp.differences if d.kind in kinds]  # fmt: skip
+
+
+def _ref_origin(ref: dict, chapter: str):
+    return (ref["chapters"].get(chapter) or {}).get("computed_by")
 
 
 # ----------------------------------------------------------------------------- another ISA
@@ -345,6 +411,7 @@ def as_records(ref: dict) -> list[dict]:
     build and its reference do."""
     return [{"chapter": name, "params": ch["params"], "overrides": {}, "code": ch["code"],
              "machine": ch.get("machine"), "checks": [],
+             "cache": {"machines": ch.get("computed_by")},
              "claims": [c for c in ref["claims"] if c["chapter"] == name]}
             for name, ch in ref["chapters"].items()]  # fmt: skip
 
@@ -358,11 +425,11 @@ def isa_studies(profile: str) -> list[tuple[str, dict, dict]]:
     out = []
     for folder in sorted((RESULTS / profile / "isa").glob("*/")):
         base_file = folder / "reference.json"
-        base = json.loads(base_file.read_text()) if base_file.exists() else None
+        base = loads(base_file.read_text()) if base_file.exists() else None
         for f in sorted(folder.glob("*.json")):
             if f.name == "reference.json":
                 continue
-            other = json.loads(f.read_text())
+            other = loads(f.read_text())
             bad = (problems(base) if base is not None else [f"{base_file} is missing"]) or (
                 problems(other))  # fmt: skip
             if bad:

@@ -13,14 +13,53 @@ import os
 import tempfile
 import time
 from dataclasses import asdict
+from numbers import Integral, Real
 from pathlib import Path
 
-from normbook.grading.verdicts import Check, Verdict
+from normbook.grading.verdicts import HELD, Check, Verdict
 from normbook.runtime import cache
 from normbook.runtime.params import Params, Spec
 
-FORMAT = 7  # bump when the record's fields change
+FORMAT = 8  # bump when the record's fields change
 PROFILE_SCALE = "profile"  # a claim graded on this build's own run (else: a recorded run's scale)
+
+# Missing and infinite numbers, one way in every record, reference and comparison. In memory a
+# missing number (NaN: no interval, no p) is None and an infinite one a float infinity (a
+# stability distance of infinity: no line a rounding difference could cross; an infinite
+# effect). Strict JSON has neither NaN nor infinity: a record or reference writes a missing
+# number as null and an infinite one as the string "inf" or "-inf" (:func:`encoded`), and
+# reads them back as None and a float infinity (:func:`decoded`). No text field of a record
+# is ever exactly "inf" or "-inf".
+INFINITIES = {"inf": math.inf, "-inf": -math.inf}
+
+
+def number(v):
+    """A record's number in memory: NaN (missing) as None, anything else (an infinity too) as
+    it is."""
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def encoded(obj):
+    """``obj`` (a record, a reference) as strict JSON holds it: every NaN null, every infinity
+    the string "inf" or "-inf", at any depth."""
+    if isinstance(obj, dict):
+        return {k: encoded(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encoded(v) for v in obj]
+    if isinstance(obj, Real) and not isinstance(obj, Integral):
+        v = float(obj)
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else v
+    return obj
+
+
+def decoded(obj):
+    """``obj`` as :func:`encoded` wrote it, read back: "inf" and "-inf" as float infinities
+    (null stays None, missing), at any depth."""
+    if isinstance(obj, dict):
+        return {k: decoded(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [decoded(v) for v in obj]
+    return INFINITIES.get(obj, obj) if isinstance(obj, str) else obj
 
 
 def ledger_dir(profile: str) -> Path:
@@ -28,31 +67,34 @@ def ledger_dir(profile: str) -> Path:
     return cache.build_root() / profile / "ledger"
 
 
-def _number(v):
-    # JSON has no NaN; a missing interval is written as null
-    return None if isinstance(v, float) and math.isnan(v) else v
-
-
 def _test_numbers(t) -> dict:
-    return {k: _number(x) for k, x in asdict(t).items()}
+    return {k: number(x) for k, x in asdict(t).items()}
 
 
 def _late_gain(grade) -> dict | None:
     rise = grade.rising
-    return None if rise is None else {k: _number(x) for k, x in rise.record().items()}
+    return None if rise is None else {k: number(x) for k, x in rise.record().items()}
+
+
+def _held(g) -> dict:
+    """Why the rule held a grade at *not shown* (:data:`.verdicts.HELD`), as the grade says it,
+    never read from its text: the quantity may still be moving, no kept states tell, no interval."""
+    return {k: getattr(g, k) for k in HELD}
 
 
 def part_record(name: str, g) -> dict:
-    """One part of a claim of parts: its grade and why, its test's numbers, its late gain."""
-    return {"name": name, "verdict": g.verdict, "why": g.why, "p_grade": _number(g.p),
+    """One part of a claim of parts: its grade and why (and why it was held, :func:`_held`), its
+    test's numbers, its late gain."""
+    return {"name": name, "verdict": g.verdict, "why": g.why, **_held(g), "p_grade": number(g.p),
             **(_test_numbers(g.test) if g.test is not None else {}),
             "late_gain": _late_gain(g)}  # fmt: skip
 
 
 def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
     """Everything a ledger row shows, and enough to re-derive its grade: the test's numbers,
-    every part's (for a claim of parts), the late gain that decided "may still be rising", and
-    each control's evidence."""
+    every part's (for a claim of parts), the late gain that decided "may still be rising", why
+    the grade was held (:func:`_held`) and each control's evidence. Missing numbers are None,
+    infinite ones float infinities (:func:`encoded` writes them as JSON)."""
     t = asdict(v.test)
     return {
         "paper": v.paper,
@@ -62,7 +104,8 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
         "paper_says": v.paper_says,
         "verdict": v.verdict,
         "why": v.grade.why,
-        "p_grade": _number(v.grade.p),
+        **_held(v.grade),
+        "p_grade": number(v.grade.p),
         "section": section,
         "unit": v.unit,
         "evidence": v.evidence,
@@ -72,7 +115,7 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
             {"family": c.family, "check": c.check, "passed": c.passed, "evidence": c.evidence}
             for c in v.controls
         ],
-        **{k: _number(x) for k, x in t.items()},
+        **{k: number(x) for k, x in t.items()},
         "refutable": v.grade.refutable,
         "parts": [part_record(name, g) for name, g in v.grade.parts],
         "late_gain": _late_gain(v.grade),
@@ -111,6 +154,9 @@ def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: 
         "cache": {
             "loaded": sum(h for _, h, _ in cache.steps_used()),
             "computed": sum(n for _, _, n in cache.steps_used()),
+            # which machines computed them (a build that computed nothing still names the
+            # machines that made its numbers)
+            "machines": cache.machines_used(),
         },
     }
     _write_atomic(folder / f"{chapter}.json", record)
@@ -119,7 +165,7 @@ def write(chapter: str, profile: str, params: dict, claims: list[dict], checks: 
 def _write_atomic(path: Path, record: dict) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
-        json.dump(record, f, indent=1, default=str)
+        json.dump(encoded(record), f, indent=1, allow_nan=False, default=str)
     os.replace(tmp, path)
 
 
@@ -137,12 +183,13 @@ def stamp_build(chapter: str, profile: str, code: str, machine: dict) -> None:
 
 
 def read(profile: str, order: list[str] | None = None) -> list[dict]:
-    """Every chapter's record at ``profile``, in ``order`` (chapter names) when given."""
+    """Every chapter's record at ``profile``, in ``order`` (chapter names) when given, its
+    numbers read back as :func:`claim_record` made them (:func:`decoded`)."""
     folder = ledger_dir(profile)
     records = []
     for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            rec = json.loads(f.read_text())
+            rec = decoded(json.loads(f.read_text()))
         except json.JSONDecodeError as exc:
             raise ValueError(
                 f"ledger record {f} is not valid JSON ({exc}); re-execute chapter {f.stem} "

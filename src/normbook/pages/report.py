@@ -14,7 +14,7 @@ from normbook import __version__
 from normbook.grading import ledger
 from normbook.pages.fmt import table
 from normbook.runtime import cache
-from normbook.runtime.devices import git_commit
+from normbook.runtime.devices import git_commit, origin_text
 from normbook.runtime.params import Params, Spec
 from normbook.runtime.workers import single_threaded_kernel
 
@@ -191,6 +191,8 @@ class Run:
                 f"code of {', '.join(f'`{n}`' for n in st.code_names)} (hash `{st.code_hash}`)"
                 for st, hits, new in cache.steps_used()
             ],
+            # where this page's numbers were computed: the machines its cache entries record
+            f"- computed by: {origin_text(cache.machines_used())}",
             *([f"- data: {p}" for p in self.provenance] or ["- data: none (synthetic inputs)"]),
             f"- wall time of this execution: **{wall:.1f} s**",
             legibility_line(),

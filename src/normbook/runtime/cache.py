@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import code_keys
+from . import code_keys, devices
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -238,6 +238,8 @@ def _compute(path, kind, key, config, code, compute) -> Entry:
         "code_hash": code,
         "compute_seconds": round(time.perf_counter() - t0, 2),
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        # the CPU, instruction sets, pins, threads and versions that computed it
+        "computed_by": devices.provenance(),
         **entry.meta,
     }
     _write(path, entry, meta)
@@ -316,6 +318,7 @@ class Step:
 
 STEPS: dict[str, Step] = {}
 _USED: dict[str, list[int]] = {}  # kind -> [loaded, computed] in this process
+_MACHINES: dict[str, list] = {}  # the machines that computed the entries used: json -> [m, n]
 
 
 def step(kind: str, *code) -> Step:
@@ -330,7 +333,16 @@ def _used(s: Step, entries: list[Entry]) -> list[Entry]:
     counts = _USED.setdefault(s.kind, [0, 0])
     for e in entries:
         counts[0 if e.hit else 1] += 1
+        m = e.meta.get("computed_by")  # None: an entry written before entries recorded it
+        _MACHINES.setdefault(json.dumps(m, sort_keys=True), [m, 0])[1] += 1
     return entries
+
+
+def machines_used() -> list[dict]:
+    """The machines that computed the entries this process used, each with its number of
+    entries (``machine`` None: entries that record none), most entries first."""
+    found = sorted(_MACHINES.values(), key=lambda mn: -mn[1])
+    return [{"machine": m, "entries": n} for m, n in found]
 
 
 def steps_used() -> list[tuple[Step, int, int]]:

@@ -84,19 +84,65 @@ def onednn_isa() -> str:
     return "unknown"
 
 
+def versions() -> dict[str, str]:
+    """The versions of what computes: Python and the libraries whose kernels give the numbers
+    (read from the installed packages' metadata, without importing them; 'absent' where one
+    is not installed, as scikit-learn on a GPU machine with torch, numpy and scipy only)."""
+    import platform
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "absent"
+
+    return {"python": platform.python_version(), "torch": torch.__version__,
+            "onednn": _onednn_version(), "numpy": version("numpy"), "scipy": version("scipy"),
+            "scikit-learn": version("scikit-learn")}  # fmt: skip
+
+
 def machine() -> dict:
     """What a CPU result depends on beyond the code and the seed: the CPU, the instruction sets
     oneDNN and ATen chose, the versions, and the switches that pin them. Every chapter computes
     on one thread per process (:mod:`normbook.runtime.workers`), so the thread count is not
-    among them."""
+    among them (a cache entry records it: :func:`provenance`)."""
     return {
         "cpu": cpu_model(),
         "isa": onednn_isa(),
         "aten_capability": torch.backends.cpu.get_cpu_capability(),
         "torch": torch.__version__,
         "onednn": _onednn_version(),
+        "versions": versions(),
         "flags": {k: os.environ[k] for k in ISA_FLAGS if k in os.environ},
     }
+
+
+@functools.cache
+def _machine_once() -> dict:
+    return machine()
+
+
+def provenance() -> dict:
+    """The machine of the process computing a result now (:func:`machine`, read once per
+    process) and its intra-op thread count: what every cache entry records of its origin.
+    Work done in worker processes runs on one thread each (``workers.single_thread``) on the
+    same machine and environment as the process that writes its entries."""
+    return {**_machine_once(), "threads": torch.get_num_threads()}
+
+
+def same_machine(a: dict, b: dict) -> bool:
+    """Whether two machines compute alike: the same CPU model, instruction sets and pins (the
+    versions are compared on their own, :func:`version_changes`)."""
+    keys = ("cpu", "isa", "aten_capability", "flags")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def version_changes(a: dict, b: dict) -> list[str]:
+    """The libraries whose versions differ between two machines ('numpy 1.26.4 -> 2.1.0')."""
+    va, vb = a.get("versions") or {}, b.get("versions") or {}
+    return [f"{k} {va.get(k)} -> {vb.get(k)}" for k in sorted(set(va) | set(vb))
+            if va.get(k) != vb.get(k)]  # fmt: skip
 
 
 def _onednn_version() -> str:
@@ -104,3 +150,36 @@ def _onednn_version() -> str:
         if "MKL-DNN" in line or "oneDNN" in line:
             return line.split(" v", 1)[1].split(" ")[0] if " v" in line else line.strip()
     return "unknown"
+
+
+def machine_text(m: dict | None) -> str:
+    """``AMD EPYC (cpu family 25, model 1), oneDNN on Intel AVX2`` (with any pinning flag)."""
+    if not m:
+        return "an unrecorded machine"
+    flags = ", ".join(f"{k}={v}" for k, v in (m.get("flags") or {}).items())
+    return f"{m['cpu']}, oneDNN on {m['isa']}" + (f" ({flags})" if flags else "")
+
+
+def origin_text(machines: list[dict] | None) -> str:
+    """The machines that computed a chapter's cache entries, each with its versions and its
+    number of entries (``AMD EPYC (...), oneDNN on Intel AVX2, 1 thread; torch 2.13.0, numpy
+    2.3.5, scipy 1.16.3, scikit-learn 1.7.2 (412 entries)``)."""
+    if not machines:
+        return "unrecorded"
+    parts = []
+    for m in machines:
+        mm = m.get("machine")
+        if not mm:
+            parts.append(f"unrecorded ({m.get('entries')} entries)")
+            continue
+        v = mm.get("versions") or {}
+        libs = ", ".join(f"{k} {v[k]}" for k in ("torch", "numpy", "scipy", "scikit-learn")
+                         if k in v)  # fmt: skip
+        threads = mm.get("threads")
+        parts.append(
+            f"{machine_text(mm)}"
+            + (f", {threads} thread{'s' * (threads != 1)}" if threads else "")  # fmt: skip
+            + (f"; {libs}" if libs else "")
+            + f" ({m.get('entries')} entries)"
+        )
+    return "; ".join(parts)

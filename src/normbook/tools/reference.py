@@ -10,7 +10,6 @@ reference names the commit it was made with). A plain build never writes it.
 from __future__ import annotations
 
 import argparse
-import platform
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from normbook.book_pages import ledger as claims_ledger
 from normbook.book_pages import reference
 from normbook.publish import project
 from normbook.publish.execution import is_current
+from normbook.runtime import devices
 from normbook.runtime.devices import git_commit
 from normbook.tools import fingerprint
 
@@ -41,20 +41,11 @@ def changed_code() -> list[str]:
     return [f for f in files if not f.startswith("results/")]
 
 
-def versions() -> dict[str, str]:
-    import numpy
-    import scipy
-    import sklearn
-    import torch
-
-    return {"python": platform.python_version(), "torch": torch.__version__,
-            "numpy": numpy.__version__, "scipy": scipy.__version__,
-            "scikit-learn": sklearn.__version__}  # fmt: skip
-
-
-def build(profile: str) -> dict:
+def build(profile: str, with_fingerprint: bool = True) -> dict:
     """The reference of the last build at ``profile`` (:func:`reference.snapshot`), with its
-    provenance; a ReferenceError when that build cannot be one."""
+    provenance; a ReferenceError when that build cannot be one. ``with_fingerprint=False``
+    leaves out the fingerprint (:mod:`normbook.tools.fingerprint`, about 20 s of training) that
+    only the Build and compute page reads, never ``--check``."""
     stale = stale_chapters(profile)
     if stale:
         raise ReferenceError(f"chapters not current at profile {profile}: {', '.join(stale)}; "
@@ -79,13 +70,13 @@ def build(profile: str) -> dict:
         "commit": git_commit(),
         "date": time.strftime("%Y-%m-%d"),
         "machine": recs[0]["machine"],
-        "versions": versions(),
+        "versions": devices.versions(),
         "threads": "one per process (every kernel and worker single-threaded)",
         "data": sorted({line for r in recs for line in r.get("provenance", [])}),
         "made_by": f"{reference.COMMAND} (python -m normbook.tools.reference --profile {profile})",
-        # whether pinning the kernels makes another CPU compute this one's numbers
-        "fingerprint": fingerprint.measure(),
     }
+    if with_fingerprint:  # whether pinning the kernels makes another CPU compute this one's numbers
+        provenance["fingerprint"] = fingerprint.measure()
     return reference.snapshot(recs, profile, provenance)
 
 
@@ -129,7 +120,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="write nothing: compare the last build with this reference file and "
                          "fail on any difference (a rebuild from the cache on the same machine "
                          "must reproduce it exactly)")  # fmt: skip
+    ap.add_argument("--no-fingerprint", action="store_true",
+                    help="leave out the fingerprint (two small networks trained, about 20 s): "
+                         "for a reference written with --out that only --check reads, as make "
+                         "test's smoke checks write")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.no_fingerprint and not args.out and not args.check:
+        ap.error(
+            "--no-fingerprint is for a reference --check reads: give --out (the "
+            "committed reference keeps its fingerprint for the Build and compute page)"
+        )
     if args.check:
         return check(args.profile, Path(args.check))
     try:
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             names = ", ".join(changed[:3]) + more
             raise ReferenceError(f"tracked files differ from the commit ({names}): commit "
                                  "them first")  # fmt: skip
-        ref = build(args.profile)
+        ref = build(args.profile, with_fingerprint=not args.no_fingerprint)
     except (ReferenceError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
