@@ -388,6 +388,10 @@ def test_the_reference_names_the_machines_and_versions_of_each_chapters_entries(
     assert "numpy 2.3.5" in both and "scikit-learn 1.7.2" in both and "(3 entries)" in both
 
 
+def cmp_recs(changed, machine):
+    return _computed_by(build(**changed), machine)
+
+
 def test_the_machine_is_the_cause_only_where_the_entries_machines_differ():
     ref = snapshot(_computed_by(build(), ENTRY))
     changed = {"a1_side": claim("a1_side", 0.07, 0.2, 0.8, NOT_SHOWN)}
@@ -409,6 +413,10 @@ def test_the_machine_is_the_cause_only_where_the_entries_machines_differ():
     assert d.cause == reference.VERSIONS
     assert cmp.versions["a1_localization"] == ["numpy 2.3.5 -> 2.4.0"]
     assert "numpy 2.3.5 -> 2.4.0" in reference.difference_rows(cmp)[0]["cause"]
+    row = next(c for r in cmp_recs(changed, newer) for c in r["claims"] if c["key"] == "a1_side")
+    assert claims_ledger.reference_text(row, "a1_localization", cmp) == (
+        "**differs** (reference: reproduced, 0.200 [0.100, 0.300]) (library versions: numpy "
+        "2.3.5 -> 2.4.0)")  # fmt: skip
     # a reference whose entries record nothing: the executing machines decide, or nothing does
     old = snapshot(build())
     cmp = reference.compare(_computed_by(build(**changed), ENTRY), old)

@@ -263,6 +263,10 @@ def reference_text(c: dict, chapter: str, cmp) -> str:
     suffix = f" ({cause})" if cause else ""
     if d is None:
         return "**same**" + suffix
+    # a difference names its cause, the entries' machines included where code and parameters
+    # are the same (another machine, library versions, or none recorded)
+    versions = cmp.versions.get(chapter)
+    suffix = f" ({d.cause}{': ' + ', '.join(versions) if versions else ''})"
     if d.kind == "new":
         return "**new** (not in the reference)" + suffix
     ref = reference.short_verdict(d.ref["verdict"])
