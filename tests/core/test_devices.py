@@ -1,0 +1,43 @@
+"""The machine a result records: oneDNN's instruction set is measured once per machine and
+environment (a process of its own costs seconds), and a pin is another environment."""
+
+import tempfile
+
+from normbook.runtime import devices
+
+
+def test_the_instruction_set_is_measured_once_per_cpu_and_pin(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    measured = []
+
+    def measure():
+        measured.append(1)
+        return "Intel AVX2"
+
+    monkeypatch.setattr(devices, "_onednn_isa_measured", measure)
+    for pin in (None, None, "AVX", "AVX"):  # each call as a new process would make it
+        devices.onednn_isa.cache_clear()
+        if pin:
+            monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", pin)
+        assert devices.onednn_isa() == "Intel AVX2"
+    assert len(measured) == 2  # once unpinned, once pinned
+    assert len(list(tmp_path.glob("normbook-onednn-isa-*"))) == 2
+    devices.onednn_isa.cache_clear()
+
+
+def test_an_unknown_answer_is_not_kept(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(devices, "_onednn_isa_measured", lambda: "unknown")
+    devices.onednn_isa.cache_clear()
+    assert devices.onednn_isa() == "unknown"
+    assert not list(tmp_path.glob("normbook-onednn-isa-*"))
+    devices.onednn_isa.cache_clear()
+
+
+def test_a_version_change_is_named_and_the_thread_count_makes_another_machine():
+    a = {"cpu": "x", "isa": "AVX2", "aten_capability": "AVX2", "flags": {}, "threads": 1,
+         "versions": {"numpy": "2.3.5", "scipy": "1.16.3"}}  # fmt: skip
+    assert devices.same_machine(a, {**a, "versions": {"numpy": "2.4.0", "scipy": "1.16.3"}})
+    assert devices.version_changes(a, {**a, "versions": {"numpy": "2.4.0", "scipy": "1.16.3"}}) == [
+        "numpy 2.3.5 -> 2.4.0"]  # fmt: skip
+    assert not devices.same_machine(a, {**a, "threads": 2})
