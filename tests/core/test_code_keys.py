@@ -287,7 +287,8 @@ def test_a_function_keyed_step_covers_the_library_helpers_it_calls(steps, monkey
     from normbook.runtime import workers
 
     before = _hashes(steps)
-    one, two = "torch.set_num_threads(1)\n    try", "torch.set_num_threads(2)\n    try"
+    one = "torch.set_num_threads(1)\n    computing_on"
+    two = "torch.set_num_threads(2)\n    computing_on"
     _planted(monkeypatch, {workers: lambda s: s.replace(one, two)})
     after = _hashes(steps)
     assert {"b_threshold", "b_silhouette"} <= {k for k in steps if after[k] != before[k]}

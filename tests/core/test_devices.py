@@ -34,10 +34,27 @@ def test_an_unknown_answer_is_not_kept(monkeypatch, tmp_path):
     devices.onednn_isa.cache_clear()
 
 
-def test_a_version_change_is_named_and_the_thread_count_makes_another_machine():
+def test_a_version_change_is_named_and_the_thread_count_is_recorded_not_compared():
     a = {"cpu": "x", "isa": "AVX2", "aten_capability": "AVX2", "flags": {}, "threads": 1,
          "versions": {"numpy": "2.3.5", "scipy": "1.16.3"}}  # fmt: skip
     assert devices.same_machine(a, {**a, "versions": {"numpy": "2.4.0", "scipy": "1.16.3"}})
     assert devices.version_changes(a, {**a, "versions": {"numpy": "2.4.0", "scipy": "1.16.3"}}) == [
         "numpy 2.3.5 -> 2.4.0"]  # fmt: skip
-    assert not devices.same_machine(a, {**a, "threads": 2})
+    assert devices.same_machine(a, {**a, "threads": 2})
+    assert not devices.same_machine(a, {**a, "flags": {"ONEDNN_MAX_CPU_ISA": "AVX2"}})
+
+
+def test_an_entry_records_the_threads_it_was_computed_on(monkeypatch):
+    """Training runs inside ``workers.single_thread``, which sets torch back to its own count
+    when it ends, before the trained states are written: they record one thread."""
+    import torch
+
+    from normbook.runtime import workers
+
+    monkeypatch.setattr(devices, "_COMPUTED_ON", [])
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)  # the process's own count
+    assert devices.provenance()["threads"] == 2
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)
+    with workers.single_thread():
+        pass
+    assert devices.provenance()["threads"] == 1

@@ -158,19 +158,31 @@ def _machine_once() -> dict:
     return machine()
 
 
+# the intra-op threads this process computes on, where a computation set them (workers.
+# single_thread restores torch's count when it ends, before the entries it made are written)
+_COMPUTED_ON: list[int] = []
+
+
+def computing_on(threads: int) -> None:
+    """Note that this process computes on ``threads`` intra-op threads: the entries it writes
+    from now on record that count, not the one torch is set back to after the computation."""
+    _COMPUTED_ON[:] = [threads]
+
+
 def provenance() -> dict:
     """The machine of the process computing a result now (:func:`machine`, read once per
-    process) and its intra-op thread count: what every cache entry records of its origin.
-    Work done in worker processes runs on one thread each (``workers.single_thread``) on the
-    same machine and environment as the process that writes its entries."""
-    return {**_machine_once(), "threads": torch.get_num_threads()}
+    process) and the intra-op threads it computed on (:func:`computing_on`; else torch's
+    count): what every cache entry records of its origin. Work done in worker processes runs
+    on the same machine and environment as the process that writes its entries."""
+    threads = _COMPUTED_ON[0] if _COMPUTED_ON else torch.get_num_threads()
+    return {**_machine_once(), "threads": threads}
 
 
 def same_machine(a: dict, b: dict) -> bool:
-    """Whether two machines compute alike: the same CPU model, instruction sets, pins and thread
-    count (a sum over more threads is another sum; the versions are compared on their own,
-    :func:`version_changes`)."""
-    keys = ("cpu", "isa", "aten_capability", "flags", "threads")
+    """Whether two machines compute alike: the same CPU model, instruction sets and pins (the
+    versions are compared on their own, :func:`version_changes`). The thread count is recorded,
+    not compared: every computation of the book runs on one thread by construction."""
+    keys = ("cpu", "isa", "aten_capability", "flags")
     return all(a.get(k) == b.get(k) for k in keys)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from normbook.runtime.devices import computing_on
 from normbook.runtime.progress import mark_worker, progress
 
 _SHARED: dict[str, Any] = {"path": None, "data": None, "in_worker": False, "heap_kept": False}
@@ -64,6 +65,7 @@ def single_thread():
     keep_freed_memory()
     before = torch.get_num_threads()
     torch.set_num_threads(1)
+    computing_on(1)  # the entries written after it ends record the thread it computed on
     try:
         yield
     finally:
@@ -82,6 +84,7 @@ def single_threaded_kernel() -> None:
 
     keep_freed_memory()
     torch.set_num_threads(1)
+    computing_on(1)
     _SHARED["blas_limit"] = threadpool_limits(limits=1)  # kept: the limit lasts while it lives
 
 
