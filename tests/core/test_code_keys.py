@@ -227,6 +227,13 @@ def test_reordering_definitions_changes_nothing_unless_a_name_is_bound_twice():
     assert _same(a, b)
     twice = "def g():\n    return 1\n\n\ndef g():\n    return 2\n"
     assert not _same(twice, "def g():\n    return 2\n\n\ndef g():\n    return 1\n")
+    # an import and a definition of the same local name: the later one is the name
+    imp = "from math import pi\n\n\ndef pi():\n    return 3\n\n\nx = pi()\n"
+    assert not _same(imp, "def pi():\n    return 3\n\n\nfrom math import pi\n\n\nx = pi()\n")
+    # two imports binding one local name
+    assert not _same("import numpy as np\nimport numpy.linalg as np\n",
+                     "import numpy.linalg as np\nimport numpy as np\n")  # fmt: skip
+    assert _same("import sys\nimport os\n", "import os\nimport sys\n")
     # an order-dependent decorator (one that registers) keeps its definitions in place
     reg = "@register\ndef g():\n    return 1\n\n\n@register\ndef h():\n    return 2\n"
     assert not _same(

@@ -322,8 +322,9 @@ class _Canonical(ast.NodeTransformer):
     visit_ImportFrom = visit_Import
 
     def _body(self, body: list[ast.stmt], order_free: bool) -> list[ast.stmt]:
+        binds = [_local_binds(s, self.package) for s in body]  # read before rewriting
         out = [self.visit(s) for s in body]
-        return _fixed_order(out) if order_free else out
+        return _fixed_order(out, binds) if order_free else out
 
     def visit_Module(self, node: ast.Module) -> ast.AST:
         body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
@@ -340,9 +341,17 @@ def _import_marker(s: ast.stmt) -> str | None:
     return None
 
 
-def _binds(s: ast.stmt) -> list[str]:
-    marker = _import_marker(s)
-    return [f"import {n}" for n in marker.split(",")] if marker is not None else [s.name]
+def _local_binds(s: ast.stmt, package: str) -> set[str]:
+    """The local names a statement binds, as written: an import's local names (``pi`` of
+    ``from math import pi``), a definition's name, and every name any other statement stores
+    (its nested definitions' names included)."""
+    if isinstance(s, ast.Import | ast.ImportFrom):
+        return set(_import_bindings(s, package))
+    named = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    if isinstance(s, named):
+        return {s.name}
+    return {n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            } | {n.name for n in ast.walk(s) if isinstance(n, named)}  # fmt: skip
 
 
 def _movable(s: ast.stmt) -> bool:
@@ -355,26 +364,26 @@ def _movable(s: ast.stmt) -> bool:
     return False
 
 
-def _fixed_order(body: list[ast.stmt]) -> list[ast.stmt]:
+def _fixed_order(body: list[ast.stmt], binds: list[set[str]]) -> list[ast.stmt]:
     """Each run of consecutive movable statements (:func:`_movable`) sorted by its dump, where
-    no name is bound twice in the run or before it (else their order decides what a name is)."""
+    no local name (``binds``: per statement, :func:`_local_binds` of the source) is bound twice
+    in the run or before it (else their order decides what a name is)."""
     out, run, seen = [], [], set()
 
     def flush():
-        names = [n for s in run for n in _binds(s)]
+        names = [n for _, b in run for n in b]
         clash = len(set(names)) < len(names) or seen & set(names)
-        out.extend(run if clash else sorted(run, key=dump))
+        out.extend(s for s, _ in (run if clash else sorted(run, key=lambda r: dump(r[0]))))
         seen.update(names)
         run.clear()
 
-    for s in body:
+    for s, b in zip(body, binds, strict=True):
         if _movable(s):
-            run.append(s)
+            run.append((s, b))
             continue
         flush()
         out.append(s)
-        seen.update(n.id for n in ast.walk(s) if isinstance(n, ast.Name)
-                    and isinstance(n.ctx, ast.Store))  # fmt: skip
+        seen.update(b)
     flush()
     return out
 
