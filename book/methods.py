@@ -506,7 +506,13 @@ report.md(methods.worked_examples())
 # moving its way: its gain over the last half of the budget, per seed, must have its
 # {glue:text}`m_claim_conf` interval's upper end below half the claim's SESOI (for a slope,
 # {glue:text}`m_flat_margin` of the ramp). Networks compared at a matched accuracy are taken
-# at a state fixed by that accuracy, not by a budget, so there is no late gain to wait for. A
+# at a state fixed by that accuracy, not by a budget, so there is no late gain to wait for.
+# Paper B's networks train under an early-stopping rule (chapter B1, *Training*), and a network
+# that its stopping rule ended is finished: the protocol trains it no further, so a quantity of
+# finished networks has stopped moving by definition. The check exists because a budget can cut
+# training short, so it applies only to a row some of whose networks the epoch cap ended; such a
+# row, held at *not shown*, says how many (the ledger's "a longer budget"). Paper A's networks
+# train for a fixed number of steps, with no stopping rule, so every paper A row keeps it. A
 # claim that could never come out refuted would be a defect: the build keeps an inventory of
 # such rows ({glue:text}`m_blocked` of {glue:text}`m_claims` at this profile) and fails on
 # any it does not list. The `cpu` profile's

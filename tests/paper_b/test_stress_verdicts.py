@@ -18,12 +18,13 @@ from normbook.paper_b.runs import classify
 SEEDS5 = np.array([0.0, 0.01, -0.01, 0.02, -0.02])  # seed-to-seed jitter
 
 
-def _fake_factorial(accuracy=0.6, datasets=("cifar10",), unlearned=()):
+def _fake_factorial(accuracy=0.6, datasets=("cifar10",), unlearned=(), capped=True):
     """A 2 x 2 whose every cell's 5 seeds reached ``accuracy`` (test), except the cells in
-    ``unlearned`` (one seed at 0.1), at learning rates 1e-3 (index 0) and 1e-4."""
+    ``unlearned`` (one seed at 0.1), at learning rates 1e-3 (index 0) and 1e-4; ``capped``:
+    the epoch cap ended every network (else early stopping did)."""
     trained = {
         (ds, bn, j): [SimpleNamespace(test_acc=0.1 if (ds, bn, j) in unlearned and s == 2
-                                      else accuracy) for s in range(5)]
+                                      else accuracy, capped=capped) for s in range(5)]
         for ds in datasets for bn in (True, False) for j in (0, 1)
     }  # fmt: skip
     return SimpleNamespace(datasets=list(datasets), trained=trained,
@@ -91,6 +92,18 @@ def test_bn_itself_needs_both_simple_effects_not_the_main_effect():
     rising = _along(worse_fx, _effects(_cells(0.40, 0.60, 0.35, 0.55)))
     late = claims.factorial_ledger(worse_fx, _fake_factorial(), rising)
     assert late["cifar10", "accuracy"].verdict == NOT_SHOWN
+    # networks that early stopping ended are finished: graded with or without kept states
+    done = _fake_factorial(capped=False)
+    assert claims.factorial_ledger(worse_fx, done, rising)["cifar10", "accuracy"].verdict == REFUTED
+    assert claims.factorial_ledger(worse_fx, done)["cifar10", "accuracy"].verdict == REFUTED
+    # one network of the lr-1e-4 cells cut by the cap holds that part only
+    one = _fake_factorial(capped=False)
+    one.trained["cifar10", False, 1][3].capped = True
+    held = claims.factorial_ledger(worse_fx, one, rising)["cifar10", "accuracy"]
+    assert [(g.verdict, g.moving) for _, g in held.grade.parts] == [
+        (REFUTED, False),
+        (NOT_SHOWN, True),
+    ]
     # a cell that did not learn: the part resting on it is not shown, the other still graded
     f = _fake_factorial(unlearned={("cifar10", False, 1)})
     row = claims.factorial_ledger(_effects(_cells(0.70, 0.60, 0.65, 0.55)), f)[
@@ -174,7 +187,8 @@ def _acc(learned=True):
     acc = {v: np.full(5, 0.9) for v in classify.VARIANTS}
     if not learned:
         acc["mnist", True] = np.array([0.9, 0.9, 0.1, 0.9, 0.9])
-    return SimpleNamespace(accuracy=acc)
+    capped = [SimpleNamespace(capped=True)] * 5  # the cap ended every network
+    return SimpleNamespace(accuracy=acc, trained={v: capped for v in classify.VARIANTS})
 
 
 def _per_layer(mnist, cifar, jitter=SEEDS5):

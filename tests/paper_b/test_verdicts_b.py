@@ -186,52 +186,93 @@ def _curves(effect_at, dataset="mnist", fractions=(0.25, 0.5), layers=4, expect=
     return TrainingCurves("sparsity", np.array([*fractions, 1.0]), values, 0)
 
 
+# networks the epoch cap cut (the late gain decides), and networks early stopping ended
+CAPPED = [SimpleNamespace(capped=True)] + [SimpleNamespace(capped=False)] * 9
+FINISHED = [SimpleNamespace(capped=False)] * 10
+
+
+def _capped_moving(curves, expect):
+    """MNIST layer sparsity's :func:`rules.moving` where the cap cut a network."""
+    return rules.moving(curves, "mnist", expect, rules.layer_mean, SPARSITY, nets=CAPPED)
+
+
 def test_moving_means_the_effect_may_still_gain_half_its_sesoi():
     half = 0.5 * SPARSITY.value
     flat = _curves(np.tile(0.05 + JITTER[True] / 10, (3, 1)))
-    assert rules.moving(flat, "mnist", "lower", rules.layer_mean, SPARSITY).may is False
+    assert _capped_moving(flat, "lower").may is False
     # gained more than half the SESOI over the last half of the budget (0.5 -> 1.0)
     late = _curves(np.stack([0.0 + JITTER[True] / 10, 0.03 + JITTER[True] / 10,
                              0.03 + 1.5 * half + JITTER[True] / 10]))  # fmt: skip
-    assert rules.moving(late, "mnist", "lower", rules.layer_mean, SPARSITY).may is True
+    assert _capped_moving(late, "lower").may is True
     # without spread: just above and just below half the SESOI
     for gain, expected in ((1.1 * half, True), (0.9 * half, False)):
         c = _curves(np.tile([[0.0], [0.03], [0.03 + gain]], (1, 5)))
-        assert rules.moving(c, "mnist", "lower", rules.layer_mean, SPARSITY).may is expected
+        assert _capped_moving(c, "lower").may is expected
     # it gained early on only (0.25 -> 0.5), then stopped: not moving
     early = _curves(np.tile([[0.0], [0.05], [0.05]], (1, 5)))
-    assert rules.moving(early, "mnist", "lower", rules.layer_mean, SPARSITY).may is False
+    assert _capped_moving(early, "lower").may is False
     # shrinking (moving against the claim) cannot turn a refutation into a reproduction
     shrinking = _curves(np.tile([[0.1], [0.1], [0.05]], (1, 5)))
-    assert rules.moving(shrinking, "mnist", "lower", rules.layer_mean, SPARSITY).may is False
+    assert _capped_moving(shrinking, "lower").may is False
     # the same effect read the other way ("higher") is moving
     up = _curves(np.tile([[0.0], [0.0], [0.05]], (1, 5)), expect="higher")
-    assert rules.moving(up, "mnist", "higher", rules.layer_mean, SPARSITY).may is True
-    assert rules.moving(up, "mnist", "lower", rules.layer_mean, SPARSITY).may is False
+    assert _capped_moving(up, "higher").may is True
+    assert _capped_moving(up, "lower").may is False
     # no state kept by half the budget: it cannot tell, so it may be moving
     late_only = _curves(np.tile([[0.05], [0.05]], (1, 5)), fractions=(0.75,))
-    assert rules.moving(late_only, "mnist", "lower", rules.layer_mean, SPARSITY).may is True
-    assert rules.moving(None, "mnist", "lower", rules.layer_mean, SPARSITY) is None
+    assert _capped_moving(late_only, "lower").may is True
+    assert _capped_moving(None, "lower") is None
 
 
 def test_moving_reads_dbi_effects_relative_to_the_no_bn_index():
     # no BN 0.5: an absolute gain of 0.02 is 4 % of the index, more than half of DBI's 5 %
     c = _curves(np.tile([[0.0], [0.0], [0.02]], (1, 5)))
-    assert rules.moving(c, "mnist", "lower", rules.deeper_half, DBI).may is True
+    assert rules.moving(c, "mnist", "lower", rules.deeper_half, DBI, nets=CAPPED).may is True
     c = _curves(np.tile([[0.0], [0.0], [0.01]], (1, 5)))  # 2 %: less than half of 5 %
-    assert rules.moving(c, "mnist", "lower", rules.deeper_half, DBI).may is False
+    assert rules.moving(c, "mnist", "lower", rules.deeper_half, DBI, nets=CAPPED).may is False
 
 
-def _models(acc: dict, checkpoints=(0.5,), late: dict | None = None):
+def test_a_family_of_finished_networks_has_stopped_moving_whatever_its_late_gain():
+    """The stopping rule: where early stopping ended every compared network, the difference
+    cannot move further (graded, refutable); one network cut by the cap keeps the check."""
+    half = 0.5 * SPARSITY.value
+    late = _curves(np.tile([[0.0], [0.03], [0.03 + 3 * half]], (1, 5)))
+    moving = _capped_moving(late, "lower")
+    assert moving.may is True and (moving.capped, moving.networks) == (1, 10)
+    done = rules.moving(late, "mnist", "lower", rules.layer_mean, SPARSITY, nets=FINISHED)
+    assert done.may is False and (done.capped, done.networks) == (0, 10)
+    assert done.gain.effect == pytest.approx(moving.gain.effect)  # the gain stays on record
+    # no kept states: finished networks are still graded; a capped one leaves it unrefutable
+    none = rules.moving(None, "mnist", "lower", rules.layer_mean, SPARSITY, nets=FINISHED)
+    assert none is not None and none.may is False
+    assert _capped_moving(None, "lower") is None
+    # graded both ways: an effect of the other sign is refuted only when the networks finished
+    bn, nobn = _per_seed(0.4, bn=True), _per_seed(0.5, bn=False)
+    test = rules.direction(bn, nobn, "higher", "accuracy", ACCURACY)
+    assert decide(test, rising=done).verdict == REFUTED
+    held = decide(test, rising=moving)
+    assert held.verdict == NOT_SHOWN and held.moving
+    # the ledger's reason says how many networks the cap cut
+    from normbook.book_pages.ledger import needs
+    from normbook.grading.ledger import part_record
+
+    rec = part_record("x", held) | {"verdict": NOT_SHOWN, "controls": []}
+    assert needs(rec) == ("a longer budget: the epoch cap cut 1 of its 10 networks, and the "
+                          "tested quantity may still be moving the claim's way")  # fmt: skip
+
+
+def _models(acc: dict, checkpoints=(0.5,), late: dict | None = None, capped=True):
     """Fake ``Models``: test accuracy per variant and seed; each run's validation accuracy is
     its test accuracy at the end of its 2-epoch budget, and ``late[variant]`` (default 0)
-    less at epoch 1 (half the budget). Without ``checkpoints`` no states were kept."""
+    less at epoch 1 (half the budget). Without ``checkpoints`` no states were kept; ``capped``:
+    the cap ended every run (else early stopping at the end of the budget)."""
     late = late or {}
     trained = {}
     for v, a in acc.items():
         cfg = SimpleNamespace(checkpoints=tuple(checkpoints), max_epochs=2)
         trained[v] = [
-            SimpleNamespace(cfg=cfg, seed=s, kept_val_acc=float(x), early_stopped=True,
+            SimpleNamespace(cfg=cfg, seed=s, kept_val_acc=float(x), capped=capped,
+                            stopped_epoch=2.0,
                             curves={"epoch": np.array([1.0, 2.0]),
                                     "val_acc": np.array([x - late.get(v, 0.0), x])})
             for s, x in enumerate(np.asarray(a, float))
@@ -261,6 +302,10 @@ def test_accuracy_curve_and_whether_the_gain_still_moves():
     assert rules.accuracy_moving(rising, "cifar10").may is False
     assert rules.accuracy_curve(_models(acc, checkpoints=()), "mnist") is None
     assert rules.accuracy_moving(_models(acc, checkpoints=()), "mnist") is None
+    # networks early stopping ended: the gain is final, with or without kept states
+    finished = _models(acc, late={("mnist", True): 0.01}, capped=False)
+    assert rules.accuracy_moving(finished, "mnist").may is False
+    assert rules.accuracy_moving(_models(acc, checkpoints=(), capped=False), "mnist").may is False
 
 
 def test_settling_test_needs_a_layer_earlier_beyond_the_sesoi():
@@ -369,9 +414,13 @@ def test_b1_ledger():
     effect = row["effect [90% CI] vs SESOI"]
     assert effect.startswith("+6.55% [")
     assert effect.endswith("; SESOI 0.5 percentage points of test accuracy")
-    # BN worse on both datasets, the gap flat through training: refuted; Table 1 wholly off
+    # BN worse on both datasets, the gap flat through training: refuted; Table 1 wholly off,
+    # refuted where early stopping ended every network, held where the cap cut them
     worse = _models(_accuracy(5, -0.01, (0.4, 0.5)))
-    assert [v.verdict for v in b1_claims.b1_ledger(worse, "paper")] == [REFUTED] * 3
+    assert [v.verdict for v in b1_claims.b1_ledger(worse, "paper")] == [REFUTED, REFUTED,
+                                                                        NOT_SHOWN]  # fmt: skip
+    done = _models(_accuracy(5, -0.01, (0.4, 0.5)), capped=False)
+    assert [v.verdict for v in b1_claims.b1_ledger(done, "paper")] == [REFUTED] * 3
     # Table 1 needs the `paper` profile
     assert [v.verdict for v in b1_claims.b1_ledger(worse, "cpu")] == [REFUTED, REFUTED,
                                                                       NOT_TESTABLE]  # fmt: skip
@@ -382,6 +431,10 @@ def test_b1_ledger():
     assert [v.verdict for v in rising[:2]] == [NOT_SHOWN] * 2
     blind = b1_claims.b1_ledger(_models(_accuracy(5, -0.01, (0.4, 0.5)), checkpoints=()), "cpu")
     assert [v.verdict for v in blind[:2]] == [NOT_SHOWN] * 2
+    # the same networks ended by early stopping: finished, so graded
+    ended = b1_claims.b1_ledger(_models(_accuracy(5, -0.01, (0.4, 0.5)), late=late,
+                                        capped=False), "cpu")  # fmt: skip
+    assert [v.verdict for v in ended[:2]] == [REFUTED] * 2
     # 2 seeds, gains near the SESOI: the intervals are too wide to tell
     two = b1_claims.b1_ledger(_models(_accuracy(2, 0.03, (0.83, 0.8), scale=1.0)), "paper")
     assert [v.verdict for v in two] == [NOT_SHOWN] * 3
@@ -604,7 +657,7 @@ def test_a_new_b3_row_is_one_place():
         rows = b3_claims.b3_ledger(clusters, models, curves)
         c = rules.Contrast.per_dataset(clusters.class_dbi)["mnist"]
         up = rules.moving((curves or {}).get("class_dbi"), "mnist", "lower", rules.deeper_half,
-                          b3_claims.DBI)  # fmt: skip
+                          b3_claims.DBI, nets=rules.compared(models, "mnist"))  # fmt: skip
         return rows + [b3_claims.class_dbi_row(c, "mnist", rising=up,
                        controls=rules.learned(models.accuracy, rules.both("mnist")),
                        key="b3_planted_classes_mnist", where="a planted row")]  # fmt: skip

@@ -216,7 +216,7 @@ def needs(c: dict) -> str:
     if stability.held(c, "no_interval"):
         return "a measurement: at least two units with an interval"
     if stability.held(c, "moving"):
-        return "a longer budget: the tested quantity may still be moving the claim's way"
+        return "a longer budget: " + cut_by_cap(c)
     level = ALPHA
     if c.get("graded") in DECISIVE:  # decisive alone: the level its rank asks of it
         level = c.get("level", ALPHA)
@@ -230,6 +230,22 @@ def needs(c: dict) -> str:
         return f"power: no number of seeds up to {MAX_UNITS:,} (the effect sits at the SESOI)"
     at = f" at level {level:.2g}" if level < ALPHA else ""
     return f"power: about {n:,} seeds at the observed effect and spread{at} (has {c['n']})"
+
+
+def cut_by_cap(c: dict) -> str:
+    """Why a row held at *not shown* by a moving quantity waits for a longer budget, from its
+    record's late gains: how many of the networks compared the epoch cap cut (where counted),
+    and that the tested quantity may still be moving the claim's way."""
+    gains = [g for g in (c.get("late_gain"), *(p.get("late_gain") for p in c.get("parts", [])))
+             if g and g.get("may_rise")]  # fmt: skip
+    counted = [g for g in gains if g.get("capped") is not None]
+    if not counted:
+        return "the tested quantity may still be moving the claim's way"
+    cut = max(counted, key=lambda g: g["capped"])
+    return (
+        f"the epoch cap cut {cut['capped']} of its {cut['networks']} networks, and the "
+        "tested quantity may still be moving the claim's way"
+    )
 
 
 def needs_table(recs: list[dict]) -> str:

@@ -443,6 +443,10 @@ class Rise:
     may: bool
     gain: ClaimTest
     margin: float
+    # of the networks compared, how many the budget's cap ended (None: not counted, as for a
+    # budget of fixed steps with no stopping rule)
+    capped: int | None = None
+    networks: int | None = None
 
     def __bool__(self) -> bool:
         return self.may
@@ -451,7 +455,31 @@ class Rise:
         """The numbers a ledger row needs to re-derive the decision."""
         g = self.gain
         return {"gain": g.effect, "low": g.low, "high": g.high, "n": g.n, "what": g.test,
-                "margin": self.margin, "may_rise": self.may}  # fmt: skip
+                "margin": self.margin, "may_rise": self.may, "capped": self.capped,
+                "networks": self.networks}  # fmt: skip
+
+
+def finished(rise: Rise | None, capped, margin: float) -> Rise | None:
+    """The stopping rule's reading of a late gain (``rise``, from :func:`may_rise`, or None
+    without kept states). ``capped``: per network compared, whether the epoch cap ended its
+    training rather than its own stopping rule. A network its stopping rule ended is as trained
+    as the protocol makes it, so a quantity of finished networks cannot move further: it is
+    *not* rising, whatever its late gain (kept for the record). Where the cap cut any network,
+    the late gain decides, as :func:`may_rise` says."""
+    capped = [bool(c) for c in capped]
+    n_capped = sum(capped)
+    if n_capped == 0 and capped:
+        gain = (
+            rise.gain
+            if rise is not None
+            else ClaimTest(
+                NAN, NAN, NAN, NAN, NAN, 0, "every network ended by its stopping rule", ""
+            )
+        )
+        return Rise(False, gain, margin, 0, len(capped))
+    if rise is None:
+        return None
+    return replace(rise, capped=n_capped, networks=len(capped))
 
 
 def may_rise(values, fractions, margin: float) -> Rise:

@@ -12,7 +12,14 @@ from normbook.pages.fmt import sci
 from normbook.paper_b import paper_values
 from normbook.paper_b.cached import training
 from normbook.paper_b.grading.pairing import seed_counts
-from normbook.paper_b.grading.rules import DATASET_NAMES, accuracy_moving, both, direction, learned
+from normbook.paper_b.grading.rules import (
+    DATASET_NAMES,
+    accuracy_moving,
+    both,
+    compared,
+    direction,
+    learned,
+)
 from normbook.paper_b.grading.sesoi import ACCURACY
 from normbook.paper_b.runs.classify import Models
 
@@ -63,7 +70,7 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
                 measure=training.evaluate,
             )
         )
-    capped = not all(t.early_stopped for bn in (True, False) for t in models.trained["cifar10", bn])
+    capped = any(t.capped for t in compared(models, "cifar10"))
     _, test, parts = table1(acc, profile, rising=capped)
     paper_bn, paper_nobn = (paper_values.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
     ours = ", ".join(f"{label} {np.mean(acc['cifar10', bn]):.2%}" for label, bn in

@@ -6,6 +6,7 @@ from __future__ import annotations
 from normbook.pages.fmt import mean_sd, table
 from normbook.paper_b import paper_values
 from normbook.paper_b.cached import convnets
+from normbook.paper_b.grading import rules
 from normbook.paper_b.runs.classify import DATASETS, ClassifierConfig, Models, Variant
 
 MODEL_NAMES = {"mnist": "standard CNN", "cifar10": "VGG-16"}
@@ -44,7 +45,8 @@ def layer_shapes(configs: dict[Variant, ClassifierConfig]) -> str:
 
 
 def training_runs(models: Models) -> str:
-    """Per model: optimizer, when training stopped, which weights were kept, test accuracy."""
+    """Per model: optimizer, when training stopped and what ended it (early stopping, the
+    epoch cap), which weights were kept, test accuracy."""
     return table(
         [
             {
@@ -54,7 +56,7 @@ def training_runs(models: Models) -> str:
                 "optimizer": f"{t.cfg.optimizer} lr {t.cfg.lr:g}",
                 "stopped (epoch)": f"{t.stopped_epoch:.2f}",
                 "kept (epoch)": f"{t.best_epoch:.2f}",
-                "early-stopped": "yes" if t.early_stopped else "no",
+                "ended by": t.ended_by,
                 "test accuracy": f"{t.test_acc:.2%}",
             }
             for t in models.all
@@ -90,3 +92,22 @@ def table1(models: Models) -> str:
                 }
             )
     return table(rows)
+
+
+def gain_through_training(models: Models, dataset: str) -> str:
+    """BN's validation-accuracy gain (BN - no BN, mean over seeds, in points) at each kept
+    state's epoch and with every network finished (its kept weights), in words: what training
+    the networks to their stopping rule did to the gain (:func:`.rules.accuracy_curve`; a
+    network that had stopped before a state counts with its kept weights there)."""
+    curve = rules.accuracy_curve(models, dataset)
+    if curve is None:
+        return "no states were kept along training, so the gain is known only at the end"
+    fracs, gains = curve
+    cap = models.trained[dataset, True][0].cfg.max_epochs
+    at = [f"{100 * g.mean():+.1f} points at epoch {f * cap:g}" for f, g in
+          zip(fracs[:-1], gains[:-1])]  # fmt: skip
+    nets = rules.compared(models, dataset)
+    cut = sum(t.capped for t in nets)
+    end = ("with every network finished by early stopping" if not cut else
+           f"at the end, where the epoch cap cut {cut} of the {len(nets)} networks")  # fmt: skip
+    return f"{', '.join(at)}, and {100 * gains[-1].mean():+.1f} points {end}"

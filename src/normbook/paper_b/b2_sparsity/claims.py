@@ -14,6 +14,7 @@ from normbook.paper_b.grading.rules import (
     DATASET_NAMES,
     Contrast,
     both,
+    compared,
     layer_mean,
     learned,
     moving,
@@ -54,7 +55,7 @@ def b2_ledger(sparsity: Sparsity, models: Models, curves: TrainingCurves | None)
     layer = Contrast.per_dataset(sparsity.layer)
     return [
         sparsity_row(layer[ds], ds, rising=moving(curves, ds, PAPER_WAY[ds][0], layer_mean,
-                                                  SPARSITY),
+                                                  SPARSITY, nets=compared(models, ds)),
                      controls=learned(models.accuracy, both(ds)),
                      key=f"b2_{PAPER_WAY[ds][1]}_sparse_{ds}")
         for ds in PAPER_WAY

@@ -16,6 +16,7 @@ from normbook.paper_b.grading.rules import (
     DATASET_NAMES,
     Contrast,
     both,
+    compared,
     deeper_half,
     direction,
     layer_mean,
@@ -68,7 +69,7 @@ def b3_ledger(clusters: Clusters, models: Models,
     curves = curves or {}
 
     def up(metric: str, ds: str, expect: str, contrast, sesoi=DBI):
-        return moving(curves.get(metric), ds, expect, contrast, sesoi)
+        return moving(curves.get(metric), ds, expect, contrast, sesoi, nets=compared(models, ds))
 
     cls, dbi_k_star, dbi_fixed_k = (
         Contrast.per_dataset(values)

@@ -78,13 +78,14 @@ def _signed(values, dataset: str, expect: str, contrast, relative: bool = False)
     return rules.signed(contrast(bn), contrast(nobn), expect, relative)
 
 
-def _moving(along, m: Metric, dataset: str, a, b, expect: str):
+def _moving(along, f: Factorial, m: Metric, dataset: str, a, b, expect: str):
     """Whether cell ``a`` vs cell ``b`` of one metric of the 2 x 2 ((BN, lr index) pairs),
     rules.signed the paper's way, may still be moving at the end of training (``along``: the
-    effects at the kept states, :func:`.factorial.along`)."""
+    effects at the kept states, :func:`.factorial.along`; only where the cap cut one of the
+    two cells' networks, :func:`rules.moving`)."""
     return rules.moving_along(along, lambda fx: rules.signed(
         fx[m.key, dataset].cells[a], fx[m.key, dataset].cells[b], expect, m.sesoi is DBI),
-        m.sesoi)  # fmt: skip
+        m.sesoi, nets=[*f.trained[(dataset, *a)], *f.trained[(dataset, *b)]])  # fmt: skip
 
 
 def _simple(e: Effects, m: Metric, dataset: str, j: int) -> ClaimTest:
@@ -122,7 +123,8 @@ def factorial_ledger(
             # each learning rate's part rests on that rate's two cells only
             parts = [(f"at lr {sci(e.lrs[j])}",
                       decide(t, cell_controls(f, ds, [(True, j), (False, j)]),
-                             rising=_moving(along, m, ds, (True, j), (False, j), m.expect[ds])))
+                             rising=_moving(along, f, m, ds, (True, j), (False, j),
+                                            m.expect[ds])))
                      for j, t in enumerate(tests)]  # fmt: skip
             paper_way = [rules.signed(e.cells[True, j], e.cells[False, j], m.expect[ds],
                                 m.sesoi is DBI) for j in (0, 1)]  # fmt: skip
@@ -168,7 +170,7 @@ def confound_ledger(
         e = effects[m.key, "cifar10"]
         tests = [_lr_simple(e, m, bn) for bn in (True, False)]
         parts = [(bn_label(bn), decide(t, cell_controls(f, "cifar10", [(bn, 0), (bn, 1)]),
-                                       rising=_moving(along, m, "cifar10", (bn, 0), (bn, 1),
+                                       rising=_moving(along, f, m, "cifar10", (bn, 0), (bn, 1),
                                                       m.expect["cifar10"])))
                  for bn, t in zip((True, False), tests)]  # fmt: skip
         rows[m.key] = _two_parts_row(
@@ -197,7 +199,8 @@ def cluster_count_ledger(
             c = rules.Contrast.of(values, ds)
             test = c.test("deeper", "higher", f"{NAMES[ds]} {what}", SILHOUETTE)
             up = rules.moving_along(along, lambda r, a=key, d=ds: _signed(
-                getattr(r, _SIL[a]), d, "higher", rules.deeper_half), SILHOUETTE)  # fmt: skip
+                getattr(r, _SIL[a]), d, "higher", rules.deeper_half), SILHOUETTE,
+                nets=rules.compared(models, ds))  # fmt: skip
             rows[ds, key] = Verdict.graded(
                 "B (ours)", f"(ours) {NAMES[ds]}: clusters are purer with BN by the {what} "
                 f"(higher), deeper half, by at least {sesoi_phrase(SILHOUETTE)}",
@@ -222,7 +225,8 @@ def threshold_ledger(thr: Thresholds, models: Models, along=None) -> dict[str, V
                            f"{NAMES[ds]} layer sparsity at t = {t:g}", SPARSITY)
                  for i, t in enumerate(thr.thresholds)]  # fmt: skip
         ups = [rules.moving_along(along, lambda r, i=i, d=ds, e=expect: rules.signed(
-                   r.layer_mean(d, True)[:, i], r.layer_mean(d, False)[:, i], e), SPARSITY)
+                   r.layer_mean(d, True)[:, i], r.layer_mean(d, False)[:, i], e), SPARSITY,
+                   nets=rules.compared(models, ds))
                for i in range(len(thr.thresholds))]  # fmt: skip
         parts = [(f"t = {t:g}", decide(test, controls, rising=up))
                  for t, test, up in zip(thr.thresholds, tests, ups)]  # fmt: skip
@@ -264,7 +268,10 @@ def direction_ledger(
         if matched:
             return False
         return rules.moving_along(
-            runs, lambda r: _signed(getattr(r, attr), ds, expect, contrast, sesoi is DBI), sesoi
+            runs,
+            lambda r: _signed(getattr(r, attr), ds, expect, contrast, sesoi is DBI),
+            sesoi,
+            nets=rules.compared(models, ds),
         )
 
     sp_along, cl_along = along or (None, None)

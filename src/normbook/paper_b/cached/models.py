@@ -73,6 +73,20 @@ class TrainedModel:
         return bool(self.entry.meta["early_stopped"])
 
     @property
+    def ended_by(self) -> str:
+        """What ended the run: "early stopping" (its stopping rule: patience, or a diverged
+        loss), "the cap" (the epoch budget ran out first) or "the accuracy check" (a run
+        taken at a target accuracy, :func:`train_one`'s ``until_val_acc``)."""
+        if self.reached is not None:
+            return "the accuracy check"
+        return "early stopping" if self.early_stopped else "the cap"
+
+    @property
+    def capped(self) -> bool:
+        """Whether the epoch cap cut the run short of its stopping rule."""
+        return self.ended_by == "the cap"
+
+    @property
     def train_seconds(self) -> float:
         return float(self.entry.meta["train_seconds"])
 

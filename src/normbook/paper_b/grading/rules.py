@@ -19,8 +19,10 @@ counted as if they were independent: per-layer differences are description only.
 
 Before a claim is graded, every network family it compares must have learned (:func:`learned`:
 test accuracy at least twice chance in every seed), and *refuted* needs a difference that has
-stopped moving through training (:func:`moving`, on the kept states of
-:mod:`normbook.paper_b.cached.analysis`).
+stopped moving through training (:func:`moving`). A network that early stopping ended is
+finished: the protocol trains it no further, so its difference has stopped by definition. Only
+where the epoch cap cut some compared network is the difference read at the kept states of
+:mod:`normbook.paper_b.cached.analysis`, and may then still be moving.
 
 Inputs are per-seed arrays, shape [seeds] or [seeds, layers], BN and no BN in the same seed
 order.
@@ -32,7 +34,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from normbook.grading.claims import ClaimTest, Rise, Sesoi, may_rise, mean_test, rank_shift_test
+from normbook.grading.claims import (
+    ClaimTest,
+    Rise,
+    Sesoi,
+    finished,
+    may_rise,
+    mean_test,
+    rank_shift_test,
+)
 from normbook.grading.verdicts import Control
 from normbook.pages.fmt import join
 from normbook.paper_b import paper_values
@@ -141,35 +151,47 @@ def both(dataset: str) -> list[Variant]:
     return [Variant(dataset, True), Variant(dataset, False)]
 
 
+def compared(models: Models, dataset: str) -> list:
+    """The networks a BN-vs-no-BN row of ``dataset`` compares: both variants, every seed."""
+    return [t for v in both(dataset) for t in models.trained[v]]
+
+
 def moving(curves: TrainingCurves | None, dataset: str, expect: str, contrast,
-           sesoi: Sesoi) -> Rise | None:  # fmt: skip
+           sesoi: Sesoi, *, nets) -> Rise | None:  # fmt: skip
     """Whether the BN-vs-no-BN effect (``signed``, per seed, of ``contrast`` over layers) may
-    still be moving the claim's way at the end of training: its gain over the last half of
-    the epoch budget may reach half the SESOI (:func:`normbook.grading.claims.may_rise`). None
-    without kept states."""
-    if curves is None:
-        return None
-    bn, nobn = (np.asarray(curves.values[dataset, b], float) for b in (True, False))
-    effect = np.array([signed(contrast(bn[k]), contrast(nobn[k]), expect, sesoi is DBI)
-                       for k in range(len(curves.fractions))])  # fmt: skip
-    return may_rise(effect, curves.fractions, sesoi.flat_margin)
+    still be moving the claim's way at the end of training: only where the epoch cap cut
+    some of the compared networks (``nets``: their :class:`TrainedModel` objects,
+    :func:`normbook.grading.claims.finished`), and then when its gain over the last half of the
+    epoch budget may reach half the SESOI (:func:`normbook.grading.claims.may_rise`). None
+    without kept states where the cap cut any."""
+    rise = None
+    if curves is not None:
+        bn, nobn = (np.asarray(curves.values[dataset, b], float) for b in (True, False))
+        effect = np.array([signed(contrast(bn[k]), contrast(nobn[k]), expect, sesoi is DBI)
+                           for k in range(len(curves.fractions))])  # fmt: skip
+        rise = may_rise(effect, curves.fractions, sesoi.flat_margin)
+    return finished(rise, [t.capped for t in nets], sesoi.flat_margin)
 
 
-def moving_along(runs, effect, sesoi: Sesoi) -> Rise | None:
+def moving_along(runs, effect, sesoi: Sesoi, *, nets) -> Rise | None:
     """:func:`moving` for any analysis at the kept states (``runs``: an
     :class:`.analysis.Along`, or a list of per-state results ending with the kept models,
-    with ``.fractions``): ``effect(result)`` is the per-seed effect signed the claim's way.
-    None without kept states."""
-    if runs is None:
-        return None
-    values = np.array([np.asarray(effect(r), float) for r in runs.results])
-    return may_rise(values, runs.fractions, sesoi.flat_margin)
+    with ``.fractions``): ``effect(result)`` is the per-seed effect signed the claim's way;
+    ``nets``: the networks the effect compares."""
+    rise = None
+    if runs is not None:
+        values = np.array([np.asarray(effect(r), float) for r in runs.results])
+        rise = may_rise(values, runs.fractions, sesoi.flat_margin)
+    return finished(rise, [t.capped for t in nets], sesoi.flat_margin)
 
 
 def val_acc_at(t, frac: float) -> float:
-    """A run's validation accuracy at the last evaluation at or before ``frac`` of its epoch
-    budget (NaN before the first)."""
+    """A run's validation accuracy at ``frac`` of its epoch budget: at the last evaluation at
+    or before it, or its kept weights' once the run has ended (a finished network stays as it
+    was kept); NaN before the first evaluation."""
     c, epoch = t.curves, frac * t.cfg.max_epochs
+    if epoch >= t.stopped_epoch:
+        return t.kept_val_acc
     seen = np.flatnonzero(c["epoch"] <= epoch + 1e-9)
     return float(c["val_acc"][seen[-1]]) if seen.size else np.nan
 
@@ -201,9 +223,8 @@ def accuracy_curve(models: Models, dataset: str) -> tuple[np.ndarray, np.ndarray
 def accuracy_moving(models: Models, dataset: str) -> Rise | None:
     """:func:`moving` for the accuracy gain, on validation accuracy through training."""
     curve = accuracy_curve(models, dataset)
-    if curve is None:
-        return None
-    return may_rise(curve[1], curve[0], ACCURACY.flat_margin)
+    rise = None if curve is None else may_rise(curve[1], curve[0], ACCURACY.flat_margin)
+    return finished(rise, [t.capped for t in compared(models, dataset)], ACCURACY.flat_margin)
 
 
 def settling_test(bn_k, nobn_k, dataset: str) -> ClaimTest:
