@@ -58,9 +58,9 @@ batch_size = None  # training minibatch size [smoke 32 · cpu 32 · paper 128]
 init = None  # weight initialisation: He normal as torchvision's VGG, or PyTorch's layer defaults
 #   [every profile: kaiming]
 mnist_epochs = None  # MNIST: maximum epochs (early stopping may end sooner)
-#   [smoke 1 · cpu 3 · paper 100]
+#   [smoke 1 · cpu 16 · paper 100]
 cifar_epochs = None  # CIFAR-10: maximum epochs (early stopping may end sooner)
-#   [smoke 1 · cpu 6 · paper 100]
+#   [smoke 1 · cpu 24 · paper 100]
 patience = None  # early stopping: evaluations without a lower validation loss
 #   [smoke 2 · cpu 3 · paper 5]
 evals_per_epoch = None  # validation evaluations per epoch [smoke 2 · cpu 2 · paper 1]

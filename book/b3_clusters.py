@@ -67,9 +67,9 @@ batch_size = None  # training minibatch size [smoke 32 · cpu 32 · paper 128]
 init = None  # weight initialisation: He normal as torchvision's VGG, or PyTorch's layer defaults
 #   [every profile: kaiming]
 mnist_epochs = None  # MNIST: maximum epochs (early stopping may end sooner)
-#   [smoke 1 · cpu 3 · paper 100]
+#   [smoke 1 · cpu 16 · paper 100]
 cifar_epochs = None  # CIFAR-10: maximum epochs (early stopping may end sooner)
-#   [smoke 1 · cpu 6 · paper 100]
+#   [smoke 1 · cpu 24 · paper 100]
 patience = None  # early stopping: evaluations without a lower validation loss
 #   [smoke 2 · cpu 3 · paper 5]
 evals_per_epoch = None  # validation evaluations per epoch [smoke 2 · cpu 2 · paper 1]
@@ -374,8 +374,9 @@ run.glue_all("b3_noise", {
 # and lower at the last layer; our fixed-k check has one part per dataset. Each part is graded
 # on its own and a claim with parts is *reproduced* when all are, *partly* (naming which) when
 # some are. *Refuted* needs an interval wholly below the SESOI and a difference that has
-# stopped moving: a row's late gain (its change over the last half of the budget) must stay
-# below half the SESOI. The class-based index has its curve ({numref}`fig-b3-curve`); k-means runs
+# stopped moving: where early stopping ended every network compared, they are finished and it
+# has ({ref}`b1-training`); where the epoch cap cut one, the row's late gain (its change over the
+# last half of the budget) must stay below half the SESOI. The class-based index has its curve ({numref}`fig-b3-curve`); k-means runs
 # again, on the same {glue:text}`b3_curve_images` images with the same k range, PCA and
 # restarts, at the last state kept by half the budget and for the kept model, the two ends of
 # the late gain.

@@ -34,6 +34,10 @@ def test_report_names_the_share_of_the_peak_and_is_recorded(capsys, tmp_path, mo
     kept = json.loads((tmp_path / "smoke" / "benchmark.json").read_text())  # the compute page's
     assert kept["cpu"] == cpu_model() and kept["measured"][:4].isdigit() and kept["paper"] == []
     assert kept["stacked_steps_s"] > 0 and 0 < kept["stacked_share"] and kept["peak_gflops"] > 0
+    # the book's own VGG-16 step, against the same peak, which no workload may exceed
+    vgg = kept["book_vgg"]
+    assert vgg["geometry"].startswith("the book's VGG-16 at smoke") and 0 < vgg["share"] <= 1
+    assert "the book's VGG-16 at smoke" in out
 
 
 def test_every_speed_is_its_best_round(monkeypatch):

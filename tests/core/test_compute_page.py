@@ -175,3 +175,62 @@ def test_the_page_compares_this_build_with_the_reference_and_names_both_machines
     text = compute_page.page("cpu")
     assert "9 / 2 as it chooses (other numbers), 3 / 4 pinned (the same numbers" in text
     assert "take 1.50x and 2.00x the time" in text and "should reproduce the reference" in text
+
+
+def test_the_recorded_profile_ratios_and_epochs_are_tabled_from_their_records(book):
+    machine = {
+        "cpu": CPU,
+        "isa": "Intel AVX2",
+        "aten_capability": "AVX2",
+        "threads": 1,
+        "flags": {},
+        "torch": "2.13.0+cpu",
+        "onednn": "3.12.0",
+        "versions": {},
+    }
+    speed = {
+        "started": "2026-12-07T08:00:00+00:00",
+        "commit": "0123456789abcdef",
+        "machine": machine,
+        "network": "B1's VGG",
+        "epoch": {
+            "wall_s": 12.0,
+            "phases_wall_s": {"forward": 3.0, "backward": 6.0, "evaluation": 1.0},
+        },
+        "analyses_s": {"clusters": 30.5},
+        "peak_gflops": 60.0,
+        "today_gflops": 12.0,
+        "today_share_of_peak": 0.2,
+        "ratios": {
+            "today": {"ms_per_image": 1.0, "speed_vs_today": 1.0},
+            "batch 128": {"ms_per_image": 0.7, "speed_vs_today": 1.43},
+        },
+    }
+    net = {
+        "dataset": "cifar10",
+        "batchnorm": False,
+        "lr": 1e-4,
+        "seed": 100,
+        "stopped_epoch": 13.0,
+        "best_epoch": 11.5,
+        "ended_by": "early stopping",
+        "seconds": 184.9,
+    }
+    epochs = {
+        "started": "2026-12-07T07:36:00+00:00",
+        "machine": machine,
+        "seeds": [100],
+        "cap": 40,
+        "networks": [net],
+    }
+    (book / "results" / "cpu").mkdir(parents=True)
+    text = compute_page.page("cpu")
+    assert "the training profile: `python -m normbook.tools.speed" in text  # missing: said
+    (book / "results" / "cpu" / "speed.json").write_text(json.dumps(speed))
+    (book / "results" / "cpu" / "epochs_needed.json").write_text(json.dumps(epochs))
+    text = compute_page.page("cpu").split("## Where a network's time goes")[1]
+    assert "| backward | 6.00 s | 60% |" in text  # share of the phases' sum (10 s)
+    assert "| analysis: clusters (one network, as the book runs it) | 30.50 s |  |" in text
+    assert "12.0 GFLOP/s, 20% of this thread's kernel peak (60.0 GFLOP/s)" in text
+    assert "| batch 128 | 0.700 | 1.43x | not taken at `cpu`" in text
+    assert "| cifar10 | no BN | 0.0001 | 100 | 13 | 11.5 | early stopping |  | 185 s |" in text

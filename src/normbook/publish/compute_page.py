@@ -155,10 +155,110 @@ def benchmark_section(profile: str) -> tuple[str, list[str]]:
             ("the same models one at a time",
              f"{b['naive_steps_s']:.1f} steps/s (stacked is {b['speedup']:.2f}x)"),
             ("page faults per stacked step", f"{b['faults_per_step']:.1f}")]  # fmt: skip
+    if v := b.get("book_vgg"):
+        rows.append((f"one training step of {v['geometry']}",
+                     f"{v['seconds_per_step'] * 1e3:.1f} ms, {v['gflops']:.1f} GFLOP/s, "
+                     f"{v['share']:.0%} of the peak"))  # fmt: skip
     rows += [(f"one training step at the paper's scale: {r['geometry']}",
               f"{r['seconds_per_step']:.2f} s, {r['gflops']:.1f} GFLOP/s, "
               f"{r['share']:.0%} of the peak") for r in b.get("paper") or []]  # fmt: skip
     return text + table(("measure", "value"), rows), []
+
+
+def load_result(profile: str, name: str) -> dict | None:
+    """A committed measurement record, ``results/<profile>/<name>.json``; None if absent."""
+    try:
+        data = json.loads((project.ROOT / "results" / profile / f"{name}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# what the book does with each candidate speed-up that is faster than today's loop, and why;
+# one that is slower is not taken, and the page says so (the numbers are the record's)
+WHY_NOT = {
+    "today": "the book's loop: channels-last images and weights, one thread per network",
+    "nchw": "channels-last stays",
+    "batch 128": "not taken at `cpu`: with four times fewer Adam steps per epoch at the "
+    "paper's learning rates, early stopping ends the networks sooner but less accurate "
+    "(measured below)",
+    "torch.compile": "not taken: it compiles every network shape in every worker process, "
+    "needs a C++ compiler on the reader's machine, and changes the kernels' last bits",
+    "5 seeds stacked (vmap)": "not taken: BatchNorm's running statistics do not update under "
+    "vmap, and paper B's seeds stop at different epochs",
+    "evaluation batch 1000": "not taken: the evaluation is a small share of an epoch",
+}
+
+
+def kept_text(name: str, speed: float) -> str:
+    """What the book does with a candidate measured at ``speed`` x today's loop."""
+    if name == "today":
+        return WHY_NOT[name]
+    if speed < 1:
+        return "no: slower than today's loop" + (f" ({WHY_NOT[name]})" if name == "nchw" else "")
+    return WHY_NOT.get(name, "not taken")
+
+
+def speed_section(profile: str) -> tuple[str, list[str]]:
+    """Where one paper B network's time goes, the candidate speed-ups against today's loop,
+    and the epochs each network needs (the committed records of :mod:`normbook.tools.speed`
+    and :mod:`normbook.tools.epochs_needed`)."""
+    text = "(compute-speed)=\n## Where a network's time goes\n\n"
+    sp = load_result(profile, "speed")
+    gaps = []
+    if sp is None:
+        text += "Not recorded for this profile. "
+        gaps.append(f"the training profile: `python -m normbook.tools.speed --profile {profile}`")
+    else:
+        mach = machine_text(sp["machine"])
+        text += (f"Recorded by `python -m normbook.tools.speed` on {mach}, {sp['started'][:10]}, "
+                 f"one thread, commit `{sp['commit'][:10]}`: {sp['network']}. One epoch "
+                 f"profiled with `torch.profiler`, each phase's wall time under the profiler "
+                 f"({sp['epoch']['wall_s']:.1f} s in all):\n\n")  # fmt: skip
+        wall = sp["epoch"]["phases_wall_s"]
+        total = sum(wall.values())
+        rows = [(k, f"{v:.2f} s", f"{v / total:.0%}") for k, v in wall.items()]
+        rows += [(f"analysis: {k} (one network, as the book runs it)", f"{v:.2f} s", "")
+                 for k, v in sp["analyses_s"].items()]  # fmt: skip
+        text += table(("phase", "seconds", "share of the epoch"), rows) + "\n\n"
+        text += (f"The step runs at {sp['today_gflops']:.1f} GFLOP/s, "
+                 f"{sp['today_share_of_peak']:.0%} of this thread's kernel peak "
+                 f"({sp['peak_gflops']:.1f} GFLOP/s): the narrow layers (8 to 64 channels) "
+                 "leave most of each vector unit idle. Each candidate, milliseconds per "
+                 "training image, against today's loop in the same run (best of interleaved "
+                 "rounds):\n\n")  # fmt: skip
+        rows = [(name, f"{r['ms_per_image']:.3f}", f"{r['speed_vs_today']:.2f}x",
+                 kept_text(name, r["speed_vs_today"]))
+                for name, r in sp["ratios"].items()]  # fmt: skip
+        text += table(("candidate", "ms per image", "speed vs today", "kept?"), rows) + "\n\n"
+    records = [r for r in (load_result(profile, f.stem) for f in sorted(
+        (project.ROOT / "results" / profile).glob("epochs_needed*.json"))) if r]  # fmt: skip
+    if not records:
+        gaps.append("the epochs each network needs: `python -m normbook.tools.epochs_needed`")
+    for ep in records:
+        text += epochs_table(ep) + "\n\n"
+    return text.rstrip() + "\n", gaps
+
+
+def epochs_table(ep: dict) -> str:
+    """One ``epochs_needed`` record: per network, when early stopping (or the cap) ended it."""
+    batch = ep.get("batch_size")
+    bs = f" and minibatches of {batch}" if batch else ""
+    text = (f"**Epochs to finish{f', minibatches of {batch}' if batch else ''}.** "
+            f"Recorded by `python -m normbook.tools.epochs_needed` on "
+            f"{machine_text(ep['machine'])}, {ep['started'][:10]}: networks of chapter B4's "
+            f"2 x 2 (B1's are its cells at the paper's rates) on seeds "
+            f"{', '.join(map(str, ep['seeds']))}, which the book does not use, with the cap "
+            f"raised to {ep['cap']} epochs{bs}:\n\n")  # fmt: skip
+    rows = []
+    for n in sorted(ep["networks"], key=lambda n: (n["dataset"], not n["batchnorm"], -n["lr"],
+                                                     n["seed"])):  # fmt: skip
+        rows.append((n["dataset"], "BN" if n["batchnorm"] else "no BN", f"{n['lr']:g}",
+                     str(n["seed"]), f"{n['stopped_epoch']:g}", f"{n['best_epoch']:g}",
+                     n["ended_by"], f"{n['test_acc']:.1%}" if "test_acc" in n else "",
+                     f"{n['seconds']:.0f} s"))  # fmt: skip
+    return text + table(("dataset", "variant", "lr", "seed", "stopped (epoch)", "kept (epoch)",
+                         "ended by", "test accuracy", "training"), rows)  # fmt: skip
 
 
 def paper_section() -> tuple[str, list[str]]:
@@ -252,7 +352,7 @@ def portability(profile: str, ref: dict) -> str:
 def page(profile: str) -> str:
     """The page's MyST markdown for the site of ``profile``."""
     parts = [pages_section(profile), book_section(profile), reference_section(profile),
-             benchmark_section(profile), paper_section()]  # fmt: skip
+             benchmark_section(profile), speed_section(profile), paper_section()]  # fmt: skip
     missing = [m for _, gaps in parts for m in gaps]
     head = (
         "(build-and-compute)=\n# Build and compute\n\n"
@@ -260,8 +360,10 @@ def page(profile: str) -> str:
         "here is read, when the site is rendered, from a record a run wrote, never typed: "
         f"`_build/{profile}/timings.json` (each page's last cold and last cached execution, and "
         f"the whole book's), `_build/{profile}/benchmark.json` (`make benchmark`), the reference "
-        f"ledger `results/{profile}/ledger.json` (`make reference`) and the paper-scale records "
-        f"in `results/paper/`. Profile: `{profile}`."
+        f"ledger `results/{profile}/ledger.json` (`make reference`), the recorded training "
+        f"profile and epochs `results/{profile}/speed.json` and "
+        f"`results/{profile}/epochs_needed.json`, and the paper-scale records in "
+        f"`results/paper/`. Profile: `{profile}`."
     )
     gaps = "\n".join(f"- {m}." for m in missing) or "Nothing: every record this page reads exists."
     tail = f"(compute-missing)=\n## Not measured here yet\n\n{gaps}"

@@ -164,15 +164,21 @@ def main(argv=None) -> None:
         f"(stacked is x{b.speedup:.2f})\n"
         f"  page faults          {b.faults_per_step:7.1f} per stacked step"
     )
+    vgg = book_vgg_rate(a.profile, a.rounds)
+    print(f"  {vgg.geometry}: {vgg.seconds_per_step * 1e3:.1f} ms/step, "
+          f"{vgg.flops_per_second / 1e9:.1f} GFLOP/s "
+          f"({vgg.flops_per_second / b.peak_flops:.0%} of the kernel peak)")  # fmt: skip
     rates = [] if a.no_paper else list(paper_rates_measured())
     if rates:
         print(paper_geometries(b.peak_flops, rates))
     if a.record:
-        path = record(a.profile, what, a.rounds, b, rates)
+        path = record(a.profile, what, a.rounds, b, rates, vgg)
         print(f"[benchmark] recorded in {path}", flush=True)
 
 
-def record(profile: str, what: str, rounds: int, b: Benchmark, rates: list) -> Path:
+def record(
+    profile: str, what: str, rounds: int, b: Benchmark, rates: list, vgg: Rate | None = None
+) -> Path:
     """Write the run to ``_build/<profile>/benchmark.json`` (the *Build and compute* page reads
     it): the numbers above, the CPU model, its cores and the date."""
     data = {
@@ -191,6 +197,14 @@ def record(profile: str, what: str, rounds: int, b: Benchmark, rates: list) -> P
         "naive_steps_s": round(b.naive_steps_s, 2),
         "speedup": round(b.speedup, 3),
         "faults_per_step": round(b.faults_per_step, 1),
+        "book_vgg": None
+        if vgg is None
+        else {
+            "geometry": vgg.geometry,
+            "seconds_per_step": round(vgg.seconds_per_step, 5),
+            "gflops": round(vgg.flops_per_second / 1e9, 2),
+            "share": round(vgg.flops_per_second / b.peak_flops, 4),
+        },
         "paper": [
             {
                 "geometry": r.geometry,
@@ -264,6 +278,25 @@ def paper_rates() -> dict[str, Rate]:
                 f"paper B: {ds} {cfg.label}, batch {params.batch_size}", secs, step_flops
             )
     return rates
+
+
+def book_vgg_rate(profile: str, rounds: int) -> Rate:
+    """One training step of the book's own VGG-16 (chapter B1's CIFAR-10 network with BN, at
+    ``profile``'s width and batch, channels-last as it trains), best of ``rounds``."""
+    from normbook.paper_b.runs import classify
+    from normbook.publish.chapters import SPECS
+
+    params = SPECS["b1_setup_accuracy"].resolve(profile)
+    cfg = classify.Setup.from_params(params).configs["cifar10", True]
+    with single_thread():
+        model = cfg.build(0).to(memory_format=torch.channels_last)
+        x = torch.randn(cfg.batch_size, 3, 32, 32).contiguous(memory_format=torch.channels_last)
+        labels = torch.randint(0, 10, (cfg.batch_size,))
+        step_flops = flops.train_step_flops(cfg.build(0), x[:1]) * cfg.batch_size
+        loss = partial(torch.nn.functional.cross_entropy, target=labels)
+        secs = min(_seconds_per_step(model, x, loss, reps=5) for _ in range(rounds))
+    return Rate(f"the book's VGG-16 at {profile}: width {cfg.width:g}, batch {cfg.batch_size}, BN",
+                secs, step_flops)  # fmt: skip
 
 
 def paper_rates_measured() -> list:
