@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -83,11 +82,11 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     out = a.out or Path("results") / a.profile / "epochs_needed.json"
     started = datetime.now(UTC).isoformat(timespec="seconds")
+    commit = devices.git_commit()  # read before the run: the code it ran
     rows = measure(a.profile, a.seeds, a.cap, a.workers, a.cells, a.batch_size)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     record = dict(profile=a.profile, seeds=a.seeds, cap=a.cap, started=started,
                   batch_size=a.batch_size,
-                  commit=commit.strip(), machine=devices.provenance(), networks=rows)  # fmt: skip
+                  commit=commit, machine=devices.provenance(), networks=rows)  # fmt: skip
     write_atomic(out, json.dumps(record, indent=1) + "\n")
     print(f"wrote {out}")
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -257,6 +256,7 @@ def main(argv=None) -> None:
     out = a.out or Path("results") / a.profile / "speed.json"
     params, cfg, splits = _setup(a.profile)
     started = datetime.now(UTC).isoformat(timespec="seconds")
+    commit = devices.git_commit()  # read before the run: the code it ran
     with single_thread():
         prof = phase_profile(cfg, splits)
         model = prof.pop("model")
@@ -265,9 +265,8 @@ def main(argv=None) -> None:
         peak = kernel_peak()
     fl = step_flops(cfg)
     today_gflops = fl / 32 / (r["today"]["ms_per_image"] / 1e3) / 1e9
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     record = dict(
-        format=1, profile=a.profile, started=started, commit=commit.strip(),
+        format=1, profile=a.profile, started=started, commit=commit,
         machine=devices.provenance(),
         network=f"chapter B1's CIFAR-10 VGG-16 with BN: width {cfg.width:g}, batch "
                 f"{cfg.batch_size}, Adam lr {cfg.lr:g}, {cfg.n_train:,} training and "
