@@ -109,7 +109,7 @@ pack_steps = None  # PackNorm: Adam steps per model [smoke 30 · cpu 1,500 · pa
 pack_batch_size = None  # PackNorm: training batch size [smoke 16 · cpu 32 · paper 32]
 pack_lr = None  # PackNorm: Adam learning rate [every profile: 0.001]
 pack_seeds = None  # PackNorm: seeds (one model per seed and overlap)
-#   [smoke [0] · cpu [0, 1] · paper 0-3]
+#   [smoke [0] · cpu 0-4 · paper 0-3]
 n_test = None  # PackNorm: fresh test pairs per model [smoke 512 · cpu 8,192 · paper 100,000]
 transition_level = None  # accuracy that defines the transition overlap [every profile: 0.75]
 live_seeds = None  # seeds of each network the live view runs in the page (0: no view)
