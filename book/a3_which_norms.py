@@ -408,7 +408,9 @@ run.glue("a3_deff_pop", f"{sizes.population.design_effect.mean():.2f}")
 # {glue:text}`a3_group_trend`; BatchNorm with minibatch statistics localizing its interior is
 # {glue:text}`a3_batchnorm_localizes`; the boundary weakness is
 # {glue:text}`a3_batchnorm_boundary`; the fading with the evaluation batch size is
-# {glue:text}`a3_batch_size_fades`; {glue:text}`a3_checks` checks
+# {glue:text}`a3_batch_size_fades` (it asks how much of BatchNorm's interior slope survives a
+# larger batch, so it rests on the claim before it: *moot* where that one is refuted, *not shown*
+# where it is undecided); {glue:text}`a3_checks` checks
 # hold, among them that population statistics cannot localize. A configuration that does not
 # localize after {glue:text}`a3_steps` steps may still do so with more training (the paper
 # trains far longer): *refuted* requires a family that learned and a flattened curve

@@ -467,6 +467,10 @@ report.md(methods.reconstruction_table(specs))
 # - *not shown at this budget*: neither. The interval contains the SESOI (too little power),
 #   or a family's positive control failed, or the quantity may still be rising, or no kept
 #   states can tell whether it is;
+# - *moot*: the claim rests on another claim (its premise) that was refuted, so its question
+#   does not arise at this profile: how much of BatchNorm's interior slope survives a larger
+#   evaluation batch, where BatchNorm showed no interior slope. Counted apart from *not shown*:
+#   no budget or power would decide it while its premise stays refuted;
 # - *not testable at this profile*: what only the papers' scale can test (their absolute
 #   accuracies).
 #

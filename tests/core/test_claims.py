@@ -240,6 +240,28 @@ def test_a_failed_control_is_named():
     assert g.verdict == NOT_SHOWN and "GroupNorm G = 2" in g.why
 
 
+def test_a_claim_whose_premise_was_refuted_is_moot_and_otherwise_graded():
+    """A premise refuted: the claim is moot, whatever its own test says; a premise reproduced:
+    graded as usual; a premise not shown: not shown (a failed control), not moot."""
+    refuted = Control.of_claim("BatchNorm", "localizes beyond R", verdicts.REFUTED)
+    for test in (CLEARS, BELOW, STRADDLES):
+        g = verdicts.decide(test, (OK, refuted), rising=False)
+        assert g.verdict == verdicts.MOOT and g.why == (
+            "its premise was refuted: BatchNorm, localizes beyond R")
+    held = Control.of_claim("BatchNorm", "localizes beyond R", NOT_SHOWN)
+    assert verdicts.decide(BELOW, (OK, held), rising=False).verdict == NOT_SHOWN
+    holds = Control.of_claim("BatchNorm", "localizes beyond R", REPRODUCED)
+    assert verdicts.decide(BELOW, (OK, holds), rising=False).verdict == verdicts.REFUTED
+    assert verdicts.MOOT in verdicts.GRADES and verdicts.MOOT not in verdicts.DECISIVE
+    # the ledger keeps it apart from not shown: no "needs", no distance to a line
+    from normbook.book_pages.ledger import needs
+    from normbook.grading import stability
+
+    row = {"verdict": verdicts.MOOT, "graded": verdicts.MOOT,
+           "controls": [{"passed": False, "premise_refuted": True}]}  # fmt: skip
+    assert needs(row) == "" and stability.distance(row)[1].startswith("its premise")
+
+
 def test_decide_parts():
     rep, ref = (verdicts.decide(t, (OK,), rising=False) for t in (CLEARS, BELOW))
     shown = verdicts.decide(STRADDLES, (OK,), rising=False)

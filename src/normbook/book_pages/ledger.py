@@ -20,6 +20,7 @@ from normbook.grading.verdicts import (
     BY_SYMMETRY,
     DECISIVE,
     GRADES,
+    MOOT,
     NOT_SHOWN,
     NOT_TESTABLE,
     PARTLY,
@@ -57,7 +58,7 @@ GRADED = (
 PAPER_NAMES = {"A": "Paper A (normalization side channel)", "B": "Paper B (BatchNorm)"}
 # Okabe-Ito, colour-blind safe
 VERDICT_COLORS = {REPRODUCED: "#009E73", PARTLY: "#56B4E9", REFUTED: "#D55E00",
-                  NOT_SHOWN: "#999999", NOT_TESTABLE: "#E6E6E6"}  # fmt: skip
+                  NOT_SHOWN: "#999999", MOOT: "#CC79A7", NOT_TESTABLE: "#E6E6E6"}  # fmt: skip
 
 
 def records(profile: str, chapters=GRADED) -> list[dict]:

@@ -112,7 +112,13 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
         "sesoi_text": v.sesoi_text(),
         "sesoi_name": v.sesoi.name if v.sesoi else "paper's band",
         "controls": [
-            {"family": c.family, "check": c.check, "passed": c.passed, "evidence": c.evidence}
+            {
+                "family": c.family,
+                "check": c.check,
+                "passed": c.passed,
+                "evidence": c.evidence,
+                "premise_refuted": c.premise_refuted,
+            }
             for c in v.controls
         ],
         **{k: number(x) for k, x in t.items()},

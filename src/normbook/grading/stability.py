@@ -28,7 +28,7 @@ import math
 from scipy import stats as sps
 
 from normbook.grading.claims import ALPHA
-from normbook.grading.verdicts import NOT_TESTABLE, REFUTED
+from normbook.grading.verdicts import MOOT, NOT_TESTABLE, REFUTED
 
 # Rows closer than this to their line (in standard errors) are flagged "near its line": a
 # last-bit difference between processors may flip them. Chosen by measurement (the Methods
@@ -84,6 +84,8 @@ def distance(c: dict, alpha: float = ALPHA) -> tuple[float, str]:
     graded = c.get("graded", c["verdict"])
     if graded == NOT_TESTABLE:
         return math.inf, "none: not testable at this profile"
+    if graded == MOOT:
+        return math.nan, "its premise's verdict (the claim it rests on)"
     if any(not k["passed"] for k in c.get("controls", [])):
         return math.nan, "a positive control (per-seed values against a threshold)"
     if held(c, "no_kept_states"):  # blocked from refuted by construction, whatever its p

@@ -11,6 +11,8 @@ A claim's grade (:func:`decide`):
   the tested quantity has stopped rising;
 - *not shown at this budget*: neither (too little power), or a positive control failed, or
   the quantity may still be rising;
+- *moot*: the claim asks about something another claim was refuted for (its premise), so the
+  question does not arise at this profile; counted apart from *not shown*;
 - *not testable at this profile*: the profile cannot test it (the papers' absolute numbers
   at smaller networks).
 
@@ -28,7 +30,8 @@ from normbook.grading.claims import ALPHA, CLAIM_CONFIDENCE, ClaimTest, Sesoi
 
 REPRODUCED, PARTLY, REFUTED = "reproduced", "partly reproduced", "refuted"
 NOT_SHOWN, NOT_TESTABLE = "not shown at this budget", "not testable at this profile"
-GRADES = (REPRODUCED, PARTLY, REFUTED, NOT_SHOWN, NOT_TESTABLE)
+MOOT = "moot: its premise was refuted"
+GRADES = (REPRODUCED, PARTLY, REFUTED, NOT_SHOWN, MOOT, NOT_TESTABLE)
 DECISIVE = (REPRODUCED, PARTLY, REFUTED)
 # a claim that holds by symmetry if the code is right (a flat interior where nothing can tilt
 # it): graded, but adjusted and counted as a family of its own, apart from the paper's claims
@@ -49,12 +52,24 @@ def effect_interval(claim: dict) -> str:
 @dataclass(frozen=True)
 class Control:
     """A network family's positive control: the pre-declared check that it learned, before
-    any of its claims is graded. A failed control makes the claims *not shown*."""
+    any of its claims is graded. A failed control makes the claims *not shown*. A control that
+    is another claim's verdict (the claim's premise, :meth:`of_claim`) makes them *moot* when
+    that claim was refuted."""
 
     family: str
     check: str  # what had to hold, in words
     passed: bool
     evidence: str
+    premise: str = ""  # a premise: the claim graded before, in words ("" for a family's check)
+    premise_refuted: bool = False  # that claim was refuted
+
+    @classmethod
+    def of_claim(cls, family: str, claim: str, verdict: str) -> Control:
+        """The premise that ``claim`` (graded before, in words) holds: passed when it was
+        reproduced; *refuted* when it was refuted (its dependants are then *moot*); failed
+        otherwise (not shown)."""
+        return cls(family, f"premise: {claim} (a claim graded above) is reproduced",
+                   verdict == REPRODUCED, verdict, claim, verdict == REFUTED)  # fmt: skip
 
     def line(self) -> str:
         result = "passed" if self.passed else "FAILED"
@@ -107,6 +122,9 @@ def _decide(test, controls, *, rising, testable, alpha) -> Grade:
     if not testable:
         return Grade(NOT_TESTABLE, "this profile cannot test it")
     failed = [c for c in controls if not c.passed]
+    if refuted := [c for c in failed if c.premise_refuted]:
+        return Grade(MOOT, "its premise was refuted: " + "; ".join(
+            f"{c.family}, {c.premise}" for c in refuted))  # fmt: skip
     if failed:
         return Grade(NOT_SHOWN, "positive control failed: " + "; ".join(
             f"{c.family} ({c.check})" for c in failed))  # fmt: skip
