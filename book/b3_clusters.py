@@ -375,11 +375,11 @@ run.glue_all("b3_noise", {
 # on its own and a claim with parts is *reproduced* when all are, *partly* (naming which) when
 # some are. *Refuted* needs an interval wholly below the SESOI and a difference that has
 # stopped moving: where early stopping ended every network compared, they are finished and it
-# has ({ref}`b1-training`); where the epoch cap cut one, the row's late gain (its change over the
-# last half of the budget) must stay below half the SESOI. The class-based index has its curve ({numref}`fig-b3-curve`); k-means runs
-# again, on the same {glue:text}`b3_curve_images` images with the same k range, PCA and
-# restarts, at the last state kept by half the budget and for the kept model, the two ends of
-# the late gain.
+# has ({ref}`b1-training`); where the epoch cap cut one, the row's late gain (its change over
+# the last half of the budget) must stay below half the SESOI. The class-based index has its
+# curve ({numref}`fig-b3-curve`); k-means runs again, on the same
+# {glue:text}`b3_curve_images` images with the same k range, PCA and restarts, at the last
+# state kept by half the budget and for the kept model, the two ends of the late gain.
 
 # %%
 run.glue_all("b3", {"run_seeds": len(models.seeds), "dbi_sesoi": sesoi.DBI.show(".0%"),

@@ -247,7 +247,8 @@ def test_a_claim_whose_premise_was_refuted_is_moot_and_otherwise_graded():
     for test in (CLEARS, BELOW, STRADDLES):
         g = verdicts.decide(test, (OK, refuted), rising=False)
         assert g.verdict == verdicts.MOOT and g.why == (
-            "its premise was refuted: BatchNorm, localizes beyond R")
+            "its premise was refuted: BatchNorm, localizes beyond R"
+        )
     held = Control.of_claim("BatchNorm", "localizes beyond R", NOT_SHOWN)
     assert verdicts.decide(BELOW, (OK, held), rising=False).verdict == NOT_SHOWN
     holds = Control.of_claim("BatchNorm", "localizes beyond R", REPRODUCED)

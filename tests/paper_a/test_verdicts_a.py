@@ -8,6 +8,7 @@ import pytest
 
 from normbook.grading.claims import Rise
 from normbook.grading.verdicts import (
+    MOOT,
     NOT_SHOWN,
     PARTLY,
     REFUTED,
@@ -151,13 +152,15 @@ def test_a3_ledger_rows_come_out_the_right_way_round(fake_run, profile):
     assert [c.verdict for c in claims][:2] == [REPRODUCED, REPRODUCED]
     assert all(c.holds for c in checks)
     assert _a3(fake_run, profile, "ramp", FALLING)[0][0].verdict == REFUTED
-    # BatchNorm learned the ends but no side channel: refuted, and the claim that needs it
-    # (fading with the evaluation batch) is not shown
+    # BatchNorm learned the ends but no side channel: refuted, and the claim that rests on it
+    # (fading with the evaluation batch) is moot
     claims, _ = _a3(fake_run, profile, "boundary", RISING)
-    assert claims[1].verdict == REFUTED and claims[3].verdict == NOT_SHOWN
-    # BatchNorm never learned: its claims are not shown, never refuted
+    assert claims[1].verdict == REFUTED and claims[3].verdict == MOOT
+    # BatchNorm never learned: its claims are not shown, never refuted, and the fade is not
+    # shown either (its premise is undecided, not refuted)
     claims, _ = _a3(fake_run, profile, "flat", RISING)
     assert claims[1].verdict == NOT_SHOWN and claims[2].verdict == NOT_SHOWN
+    assert claims[3].verdict == NOT_SHOWN
 
 
 def test_the_groupnorm_trend_needs_a_family_that_shows_the_side_channel(fake_run, profile):
