@@ -243,24 +243,27 @@ def test_a_failed_control_is_named():
 def test_a_claim_whose_premise_was_refuted_is_moot_and_otherwise_graded():
     """A premise refuted: the claim is moot, whatever its own test says; a premise reproduced:
     graded as usual; a premise not shown: not shown (a failed control), not moot."""
-    refuted = Control.of_claim("BatchNorm", "localizes beyond R", verdicts.REFUTED)
+    refuted = Control.of_claim("BatchNorm", "localizes beyond R", verdicts.REFUTED, "bn")
     for test in (CLEARS, BELOW, STRADDLES):
         g = verdicts.decide(test, (OK, refuted), rising=False)
         assert g.verdict == verdicts.MOOT and g.why == (
             "its premise was refuted: BatchNorm, localizes beyond R"
         )
-    held = Control.of_claim("BatchNorm", "localizes beyond R", NOT_SHOWN)
+    held = Control.of_claim("BatchNorm", "localizes beyond R", NOT_SHOWN, "bn")
     assert verdicts.decide(BELOW, (OK, held), rising=False).verdict == NOT_SHOWN
-    holds = Control.of_claim("BatchNorm", "localizes beyond R", REPRODUCED)
+    holds = Control.of_claim("BatchNorm", "localizes beyond R", REPRODUCED, "bn")
     assert verdicts.decide(BELOW, (OK, holds), rising=False).verdict == verdicts.REFUTED
     assert verdicts.MOOT in verdicts.GRADES and verdicts.MOOT not in verdicts.DECISIVE
-    # the ledger keeps it apart from not shown: no "needs", no distance to a line
-    from normbook.book_pages.ledger import needs
+    # the ledger keeps it apart from not shown: its own count, no distance to a line
+    from normbook.book_pages.ledger import counts, needs_table
     from normbook.grading import stability
 
-    row = {"verdict": verdicts.MOOT, "graded": verdicts.MOOT,
+    row = {"paper": "A", "verdict": verdicts.MOOT, "graded": verdicts.MOOT, "key": "fade",
            "controls": [{"passed": False, "premise_refuted": True}]}  # fmt: skip
-    assert needs(row) == "" and stability.distance(row)[1].startswith("its premise")
+    assert stability.distance(row)[1].startswith("its premise")
+    recs = [{"chapter": "a3_which_norms", "claims": [row]}]
+    assert counts(recs)["A"][verdicts.MOOT] == 1 and counts(recs)["A"][NOT_SHOWN] == 0
+    assert needs_table(recs) == "*(no claim is not shown)*"
 
 
 def test_decide_parts():

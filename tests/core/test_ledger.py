@@ -331,3 +331,55 @@ def test_an_infinite_effect_round_trips_through_the_record(ledger_root):
     ledger.stamp_build("a1_localization", "smoke", "c0", {"cpu": "x"})
     (rec,) = ledger.read("smoke")
     assert rec["claims"] == [made] and rec["code"] == "c0"
+
+
+def test_a_refuted_row_of_finished_networks_has_no_late_gain_line():
+    """Finished networks (none cut by the cap): the late gain is on record, but no line of it
+    can flip the row, so the row is measured to its p's line only; with a network cut by the
+    cap the late gain's line is the nearer one."""
+    from normbook.grading import stability
+    from normbook.grading.claims import finished, may_rise
+
+    below = ClaimTest(-0.1, -0.12, -0.08, 1.0, 1e-6, 5, "paired t test", "none", 0.05)
+    gain = may_rise([[0.0] * 5, [0.021, 0.023, 0.022, 0.024, 0.020]], [0.5, 1.0], 0.025)
+    assert not gain.may and stability.rise_distance(gain.record()) < stability.p_distance(1e-6)
+    for capped, line in (([False] * 10, stability.P_LINE), ([True] + [False] * 9,
+                                                            stability.RISE_LINE)):  # fmt: skip
+        rec = _held_row(finished(gain, capped, 0.025), below)
+        (r,) = claims_ledger.final([{"chapter": "a1_localization", "claims": [rec]}])
+        c = r["claims"][0]
+        assert c["verdict"] == REFUTED and c["line"] == line, capped
+
+
+def test_a_premise_is_read_at_its_final_verdict():
+    """The fade rests on the localizing claim: moot where that claim is refuted after the
+    paper-wide adjustment, not shown where the adjustment leaves it undecided."""
+    from normbook.grading.verdicts import MOOT, Control, decide
+
+    def rec(key, verdict_of_premise=None, p_refute=0.001, clears=False):
+        test = ClaimTest(-0.1, -0.12, -0.08, 1 - p_refute, p_refute, 5, "t", "none", 0.05)
+        if clears:
+            test = ClaimTest(0.1, 0.08, 0.12, 0.001, 0.999, 5, "t", "none", 0.05)
+        controls = () if verdict_of_premise is None else (
+            Control.of_claim("BatchNorm", "localizes", verdict_of_premise, "premise"),)  # fmt: skip
+        v = Verdict("A", key, decide(test, controls, rising=False), test, key=key,
+                    controls=controls)  # fmt: skip
+        return ledger.claim_record(v, "a3-verdict")
+
+    strong = [rec("premise"), rec("fade", REFUTED)]
+    (r,) = claims_ledger.final([{"chapter": "a3_which_norms", "claims": strong}])
+    assert [c["verdict"] for c in r["claims"]] == [REFUTED, MOOT]
+    assert r["claims"][1]["line"].startswith("its premise")
+    # the premise refuted at its own level (p 0.04) but not after adjusting with others
+    weak = [rec("premise", p_refute=0.04), rec("fade", REFUTED),
+            *(rec(f"other{i}", p_refute=0.5) for i in range(3))]  # fmt: skip
+    (r,) = claims_ledger.final([{"chapter": "a3_which_norms", "claims": weak}])
+    verdicts = {c["key"]: c["verdict"] for c in r["claims"]}
+    assert verdicts["premise"] == NOT_SHOWN and verdicts["fade"] == NOT_SHOWN
+    assert "its premise (BatchNorm) is not shown" in r["claims"][1]["why"]
+    # a reproduced premise leaves its dependant as graded
+    ok = [rec("premise", clears=True), rec("fade", REPRODUCED)]
+    (r,) = claims_ledger.final([{"chapter": "a3_which_norms", "claims": ok}])
+    assert r["claims"][1]["verdict"] == REFUTED
+    assert claims_ledger.counts(claims_ledger.final(
+        [{"chapter": "a3_which_norms", "claims": strong}]))["A"][MOOT] == 1  # fmt: skip

@@ -14,7 +14,7 @@ from normbook.paper_b.b1_setup_accuracy.spec import B1
 from normbook.paper_b.cached import analysis, training
 from normbook.paper_b.runs import classify
 from normbook.paper_b.runs.classify import Models, Variant
-from normbook.runtime import seeding
+from normbook.runtime import cache, seeding
 
 
 def _sub(full, cfg):
@@ -64,6 +64,25 @@ def test_early_stopping_stops_after_patience_and_keeps_best_weights(synthetic_fu
     model = classify.model_from_state(cfg, res.state)
     vl, _ = training.evaluate(model, *sub.tensors("val"))
     assert vl == pytest.approx(v[best], rel=1e-5)
+
+
+def test_what_ended_a_run_is_read_from_its_entry(synthetic_full, tiny_cfg):
+    """Early stopping (patience, also when it fires at the last evaluation), the cap, and a
+    run kept at an accuracy check: only the cap counts as cut short."""
+    full = synthetic_full()
+    stopped = tiny_cfg(batchnorm=False, optimizer="sgd", lr=5.0, momentum=0.9, max_epochs=6,
+                       patience=2, evals_per_epoch=4)  # fmt: skip
+    capped = tiny_cfg(max_epochs=2, evals_per_epoch=3, patience=100)
+    for cfg, ended in ((stopped, "early stopping"), (capped, "the cap")):
+        res = classify.train_one(cfg, 0, _sub(full, cfg), show_progress=False)
+        t = classify.TrainedModel(cfg, 0, training.entry(res))
+        assert t.ended_by == ended and t.capped == (ended == "the cap")
+    # patience runs out exactly at the cap's last evaluation: early stopping ended it
+    meta = {"early_stopped": True, "stopped_epoch": 2.0}
+    assert classify.TrainedModel(capped, 0, cache.Entry(meta=meta)).ended_by == "early stopping"
+    checked = {"early_stopped": False, "reached_epoch": 1.5, "reached_val_acc": 0.6}
+    t = classify.TrainedModel(capped, 0, cache.Entry(meta=checked), {"until_val_acc": 0.6})
+    assert t.ended_by == "the accuracy check" and not t.capped
 
 
 def test_no_early_stop_runs_all_epochs_and_curve_shapes(synthetic_full, tiny_cfg):

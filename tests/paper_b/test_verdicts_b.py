@@ -421,6 +421,8 @@ def test_b1_ledger():
                                                                         NOT_SHOWN]  # fmt: skip
     done = _models(_accuracy(5, -0.01, (0.4, 0.5)), capped=False)
     assert [v.verdict for v in b1_claims.b1_ledger(done, "paper")] == [REFUTED] * 3
+    held = b1_claims.b1_ledger(worse, "paper")[2].grade.parts[0][1]
+    assert held.moving and (held.rising.capped, held.rising.networks) == (10, 10)
     # Table 1 needs the `paper` profile
     assert [v.verdict for v in b1_claims.b1_ledger(worse, "cpu")] == [REFUTED, REFUTED,
                                                                       NOT_TESTABLE]  # fmt: skip

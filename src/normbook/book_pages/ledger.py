@@ -191,11 +191,32 @@ def final(recs: list[dict]) -> list[dict]:
                 f"false-discovery adjustment over {group_name(group(c)).split(' (')[0]}'s "
                 f"{n[group(c)]} tested claims (p {p_text(p_adj)})"
             )  # fmt: skip
-            c["stability"], c["line"] = stability.distance(c)
-            c["near_line"] = stability.near_line(c["stability"])
             claims.append(c)
         out.append({**r, "claims": claims})
+    verdicts = {c.get("key"): c["verdict"] for r in out for c in r["claims"]}
+    for r in out:
+        for c in r["claims"]:
+            premise_verdict(c, verdicts)
+            c["stability"], c["line"] = stability.distance(c)
+            c["near_line"] = stability.near_line(c["stability"])
     return out
+
+
+def premise_verdict(c: dict, final_verdicts: dict[str, str]) -> None:
+    """A claim that rests on another (a premise control, :meth:`.verdicts.Control.of_claim`)
+    read against its premise's final verdict, in place: *moot* where the premise is refuted;
+    *not shown* where the premise, decisive at its own level, is not after the adjustment
+    (nothing can be graded on an undecided premise); as graded where it is reproduced."""
+    for k in c.get("controls", []):
+        premise = final_verdicts.get(k.get("premise_key") or "")
+        if premise is None or premise == REPRODUCED:
+            continue
+        if premise == REFUTED:
+            c["verdict"], c["why"] = MOOT, f"its premise was refuted: {k['family']}"
+        elif c["verdict"] in (MOOT, *DECISIVE):
+            c["verdict"], c["why"] = NOT_SHOWN, (
+                f"its premise ({k['family']}) is {premise} after the false-discovery "
+                "adjustment")  # fmt: skip
 
 
 def needs(c: dict) -> str:

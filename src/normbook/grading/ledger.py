@@ -118,6 +118,7 @@ def claim_record(v: Verdict, section: str, scale: str = PROFILE_SCALE) -> dict:
                 "passed": c.passed,
                 "evidence": c.evidence,
                 "premise_refuted": c.premise_refuted,
+                "premise_key": c.premise_key,
             }
             for c in v.controls
         ],

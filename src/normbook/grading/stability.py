@@ -58,8 +58,9 @@ def p_distance(p_adjusted: float | None, alpha: float = ALPHA) -> float:
 def rise_distance(late_gain: dict | None, alpha: float = ALPHA) -> float:
     """How far a late gain's upper end sits from its margin, in the gain's standard errors (its
     interval is two-sided at 1 - 2 ``alpha``, so a half-width is t(1 - alpha) of them); NaN
-    where there is no interval."""
-    if not late_gain:
+    where there is no interval, or where no network was cut by its cap (finished networks: the
+    late gain is on record but decides nothing, :func:`normbook.grading.claims.finished`)."""
+    if not late_gain or late_gain.get("capped") == 0:
         return math.nan
     low, high, n, margin = (late_gain.get(k) for k in ("low", "high", "n", "margin"))
     if low is None or high is None or margin is None or not n or n < 2:

@@ -62,14 +62,16 @@ class Control:
     evidence: str
     premise: str = ""  # a premise: the claim graded before, in words ("" for a family's check)
     premise_refuted: bool = False  # that claim was refuted
+    premise_key: str = ""  # its ledger key: the ledger re-reads its final verdict
 
     @classmethod
-    def of_claim(cls, family: str, claim: str, verdict: str) -> Control:
-        """The premise that ``claim`` (graded before, in words) holds: passed when it was
-        reproduced; *refuted* when it was refuted (its dependants are then *moot*); failed
-        otherwise (not shown)."""
+    def of_claim(cls, family: str, claim: str, verdict: str, key: str) -> Control:
+        """The premise that ``claim`` (graded before, in words; ledger ``key``) holds: passed
+        when it was reproduced; *refuted* when it was refuted (its dependants are then
+        *moot*); failed otherwise (not shown). The claims ledger applies the same rule to the
+        premise's final verdict, after the paper-wide adjustment."""
         return cls(family, f"premise: {claim} (a claim graded above) is reproduced",
-                   verdict == REPRODUCED, verdict, claim, verdict == REFUTED)  # fmt: skip
+                   verdict == REPRODUCED, verdict, claim, verdict == REFUTED, key)  # fmt: skip
 
     def line(self) -> str:
         result = "passed" if self.passed else "FAILED"

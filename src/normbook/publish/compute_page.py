@@ -223,8 +223,7 @@ def speed_section(profile: str) -> tuple[str, list[str]]:
         text += table(("phase", "seconds", "share of the epoch"), rows) + "\n\n"
         text += (f"The step runs at {sp['today_gflops']:.1f} GFLOP/s, "
                  f"{sp['today_share_of_peak']:.0%} of this thread's kernel peak "
-                 f"({sp['peak_gflops']:.1f} GFLOP/s): the narrow layers (8 to 64 channels) "
-                 "leave most of each vector unit idle. Each candidate, milliseconds per "
+                 f"({sp['peak_gflops']:.1f} GFLOP/s). Each candidate, milliseconds per "
                  "training image, against today's loop in the same run (best of interleaved "
                  "rounds):\n\n")  # fmt: skip
         rows = [(name, f"{r['ms_per_image']:.3f}", f"{r['speed_vs_today']:.2f}x",

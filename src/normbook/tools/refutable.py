@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 
 from normbook.book_pages import ledger as claims_ledger
-from normbook.grading.verdicts import NOT_TESTABLE
+from normbook.grading.verdicts import MOOT, NOT_TESTABLE
 
 # (section, start of the claim as tested): the measurement that would unblock it.
 AWAITING: dict[tuple[str, str], str] = {}
@@ -29,9 +29,11 @@ def _row(c: dict) -> str:
 
 
 def blocked(recs: list[dict]) -> list[dict]:
-    """The claims whose rule could not grade them refuted (not testable ones exempt)."""
+    """The claims whose rule could not grade them refuted (not testable ones exempt, and moot
+    ones: their premise was refuted, so their own question does not arise)."""
+    exempt = (NOT_TESTABLE, MOOT)
     return [c for r in recs for c in r["claims"]
-            if not c.get("refutable", True) and c["graded"] != NOT_TESTABLE]  # fmt: skip
+            if not c.get("refutable", True) and c["graded"] not in exempt]  # fmt: skip
 
 
 def declared(c: dict) -> bool:

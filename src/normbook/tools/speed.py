@@ -154,20 +154,20 @@ def _step_fn(model, opt, batch: int, channels_last: bool):
 
 
 def _variant(cfg, name: str):
-    """(step function, images per step) of one candidate."""
-    model = cfg.build(0)
+    """(step function, images per step) of one candidate; today's minibatch is the config's."""
+    model, bs = cfg.build(0), cfg.batch_size
     if name == "nchw":
-        return _step_fn(model, torch.optim.Adam(model.parameters()), 32, False), 32
+        return _step_fn(model, torch.optim.Adam(model.parameters()), bs, False), bs
     model = model.to(memory_format=torch.channels_last)
     if name == "today":
-        return _step_fn(model, torch.optim.Adam(model.parameters()), 32, True), 32
+        return _step_fn(model, torch.optim.Adam(model.parameters()), bs, True), bs
     if name == "batch 128":
         return _step_fn(model, torch.optim.Adam(model.parameters()), 128, True), 128
     if name == "torch.compile":
         compiled = torch.compile(model)
-        return _step_fn(compiled, torch.optim.Adam(model.parameters()), 32, True), 32
+        return _step_fn(compiled, torch.optim.Adam(model.parameters()), bs, True), bs
     if name == "5 seeds stacked (vmap)":
-        return _stacked_step(cfg, 5), 5 * 32
+        return _stacked_step(cfg, 5), 5 * bs
     raise ValueError(name)
 
 
@@ -181,8 +181,8 @@ def _stacked_step(cfg, n: int):
     params, buffers = torch.func.stack_module_state(models)
     base = copy.deepcopy(models[0]).to("meta")
     opt = torch.optim.Adam(params.values())
-    x = torch.randn(n, 32, 3, 32, 32)
-    y = torch.randint(0, 10, (n, 32))
+    x = torch.randn(n, cfg.batch_size, 3, 32, 32)
+    y = torch.randint(0, 10, (n, cfg.batch_size))
 
     def loss_of(p, b, xb, yb):
         return nn.functional.cross_entropy(torch.func.functional_call(base, (p, b), (xb,)), yb)
@@ -240,11 +240,11 @@ def ratios(cfg, rounds: int, images: int = 2048) -> dict:
     return out
 
 
-def step_flops(cfg, batch: int = 32) -> float:
-    """FLOPs of one training step (forward and backward) of the book's network."""
+def image_flops(cfg) -> float:
+    """FLOPs of one training image (forward and backward) through the book's network."""
     from normbook.runtime import flops
 
-    return flops.train_step_flops(cfg.build(0), torch.randn(1, 3, 32, 32)) * batch
+    return flops.train_step_flops(cfg.build(0), torch.randn(1, 3, 32, 32))
 
 
 def main(argv=None) -> None:
@@ -263,8 +263,8 @@ def main(argv=None) -> None:
         an = analyses_seconds(params, cfg, model, splits)
         r = ratios(cfg, a.rounds)
         peak = kernel_peak()
-    fl = step_flops(cfg)
-    today_gflops = fl / 32 / (r["today"]["ms_per_image"] / 1e3) / 1e9
+    fl = image_flops(cfg) * cfg.batch_size
+    today_gflops = fl / cfg.batch_size / (r["today"]["ms_per_image"] / 1e3) / 1e9
     record = dict(
         format=1, profile=a.profile, started=started, commit=commit,
         machine=devices.provenance(),

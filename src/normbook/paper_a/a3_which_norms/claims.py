@@ -77,7 +77,7 @@ def a3_ledger(
     )  # fmt: skip
     # the fade's premise: a slope that does not exist at the reference batch cannot fade
     mb_ok = Control.of_claim("BatchNorm, minibatch statistics", "localizes beyond R",
-                             bn_claim.verdict)  # fmt: skip
+                             bn_claim.verdict, bn_claim.key)  # fmt: skip
     bnd_none = boundary_fractions(no_norm, "batch_mean")  # App. D's measure
     bnd_mb = boundary_fractions(mb, "batch_mean")
     keep = kept_seeds(no_norm)  # the dead-null rule (alive), as for every null comparison

@@ -17,6 +17,7 @@ from normbook.paper_b.grading.rules import (
     accuracy_moving,
     both,
     compared,
+    cut_by_cap,
     direction,
     learned,
 )
@@ -24,12 +25,12 @@ from normbook.paper_b.grading.sesoi import ACCURACY
 from normbook.paper_b.runs.classify import Models
 
 
-def table1(acc, profile: str, rising: bool | None) -> tuple[Grade, ClaimTest, list]:
+def table1(acc, profile: str, rising) -> tuple[Grade, ClaimTest, list]:
     """Table 1 (a comparison with the paper's values, not a hypothesis test): for BN and for
     no BN, the t interval of our mean test accuracy over seeds against the paper's value
     ± ``paper_values.TABLE1_TOLERANCE`` (:func:`normbook.grading.claims.inside_band`): each inside
     its band, reproduced; wholly outside, refuted, unless the accuracies may still be rising
-    (``rising``: some network stopped at its epoch cap, not by the early-stopping rule). Not
+    (``rising``: :func:`.rules.cut_by_cap`, some network ended by its epoch cap). Not
     testable at any profile but ``paper``: smaller networks trained on fewer images cannot test
     the paper's absolute numbers."""
     tol, parts, tests = paper_values.TABLE1_TOLERANCE, [], []
@@ -70,8 +71,9 @@ def b1_ledger(models: Models, profile: str) -> list[Verdict]:
                 measure=training.evaluate,
             )
         )
-    capped = any(t.capped for t in compared(models, "cifar10"))
-    _, test, parts = table1(acc, profile, rising=capped)
+    _, test, parts = table1(
+        acc, profile, rising=cut_by_cap(compared(models, "cifar10"), ACCURACY.flat_margin)
+    )
     paper_bn, paper_nobn = (paper_values.TABLE1_ACCURACY["cifar10", bn] for bn in (True, False))
     ours = ", ".join(f"{label} {np.mean(acc['cifar10', bn]):.2%}" for label, bn in
                      (("BN", True), ("no BN", False)))  # fmt: skip

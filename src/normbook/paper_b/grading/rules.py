@@ -173,6 +173,14 @@ def moving(curves: TrainingCurves | None, dataset: str, expect: str, contrast,
     return finished(rise, [t.capped for t in nets], sesoi.flat_margin)
 
 
+def cut_by_cap(nets, margin: float) -> Rise:
+    """For a quantity with no kept states to read (Table 1's accuracies): finished networks
+    have stopped moving; where the cap cut any, it may still be (and the row says how many)."""
+    capped = [t.capped for t in nets]
+    none = ClaimTest(np.nan, np.nan, np.nan, np.nan, np.nan, 0, "no late gain measured", "")
+    return Rise(any(capped), none, margin, sum(capped), len(capped))
+
+
 def moving_along(runs, effect, sesoi: Sesoi, *, nets) -> Rise | None:
     """:func:`moving` for any analysis at the kept states (``runs``: an
     :class:`.analysis.Along`, or a list of per-state results ending with the kept models,
