@@ -357,7 +357,10 @@ def claims_table(recs: list[dict], cmp=None) -> str:
     """The claims as a table; in the built page it sorts and filters (``book/_static/
     ledger.js``: by paper, chapter, verdict and the comparison with the reference, and a text
     search), without JavaScript it is the plain table."""
-    why = {"from its line": "no distance: a positive control failed (the Methods page)"}
+    why = {
+        "from its line": "no distance: a positive control failed, or the claim's premise "
+        "was refuted (the Methods page)"
+    }
     # full width: seven columns may use the page's margin column at 1280 px
     return (f":::{{container}} full-width ledger-table\n\n"
             f"{table(claim_rows(recs, cmp), missing=why)}\n:::")  # fmt: skip
@@ -399,7 +402,8 @@ def counts_table(recs: list[dict]) -> str:
 
 def controls_rows(recs: list[dict]) -> list[dict]:
     """Every network family's positive control, once per chapter: what it had to show, and
-    whether it did (a failed control makes its claims *not shown*)."""
+    whether it did (a failed control makes its claims *not shown*); and every premise a claim
+    rests on (a refuted premise makes it *moot*)."""
     rows, seen = [], set()
     for r in recs:
         for c in r["claims"]:
@@ -410,7 +414,9 @@ def controls_rows(recs: list[dict]) -> list[dict]:
                 seen.add(key)
                 rows.append({
                     "chapter": f"{{doc}}`{r['chapter']}`", "family": k["family"],
-                    "control": k["check"], "result": "passed" if k["passed"] else "**failed**",
+                    "control": k["check"], "result": "passed" if k["passed"] else (
+                        "**refuted**: its dependants are moot" if k.get("premise_refuted")
+                        else "**failed**"),
                     "evidence": k["evidence"],
                 })  # fmt: skip
     return rows

@@ -325,8 +325,8 @@ def short_claim(claim: str, n: int = 90) -> str:
 # why a comparison table shows a dash (pages.fmt.table's footnote)
 DASHES = {"reference": "the reference has no such claim",
           "this build": "this build has no such claim",
-          "from its line (reference / here)": "no distance: a failed positive control, or a "
-          "side without the claim"}  # fmt: skip
+          "from its line (reference / here)": "no distance: a failed positive control, a "
+          "refuted premise, or a side without the claim"}  # fmt: skip
 
 
 def _flag(row: dict | None) -> str:

@@ -81,7 +81,7 @@ def held(c: dict, flag: str) -> bool:
 def distance(c: dict, alpha: float = ALPHA) -> tuple[float, str]:
     """(distance in standard errors, the line it is measured to) for a ledger row with its final
     verdict (``graded`` and ``p_adjusted`` set: :func:`normbook.book_pages.ledger.final`); NaN
-    for a failed control, infinity where no line can be crossed."""
+    for a failed control or a refuted premise, infinity where no line can be crossed."""
     graded = c.get("graded", c["verdict"])
     if graded == NOT_TESTABLE:
         return math.inf, "none: not testable at this profile"
@@ -108,12 +108,14 @@ def distance(c: dict, alpha: float = ALPHA) -> tuple[float, str]:
 
 def distance_text(d: float | None, spec: str = ".1f") -> str:
     """A distance in words, the same on every page: ``2.3 SE``, ``no line`` (infinity: nothing a
-    rounding difference could cross), ``–`` (None or NaN: no distance, a failed control)."""
+    rounding difference could cross), ``–`` (None or NaN: no distance, a failed control or a
+    refuted premise)."""
     if d is None or d != d:
         return "–"
     return "no line" if d == math.inf else f"{d:{spec}} SE"
 
 
 def near_line(d: float) -> bool | None:
-    """Whether a row at distance ``d`` is near its line (None: no distance, a failed control)."""
+    """Whether a row at distance ``d`` is near its line (None: no distance: a failed control,
+    a refuted premise)."""
     return None if d != d else bool(d < NEAR_LINE)
