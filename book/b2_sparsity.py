@@ -202,10 +202,11 @@ run.glue("b2_n_images", f"{params.sparsity_images:,}")
 # BN less sparse on MNIST and more sparse on CIFAR-10.
 #
 # Two cautions in reading this at reduced scale. On CIFAR-10, BN and learning rate change
-# together ({glue:text}`b2_lrs`), so any difference is the paper's confounded comparison. And a
-# no-BN model that is still far from converged ({numref}`fig-b1-curves` in chapter
-# {ref}`b1`) has representations closer to its initialisation; its sparsity is then partly
-# a statement about how far training got.
+# together ({glue:text}`b2_lrs`), so any difference is the paper's confounded comparison. And
+# the networks are small and trained on a fifth of the images: early stopping ends each one
+# ({ref}`b1-training`), but a no-BN network at the paper's ten times smaller learning rate
+# stops at a lower accuracy ({numref}`fig-b1-curves` in chapter {ref}`b1`), so its sparsity
+# is partly a statement about how far that rate takes it.
 #
 # (b2-curve)=
 # **Compute to effect.** Is the difference stable, or does it grow or vanish as the networks

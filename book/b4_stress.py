@@ -204,11 +204,13 @@ report.figure("fig-b4-factorial", figures.factorial_cells(fact))
 # interval.
 
 # A claim can come out *refuted* only where its effect had stopped moving when training
-# stopped: every cell is measured again at the weights kept at {glue:text}`b4_curve_fracs` of
-# its epoch budget and for the kept model, on {glue:text}`b4_curve_images` images (k-means
-# included; accuracy there is validation accuracy, the kept states have no test run), and
-# each part's late gain is held against half its SESOI. The same is done for every other
-# section's claims below.
+# stopped. A network that early stopping ended is finished ({ref}`b1-training`), so a part
+# whose networks all finished has stopped by definition. Where the epoch cap cut one, the
+# part's late gain decides: every cell is measured again at the weights kept at
+# {glue:text}`b4_curve_fracs` of its epoch budget and for the kept model, on
+# {glue:text}`b4_curve_images` images (k-means included; accuracy there is validation accuracy,
+# the kept states have no test run), and the late gain is held against half its SESOI. The same
+# is done for every other section's claims below.
 
 # %%
 run.glue_all("b4", {"curve_fracs": fmt.join(params.curve_fractions, ".3g"),
@@ -459,12 +461,12 @@ run.glue_all("b4_m", text.matched_glue(matched, m_rows))
 # seeds of a per-seed effect, signed so that a positive value goes the claim's way, against its
 # smallest effect of interest ({ref}`methods-sesoi`), with its {glue:text}`b4_claim_conf`
 # interval; claims with several parts (learning rates, thresholds) grade each part and are
-# *reproduced* when all are, *partly* (naming which) when some are. Every network is measured
-# again at its kept states, so a claim is *refuted* only where its late gain stayed below half
-# its SESOI (it had stopped moving); networks compared at equal accuracy are fixed by that
-# accuracy, not by a budget, and are graded there. Rows marked "Critics' confound" grade the
-# critics' alternative (the learning rate does it): there *reproduced* means the confound is
-# real. Rows marked "(ours)" are tests paper B did not run.
+# *reproduced* when all are, *partly* (naming which) when some are. A claim is *refuted* only
+# where its effect had stopped moving: its networks all finished by early stopping, or, where
+# the epoch cap cut one, its late gain stayed below half its SESOI; networks compared at equal
+# accuracy are fixed by that accuracy, not by a budget, and are graded there. Rows marked
+# "Critics' confound" grade the critics' alternative (the learning rate does it): there
+# *reproduced* means the confound is real. Rows marked "(ours)" are tests paper B did not run.
 
 # %%
 ledger = lr_rows + [*k_rows.values(), *t_rows.values(), *h_rows.values(), *m_rows.values()]

@@ -91,7 +91,8 @@ report.figure("fig-intro-verdicts", ledger.verdict_summary(recs))
 # (what the papers leave unsaid and we had to choose; every such choice is a parameter), shows
 # the parameters it ran with, reproduces the paper's figures, and ends with two tables computed
 # from the executed numbers: the paper's **claims**, each graded *reproduced*, *partly
-# reproduced*, *refuted*, *not shown at this budget* or *not testable at this profile* by one test
+# reproduced*, *refuted*, *not shown at this budget*, *moot* (its premise was refuted) or *not
+# testable at this profile* by one test
 # over independently trained networks against the smallest effect that would matter, with its
 # effect size, interval, p-values and the null it was compared with (a network family that never
 # learned grades nothing); and the **checks**,

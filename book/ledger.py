@@ -26,7 +26,8 @@
 # smallest effect of interest (SESOI) on the claim's side; *refuted* needs it wholly below the
 # SESOI (or of the other sign), in a network family that passed its positive control, on a
 # quantity that had stopped rising; *not shown at this budget* is everything else (too little
-# power, a failed control, a curve still rising); *not testable at this profile* marks what
+# power, a failed control, a curve still rising); *moot* marks a claim whose premise, another
+# claim, was refuted, so its question does not arise; *not testable at this profile* marks what
 # only the papers' scale can test.
 
 # %% tags=["parameters", "hide-input"]
@@ -82,8 +83,10 @@ report.md(ledger.counts_table(recs))
 # A claim *not shown at this budget* says what would decide it (the table's last column):
 # **power** (the seeds its test would need, with a chance of 80 %, if the truth were the
 # observed effect and spread; the Methods page's power calculation), **a measurement** (no kept
-# states tell whether the tested quantity was still moving), **a longer budget** (it may still
-# be moving the claim's way) or **a control** (a family failed its positive control). Per paper:
+# states tell whether the tested quantity was still moving), **a longer budget** (the epoch cap
+# cut some of its networks, and the quantity may still be moving the claim's way; the row says
+# how many) or **a control** (a family failed its positive control). *Moot* claims are counted
+# apart: no budget decides them while their premise stays refuted. Per paper:
 
 # %%
 report.md(ledger.needs_table(recs))
@@ -149,7 +152,9 @@ report.md(ledger.claims_table(recs, cmp))
 # it where the padding is visible does; accuracy well above chance for PackNorm's and paper
 # B's; the thresholds are on the {ref}`methods` page and in each row below)
 # and, for claims about a share of paper A's side-channel slope, the side channel itself in
-# its first hop. A failed control makes every claim resting on that family *not shown*.
+# its first hop. A failed control makes every claim resting on that family *not shown*. A
+# claim that rests on another claim (its premise) lists it here too: a refuted premise makes
+# the claim *moot*.
 
 # %%
 report.md(ledger.table_or_none(ledger.controls_rows(recs)))

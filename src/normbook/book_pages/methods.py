@@ -177,6 +177,7 @@ def worked_examples(sesoi: float = 0.05) -> str:
 
     ok = Control("family", "learned", True, "")
     failed = Control("family", "learned", False, "")
+    premise = Control.of_claim("family", "the claim it rests on", "refuted", "premise")
     cases = [
         ("reproduced", [0.14, 0.16, 0.18, 0.17, 0.18], (ok,), False),
         ("refuted", [0.004, 0.010, -0.002, 0.006, 0.008], (ok,), False),
@@ -184,6 +185,8 @@ def worked_examples(sesoi: float = 0.05) -> str:
         ("not shown: below the SESOI, still rising", [0.004, 0.010, -0.002, 0.006, 0.008], (ok,),
          True),
         ("not shown: the family did not learn", [0.14, 0.16, 0.18, 0.17, 0.18], (failed,), False),
+        ("moot: the claim it rests on was refuted", [0.14, 0.16, 0.18, 0.17, 0.18],
+         (premise,), False),
         ("one seed that barely learned", [0.14, 0.16, 0.02, 0.17, 0.18], (ok,), False),
     ]  # fmt: skip
     rows = []
@@ -192,7 +195,8 @@ def worked_examples(sesoi: float = 0.05) -> str:
         g = decide(t, controls, rising=rising)
         rows.append({
             "example": name, "per-seed effects": ", ".join(f"{v:+.3f}" for v in d),
-            "SESOI": f"{sesoi:g}", "control": "passed" if controls[0].passed else "failed",
+            "SESOI": f"{sesoi:g}", "control": "passed" if controls[0].passed else (
+                "premise refuted" if controls[0].premise_refuted else "failed"),
             "still rising": "yes" if rising else "no",
             "interval": f"[{t.low:+.3f}, {t.high:+.3f}]", "grade": f"**{g.verdict}** ({g.why})",
         })  # fmt: skip
