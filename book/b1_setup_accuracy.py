@@ -166,7 +166,7 @@ report.md(tables.layer_shapes(setup.configs))
 # everything in B2 and B3, use the kept weights.
 #
 # **A network is finished when its stopping rule ends it.** The epoch cap exists only to bound
-# the cost; a network that early stopping ended is as trained as the protocol makes it. So the
+# the cost; a network that early stopping ended is as trained as the book's rules make it. So the
 # check that a difference "may still be moving" ({ref}`methods-verdicts`), which keeps a
 # refutation from resting on a budget that cut training short, applies only to the rows whose
 # networks the cap cut, and such a row says how many. The caps of the `cpu` profile are set,

@@ -512,7 +512,7 @@ report.md(methods.worked_examples())
 # {glue:text}`m_flat_margin` of the ramp). Networks compared at a matched accuracy are taken
 # at a state fixed by that accuracy, not by a budget, so there is no late gain to wait for.
 # Paper B's networks train under an early-stopping rule (chapter B1, *Training*), and a network
-# that its stopping rule ended is finished: the protocol trains it no further, so a quantity of
+# that its stopping rule ended is finished: the book trains it no further, so a quantity of
 # finished networks has stopped moving by definition. The check exists because a budget can cut
 # training short, so it applies only to a row some of whose networks the epoch cap ended; such a
 # row, held at *not shown*, says how many (the ledger's "a longer budget"). Paper A's networks

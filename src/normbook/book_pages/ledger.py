@@ -203,10 +203,7 @@ def final(recs: list[dict]) -> list[dict]:
 
 
 def premise_verdict(c: dict, final_verdicts: dict[str, str]) -> None:
-    """A claim that rests on another (a premise control, :meth:`.verdicts.Control.of_claim`)
-    read against its premise's final verdict, in place: *moot* where the premise is refuted;
-    *not shown* where the premise, decisive at its own level, is not after the adjustment
-    (nothing can be graded on an undecided premise); as graded where it is reproduced."""
+    """A claim on a premise (``Control.of_claim``) at its final verdict: refuted, moot."""
     for k in c.get("controls", []):
         premise = final_verdicts.get(k.get("premise_key") or "")
         if premise is None or premise == REPRODUCED:
@@ -220,12 +217,9 @@ def premise_verdict(c: dict, final_verdicts: dict[str, str]) -> None:
 
 
 def needs(c: dict) -> str:
-    """What would decide a *not shown* claim (empty for any other verdict), from its record:
-    a control (a family failed its positive control), a measurement (no kept states tell
-    whether the tested quantity was still moving, or there is no interval), a longer budget
-    (it may still be moving the claim's way), or power (the seeds its test would need at the
-    observed effect and spread, :func:`normbook.grading.power.units_needed`; for a claim decisive
-    alone but not after the adjustment, at the level the adjustment asks of it)."""
+    """What would decide a *not shown* claim ("" otherwise), from its record: a control, a
+    measurement (no kept states, or no interval), a longer budget (:func:`cut_by_cap`), or
+    power (:func:`normbook.grading.power.units_needed`, at the level the adjustment asks)."""
     if c["verdict"] != NOT_SHOWN:
         return ""
     failed = [k for k in c.get("controls", []) if not k["passed"]]
@@ -255,9 +249,8 @@ def needs(c: dict) -> str:
 
 
 def cut_by_cap(c: dict) -> str:
-    """Why a row held at *not shown* by a moving quantity waits for a longer budget, from its
-    record's late gains: how many of the networks compared the epoch cap cut (where counted),
-    and that the tested quantity may still be moving the claim's way."""
+    """Why a row held by a moving quantity waits for a longer budget: how many of its networks
+    the epoch cap cut (where counted), from its record's late gains."""
     gains = [g for g in (c.get("late_gain"), *(p.get("late_gain") for p in c.get("parts", [])))
              if g and g.get("may_rise")]  # fmt: skip
     counted = [g for g in gains if g.get("capped") is not None]
@@ -401,9 +394,8 @@ def counts_table(recs: list[dict]) -> str:
 
 
 def controls_rows(recs: list[dict]) -> list[dict]:
-    """Every network family's positive control, once per chapter: what it had to show, and
-    whether it did (a failed control makes its claims *not shown*); and every premise a claim
-    rests on (a refuted premise makes it *moot*)."""
+    """Every positive control (failed: not shown) and premise (refuted: moot), once per
+    chapter: what it had to show, and whether it did."""
     rows, seen = [], set()
     for r in recs:
         for c in r["claims"]:

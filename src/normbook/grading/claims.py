@@ -463,7 +463,7 @@ def finished(rise: Rise | None, capped, margin: float) -> Rise | None:
     """The stopping rule's reading of a late gain (``rise``, from :func:`may_rise`, or None
     without kept states). ``capped``: per network compared, whether the epoch cap ended its
     training rather than its own stopping rule. A network its stopping rule ended is as trained
-    as the protocol makes it, so a quantity of finished networks cannot move further: it is
+    as the book's rules make it, so a quantity of finished networks cannot move further: it is
     *not* rising, whatever its late gain (kept for the record). Where the cap cut any network,
     the late gain decides, as :func:`may_rise` says."""
     capped = [bool(c) for c in capped]

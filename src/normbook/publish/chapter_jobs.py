@@ -58,10 +58,19 @@ def planned_flops(ch: Path, profile: str) -> float:
 def queue(chs: list[Path], profile: str) -> list[Path]:
     """The side-by-side queue: by planned compute, largest first (a cold build's longest
     chapter must not start last: measured on the `cpu` book, the last one ran alone for
-    13 of its 58 minutes), ties in :func:`interleaved` order."""
+    13 of its 58 minutes), ties in :func:`interleaved` order; the second the largest of
+    another paper's chapters."""
     order = interleaved(chs)
     cost = {ch: planned_flops(ch, profile) for ch in order}
-    return sorted(order, key=lambda ch: -cost[ch])
+    order = sorted(order, key=lambda ch: -cost[ch])
+    # the second to start must share no networks with the first (another paper): B1 beside B4
+    # waited 15 of its 16 minutes for the networks B4 was training (measured 2026-12-07)
+    first = set(project.papers(order[0])) if order else set()
+    other = [ch for ch in order[1:] if first.isdisjoint(project.papers(ch))]
+    if len(order) > 2 and other and other[0] != order[1]:
+        order.remove(other[0])
+        order.insert(1, other[0])
+    return order
 
 
 def execute_command(ch: Path, profile: str, overrides: dict | None = None, force: bool = False):

@@ -342,9 +342,8 @@ def _import_marker(s: ast.stmt) -> str | None:
 
 
 def _local_binds(s: ast.stmt, package: str) -> set[str]:
-    """The local names a statement binds, as written: an import's local names (``pi`` of
-    ``from math import pi``), a definition's name, and every name any other statement stores
-    (its nested definitions' names included)."""
+    """The local names a statement binds as written: an import's, a definition's, any other
+    statement's stores and nested definitions."""
     if isinstance(s, ast.Import | ast.ImportFrom):
         return set(_import_bindings(s, package))
     named = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -365,9 +364,7 @@ def _movable(s: ast.stmt) -> bool:
 
 
 def _fixed_order(body: list[ast.stmt], binds: list[set[str]]) -> list[ast.stmt]:
-    """Each run of consecutive movable statements (:func:`_movable`) sorted by its dump, where
-    no local name (``binds``: per statement, :func:`_local_binds` of the source) is bound twice
-    in the run or before it (else their order decides what a name is)."""
+    """Runs of movable statements sorted by dump where no local name is bound twice."""
     out, run, seen = [], [], set()
 
     def flush():

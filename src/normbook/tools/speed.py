@@ -8,7 +8,7 @@
    model, optimizer, minibatches and evaluations), each phase labelled with
    ``record_function``: data (indexing a minibatch, channels-last), forward, backward,
    optimizer, evaluation (the epoch's validation passes); and one network's two analyses as the
-   book runs them (:func:`normbook.paper_b.cached.analysis._compute`: sparsity, and the
+   book runs them (:mod:`normbook.paper_b.cached.analysis`: sparsity, and the
    clusters with the k-means sweep).
 2. **Ratios**, each against today's step in the same run (interleaved rounds, best of each):
    the memory order (NCHW instead of channels-last), the batch size (128, the paper
@@ -69,13 +69,14 @@ def one_epoch(cfg, splits, seed: int = 100, wall: dict | None = None):
     gen = seeding.generator(seed, "order")
     n, bs = len(x_tr), cfg.batch_size
     per_epoch = n // bs
-    evals = training._eval_steps(per_epoch, cfg.evals_per_epoch)
+    k = max(1, min(cfg.evals_per_epoch, per_epoch))  # as train_one spaces its evaluations
+    evals = {int(round(per_epoch * (j + 1) / k)) for j in range(k)}
     order = torch.randperm(n, generator=gen)
 
     for step in range(1, per_epoch + 1):
         with phase("data"):
             idx = order[(step - 1) * bs : step * bs]
-            xb, yb = training._batch(x_tr[idx], torch.device("cpu")), y_tr[idx]
+            xb, yb = x_tr[idx].contiguous(memory_format=torch.channels_last), y_tr[idx]
         with phase("forward"):
             loss = nn.functional.cross_entropy(model(xb), yb)
         with phase("backward"):
@@ -125,13 +126,23 @@ def phase_profile(cfg, splits) -> dict:
 
 
 def analyses_seconds(params, cfg, model, splits) -> dict:
-    """One network's two analyses as the book computes them (its images, configs, one
-    thread)."""
-    state = {k: v.numpy() for k, v in model.state_dict().items()}
+    """One network's two analyses as the book computes them (its images and configs, one
+    thread: :func:`.analysis.sparsity_stats`, :func:`.analysis.cluster_stats`)."""
+    model = model.eval()
     out = {}
+    from threadpoolctl import threadpool_limits  # as the book's analyses run: one BLAS thread
+
+    limit = threadpool_limits(1)
     for name, acfg in (("sparsity", analysis.SparsityConfig.from_params(params)),
                        ("clusters", analysis.ClusterConfig.from_params(params))):  # fmt: skip
-        out[name] = round(float(analysis._compute(acfg, cfg, state, splits)["seconds"]), 2)
+        t0 = time.perf_counter()
+        x, y = analysis.select_images(splits, acfg.split, acfg.n_images, acfg.image_seed)
+        if name == "sparsity":
+            analysis.sparsity_stats(model, x, acfg)
+        else:
+            analysis.cluster_stats(model, x, y, acfg, seed=acfg.image_seed)
+        out[name] = round(time.perf_counter() - t0, 2)
+    limit.restore_original_limits()
     return out
 
 

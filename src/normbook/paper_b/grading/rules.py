@@ -20,7 +20,7 @@ counted as if they were independent: per-layer differences are description only.
 Before a claim is graded, every network family it compares must have learned (:func:`learned`:
 test accuracy at least twice chance in every seed), and *refuted* needs a difference that has
 stopped moving through training (:func:`moving`). A network that early stopping ended is
-finished: the protocol trains it no further, so its difference has stopped by definition. Only
+finished: the book trains it no further, so its difference has stopped by definition. Only
 where the epoch cap cut some compared network is the difference read at the kept states of
 :mod:`normbook.paper_b.cached.analysis`, and may then still be moving.
 
