@@ -11,7 +11,8 @@
    book runs them (:mod:`normbook.paper_b.cached.analysis`: sparsity, and the
    clusters with the k-means sweep).
 2. **Ratios**, each against today's step in the same run (interleaved rounds, best of each):
-   the memory order (NCHW instead of channels-last), the batch size (128, the paper
+   the memory order (NCHW instead of channels-last), the optimizer (the default Adam's loop
+   over parameters instead of the fused kernel), the batch size (128, the paper
    profile's), ``torch.compile``, several seeds as one network (``torch.func.vmap`` over
    stacked weights, as paper A's stacked training does with grouped convolutions), and the
    evaluation's batch (1,000 instead of 250). Each is milliseconds per training image.
@@ -65,7 +66,7 @@ def one_epoch(cfg, splits, seed: int = 100, wall: dict | None = None):
         x_va, y_va = splits.tensors("val")
         model = cfg.build(seed).to(memory_format=torch.channels_last)
         model.train()
-        opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        opt = training.optimizer(cfg, model.parameters())  # the book's (fused)
     gen = seeding.generator(seed, "order")
     n, bs = len(x_tr), cfg.batch_size
     per_epoch = n // bs
@@ -168,15 +169,17 @@ def _variant(cfg, name: str):
     """(step function, images per step) of one candidate; today's minibatch is the config's."""
     model, bs = cfg.build(0), cfg.batch_size
     if name == "nchw":
-        return _step_fn(model, torch.optim.Adam(model.parameters()), bs, False), bs
+        return _step_fn(model, training.optimizer(cfg, model.parameters()), bs, False), bs
     model = model.to(memory_format=torch.channels_last)
     if name == "today":
-        return _step_fn(model, torch.optim.Adam(model.parameters()), bs, True), bs
+        return _step_fn(model, training.optimizer(cfg, model.parameters()), bs, True), bs
+    if name == "unfused optimizer":  # the default Adam, a loop over parameters
+        return _step_fn(model, torch.optim.Adam(model.parameters(), lr=cfg.lr), bs, True), bs
     if name == "batch 128":
-        return _step_fn(model, torch.optim.Adam(model.parameters()), 128, True), 128
+        return _step_fn(model, training.optimizer(cfg, model.parameters()), 128, True), 128
     if name == "torch.compile":
         compiled = torch.compile(model)
-        return _step_fn(compiled, torch.optim.Adam(model.parameters()), bs, True), bs
+        return _step_fn(compiled, training.optimizer(cfg, model.parameters()), bs, True), bs
     if name == "5 seeds stacked (vmap)":
         return _stacked_step(cfg, 5), 5 * bs
     raise ValueError(name)
@@ -191,7 +194,7 @@ def _stacked_step(cfg, n: int):
         torch.func.replace_all_batch_norm_modules_(m)
     params, buffers = torch.func.stack_module_state(models)
     base = copy.deepcopy(models[0]).to("meta")
-    opt = torch.optim.Adam(params.values())
+    opt = training.optimizer(cfg, params.values())
     x = torch.randn(n, cfg.batch_size, 3, 32, 32)
     y = torch.randint(0, 10, (n, cfg.batch_size))
 
@@ -228,7 +231,14 @@ def eval_ms_per_image(cfg, batch: int, reps: int = 3) -> float:
     return 1e3 * (time.perf_counter() - t0) / (reps * len(x))
 
 
-VARIANTS = ("today", "nchw", "batch 128", "torch.compile", "5 seeds stacked (vmap)")
+VARIANTS = (
+    "today",
+    "nchw",
+    "unfused optimizer",
+    "batch 128",
+    "torch.compile",
+    "5 seeds stacked (vmap)",
+)
 
 
 def ratios(cfg, rounds: int, images: int = 2048) -> dict:
