@@ -455,6 +455,12 @@ run.glue("a3_trend_sesoi", f"{sesoi.TREND.value:g}")
 report.show_verdicts("a3", ledger)
 report.show_checks("a3", checks)
 run.record("a3-verdict", claims=ledger, checks=checks)
+trend_row = next(v for v in ledger if v.key == "a3_group_trend")
+run.glue("a3_trend_check", claims.trend_check_text(trend_row, instance))
+
+# %% [markdown]
+# **What holds the group trend.** {glue:text}`a3_trend_check`. (Chapter {ref}`a5` finds the
+# share of the slope kept beyond one hop growing with the number of normalization layers.)
 
 # %% [markdown]
 # (a3-exercises)=

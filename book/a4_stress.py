@@ -301,6 +301,7 @@ rows = claims.receptive_field_rows(heads)
 run.glue("a4_chance_sesoi", f"{sesoi.CHANCE.value:g}")
 run.glue("a4_rf_full", fmt.join([a.pooled_acc[-1] for a in heads.values()], ".3f"))
 run.glue("a4_rf_reading", text.rf_reading(rows))
+run.glue("a4_rf_checks", text.rf_checks(rows))
 report.show_verdicts("a4_packnorm", rows)
 run.record("a4-packnorm", claims=rows)
 
@@ -323,6 +324,11 @@ report.show_view(views.packnorm_kernels(heads, a2, params.rf_pack_kernel))
 #
 # At full overlap the kernel-{glue:text}`a4_rf_k` networks reach accuracy
 # {glue:text}`a4_rf_full` (one value per head): {glue:text}`a4_rf_reading`.
+#
+# **What holds a head's row.** A head is graded only after its models learned the task at full
+# overlap: {glue:text}`a4_rf_checks`. A row whose own test is on neither side would stay *not
+# shown* even with a passing check; what would decide it is a budget at which every model
+# learned, and enough models for an interval clear of the band's edge.
 
 # %% [markdown]
 # (a4-unet)=

@@ -2,6 +2,7 @@
 of ``decide`` has a case where it must be given and one where it must not."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -431,3 +432,27 @@ def test_code_links_name_definitions_a_source_page_anchors():
     assert lam.code[0][2] == part.code[0][2] == here  # the_rule, nested: enclosing
     assert lam.code[1][2] == here
     assert part.code[1][1:] == ("normbook.paper_a.measures.bands", "interior_slope")
+
+
+def _row(test, controls):
+    return verdicts.Verdict.graded("A", "c", test, claims.Sesoi(0.05, "u", "r"), rising=False,
+                                   controls=controls, rule=_row)  # fmt: skip
+
+
+def test_blocked_text_names_the_failed_check_and_reads_the_test_either_way():
+    """A row held by a failed family check says what was measured and which side of the SESOI
+    its own test is on; a row whose checks passed, or whose premise failed, says nothing."""
+    weak = Control("GroupNorm, G < C", "first-hop slope ≥ 0.05", False, "G = 8: 0.300, 0.000")
+    sides = ((CLEARS, "clears the SESOI"), (BELOW, "is below the SESOI"),
+             (STRADDLES, "on neither side"))  # fmt: skip
+    for test, side in sides:
+        v = _row(test, (OK, weak))
+        text = v.blocked_text()
+        assert v.verdict == NOT_SHOWN and "GroupNorm, G < C failed its check" in text
+        assert "G = 8: 0.300, 0.000" in text and side in text and "family failed" not in text
+    band = _row(replace(STRADDLES, band=True), (weak,)).blocked_text()
+    assert "on neither side of the band's edge" in band
+    assert _row(CLEARS, (OK,)).blocked_text() == ""
+    premise = Control.of_claim("BatchNorm", "localizes", NOT_SHOWN, "bn")
+    held = _row(CLEARS, (premise,))
+    assert held.verdict == NOT_SHOWN and held.blocked_text() == ""

@@ -1,5 +1,7 @@
 """Chapters A1-A3 end to end on tiny networks: typed results, ledgers, figures and tables."""
 
+from dataclasses import replace
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -7,6 +9,7 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from normbook.grading import verdicts as vocabulary  # noqa: E402
+from normbook.grading.verdicts import Control  # noqa: E402
 from normbook.paper_a import plots, run_tables  # noqa: E402
 from normbook.paper_a.a1_localization import claims as a1_claims  # noqa: E402
 from normbook.paper_a.a1_localization import figures as a1_figures  # noqa: E402
@@ -135,6 +138,12 @@ def test_a3_ledger_figures_and_tables(tiny_setup):
     assert "(InstanceNorm)" in a3_tables.boundary(bn, groups.instance)
     assert "population (16)" in a3_tables.eval_batch(sizes, [0, 1])
     assert "beyond null" in a3_tables.groups(groups, null)
+    # what holds the trend, both ways: a failed family check is named with InstanceNorm's
+    ok, failed = Control("f", "c", True, "e"), Control("GroupNorm, G < C", "c", False, "0.001")
+    held = a3_claims.trend_check_text(replace(claims[0], controls=(ok, failed)), groups.instance)
+    assert "GroupNorm, G < C failed its check" in held and "InstanceNorm (G = C)" in held
+    passed = a3_claims.trend_check_text(replace(claims[0], controls=(ok,)), groups.instance)
+    assert passed == "Every family check of the trend passed"
 
 
 def test_groupnorm_with_one_group_per_channel_is_instancenorms_config(tiny_setup):

@@ -9,7 +9,7 @@ import torch
 
 from normbook.grading.claims import Rise
 from normbook.grading.verdicts import NOT_SHOWN, REFUTED, REPRODUCED
-from normbook.paper_a.a4_stress import claims
+from normbook.paper_a.a4_stress import claims, text
 from normbook.paper_a.a4_stress.spec import A4
 from normbook.paper_a.cached import interventions
 from normbook.paper_a.cached.cnn import CNNConfig, StackedCNN
@@ -206,6 +206,12 @@ def test_receptive_field_rule_goes_every_way():
     assert claims.receptive_field_rows({"centre": few})[0].verdict == NOT_SHOWN
     never = _acc([0.5] * 5, full=0.5)  # not even identical paths: the family never learned
     assert claims.receptive_field_rows({"pool": never})[0].verdict == NOT_SHOWN
+    # the prose names the head whose check failed and the head that passed, both ways
+    both = claims.receptive_field_rows({"pool": flat, "centre": never})
+    held = text.rf_checks(both)
+    assert "kernel 1, centre head failed its check" in held
+    assert "kernel 1, pool head, trained alike, passed" in held
+    assert text.rf_checks(both[:1]) == "every head passed its learning check"
 
 
 def test_spec_refuses_impossible_geometries_before_compute():

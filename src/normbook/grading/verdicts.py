@@ -316,6 +316,29 @@ class Verdict:
             return "paper's band"
         return ("± " if self.test.band else "") + sesoi_phrase(self.sesoi, self.unit)
 
+    def blocked_text(self) -> str:
+        """For prose: the family checks this row failed, each with what was measured, and
+        what the row's own test says, so that a reader can tell whether a passing control
+        alone would decide it ("" when every family check passed)."""
+        failed = [c for c in self.controls if not c.passed and not c.premise]
+        if not failed:
+            return ""
+        t, f = self.test, self.unit
+        inside, outside, edge = (
+            ("lies inside the band", "lies outside it", "the band's edge")
+            if t.band
+            else ("clears the SESOI", "is below the SESOI", "the SESOI")
+        )
+        side = inside if t.clears() else outside if t.below() else f"is on neither side of {edge}"
+        return (
+            "; ".join(f"{c.family} failed its check ({c.check}: {c.evidence})" for c in failed)
+            + f". The row's own test, read without the check: {number_or_dash(t.effect, f)} "
+            f"[{number_or_dash(t.low, f)}, {number_or_dash(t.high, f)}] against the SESOI "
+            f"{self.sesoi_text()}, p(reproduce) {p_text(t.p)} and p(refute) {p_text(t.p_refute)} "
+            f"over {t.n} units: at level {ALPHA:g}, before the paper-wide adjustment of the "
+            f"ledger, it {side}"
+        )
+
     def row(self) -> dict:
         """The claim, its verdict and reason, and its effect against the SESOI; the paper's
         wording, the test, its p-values, the null and the evidence fold under the claim."""

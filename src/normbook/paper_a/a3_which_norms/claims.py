@@ -153,3 +153,26 @@ def a3_ledger(
         cyclic_null(circ.name, cyc),
     ]
     return claims, checks
+
+
+def trend_check_text(trend: Verdict, instance) -> str:
+    """What holds the group trend, for prose: its failed family check with the row's own test
+    (:meth:`.Verdict.blocked_text`), and whether InstanceNorm (G = C), trained at the same
+    geometry and budget, passes the same check (the geometry can carry the side channel)."""
+    blocked = trend.blocked_text()
+    if not blocked:
+        return "Every family check of the trend passed"
+    inst = side_channel(instance, "InstanceNorm (G = C)")
+    reading = (
+        "so this geometry and budget can carry the side channel, and it is the group counts "
+        "below C that fall short of their checks. Whether more steps or more normalization "
+        "layers would carry one of them past its check is not measured at this profile (the "
+        "`paper` profile trains the paper's depth for the paper's number of steps)"
+        if inst.passed
+        else "so at this budget not even InstanceNorm shows the side channel in every seed"
+    )
+    state = "passes" if inst.passed else "fails"
+    return (
+        f"{blocked}. InstanceNorm (G = C), trained alike, {state} the same check "
+        f"({inst.evidence}): {reading}"
+    )

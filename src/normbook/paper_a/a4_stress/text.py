@@ -28,3 +28,15 @@ def control_line(controls: list[Control]) -> str:
     failed = [c for c in controls if not c.passed]
     return "every positive control passed" if not failed else "failed: " + "; ".join(
         f"{c.family} ({c.check})" for c in failed)  # fmt: skip
+
+
+def rf_checks(rows: list[Verdict]) -> str:
+    """What holds a head's row, for prose: its failed learning check with the row's own test
+    (:meth:`.Verdict.blocked_text`), and which heads, trained alike, pass the same check."""
+    held = [r.blocked_text() for r in rows if r.blocked_text()]
+    if not held:
+        return "every head passed its learning check"
+    passing = [c.family for r in rows if not r.blocked_text() for c in r.controls]
+    also = (f"; {' and '.join(passing)}, trained alike, passed the same check"
+            if passing else "; no head passed it")  # fmt: skip
+    return "; ".join(held) + also
