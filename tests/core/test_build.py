@@ -268,8 +268,9 @@ def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatc
     monkeypatch.setattr(chapter_jobs, "queue", lambda chs, profile: chs)
     monkeypatch.setattr(project, "ROOT", tmp_path)
     good = [tmp_path / "a.py", tmp_path / "cached.py"]
-    done = dict(chapter_jobs.run_side_by_side(good, "smoke", False, jobs=2))
-    assert done == {good[0]: 1.5, good[1]: None}
+    runs = list(chapter_jobs.run_side_by_side(good, "smoke", False, jobs=2))
+    assert {ch: secs for ch, secs, _ in runs} == {good[0]: 1.5, good[1]: None}
+    assert all(cpu > 0 for _, _, cpu in runs)  # each child's own CPU seconds, measured
     out = capsys.readouterr().out
     assert "[a] working on a" in out and "[cached] working on cached" in out
     with _pytest.raises(project.BuildError, match="(?s)bad.py failed:.*Boom"):

@@ -55,6 +55,7 @@ def test_the_page_lists_each_pages_times_and_says_what_is_missing(book):
     assert text.startswith("(build-and-compute)=\n# Build and compute\n")
     a1 = next(ln for ln in text.splitlines() if ln.startswith("| `a1_localization`"))
     assert "1,141 s (19 min), 226 cache entries computed (2026-12-05)" in a1
+    assert "CPU s" not in a1  # not measured: nothing claimed
     assert "12.2 s (2026-12-05)" in a1 and f"{CPU}, 2 cores" in a1
     assert compute_page.READER in next(ln for ln in text.splitlines() if "`ledger`" in ln)
     assert "1,141 s (19 min) over 1 of 4 pages" in text
@@ -134,6 +135,16 @@ def test_a_build_that_executed_every_chapter_is_kept_as_cold_or_cached(book):
     assert builds["cold"]["seconds"] == 2500.0 and builds["cold"]["computed"] == 40
     assert builds["cached"]["seconds"] == 40.0 and builds["cold"]["chapters"] == 2
     timings.record_timing("cpu", "ledger", 5.0)  # a chapter's run keeps the builds
+    assert timings.load_builds("cpu") == builds
+    # CPU seconds, where every chapter's run measured them, reach both tables
+    _plant_timings(book, {"a1_localization": {"cold": {**_run(300.0, 40), "cpu_s": 590.0}},
+                          "ledger": {"cached": {**_run(5.0), "cpu_s": 4.0}}})  # fmt: skip
+    timings.record_build("cpu", 310.0, kinds, jobs=2)
+    text = compute_page.page("cpu")
+    assert "40 cache entries computed, 590 CPU s (" in text
+    assert "cold, 40 cache entries computed, 594 CPU s in its chapters" in text
+    builds = timings.load_builds("cpu")
+    timings.record_timing("cpu", "ledger", 5.0)
     assert timings.load_builds("cpu") == builds
     assert timings.load_timings("cpu")["a1_localization"]["cold"]["seconds"] == 300.0
 

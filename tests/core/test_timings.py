@@ -94,3 +94,43 @@ def test_the_site_configuration_carries_every_chapters_cost(build):
     assert subs["cost_a1_localization"].startswith("about 5 min 27 s cold")
     assert {f"cost_{c.stem}" for c in project.chapters()} <= set(subs)
     assert config["sphinx"] == source["sphinx"]
+
+
+def test_a_runs_cpu_seconds_are_kept_summed_for_the_build_and_shown(build):
+    """CPU seconds, where measured, go with the run, into the build's sum (only when every
+    chapter's run has them) and into the printed table."""
+    _record("a1_localization", computed=12)
+    timings.record_timing("cpu", "a1_localization", 100.0, cpu_s=180.44)
+    _record("a2_mechanism", computed=0)
+    timings.record_timing("cpu", "a2_mechanism", 10.0, cpu_s=9.5)
+    kinds = {"a1_localization": "cold", "a2_mechanism": "cached"}
+    assert timings.record_build("cpu", 105.0, kinds, jobs=2) == "cold"
+    book = timings.load_builds("cpu")["cold"]
+    assert book["cpu_s"] == pytest.approx(189.9) and book["computed"] == 12
+    assert "180 CPU s" in timings.timings_table("cpu", ["a1_localization"])
+    _record("a3_which_norms", computed=4)
+    timings.record_timing("cpu", "a3_which_norms", 50.0)  # not measured: no sum
+    kinds["a3_which_norms"] = "cold"
+    timings.record_build("cpu", 160.0, kinds, jobs=2)
+    assert "cpu_s" not in timings.load_builds("cpu")["cold"]
+
+
+def test_a_chapters_cpu_seconds_include_the_processes_it_started():
+    """run_child's CPU seconds are those of the chapter's whole tree: a child that waits for a
+    grandchild reports at least what the grandchild measured of itself (the same work
+    counted twice, never a race with the clock)."""
+    import sys
+
+    from normbook.publish.chapter_jobs import run_child
+
+    grandchild = (
+        "import resource; s = sum(i * i for i in range(300_000)); "
+        "u = resource.getrusage(resource.RUSAGE_SELF); print(u.ru_utime + u.ru_stime)"
+    )
+    child = (
+        f"import subprocess, sys; print(subprocess.run([sys.executable, '-c', {grandchild!r}],"
+        " capture_output=True, text=True, check=True).stdout.strip())"
+    )
+    lines = []
+    run = run_child([sys.executable, "-c", child], "t", say=lines.append)
+    assert run.returncode == 0 and run.cpu_s >= float(lines[-1].split()[-1]) > 0

@@ -37,7 +37,7 @@ from normbook.publish.project import (
     spec_for,
 )
 from normbook.publish.site import render
-from normbook.publish.timings import record_build, record_timing, timings_table
+from normbook.publish.timings import cpu_seconds, record_build, record_timing, timings_table
 from normbook.runtime.params import PROFILES, ParameterError
 
 
@@ -54,6 +54,14 @@ def execution_order(chs: list[Path]) -> list[Path]:
     """The chapters in TOC order, pages built from every chapter's record (the claims ledger,
     Methods) last: a record written after them would leave them stale for the next build."""
     return sorted(chs, key=lambda ch: spec_for(ch).reads_ledger)
+
+
+def _execute_here(ch: Path, args) -> str | None:
+    """Execute one chapter in this process (its kernel and workers are its children) and keep
+    its time, with the CPU seconds it and they used."""
+    cpu0 = cpu_seconds()
+    _, secs = execute(ch, args.profile, {}, force=args.force)
+    return record_timing(args.profile, ch.stem, secs, cpu_s=cpu_seconds() - cpu0)
 
 
 def cmd_book(args) -> None:
@@ -73,15 +81,13 @@ def cmd_book(args) -> None:
                 print(f"[up to date] {ch.relative_to(project.ROOT)} ({args.profile})", flush=True)
                 kinds[ch.stem] = record_timing(args.profile, ch.stem, None)
         if jobs > 1 and len(stale) > 1:
-            for ch, secs in run_side_by_side(stale, args.profile, args.force, jobs):
-                kinds[ch.stem] = record_timing(args.profile, ch.stem, secs)
+            for ch, secs, cpu in run_side_by_side(stale, args.profile, args.force, jobs):
+                kinds[ch.stem] = record_timing(args.profile, ch.stem, secs, cpu_s=cpu)
         else:
             for ch in stale:
-                _, secs = execute(ch, args.profile, {}, force=args.force)
-                kinds[ch.stem] = record_timing(args.profile, ch.stem, secs)
+                kinds[ch.stem] = _execute_here(ch, args)
         for ch in execution_order(chs)[len(independent) :]:  # they read the others' records
-            _, secs = execute(ch, args.profile, {}, force=args.force)
-            kinds[ch.stem] = record_timing(args.profile, ch.stem, secs)
+            kinds[ch.stem] = _execute_here(ch, args)
         if not args.chapters:  # the whole book's execution, before its pages are rendered
             record_build(args.profile, time.perf_counter() - started, kinds, jobs)
         render(args.profile, strict=args.strict, partial=bool(args.chapters))

@@ -91,6 +91,7 @@ class ChildRun:
     seconds: float | None  # what the chapter reported (None: it was up to date)
     tail: list[str]  # its last lines, for an error message
     peak_rss_gb: float  # the largest process of its tree (wait4's maximum resident set)
+    cpu_s: float = 0.0  # CPU seconds of its tree: itself, its kernel and their workers (wait4)
 
 
 def run_child(cmd: list[str], name: str, say=print, env: dict | None = None) -> ChildRun:
@@ -112,22 +113,23 @@ def run_child(cmd: list[str], name: str, say=print, env: dict | None = None) -> 
         say(f"[{name}] {line}")
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return ChildRun(proc.returncode, seconds, tail, usage.ru_maxrss / 2**20)
+    cpu = usage.ru_utime + usage.ru_stime  # with every descendant it waited for
+    return ChildRun(proc.returncode, seconds, tail, usage.ru_maxrss / 2**20, cpu)
 
 
-def _run_child(ch: Path, profile: str, force: bool, say) -> float | None:
+def _run_child(ch: Path, profile: str, force: bool, say) -> ChildRun:
     run = run_child(_child_command(ch, profile, force), ch.stem, say)
     if run.returncode != 0:
         raise BuildError(f"{ch.relative_to(project.ROOT)} failed:\n" + "\n".join(run.tail))
-    return run.seconds
+    return run
 
 
 def run_side_by_side(
     chs: list[Path], profile: str, force: bool, jobs: int
-) -> Iterator[tuple[Path, float | None]]:
-    """Yield ``(chapter, seconds or None if up to date)`` as chapters finish, ``jobs`` at a
-    time. After a failure no new chapter starts; the running ones finish, then the first
-    failure is raised."""
+) -> Iterator[tuple[Path, float | None, float]]:
+    """Yield ``(chapter, seconds or None if up to date, CPU seconds of its processes)`` as
+    chapters finish, ``jobs`` at a time. After a failure no new chapter starts; the running
+    ones finish, then the first failure is raised."""
     lock = threading.Lock()
 
     def say(text: str) -> None:
@@ -137,7 +139,7 @@ def run_side_by_side(
     failures: list[BuildError] = []
     stop = threading.Event()
 
-    def job(ch: Path) -> float | None:
+    def job(ch: Path) -> ChildRun | None:
         if stop.is_set():
             return None
         try:
@@ -150,7 +152,8 @@ def run_side_by_side(
         futures = {pool.submit(job, ch): ch for ch in queue(chs, profile)}
         for fut in as_completed(futures):
             try:
-                yield futures[fut], fut.result()
+                run = fut.result()  # None: not started, after another chapter's failure
+                yield futures[fut], run.seconds if run else None, run.cpu_s if run else 0.0
             except BuildError as exc:
                 failures.append(exc)
     if failures:

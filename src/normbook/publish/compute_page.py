@@ -60,7 +60,8 @@ def run_cell(run: dict | None, cold: bool) -> str:
     if not run:
         return "not measured here yet"
     computed = f", {entries(run.get('computed', 0))}" if cold else ""
-    return f"{seconds(run['seconds'])}{computed} ({day(run)})"
+    cpu = f", {run['cpu_s']:,.0f} CPU s" if "cpu_s" in run else ""
+    return f"{seconds(run['seconds'])}{computed}{cpu} ({day(run)})"
 
 
 def total(runs: list[dict], n: int) -> str:
@@ -104,7 +105,9 @@ def pages_section(profile: str) -> tuple[str, list[str]]:
         "*cached* run loaded every entry it needed. `make book` executes independent chapters "
         "side by side (two at a time on two cores or more), so each time was measured with "
         "another chapter beside it, and chapters share networks: one trains what the next "
-        "loads. The sums are work, not the book's wall time, which follows.\n\n"
+        "loads. The sums are work, not the book's wall time, which follows. *CPU s*: the CPU "
+        "seconds of the chapter's processes (its kernel and its workers), on every core: the "
+        "work it cost, whatever ran beside it.\n\n"
     )
     return text + table(("page", "last cold run", "last cached run", "machine"), rows), missing
 
@@ -120,6 +123,7 @@ def book_section(profile: str) -> tuple[str, list[str]]:
     for kind, what in (("cold", "cold"), ("cached", "from the cache")):
         if b := builds.get(kind):
             label = what + (f", {entries(b.get('computed', 0))}" if kind == "cold" else "")
+            label += f", {b['cpu_s']:,.0f} CPU s in its chapters" if "cpu_s" in b else ""
             rows.append((label, seconds(b["seconds"]), b.get("chapters", "?"), b.get("jobs", "?"),
                          machine(b), day(b)))  # fmt: skip
     header = ("build", "wall time", "pages", "chapters at a time", "machine", "date")
@@ -177,7 +181,8 @@ def load_result(profile: str, name: str) -> dict | None:
 # what the book does with each candidate speed-up that is faster than today's loop, and why;
 # one that is slower is not taken, and the page says so (the numbers are the record's)
 WHY_NOT = {
-    "today": "the book's loop: channels-last images and weights, one thread per network",
+    "today": "the book's loop: channels-last images and weights, a fused optimizer, one "
+    "thread per network",
     "nchw": "channels-last stays",
     "unfused optimizer": "the fused optimizer stays",
     "batch 128": "not taken at `cpu`: with four times fewer Adam steps per epoch at the "

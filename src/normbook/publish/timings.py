@@ -9,18 +9,21 @@ record (the pages built from every chapter's record: intro, claims ledger, Metho
 nothing, so its runs count as cached. The chapter pages state both times (:mod:`.costs`).
 
 File format 2: ``{"format": 2, "chapters": {chapter: {"cold": run, "cached": run}}}``, each run
-``{"seconds", "computed", "loaded", "cpu", "cores", "measured"}``. The file before it (format 1,
+``{"seconds", "computed", "loaded", "cpu", "cores", "measured"}`` and, where measured,
+``"cpu_s"``: the CPU seconds of the chapter's processes (its kernel and workers, all cores). The
+file before it (format 1,
 ``{chapter: {"seconds", "cpu", "cores", "measured"}}``, each chapter's last run whatever it
 computed) is read as runs of kind ``"unknown"``; a chapter's unknown run is dropped once it has
 both a cold and a cached run measured. Beside the chapters, ``"builds"`` keeps the whole book's
 last cold and last cached execution (:func:`record_build`), each ``{"seconds", "chapters",
-"computed", "jobs", "cpu", "cores", "measured"}``.
+"computed", "jobs", "cpu", "cores", "measured"}`` and ``"cpu_s"``, its chapters' summed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -98,6 +101,13 @@ def _write(profile: str, timings: dict, builds: dict) -> None:
     write_atomic(_timings_file(profile), json.dumps(data, indent=1))
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that ended and were waited for."""
+    own, children = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                     resource.RUSAGE_CHILDREN))  # fmt: skip
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _machine() -> dict:
     return {"cpu": cpu_model(), "cores": os.cpu_count(),
             "measured": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
@@ -114,11 +124,13 @@ def record_build(
         return None
     kind = "cold" if "cold" in kinds.values() else "cached"
     timings = load_timings(profile)
-    computed = sum(timings.get(ch, {}).get("cold", {}).get("computed", 0)
-                   for ch, k in kinds.items() if k == "cold")  # fmt: skip
+    runs = [timings.get(ch, {}).get(k, {}) for ch, k in kinds.items()]
+    computed = sum(r.get("computed", 0) for r in runs)
     builds = load_builds(profile)
     builds[kind] = {"seconds": round(seconds, 1), "chapters": len(kinds), "jobs": jobs,
                     "computed": computed, **_machine()}  # fmt: skip
+    if all("cpu_s" in r for r in runs):
+        builds[kind]["cpu_s"] = round(sum(r["cpu_s"] for r in runs), 1)
     _write(profile, timings, builds)
     return kind
 
@@ -141,11 +153,17 @@ def run_cache_counts(profile: str, chapter: str, seconds: float) -> dict[str, in
     return {k: int(counts.get(k) or 0) for k in ("loaded", "computed")}
 
 
-def record_timing(profile: str, chapter: str, seconds: float | None,
-                  counts: dict[str, int] | None = None) -> str | None:  # fmt: skip
+def record_timing(
+    profile: str,
+    chapter: str,
+    seconds: float | None,
+    counts: dict[str, int] | None = None,
+    cpu_s: float | None = None,
+) -> str | None:
     """Keep ``chapter``'s execution time when it executed (``seconds`` not None), as its cold
     run when it computed cache entries, else as its cached run. ``counts`` ({"loaded",
-    "computed"}): default, read from the record the run wrote. Returns the kind recorded."""
+    "computed"}): default, read from the record the run wrote. ``cpu_s``: the CPU seconds its
+    processes used. Returns the kind recorded."""
     if seconds is None:
         return None
     if counts is None:
@@ -158,6 +176,7 @@ def record_timing(profile: str, chapter: str, seconds: float | None,
         "computed": int(counts.get("computed", 0)),
         "loaded": int(counts.get("loaded", 0)),
         **_machine(),
+        **({"cpu_s": round(cpu_s, 1)} if cpu_s is not None else {}),
     }
     if "cold" in runs and "cached" in runs:
         runs.pop("unknown", None)
@@ -169,6 +188,7 @@ def _cell(run: dict | None, kind: str) -> str:
     if run is None:
         return f"{kind} -"
     extra = f", {run['computed']} computed" if kind == "cold" else ""
+    extra += f", {run['cpu_s']:.0f} CPU s" if "cpu_s" in run else ""
     return f"{kind} {run['seconds']:.1f} s ({run.get('measured', '?')}{extra})"
 
 
