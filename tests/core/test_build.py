@@ -256,10 +256,9 @@ def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatc
 
     script = tmp_path / "child.py"
     script.write_text(
-        "import sys, time\n"
+        "import sys\n"
         "name = sys.argv[1]\n"
         "print('working on', name, flush=True)\n"
-        "time.sleep(0.5)\n"
         "if name == 'bad': print('Boom', flush=True); sys.exit(2)\n"
         f"print({chapter_jobs.RESULT!r}, 'none' if name == 'cached' else '1.5')\n"
     )

@@ -33,10 +33,11 @@ def control_line(controls: list[Control]) -> str:
 def rf_checks(rows: list[Verdict]) -> str:
     """What holds a head's row, for prose: its failed learning check with the row's own test
     (:meth:`.Verdict.blocked_text`), and which heads, trained alike, pass the same check."""
-    held = [r.blocked_text() for r in rows if r.blocked_text()]
+    said = {r.key: r.blocked_text() for r in rows}
+    held = [text for text in said.values() if text]
     if not held:
         return "every head passed its learning check"
-    passing = [c.family for r in rows if not r.blocked_text() for c in r.controls]
+    passing = [c.family for r in rows if not said[r.key] for c in r.controls]
     also = (f"; {' and '.join(passing)}, trained alike, passed the same check"
             if passing else "; no head passed it")  # fmt: skip
     return "; ".join(held) + also

@@ -298,8 +298,8 @@ def _eval_steps(steps_per_epoch: int, evals_per_epoch: int) -> set[int]:
 
 def optimizer(cfg: ClassifierConfig, params) -> torch.optim.Optimizer:
     """The config's optimizer, fused: one kernel updates every parameter, where the default
-    loops over them (1.17x per training step of B1's VGG-16 on one Zen 3 thread, measured by
-    ``tools/speed.py`` as "unfused optimizer"; the last bits differ from the loop's)."""
+    loops over them (1.08x per training step of B1's VGG-16 on one Zen 3 thread, best of 6
+    interleaved rounds of ``tools/speed.py``, "unfused optimizer"; the last bits differ)."""
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, fused=True)
     return torch.optim.Adam(params, lr=cfg.lr, fused=True)
