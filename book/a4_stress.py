@@ -118,7 +118,7 @@ intervention_ref = None  # fresh samples that estimate the population statistics
 rf_pack_kernel = None
 #   PackNorm kernel of the receptive-field test (1: R = 0) [every profile: 1]
 rf_pack_heads = None  # heads of the receptive-field test (pool, centre)
-#   [smoke [pool] · cpu [pool, centre] · paper [pool, centre]]
+#   [smoke [pool] · cpu [pool] · paper [pool, centre]]
 unet_len = None  # U-Net: sequence length (a multiple of 2**unet_levels)
 #   [smoke 64 · cpu 64 · paper 256]
 unet_levels = None  # U-Net: down-sampling levels [smoke 2 · cpu 2 · paper 3]

@@ -91,9 +91,9 @@ probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 reach_mix = None  # kernel-1 conv-norm-ReLU blocks after each block (one family each)
 #   [smoke [0, 1] · cpu [0, 1, 3] · paper [0, 1]]
 reach_lens = None  # sequence lengths of the length axis (at the base depth)
-#   [smoke [48, 96] · cpu [75, 100, 125] · paper [600, 900, 1,200]]
+#   [smoke [48, 96] · cpu [75] · paper [600, 900, 1,200]]
 reach_len_steps = None  # Adam steps per model at each of reach_lens
-#   [smoke [40, 40] · cpu [5,000, 7,000, 9,000] · paper [20,000, 30,000, 40,000]]
+#   [smoke [40, 40] · cpu [5,000] · paper [20,000, 30,000, 40,000]]
 reach_matched_mix = None  # matched control: kernel-1 blocks per block, normed and plain (0: none)
 #   [every profile: 1]
 reach_seeds = None  # seeds of the study's networks beyond the base family

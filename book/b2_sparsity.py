@@ -84,7 +84,7 @@ workers = None  # parallel worker processes (0: one per core; results do not dep
 device = None  # where models train: 'auto' is cuda when available, else cpu
 #   [smoke cpu · cpu cpu · paper auto]
 sparsity_images = None  # class-balanced images measured (paper: 5,000 training images)
-#   [smoke 200 · cpu 5,000 · paper 5,000]
+#   [smoke 200 · cpu 2,000 · paper 5,000]
 sparsity_split = None  # images from the training subset or the test set [every profile: train]
 channel_spatial_mean = None  # channel sparsity per image: average each map over space first
 #   [every profile: True]

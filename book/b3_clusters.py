@@ -93,7 +93,7 @@ workers = None  # parallel worker processes (0: one per core; results do not dep
 device = None  # where models train: 'auto' is cuda when available, else cpu
 #   [smoke cpu · cpu cpu · paper auto]
 cluster_images = None  # class-balanced images for DBI and k-means (paper: 5,000)
-#   [smoke 200 · cpu 2,000 · paper 5,000]
+#   [smoke 200 · cpu 1,000 · paper 5,000]
 cluster_split = None  # images from the training subset or the test set [every profile: train]
 cluster_features = None  # one vector per image: flattened activations or per-channel spatial means
 #   [every profile: flatten]

@@ -91,14 +91,14 @@ workers = None  # parallel worker processes (0: one per core; results do not dep
 device = None  # where models train: 'auto' is cuda when available, else cpu
 #   [smoke cpu · cpu cpu · paper auto]
 sparsity_images = None  # class-balanced images measured (paper: 5,000 training images)
-#   [smoke 200 · cpu 5,000 · paper 5,000]
+#   [smoke 200 · cpu 2,000 · paper 5,000]
 sparsity_split = None  # images from the training subset or the test set [every profile: train]
 channel_spatial_mean = None  # channel sparsity per image: average each map over space first
 #   [every profile: True]
 zero_threshold = None
 #   |a| <= threshold counts as zero (paper: exact zeros) [every profile: 0]
 cluster_images = None  # class-balanced images for DBI and k-means (paper: 5,000)
-#   [smoke 200 · cpu 2,000 · paper 5,000]
+#   [smoke 200 · cpu 1,000 · paper 5,000]
 cluster_split = None  # images from the training subset or the test set [every profile: train]
 cluster_features = None  # one vector per image: flattened activations or per-channel spatial means
 #   [every profile: flatten]

@@ -195,3 +195,17 @@ def test_bad_network_choices_are_rejected():
         StackedPackNet(PackConfig(2, 4, 3, coupling="both"), [0])
     with pytest.raises(ValueError, match="head"):
         StackedPackNet(PackConfig(2, 4, 3, head="max"), [0])
+
+
+def test_correct_counts_do_not_depend_on_the_pass_size(monkeypatch):
+    """The CPU slices a draw of test pairs into passes of CPU_PASS_ROWS rows: the same counts,
+    to the bit, as one pass per draw (and a slice that does not divide the draw)."""
+    cfg = PackConfig(depth=2, width=4, kernel=3)
+    tc = PackTrainConfig(path_len=5, steps=20, batch_size=16, lr=1e-2)
+    net, _ = packnet.train_pack(cfg, tc, [0, 3, 5], [0, 1, 2])
+    counts = {}
+    for rows in (10**9, 3 * 7, 3):  # one pass per draw; 7 pairs (not dividing 1,024); one pair
+        monkeypatch.setattr(packnet, "CPU_PASS_ROWS", rows)
+        counts[rows] = packnet.correct_counts(net, 5, [0, 3, 5], 3000)
+    np.testing.assert_array_equal(counts[21], counts[10**9])
+    np.testing.assert_array_equal(counts[3], counts[10**9])
