@@ -246,6 +246,75 @@ def speed_section(profile: str) -> tuple[str, list[str]]:
     return text.rstrip() + "\n", gaps
 
 
+def _value(v) -> str:
+    if isinstance(v, list):
+        return ", ".join(map(str, v))
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _row_cell(r: dict | None) -> str:
+    """A ledger row's verdict, effect and interval (or "no row": not graded at this profile)."""
+    if r is None:
+        return "no row at this profile"
+    lo, hi, eff = r.get("low"), r.get("high"), r.get("effect")
+    iv = f" [{lo:.3g}, {hi:.3g}]" if lo is not None and hi is not None else ""
+    return f"{r['verdict']}: {eff:.3g}{iv}" if eff is not None else r["verdict"]
+
+
+def trade_section(profile: str) -> tuple[str, list[str]]:
+    """The profile's trade for its ceiling (the committed record of :mod:`normbook.tools.trade`):
+    each cut, what its computations cost before and now, and the rows it touched."""
+    tr = load_result(profile, "trade")
+    text = "(compute-trade)=\n## The trade for the ceiling\n\n"
+    if tr is None:
+        return text + "No trade is recorded for this profile.\n", []
+    b, a = tr["builds"]["before"], tr["builds"]["after"]
+
+    def cpu(x: dict) -> str:
+        return f", {x['cpu_s']:,.0f} CPU s in its chapters" if "cpu_s" in x else ""
+
+    text += (
+        f"The cold `{profile}` book has a ceiling of {tr['ceiling_min']} minutes on 2 cores. "
+        f"With every paper B network trained until its stopping rule ends it, and the speed-ups "
+        f"above kept, it took {seconds(b['seconds'])} in its chapters ({b.get('cpu', '?')}, "
+        f"{day(b)}{cpu(b)}). These cuts bring it to {seconds(a['seconds'])} ({a.get('cpu', '?')}, "
+        f"{day(a)}{cpu(a)}). Each is a parameter of its chapter: the `paper` profile keeps "
+        "every one, and a reader puts one back at `cpu` by setting the parameter to its value "
+        "before. The seconds are those the cut computations' cache entries recorded (an "
+        "analysis's own; a stacked training's wall-clock, shared among its models), in the "
+        f"cache of the build before and of this one; recorded by `python -m "
+        f"normbook.tools.trade` on {machine_text(tr['machine'])}, {tr['measured'][:10]}, "
+        f"commit `{tr['commit'][:10]}`, against the reference of `{tr['reference_before']}`."
+        "\n\n"
+    )  # fmt: skip
+    rows = []
+    for c in tr["cuts"]:
+        params = (
+            "; ".join(
+                f"`{p}` {_value(v['before'])} → {_value(v['now'])} (`paper`: {_value(v['paper'])})"
+                for p, v in c["params"].items()
+            )
+            or "-"
+        )
+        spent = (f"{c['before']['seconds']:,.0f} s in {c['before']['entries']} → "
+                 f"{c['after']['seconds']:,.0f} s in {c['after']['entries']}")  # fmt: skip
+        rows.append((f"{c['name']} ({c['chapter']}): {c['why']}", params, spent, c["answers"]))
+    header = ("cut", "parameter: before → now", "recorded seconds in entries: before → now",
+              "what it cost in answers")  # fmt: skip
+    text += table(header, rows) + "\n\n"
+    touched = [(k, c["name"], _row_cell(v["before"]), _row_cell(v["after"]))
+               for c in tr["cuts"] for k, v in c["rows"].items()]  # fmt: skip
+    if touched:
+        moved = sum((v["before"] or {}).get("verdict") != (v["after"] or {}).get("verdict")
+                    for c in tr["cuts"] for v in c["rows"].values())  # fmt: skip
+        text += (f"The rows the cuts touch, in the reference before and now ({moved} of "
+                 f"{len(touched)} with another verdict; every paper B network was retrained "
+                 "alike, so a row's move mixes the cut with its retraining's last bits, and "
+                 "the ones flagged near their line could move either way):\n\n")  # fmt: skip
+        text += table(("row", "cut", "before", "now"), touched) + "\n"
+    return text, []
+
+
 def epochs_table(ep: dict) -> str:
     """One ``epochs_needed`` record: per network, when early stopping (or the cap) ended it."""
     batch = ep.get("batch_size")
@@ -358,7 +427,8 @@ def portability(profile: str, ref: dict) -> str:
 def page(profile: str) -> str:
     """The page's MyST markdown for the site of ``profile``."""
     parts = [pages_section(profile), book_section(profile), reference_section(profile),
-             benchmark_section(profile), speed_section(profile), paper_section()]  # fmt: skip
+             benchmark_section(profile), speed_section(profile), trade_section(profile),
+             paper_section()]  # fmt: skip
     missing = [m for _, gaps in parts for m in gaps]
     head = (
         "(build-and-compute)=\n# Build and compute\n\n"
@@ -368,7 +438,8 @@ def page(profile: str) -> str:
         f"the whole book's), `_build/{profile}/benchmark.json` (`make benchmark`), the reference "
         f"ledger `results/{profile}/ledger.json` (`make reference`), the recorded training "
         f"profile and epochs `results/{profile}/speed.json` and "
-        f"`results/{profile}/epochs_needed.json`, and the paper-scale records in "
+        f"`results/{profile}/epochs_needed.json`, the trade for the ceiling "
+        f"`results/{profile}/trade.json`, and the paper-scale records in "
         f"`results/paper/`. Profile: `{profile}`."
     )
     gaps = "\n".join(f"- {m}." for m in missing) or "Nothing: every record this page reads exists."
