@@ -154,11 +154,14 @@
              beyond: beyond, radius: r };
   }
 
+  // the legend's names for the two predictions (the first was "input": read as the input)
+  var PLAIN = "prediction (no nudge)", NUDGED = "prediction (nudged)";
+
+  // rows of the lines [[name, values], ...]
   function lineRows(len, series) {
     var rows = [];
-    Object.keys(series).forEach(function (name) {
-      var v = series[name];
-      for (var i = 0; i < len; i++) rows.push({ i: i, value: v[i], series: name });
+    series.forEach(function (s) {
+      for (var i = 0; i < len; i++) rows.push({ i: i, value: s[1][i], series: s[0] });
     });
     return rows;
   }
@@ -173,9 +176,9 @@
   function plotRows(r, st) {
     var len = r.pred.length, target = ramp(len);
     return {
-      pred: lineRows(len, { input: r.pred, nudged: r.nudged, target: target }),
-      mean: lineRows(len, { mean: r.mean, target: target }),
-      delta: lineRows(len, { change: r.delta.map(Math.abs) }),
+      pred: lineRows(len, [[PLAIN, r.pred], [NUDGED, r.nudged], ["target", target]]),
+      mean: lineRows(len, [["mean", r.mean], ["target", target]]),
+      delta: lineRows(len, [["change", r.delta.map(Math.abs)]]),
       band: [{ lo: Math.max(0, st.j - r.radius), hi: Math.min(len - 1, st.j + r.radius) }],
       nudge: [{ j: st.j }],
     };
@@ -183,7 +186,10 @@
 
   // three plots over the index, their data inline (named, so that updates replace them)
   function chartSpec(draws, rows) {
-    var x = { field: "i", type: "quantitative", title: "index" };
+    // the axis ends at the last index (a nice scale ran it to 80 for 75 indices); from the
+    // data, so another network's length moves it
+    var xScale = { nice: false };
+    var x = { field: "i", type: "quantitative", title: "index", scale: xScale };
     var y = { field: "value", type: "quantitative", title: "prediction" };
     var color = { field: "series", type: "nominal", title: null,
                   legend: { orient: "top", direction: "horizontal" } };
@@ -201,7 +207,7 @@
           width: 520, height: 130,
           layer: [
             { data: data("band"), mark: { type: "rect", opacity: 0.15, color: "#4c78a8" },
-              encoding: { x: { field: "lo", type: "quantitative", title: "index" },
+              encoding: { x: { field: "lo", type: "quantitative", title: "index", scale: xScale },
                           x2: { field: "hi" } } },
             { data: data("delta"), mark: { type: "line", point: true, strokeWidth: 1 },
               encoding: { x: x, y: { field: "value", type: "quantitative", title: "|change|",
@@ -211,7 +217,7 @@
                                              format: ".0e",
                                              labelExpr: "datum.value === 0 ? '0' : datum.label" } } } },
             { data: data("nudge"), mark: { type: "rule", color: "#e45756" },
-              encoding: { x: { field: "j", type: "quantitative" } } },
+              encoding: { x: { field: "j", type: "quantitative", scale: xScale } } },
           ] },
       ],
     };
@@ -264,7 +270,8 @@
       input_seed: document.createElement("input"),
       at: range("at", 0, data.nets[0].seq_len - 1, 1, data.nets[0].seq_len >> 2),
       j: range("j", 0, data.nets[0].seq_len - 1, 1, data.nets[0].seq_len >> 1),
-      size: range("size", -3, 3, 0.1, 1),
+      // steps of 0.01 (were 0.1): nudges down to a hundredth of the noise's sd, which is 1
+      size: range("size", -3, 3, 0.01, 1),
     };
     if (data.controls.indexOf("freeze") >= 0) {
       els.freeze = document.createElement("input");
@@ -362,7 +369,7 @@
         live.timings.slowest = Math.max(live.timings.slowest || 0, ms);
       }
       details.dataset.state = "rendered";
-      live.drawn = live.view.data("pred").filter(function (d) { return d.series === "input"; })
+      live.drawn = live.view.data("pred").filter(function (d) { return d.series === PLAIN; })
         .map(function (d) { return d.value; });
     }
 

@@ -73,8 +73,8 @@ def test_progress_lines_match_the_progress_summaries():
     ]
 
 
-def _content(figures=(), tables=(), text=""):
-    return {"figures": list(figures), "tables": list(tables), "text": text}
+def _content(figures=(), tables=(), text="", broken=()):
+    return {"figures": list(figures), "tables": list(tables), "broken": list(broken), "text": text}
 
 
 def test_content_problems_each_rule():
@@ -88,8 +88,20 @@ def test_content_problems_each_rule():
         _content(tables=[table]))[0]  # fmt: skip
     assert browser.content_problems(_content(tables=[table[:5] + [True]])) == []  # it scrolls
     assert browser.content_problems(_content(tables=[[1, "seed", 600, 700, False, False]])) == []
+    assert browser.content_problems(_content(broken=[[2, "reproduced"]])) == [
+        "table 2: the word 'reproduced' is broken across two lines (a cell that wraps inside "
+        "words: overflow-wrap: anywhere)"]  # fmt: skip
     assert browser.content_problems(_content(text="slope nan"))[0].startswith("missing value")
     lines = "\n".join(["evaluate: 8 in 00:00"] * 3)
     assert browser.content_problems(_content(text=lines)) == []
     assert "6 progress lines (at most 3)" in browser.content_problems(
         _content(text=lines + "\n" + lines))[0]  # fmt: skip
+
+
+def test_one_search_box_in_sight_where_the_page_has_any():
+    assert browser.search_problems([5, 1], 1280) == []
+    assert browser.search_problems([0, 0], 1280) == []  # a page without the theme's search
+    assert browser.search_problems([5, 2], 1280) == [
+        "2 search boxes in sight at 1280 px (one expected)"]  # fmt: skip
+    assert browser.search_problems([5, 0], 400) == [
+        "0 search boxes in sight at 400 px (one expected)"]  # fmt: skip

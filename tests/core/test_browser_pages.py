@@ -1,7 +1,8 @@
 """The browser check on tiny pages in headless Chromium: each page plants one defect a reader
 would see (a caption that is a piece of the alt text, "nan" in a table cell, four progress
-lines, a table wider than the text column that does not scroll) and must fail the check; the
-same page without it must pass. Skipped where Chromium, its driver or selenium is missing."""
+lines, a table wider than the text column that does not scroll, a verdict broken inside its
+word, two search boxes) and must fail the check; the same page without it must pass. Skipped
+where Chromium, its driver or selenium is missing."""
 
 from __future__ import annotations
 
@@ -104,3 +105,29 @@ def test_a_wide_table_that_does_not_scroll_fails(driver, tmp_path):
     problems = _problems(driver, tmp_path, _table("0.12", width="1000px"))
     assert problems[0].startswith("table 1 ('seed') is 1000 px wide, wider than the 700 px")
     assert [p for p in problems[1:] if "1280 px" in p or p.startswith("table")] == []
+
+
+def _verdict_table(wrap: str) -> str:
+    """A verdict column narrower than its word: 40 px for a bold "reproduced"."""
+    return ('<table style="table-layout: fixed; width: 300px"><thead><tr><th style="width: 40px">'
+            f'verdict</th><th>claim</th></tr></thead><tbody><tr><td style="overflow-wrap: {wrap}">'
+            "<strong>reproduced</strong></td><td>a claim</td></tr></tbody></table>")  # fmt: skip
+
+
+def test_a_verdict_broken_inside_its_word_fails(driver, tmp_path):
+    problems = _problems(driver, tmp_path, _verdict_table("anywhere"))
+    assert problems == [
+        "table 1: the word 'reproduced' is broken across two lines (a cell that wraps inside "
+        "words: overflow-wrap: anywhere)"]  # fmt: skip
+    # wrapped only between words, the word runs past its narrow cell but stays whole
+    assert _problems(driver, tmp_path, _verdict_table("normal")) == []
+
+
+def test_two_search_boxes_in_sight_fail(driver, tmp_path):
+    button = '<button class="search-button__button">Search</button>'
+    dialog = '<dialog><form class="bd-search"><input type="search"></form></dialog>'  # closed
+    assert _problems(driver, tmp_path, dialog + button) == []
+    assert _problems(driver, tmp_path, dialog + button * 2) == [
+        "2 search boxes in sight at 1280 px (one expected)",
+        "2 search boxes in sight at 400 px (one expected)",
+    ]

@@ -1,5 +1,5 @@
-"""The offline check of the built site: resources from other hosts and a missing MathJax fail
-it; links to other hosts do not."""
+"""The offline check of the built site: resources from other hosts, a missing MathJax and
+MathJax builds no page loads fail it; links to other hosts do not."""
 
 from __future__ import annotations
 
@@ -44,6 +44,45 @@ def test_a_missing_mathjax_is_reported(tmp_path):
     problems = sitecheck.check_site(_site(tmp_path, LOCAL, mathjax=False))
     assert any("missing" in p for p in problems)
     assert any("does not exist" in p for p in problems)
+
+
+def test_a_mathjax_build_no_page_loads_is_reported(tmp_path):
+    site = _site(tmp_path, LOCAL)
+    (site / "_static" / "mathjax" / "tex-svg.js").write_text("// another build")
+    (site / "_static" / "mathjax" / "a11y").mkdir()
+    (site / "_static" / "mathjax" / "a11y" / "sre.js").write_text("// loaded at run time")
+    problems = sitecheck.check_site(site)
+    assert len(problems) == 1 and "MathJax builds no page loads: tex-svg.js (" in problems[0]
+
+
+def test_the_sphinx_extension_keeps_only_the_mathjax_the_pages_load(tmp_path):
+    from types import SimpleNamespace
+
+    from normbook.publish import sphinx_offline
+
+    kept = ["tex-chtml.js", "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff",
+            "output/svg.js", "input/tex/extensions/cancel.js", "input/mml.js",
+            "a11y/explorer.js", "sre/mathmaps/en.json"]  # fmt: skip
+    dropped = ["tex-svg.js", "tex-mml-chtml.js", "core.js", "input/tex-full.js",
+               "input/mml/extensions/mml3.js", "ui/lazy.js", "adaptors/liteDOM.js"]  # fmt: skip
+    root = tmp_path / "_static" / "mathjax"
+    for rel in kept + dropped:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("//")
+
+    def app(path):
+        return SimpleNamespace(outdir=str(tmp_path), config=SimpleNamespace(mathjax_path=path),
+                               builder=SimpleNamespace(format="html"))  # fmt: skip
+
+    def files():
+        return sorted(f.relative_to(root).as_posix() for f in root.rglob("*") if f.is_file())
+
+    sphinx_offline.prune_mathjax(app("https://cdn.example.org/tex-chtml.js"), None)
+    sphinx_offline.prune_mathjax(app("mathjax/tex-chtml.js"), RuntimeError("build failed"))
+    assert files() == sorted(kept + dropped)  # a CDN's MathJax, a failed build: all kept
+    sphinx_offline.prune_mathjax(app("mathjax/tex-chtml.js"), None)
+    assert files() == sorted(kept)
+    assert not (root / "ui").exists() and not (root / "input" / "mml").exists()
 
 
 def test_no_pages_says_how_to_build(tmp_path):

@@ -7,9 +7,10 @@ Per page, at a 1280-px-wide window: console errors (a script that failed, a reso
 not load), raw TeX delimiters left in the visible text (math that did not render), internal
 links to a missing file or anchor, images that did not load, a horizontal scrollbar on the
 page body, a figure caption that is a piece of its alt text, a table wider than the text column
-that does not scroll, "nan" or "n/a" shown as a value, and more than 3 progress lines; then at
-400 px (a phone), a horizontal scrollbar again. Two screenshots per page
-(``<page>.png``, ``<page>.phone.png``) go to ``<html>/../screenshots/``. Needs Debian's
+that does not scroll, a bold word in a table cell (a verdict) broken across lines, "nan" or
+"n/a" shown as a value, more than 3 progress lines, and other than one search box in sight;
+then at 400 px (a phone), a horizontal scrollbar and the search boxes again. Two screenshots
+per page (``<page>.png``, ``<page>.phone.png``) go to ``<html>/../screenshots/``. Needs Debian's
 ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them when missing) and selenium.
 """
 
@@ -81,8 +82,9 @@ def progress_lines(text: str) -> list[str]:
 
 def content_problems(content: dict) -> list[str]:
     """What ``_CONTENT`` read from a page at 1280 px says is wrong: captions that are a piece of
-    their alt text, tables wider than the text column outside a scrolling box, "nan" / "n/a"
-    in the text a reader sees, more than ``MAX_PROGRESS`` progress lines."""
+    their alt text, tables wider than the text column outside a scrolling box, bold words in
+    table cells broken across lines, "nan" / "n/a" in the text a reader sees, more than
+    ``MAX_PROGRESS`` progress lines."""
     out = [sitecheck.caption_message(fid or str(i + 1), alt, cap)
            for i, (fid, alt, cap, legend) in enumerate(content["figures"])
            if sitecheck.caption_echoes_alt(alt, cap, legend)]  # fmt: skip
@@ -90,12 +92,24 @@ def content_problems(content: dict) -> list[str]:
         if (spills or width > column + 1) and not scrolls:
             out.append(f"table {n} ('{label}') is {width} px wide, wider than the {column} px "
                        "text column, and does not scroll: it spills or is cut off")  # fmt: skip
+    for n, word in content["broken"]:
+        out.append(f"table {n}: the word '{word}' is broken across two lines (a cell that "
+                   "wraps inside words: overflow-wrap: anywhere)")  # fmt: skip
     out += [f"missing value in the text: {m}" for m in missing_values(content["text"])]
     lines = progress_lines(content["text"])
     if len(lines) > MAX_PROGRESS:
         out.append(f"{len(lines)} progress lines (at most {MAX_PROGRESS}): "
                    + "; ".join(lines[:MAX_PROGRESS + 1]) + "; ...")  # fmt: skip
     return out
+
+
+def search_problems(searches: list[int], width: int) -> list[str]:
+    """One search box in sight at ``width`` where the page has any: ``searches`` is [the
+    theme's search fields and buttons in the page, those in sight] (``_STATE``)."""
+    present, seen = searches
+    if present and seen != 1:
+        return [f"{seen} search boxes in sight at {width} px (one expected)"]
+    return []
 
 
 def broken_links(page: Path, hrefs: list[str], root: Path) -> list[str]:
@@ -147,7 +161,15 @@ return {
   overflow: Math.max(root.scrollWidth, body ? body.scrollWidth : 0) - root.clientWidth,
   widest: widest(),
   mathjax: !!window.MathJax,
+  searches: searches(),
 };
+function searches() {
+  // the theme's search fields and buttons: [in the page, in sight] (its dialog stays closed)
+  const all = Array.from(document.querySelectorAll(".search-button__button, form.bd-search"));
+  const seen = all.filter(e => e.checkVisibility({checkVisibilityCSS: true}) &&
+                               e.getBoundingClientRect().width > 0);
+  return [all.length, seen.length];
+}
 function widest() {
   // the element that sticks out furthest on the right, outside any scrolling box
   const limit = document.documentElement.clientWidth + 1;
@@ -170,8 +192,9 @@ function widest() {
 
 
 # Figures [id, alt, caption text, has a legend]; tables [n, label, width, text column width,
-# sticks out of the column, inside a horizontally scrolling box]; the text a reader sees or can
-# unfold (closed dropdowns included), without code-cell inputs and source code outside outputs.
+# sticks out of the column, inside a horizontally scrolling box]; bold words of table cells (the
+# verdicts) that a line break cuts [table n, word]; the text a reader sees or can unfold (closed
+# dropdowns included), without code-cell inputs and source code outside outputs.
 _CONTENT = r"""
 const col = ["article.bd-article", "[role=main]", "main", "body"]  // the first that exists
     .map(s => document.querySelector(s)).find(e => e);
@@ -192,6 +215,23 @@ const tables = Array.from(col.querySelectorAll("table")).map((t, i) => {
   return [i + 1, head ? head.textContent.trim().slice(0, 40) : "", Math.round(r.width),
           Math.round(right - left), r.right > right + 1 || r.left < left - 1, scrolls(t)];
 });
+// a word whose letters lie on two lines ("reproduce" / "d"): its range has two line boxes
+const broken = [];
+Array.from(col.querySelectorAll("table")).forEach((t, i) => {
+  for (const b of t.querySelectorAll("td strong, td b")) {
+    const walk = document.createTreeWalker(b, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      for (const m of n.data.matchAll(/\p{L}{2,}/gu)) {
+        const r = document.createRange();
+        r.setStart(n, m.index);
+        r.setEnd(n, m.index + m[0].length);
+        const tops = new Set(Array.from(r.getClientRects()).filter(q => q.width > 0)
+                             .map(q => Math.round(q.top)));
+        if (tops.size > 1) broken.push([i + 1, m[0]]);
+      }
+    }
+  }
+});
 const SKIP = "script, style, noscript, template, .cell_input, a.headerlink";
 const SOURCE = "pre, code, div[class*=highlight-]";  // source, unless it is a cell's output
 const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT |
@@ -208,7 +248,7 @@ for (let n = walker.nextNode(); n; n = walker.nextNode()) {
   if (block !== last) { text += "\n"; last = block; }
   text += n.data;
 }
-return {figures: figures, tables: tables, text: text};
+return {figures: figures, tables: tables, broken: broken, text: text};
 """
 
 
@@ -384,6 +424,7 @@ def check_page(driver, page: Path, root: Path, shots: Path) -> PageReport:
                 f"horizontal scrollbar at {width} px: the page is {state['overflow']} px too "
                 f"wide (widest: {state['widest'] or '?'})"
             )
+        report.problems += search_problems(state["searches"], width)
         driver.save_screenshot(str(shots / f"{name}{'' if width == WIDTH else '.phone'}.png"))
     driver.set_window_size(WIDTH, HEIGHT)
     browser_code.drive_code_links(driver, report, rel)  # last: it leaves the page

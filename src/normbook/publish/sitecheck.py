@@ -2,7 +2,8 @@
 
 A page may *link* anywhere (an ``<a href>`` to arXiv is a citation), but everything it
 *loads* (scripts, stylesheets, images, fonts, frames) must come from the built site, and
-the math renderer must be there: a classroom without network otherwise sees raw LaTeX.
+the math renderer must be there (a classroom without network otherwise sees raw LaTeX), and
+only the MathJax build the pages load (the others are megabytes no reader fetches).
 And no figure's caption may start with a fragment of its image's alt text: the mark of an
 ``:alt:`` option written over two lines, whose second line MyST reads as the caption's title.
 
@@ -151,6 +152,7 @@ def check_site(html_dir: Path) -> list[str]:
     problems = []
     if not (html_dir / MATHJAX).is_file():
         problems.append(f"{html_dir / MATHJAX}: missing (the offline MathJax extension)")
+    loaded = set()  # the MathJax scripts the pages load
     for page in pages:
         html = page.read_text(encoding="utf-8", errors="replace")
         rel = page.relative_to(html_dir)
@@ -160,8 +162,16 @@ def check_site(html_dir: Path) -> list[str]:
         p.feed(html)
         for src in (s for s in p.mathjax_src if not EXTERNAL.match(s)):
             target = (page.parent / src.split("?")[0]).resolve()
+            loaded.add(target)
             if not target.is_file():
                 problems.append(f"{rel}: MathJax script {src} does not exist in the site")
+    mathjax = (html_dir / MATHJAX).parent
+    unused = sorted(f.name for f in mathjax.glob("*.js") if f.resolve() not in loaded)
+    if loaded and unused:
+        problems.append(
+            f"{mathjax}: MathJax builds no page loads: {', '.join(unused)} "
+            "(normbook.publish.sphinx_offline.prune_mathjax deletes them)"
+        )
     return problems
 
 
