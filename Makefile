@@ -15,8 +15,9 @@ SCHEDULER ?=
 JOBS ?=
 EXERCISES ?=
 CHEAP ?=
+BUNDLE ?=
 
-.PHONY: book test unit unit-light heavy-after-smoke checks-after-smoke lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint
+.PHONY: book test unit unit-light heavy-after-smoke checks-after-smoke lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint bundle
 
 venv: $(VENV)/.installed
 
@@ -28,8 +29,11 @@ $(VENV)/.installed: pyproject.toml
 
 ## Execute every chapter at the cpu profile (stale ones only) and build the HTML
 ## (`make book CHAPTERS=a1_localization,a2_mechanism`: only those; independent chapters run
-## two at a time on two cores or more, `JOBS=1` one at a time).
+## two at a time on two cores or more, `JOBS=1` one at a time). `make book BUNDLE=<file or URL>`
+## first imports a bundle's trained networks and analyses (`make bundle`): every file checked,
+## only the entries this checkout computes, nothing of a damaged one; the build computes the rest.
 book: venv
+	$(if $(BUNDLE),$(PY) -m normbook.publish.bundle import '$(BUNDLE)' --profile $(PROFILE))
 	$(BUILD) params --write
 	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(JOBS),--jobs $(JOBS))
 	$(PY) -m normbook.publish.sitecheck _build/$(PROFILE)/site/_build/html
@@ -42,6 +46,12 @@ book: venv
 reference: venv
 	$(PY) -m normbook.tools.reference --profile $(PROFILE)
 	$(BUILD) book --profile $(PROFILE)
+
+## Pack the cache entries the last `make book` at PROFILE read (trained networks, analyses;
+## no data, no site) into _build/<profile>/normbook-<profile>-<commit>.tar.gz with a manifest
+## and its .sha256: another computer builds the same book from it with `make book BUNDLE=...`.
+bundle: venv
+	$(PY) -m normbook.publish.bundle export --profile $(PROFILE)
 
 ## Train two small networks with the kernels as this CPU chooses them and pinned to AVX2, and
 ## hash their weights (_build/<profile>/fingerprint.json); the Build and compute page compares

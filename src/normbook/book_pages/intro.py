@@ -4,6 +4,7 @@ claims are undecided and what would decide them."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from normbook.book_pages.ledger import (
@@ -29,6 +30,7 @@ from normbook.pages.fmt import table
 from normbook.paper_a import paper_values as paper_values_a
 from normbook.paper_a.recorded import BARE_COMMAND, COMMAND, paper_scale_key
 from normbook.paper_b import paper_values as paper_values_b
+from normbook.runtime.cache import build_root
 from normbook.runtime.params import Spec
 
 INTRO = Spec(
@@ -240,9 +242,22 @@ def scale_line(recs: list[dict], profile: str) -> str:
         if unverified:
             how = " (rebuilt from JPEG)" if any("JPEG" in line for line in b1["provenance"]) else ""
             parts.append(f"an unverified copy of {' and '.join(unverified)}{how}")
+    if b := bundle_summary(profile):
+        where = "; ".join(f"{m} ({n} entries)" for m, n in b["computed_on"].items())
+        parts.append(f"{b['imported'] + b['kept']} of its cache entries (trained networks and "
+                     f"analyses) from the bundle `{b['file']}` of commit `{b['commit'][:10]}`, "
+                     f"computed on {where}")  # fmt: skip
     if not parts:
         return f"**Scale.** Profile `{profile}`; no chapter has a record yet."
     return f"**Scale** (`{profile}`): " + "; ".join(parts) + "."
+
+
+def bundle_summary(profile: str) -> dict | None:
+    """What `make book BUNDLE=` imported before this build (:mod:`normbook.publish.bundle`)."""
+    try:
+        return json.loads((build_root() / profile / "bundle.json").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def undecided(recs: list[dict]) -> str:

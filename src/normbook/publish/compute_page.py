@@ -246,6 +246,30 @@ def speed_section(profile: str) -> tuple[str, list[str]]:
     return text.rstrip() + "\n", gaps
 
 
+def bundle_section(profile: str) -> tuple[str, list[str]]:
+    """Where this build's networks came from when a bundle was imported (``make book
+    BUNDLE=``, :mod:`.bundle`: its summary ``_build/<profile>/bundle.json``)."""
+    text = "(compute-bundle)=\n## Networks from a bundle\n\n"
+    try:
+        b = json.loads((project.build_dir(profile) / "bundle.json").read_text())
+    except (OSError, ValueError):
+        return text + (
+            "This build imported no bundle: it computed or loaded its own cache entries. "
+            f"`make bundle PROFILE={profile}` packs them for another computer, and `make book "
+            "BUNDLE=<file or URL>` imports such a bundle before building.\n"
+        ), []
+    machines = "; ".join(f"{m} ({n} entries)" for m, n in b["computed_on"].items())
+    left = "; ".join(f"{n} of {what}" for what, n in b["left_out"].items()) or "none"
+    text += (
+        f"Before this build, `make book BUNDLE=` imported `{b['file']}` (SHA-256 "
+        f"`{b['sha256'][:16]}…`, packed at commit `{b['commit'][:10]}`, {b['imported_at'][:10]}): "
+        f"{b['imported']} of its {b['entries']} entries imported, {b['kept']} already here, "
+        f"left out (this build computes them): {left}. Its entries were computed on: "
+        f"{machines}.\n"
+    )  # fmt: skip
+    return text, []
+
+
 def _value(v) -> str:
     if isinstance(v, list):
         return ", ".join(map(str, v))
@@ -428,7 +452,7 @@ def page(profile: str) -> str:
     """The page's MyST markdown for the site of ``profile``."""
     parts = [pages_section(profile), book_section(profile), reference_section(profile),
              benchmark_section(profile), speed_section(profile), trade_section(profile),
-             paper_section()]  # fmt: skip
+             bundle_section(profile), paper_section()]  # fmt: skip
     missing = [m for _, gaps in parts for m in gaps]
     head = (
         "(build-and-compute)=\n# Build and compute\n\n"

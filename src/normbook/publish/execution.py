@@ -104,6 +104,15 @@ def execute(
     nbformat.write(nb, src)
     rel = path.relative_to(project.ROOT)
     print(f"[execute] {rel} profile={profile} overrides={overrides}", flush=True)
+    # the cache entries it reads or computes, noted by its kernel and workers (`make bundle`)
+    from normbook.runtime import cache  # torch: only once a chapter runs
+
+    log = build_dir(profile) / "entries_read" / f"{path.stem}.txt"
+    noting = log.with_suffix(".running")
+    noting.parent.mkdir(parents=True, exist_ok=True)
+    noting.write_text("")
+    before = os.environ.get(cache.READ_LOG)
+    os.environ[cache.READ_LOG] = str(noting)
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(
@@ -127,6 +136,10 @@ def execute(
         ) from None
     finally:
         src.unlink(missing_ok=True)
+        if before is None:
+            os.environ.pop(cache.READ_LOG, None)
+        else:
+            os.environ[cache.READ_LOG] = before
     seconds = time.perf_counter() - t0
     fold_injected_parameters(running)
     from normbook.runtime import devices  # torch, for the machine: only once a chapter ran
@@ -134,6 +147,7 @@ def execute(
     # before the stamp: a chapter stamped current always has its code and machine recorded
     ledger.stamp_build(path.stem, profile, project.code_hash(path), devices.machine())
     os.replace(running, out)
+    os.replace(noting, log)  # before the stamp: a current chapter has its entries noted
     write_atomic(stamp_file, key)
     print(f"[done] {path.relative_to(project.ROOT)} in {seconds:.1f} s", flush=True)
     return out, seconds

@@ -235,7 +235,13 @@ def chapter_key(path: Path, profile: str, resolved: dict) -> str:
         key += "-" + records_digest(spec, resolved)
     if not spec.reads_ledger:
         return key
-    return f"{key}-{ledger.digest(profile)}-{reference_digest(profile)}"
+    return f"{key}-{ledger.digest(profile)}-{reference_digest(profile)}-{bundle_digest(profile)}"
+
+
+def bundle_digest(profile: str) -> str:
+    """A hash of what `make book BUNDLE=` imported (``bundle.json``), which the intro names."""
+    f = build_dir(profile) / "bundle.json"
+    return hashlib.sha256(f.read_bytes() if f.is_file() else b"absent").hexdigest()[:16]
 
 
 def write_atomic(path: Path, text: str) -> None:

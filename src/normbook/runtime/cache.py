@@ -171,6 +171,20 @@ def _write(path: Path, entry: Entry, meta: dict) -> None:
         raise
 
 
+# A file that every entry this process (and its children) reads or writes is noted in, one
+# "<kind>/<key>" line each: a chapter's execution sets it (normbook.publish.execution), and
+# `make bundle` packs what the book's chapters noted (normbook.publish.bundle). Lines are
+# appended whole (O_APPEND), so a kernel and its workers share the file.
+READ_LOG = "NORMBOOK_READ_LOG"
+
+
+def _note(path: Path) -> None:
+    log = os.environ.get(READ_LOG)
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{path.parent.name}/{path.name}\n")
+
+
 # Entries that worker processes computed for this process: loading one is not a cache hit.
 _FRESH: set[str] = set()
 
@@ -182,6 +196,7 @@ def mark_fresh(paths) -> None:
 
 
 def _read(path: Path) -> Entry:
+    _note(path)
     try:
         meta = json.loads((path / "meta.json").read_text())
         with np.load(path / "arrays.npz", allow_pickle=False) as z:
@@ -243,6 +258,7 @@ def _compute(path, kind, key, config, code, compute) -> Entry:
         **entry.meta,
     }
     _write(path, entry, meta)
+    _note(path)
     entry.meta, entry.hit = _jsonable(meta), False
     return entry
 
