@@ -94,7 +94,7 @@ group_counts = None
 group_seeds = None  # seeds of the GroupNorm sweep (one model per seed and G)
 #   [smoke [0, 1] · cpu [0, 1] · paper 0-3]
 bn_eval_batch_sizes = None  # evaluation batch sizes for BatchNorm with minibatch statistics
-#   [smoke [8, 64] · cpu [8, 32, 128] · paper [8, 32, 128, 512]]
+#   [smoke [8, 64] · cpu [8, 128] · paper [8, 32, 128, 512]]
 
 # %% tags=["remove-input"]
 from normbook.pages import fmt, report

@@ -260,7 +260,10 @@ run.glue("a5_live_tol", f"{live.TOLERANCE:g}")
 # first keeps less of the signal for longer sequences, because what one sample's statistics carry
 # about any one position shrinks with $\ell$ (the {ref}`Methods page <methods-symmetry>` makes the
 # order explicit). Each length trains for its own budget, and every length's networks must pass
-# both controls before their fading counts.
+# both controls before their fading counts. At the `cpu` profile this section trains one length,
+# the base family's, so its row is not testable there: the two longer lengths graded nothing at
+# that budget and were the book's trade for its 60-minute ceiling ({ref}`compute-trade`);
+# `reach_lens` and `reach_len_steps` put them back, and the `paper` profile trains three.
 
 # %%
 rows = [claims.falls_with_length(study.on("length"))]

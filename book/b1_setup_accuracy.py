@@ -85,7 +85,7 @@ allow_unverified = None  # accept a data copy failing its checksum (env: NORMBOO
 curve_fractions = None  # epoch-budget fractions whose weights are kept (compute-to-effect)
 #   [smoke [0.5] · cpu [0.25, 0.5] · paper [0.25, 0.5]]
 curve_images = None  # class-balanced images the compute-to-effect curves are measured on
-#   [smoke 50 · cpu 500 · paper 2,000]
+#   [smoke 50 · cpu 250 · paper 2,000]
 workers = None  # parallel worker processes (0: one per core; results do not depend on it)
 #   [smoke 1 · cpu 0 · paper 2]
 device = None  # where models train: 'auto' is cuda when available, else cpu

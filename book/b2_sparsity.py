@@ -34,8 +34,9 @@
 # **Our reconstruction** (see {ref}`methods-reconstruction-b`; every item a parameter): the
 # models are those of chapter {ref}`b1` (same training parameters, loaded from the cache);
 # the images (`sparsity_images`) are class-balanced and drawn from each model's training
-# subset; for the channel sparsity each channel map is first averaged over space, so a
-# channel counts as zero for an image only when its whole map is zero
+# subset (the paper's 5,000 at `paper`; 2,000 at `cpu`, part of the book's trade for its
+# 60-minute ceiling, {ref}`compute-trade`); for the channel sparsity each channel map is first
+# averaged over space, so a channel counts as zero for an image only when its whole map is zero
 # (`channel_spatial_mean`; counting single elements instead would make the average
 # identical to layer sparsity). At the `cpu` profile the networks are narrow, briefly
 # trained, and there are {glue:text}`b2_run_seeds` seeds in this run, so each standard
@@ -78,7 +79,7 @@ allow_unverified = None  # accept a data copy failing its checksum (env: NORMBOO
 curve_fractions = None  # epoch-budget fractions whose weights are kept (compute-to-effect)
 #   [smoke [0.5] · cpu [0.25, 0.5] · paper [0.25, 0.5]]
 curve_images = None  # class-balanced images the compute-to-effect curves are measured on
-#   [smoke 50 · cpu 500 · paper 2,000]
+#   [smoke 50 · cpu 250 · paper 2,000]
 workers = None  # parallel worker processes (0: one per core; results do not depend on it)
 #   [smoke 1 · cpu 0 · paper 2]
 device = None  # where models train: 'auto' is cuda when available, else cpu

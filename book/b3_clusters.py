@@ -37,7 +37,9 @@
 #
 # **Our reconstruction** (see {ref}`methods-reconstruction-b`; every item a parameter): the models
 # of chapter {ref}`b1` (loaded from the cache); class-balanced images from each model's training
-# subset (`cluster_images`; {glue:text}`b3_n_images` in this run); k-means runs on the first
+# subset (`cluster_images`; {glue:text}`b3_n_images` in this run; the paper's 5,000 at `paper`,
+# 1,000 at `cpu`, where the k-means sweeps of 2,000 were part of the book's trade for its
+# 60-minute ceiling, {ref}`compute-trade`); k-means runs on the first
 # `pca_components` principal components of a layer's activations ({glue:text}`b3_pca` in this run; 0
 # means raw activations) with `kmeans_n_init` restarts (the best inertia kept), **but every DBI,
 # class-based or k-means, is computed on the raw flattened activations**, so PCA changes only how
@@ -87,7 +89,7 @@ allow_unverified = None  # accept a data copy failing its checksum (env: NORMBOO
 curve_fractions = None  # epoch-budget fractions whose weights are kept (compute-to-effect)
 #   [smoke [0.5] · cpu [0.25, 0.5] · paper [0.25, 0.5]]
 curve_images = None  # class-balanced images the compute-to-effect curves are measured on
-#   [smoke 50 · cpu 500 · paper 2,000]
+#   [smoke 50 · cpu 250 · paper 2,000]
 workers = None  # parallel worker processes (0: one per core; results do not depend on it)
 #   [smoke 1 · cpu 0 · paper 2]
 device = None  # where models train: 'auto' is cuda when available, else cpu

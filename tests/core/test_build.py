@@ -1,4 +1,5 @@
 import io
+import os
 
 import pytest
 import yaml
@@ -258,7 +259,8 @@ def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatc
     script.write_text(
         "import sys\n"
         "name = sys.argv[1]\n"
-        "print('working on', name, flush=True)\n"
+        "import os\n"
+        "print('working on', name, 'at nice', os.nice(0), flush=True)\n"
         "if name == 'bad': print('Boom', flush=True); sys.exit(2)\n"
         f"print({chapter_jobs.RESULT!r}, 'none' if name == 'cached' else '1.5')\n"
     )
@@ -271,7 +273,10 @@ def test_side_by_side_chapters_report_seconds_and_a_failure(tmp_path, monkeypatc
     assert {ch: secs for ch, secs, _ in runs} == {good[0]: 1.5, good[1]: None}
     assert all(cpu > 0 for _, _, cpu in runs)  # each child's own CPU seconds, measured
     out = capsys.readouterr().out
-    assert "[a] working on a" in out and "[cached] working on cached" in out
+    # the first in the queue (the critical path) at the build's own priority, the other below
+    base = os.nice(0)
+    assert f"[a] working on a at nice {base}" in out
+    assert f"[cached] working on cached at nice {min(base + chapter_jobs.NICE_OTHERS, 19)}" in out
     with _pytest.raises(project.BuildError, match="(?s)bad.py failed:.*Boom"):
         list(chapter_jobs.run_side_by_side([tmp_path / "bad.py", good[0]], "smoke", False, 2))
 

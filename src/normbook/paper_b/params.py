@@ -355,10 +355,13 @@ TRAIN_PROFILES = profiles(
     # caps at 6 and 3, as before 2026-12-07, the cap ended 19 of 20 CIFAR-10 networks and all 10
     # MNIST ones (a build of 2026-12-06). The kept states sit at a quarter and half of the cap
     # (CIFAR-10: epoch 6, the old budget, and 12). The
-    # kept states are measured on 500 images: k-means runs at two states of every network
+    # kept states are measured on 250 images: k-means runs at two states of every network
     # (B3, B4), and a late gain compares a network with itself on the same images, so the
-    # images' own sampling error mostly cancels
-    cpu=dict(curve_fractions=[0.25, 0.5], curve_images=500, seeds=[0, 1, 2, 3, 4],
+    # images' own sampling error mostly cancels. 250, not 500, is part of the `cpu` book's
+    # trade for its 60-minute ceiling (chapter *Build and compute*): the rows that read the
+    # kept states (k* earlier, the settle rows) were not shown at 500 in the reference of
+    # 2026-12-07, and a finished network's rows no longer wait on them
+    cpu=dict(curve_fractions=[0.25, 0.5], curve_images=250, seeds=[0, 1, 2, 3, 4],
              mnist_width=8, vgg_width=0.125, mnist_momentum=0.9,
              batch_size=32, mnist_epochs=16, cifar_epochs=24, patience=3, evals_per_epoch=2,
              mnist_train=10_000, cifar_train=10_000, n_val=2_000, n_test=10_000, workers=0,

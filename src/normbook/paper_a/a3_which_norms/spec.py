@@ -79,13 +79,17 @@ A3 = Spec(
         # cpu: chapter A1's configuration, so the no-norm and InstanceNorm networks are A1's.
         # The GroupNorm trend is a rank test over every (G, seed) model, valid with two seeds
         # per G; the BatchNorm claims are paired tests over all five seeds. All six of
-        # Fig. 4's group counts (G = 32 = C is InstanceNorm, A1's networks).
+        # Fig. 4's group counts (G = 32 = C is InstanceNorm, A1's networks). BatchNorm evaluated
+        # with minibatch statistics at batches of 8 and 128, not 8, 32 and 128: the middle size
+        # is part of the `cpu` book's trade for its 60-minute ceiling (chapter *Build and
+        # compute*); its row, the batch-size trend, was moot (its premise, BN's interior slope,
+        # refuted) in the reference of 2026-12-07, and two sizes still test it.
         "cpu": from_a1(
             "cpu",
             _A3_DROP,
             group_counts=list(paper_values.GROUP_COUNTS),
             group_seeds=[0, 1],
-            bn_eval_batch_sizes=[8, 32, 128],
+            bn_eval_batch_sizes=[8, 128],
         ),
         "paper": from_a1(
             "paper",
