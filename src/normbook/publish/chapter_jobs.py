@@ -97,9 +97,10 @@ class ChildRun:
 # The niceness of every chapter but the first in the queue (the one with the most planned
 # compute, whose run is the build's critical path): the scheduler gives the first one the cores
 # it asks for, and the others the rest, including every core the first leaves idle in its
-# serial phases. Without it the longest chapter got half the cores while the others ran: in
-# the cold `cpu` build of 2026-12-07, B4 beside A3 (both with a worker per core) ran 70 minutes
-# of the build's 70 on about one core. The numbers do not change (one thread per process).
+# serial phases. Without it the longest chapter got about half the cores while the others ran:
+# in a cold `cpu` build of 2026-12-07, B4 (beside A3, A5, A1 and A4 in turn, each with a worker
+# per core) had not finished after 68 minutes, where the whole book's CPU seconds fill 2 cores
+# for about 58. The numbers do not change (one thread per process).
 NICE_OTHERS = 10
 
 
