@@ -171,3 +171,35 @@ def test_a_url_is_fetched_and_a_broken_download_resumes(built, monkeypatch):
         assert (built / "build" / "cpu" / "bundles" / out.name).read_bytes() == out.read_bytes()
     finally:
         server.shutdown()
+
+
+@pytest.mark.heavy
+def test_a_chapter_built_from_its_bundle_computes_nothing_and_gives_the_same_numbers(
+    tmp_path, monkeypatch
+):
+    """Chapter A1 at smoke, executed, bundled, imported into an empty cache elsewhere and
+    executed again: no entry computed, the same glued numbers bit for bit."""
+    import re
+
+    from normbook.publish import execution
+
+    chapter = project.ROOT / "book" / "a1_localization.py"
+    monkeypatch.setattr(project, "chapters", lambda: [chapter])
+    wall = re.compile(r"_wall_s$")  # how long the run took: the one value that varies
+
+    def run(i: int) -> dict:
+        monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(tmp_path / f"build{i}"))
+        nb, secs = execution.execute(chapter, "smoke", {}, force=True)
+        assert secs is not None
+        return {k: v for k, v in execution.glued_values(nb).items() if not wall.search(k)}
+
+    _fresh_cache(tmp_path, monkeypatch, "cache0")
+    first = run(0)
+    packed = bundle.export("smoke")
+    root = _fresh_cache(tmp_path, monkeypatch, "cache1")
+    got = bundle.import_bundle(str(packed), "smoke")
+    assert got["imported"] == got["entries"] > 0 and not got["left_out"]
+    imported = _entries(root)
+    again = run(1)
+    assert _entries(root) == imported  # nothing computed, nothing rewritten
+    assert len(first) > 20 and again == first
