@@ -38,7 +38,27 @@ def kernel_manager():
             name = Path(tempfile.gettempdir()) / f"normbook-kernel-{uuid.uuid4().hex[:12]}"
             super().__init__(transport="ipc", ip=str(name), **kwargs)
 
+        async def _async_post_start_kernel(self, **kwargs):
+            await super()._async_post_start_kernel(**kwargs)
+            keep_priority(getattr(self.provisioner, "pid", None))
+
     return IPCKernelManager
+
+
+def keep_priority(pid: int | None) -> None:
+    """Give a kernel's session the niceness of this process. jupyter_client starts a kernel in
+    a session of its own, and Linux's autogroup scheduler shares the cores between sessions
+    whatever their processes' niceness: a chapter the build runs at lower priority
+    (:data:`.chapter_jobs.NICE_OTHERS`) would still take half the cores from the one on the
+    critical path (measured: 50 % each, 2026-12-07). An unprivileged process may only lower a
+    session's priority, which is all this does; without autogroup there is nothing to do."""
+    nice = os.nice(0)
+    group = Path(f"/proc/{pid}/autogroup")
+    if pid and nice > 0 and group.exists():
+        try:
+            group.write_text(str(nice))
+        except OSError:  # not permitted here: the kernel keeps the default share
+            pass
 
 
 def parse_overrides(path: Path, pairs: list[list[str]]) -> dict:
