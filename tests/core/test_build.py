@@ -319,3 +319,28 @@ def test_chapter_kernels_use_unix_sockets_not_ports():
     assert a.transport == ("ipc" if os.name == "posix" else "tcp")
     if os.name == "posix":  # each kernel its own sockets, wherever it runs
         assert a.ip != b.ip and len(a.ip) < 90
+
+
+def test_a_kernels_session_takes_the_niceness_of_the_chapter_that_starts_it(tmp_path):
+    """A chapter run at lower priority gives its kernel's session (a new autogroup) its
+    niceness, so that the scheduler's share between sessions follows it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not Path("/proc/self/autogroup").exists():
+        pytest.skip("no autogroup scheduler here: niceness alone decides")
+    script = (
+        "import os, subprocess, sys\n"
+        "from normbook.publish.execution import keep_priority\n"
+        "os.nice(7)\n"
+        "kernel = subprocess.Popen([sys.executable, '-c', 'import sys; sys.stdin.read()'],\n"
+        "                          stdin=subprocess.PIPE, start_new_session=True)\n"
+        "keep_priority(kernel.pid)\n"
+        "print(os.nice(0), open(f'/proc/{kernel.pid}/autogroup').read().split()[-1])\n"
+        "kernel.stdin.close(); kernel.wait()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    mine, its = out.stdout.split()
+    assert int(mine) >= 7 and its == mine
