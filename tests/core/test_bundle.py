@@ -17,7 +17,15 @@ from normbook.publish import bundle, compute_page, project
 from normbook.runtime import cache
 
 KIND = "z_bundle_test"
-STEP = cache.step(KIND, bundle)  # a step whose key covers the bundle module's code
+
+
+def _test_step(monkeypatch) -> cache.Step:
+    """A step whose key covers the bundle module's code, declared for one test only (the real
+    steps are kept; nothing of it stays in the registry for other tests)."""
+    bundle.steps()  # the book's own steps, before the copy
+    for name in ("STEPS", "_USED", "_MACHINES"):
+        monkeypatch.setattr(cache, name, dict(getattr(cache, name)))
+    return cache.step(KIND, bundle)
 
 
 @pytest.fixture
@@ -30,8 +38,9 @@ def built(tmp_path, monkeypatch):
     log = tmp_path / "build" / "cpu" / "entries_read" / "x.txt"
     log.parent.mkdir(parents=True)
     monkeypatch.setenv("NORMBOOK_READ_LOG", str(log))
+    step = _test_step(monkeypatch)
     for seed in range(3):
-        STEP.cached({"seed": seed}, lambda s=seed: cache.Entry({"x": np.arange(4.0) + s}))
+        step.cached({"seed": seed}, lambda s=seed: cache.Entry({"x": np.arange(4.0) + s}))
     monkeypatch.delenv("NORMBOOK_READ_LOG")
     return tmp_path
 
@@ -57,7 +66,7 @@ def test_a_bundle_imports_into_an_empty_cache_byte_for_byte(built, monkeypatch):
     got = bundle.import_bundle(str(out), "cpu")
     assert (got["imported"], got["kept"], got["left_out"]) == (3, 0, {})
     assert _entries(root) == before
-    assert STEP.cached({"seed": 1}, lambda: pytest.fail("recomputed")).hit
+    assert cache.STEPS[KIND].cached({"seed": 1}, lambda: pytest.fail("recomputed")).hit
     assert bundle.import_bundle(str(out), "cpu")["kept"] == 3  # present entries are kept
     assert json.loads((built / "build" / "cpu" / "bundle.json").read_text())["entries"] == 3
     page = compute_page.bundle_section("cpu")[0]  # Build and compute says where they came from

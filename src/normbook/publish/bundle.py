@@ -35,6 +35,7 @@ import tarfile
 import tempfile
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -262,12 +263,24 @@ def importable(e: dict, known: dict[str, cache.Step]) -> str:
     return ""
 
 
+@contextmanager
+def _entry_lock(path: Path):
+    """The cache's own lock on one entry (the file a computing run holds, in the cache's layout
+    ``.locks/<kind>/<key>.lock``): a build computing the entry and an import never both write it."""
+    lock = path.parent.parent / ".locks" / path.parent.name / f"{path.name}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        cache.lock_or_wait(f, f"[bundle] a run is computing {path.parent.name}/{path.name}; "
+                              "waiting for it")  # fmt: skip
+        yield
+
+
 def install(root: Path, e: dict, files: dict[str, bytes]) -> bool:
     """Write one entry atomically under its lock; False when it was already there (kept)."""
     path = root / e["kind"] / e["key"]
     if (path / "meta.json").exists():
         return False
-    with cache._locked([path]):
+    with _entry_lock(path):
         if (path / "meta.json").exists():
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
