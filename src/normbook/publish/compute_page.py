@@ -326,11 +326,15 @@ def trade_section(profile: str) -> tuple[str, list[str]]:
     header = ("cut", "parameter: before → now", "recorded seconds in entries: before → now",
               "what it cost in answers")  # fmt: skip
     text += table(header, rows) + "\n\n"
-    touched = [(k, c["name"], _row_cell(v["before"]), _row_cell(v["after"]))
-               for c in tr["cuts"] for k, v in c["rows"].items()]  # fmt: skip
+    by_row: dict[str, tuple[list[str], dict]] = {}  # a row several cuts touch is listed once
+    for c in tr["cuts"]:
+        for k, v in c["rows"].items():
+            by_row.setdefault(k, ([], v))[0].append(c["name"])
+    touched = [(k, "; ".join(names), _row_cell(v["before"]), _row_cell(v["after"]))
+               for k, (names, v) in by_row.items()]  # fmt: skip
     if touched:
         moved = sum((v["before"] or {}).get("verdict") != (v["after"] or {}).get("verdict")
-                    for c in tr["cuts"] for v in c["rows"].values())  # fmt: skip
+                    for _, v in by_row.values())  # fmt: skip
         text += (f"The rows the cuts touch, in the reference before and now ({moved} of "
                  f"{len(touched)} with another verdict; every paper B network was retrained "
                  "alike, so a row's move mixes the cut with its retraining's last bits, and "

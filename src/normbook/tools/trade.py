@@ -46,6 +46,28 @@ class Cut:
     answers: str = ""  # what the cut costs in answers, in words
     trade: bool = True  # False: a speed-up that changes no number
     extra: dict = field(default_factory=dict)
+    row_prefixes: tuple[str, ...] = ()  # and every row whose key starts with one of these
+
+
+def _seed(c: dict):
+    """A paper B entry's network seed (a training's own, an analysis's network's)."""
+    return c.get("seed", c.get("train", {}).get("seed"))
+
+
+def _a1_fifth_seed(c: dict) -> float:
+    """A paper A training of seed 4 (all of it), or an evaluation of several seeds with seed 4
+    among them (its share), at A1's steps: the fifth seed's cost (the study seeds of A3, A5
+    and the calibration never reach 4, and A4's other architectures are other kinds)."""
+    if c.get("train", {}).get("steps") != 5000:
+        return 0.0
+    if c.get("seed") == 4:
+        return 1.0
+    seeds = c.get("seeds", ())
+    return 1 / len(seeds) if 4 in seeds else 0.0
+
+
+def _a1_four_seeds(c: dict) -> bool:
+    return c.get("train", {}).get("steps") == 5000 and c.get("seeds") == [0, 1, 2, 3]
 
 
 def _analysis(c: dict) -> dict:
@@ -121,30 +143,58 @@ CUTS = [
         rows=CLUSTER_ROWS,
         why="class DBI and k-means sweeps (k = 2-20) of every network, and the silhouettes",
         answers="see the rows"),
+    Cut("paper B's fifth seed", "b1_setup_accuracy", {"seeds": [0, 1, 2, 3, 4]},
+        ("b_train", "b_sparsity", "b_threshold", "b_clusters", "b_silhouette", "b_projection"),
+        before=lambda c: _seed(c) == 4, after=lambda c: False, rows=(),
+        row_prefixes=("b1_", "b2_", "b3_", "b4_"),
+        why="one network of every cell of paper B (seed 4: 9 networks, 7 on CIFAR-10) and "
+        "every analysis of them",
+        answers="four seeds, the paper's own number: every interval over seeds about 28 % "
+        "wider at the same spread (t quantile and square root of n), and each estimate drawn "
+        "from one seed fewer; see the rows"),
+    Cut("paper A's fifth seed", "a1_localization", {"seeds": [0, 1, 2, 3, 4], "live_seeds": 5},
+        ("a_train", "a_eval", "a_batchstats", "a_intervene"),
+        before=_a1_fifth_seed, after=lambda c: False, rows=(),
+        row_prefixes=("a1_", "a3_batchnorm", "a3_batch_size", "a4_circular", "a4_population",
+                      "a4_shuffled", "a4_interior", "a5_"),
+        why="chapter A1's networks of seed 4 (no norm, InstanceNorm, BatchNorm, the circular "
+        "control) and the evaluations that include it",
+        answers="four seeds, the paper's own number: see the rows of A1's networks (A1, A3's "
+        "BatchNorm, A4's controls, A5's base family)"),
+    Cut("A5's 16-layer family", "a5_reach", {"reach_mix": [0, 1, 3]}, ("a_train", "a_eval"),
+        before=lambda c: c.get("cnn", {}).get("mix") == 3, after=lambda c: False,
+        rows=("a5_norm_layers",),
+        why="three models with 16 normalization layers (three kernel-1 blocks per block) and "
+        "their evaluations",
+        answers="the layer axis keeps two levels, 4 and 8 normalization layers: its rank "
+        "correlation rests on fewer models and two ranks"),
 ]  # fmt: skip
 
 
 def entry_seconds(path: Path) -> float:
     """What one cache entry recorded of its computation's seconds: an analysis's or a stacked
-    training's ``seconds`` array (summed), else the step's ``compute_seconds``."""
+    training's ``seconds`` array (summed), a paper B network's ``train_seconds``, else the
+    step's ``compute_seconds``."""
     meta = json.loads((path / "meta.json").read_text())
     arrays = path / "arrays.npz"
     if arrays.exists():
         with np.load(arrays, allow_pickle=False) as z:
             if "seconds" in z.files:
                 return float(np.sum(z["seconds"]))
-    return float(meta.get("compute_seconds", 0.0))
+    return float(meta.get("train_seconds") or meta.get("compute_seconds", 0.0))
 
 
 def cost(root: Path, kinds, pick) -> dict:
     """Entries of ``kinds`` under cache ``root`` whose config ``pick`` selects: how many, and
-    their seconds."""
+    their seconds (``pick`` may return a share instead of True: an evaluation of five seeds
+    counts a fifth of its seconds to one of them)."""
     n, secs = 0, 0.0
     for kind in kinds:
         for d in sorted((root / kind).glob("*/")):
             meta = json.loads((d / "meta.json").read_text())
-            if pick(meta.get("config", {})):
-                n, secs = n + 1, secs + entry_seconds(d)
+            share = float(pick(meta.get("config", {})))
+            if share:
+                n, secs = n + 1, secs + share * entry_seconds(d)
     return {"entries": n, "seconds": round(secs, 1)}
 
 
@@ -175,6 +225,12 @@ def check_profile(profile: str) -> None:
                 raise SystemExit(f"error: {cut.chapter}'s {p} is still {old} at {profile}")
 
 
+def touched(cut: Cut, before: dict, after: dict) -> list[str]:
+    """The rows a cut touches: its own list, then those its prefixes name, in ledger order."""
+    named = [k for k in {**before, **after} if k.startswith(cut.row_prefixes or ("\0",))]
+    return list(dict.fromkeys([*cut.rows, *named]))
+
+
 def measure(profile: str, rev: str, before_cache: Path, before_timings: Path) -> dict:
     check_profile(profile)
     show = ["git", "show", f"{rev}:results/{profile}/ledger.json"]
@@ -193,7 +249,8 @@ def measure(profile: str, rev: str, before_cache: Path, before_timings: Path) ->
             "before": cost(before_cache, cut.kinds, cut.before),
             "after": cost(now_cache, cut.kinds, cut.after),
             "rows": {k: {"before": row_view(before_rows.get(k)),
-                         "after": row_view(after_rows.get(k))} for k in cut.rows},
+                         "after": row_view(after_rows.get(k))}
+                     for k in touched(cut, before_rows, after_rows)},
         })  # fmt: skip
     return dict(
         format=1, profile=profile, ceiling_min=60,
