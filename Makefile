@@ -17,7 +17,25 @@ EXERCISES ?=
 CHEAP ?=
 BUNDLE ?=
 
-.PHONY: book test unit unit-light heavy-after-smoke checks-after-smoke lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint bundle
+## The kernels, pinned by default to the reference machine's instruction set (AVX2) in every
+## process that computes, so that any x86 CPU with AVX2 computes what the reference's computed:
+## oneDNN's convolutions, ATen's kernels and OpenBLAS under numpy, scipy and scikit-learn (its
+## Haswell kernels are what it chooses on the reference's Zen 3: the same bits, measured). A
+## value the machine already sets is kept. `ISA=native` lets each library choose (2 % faster on
+## a Zen 4 measured). A CPU without AVX2 (ARM, older x86) gets no pins: `make fingerprint` says
+## so, and `make book BUNDLE=...` gives it the reference's networks (`make pins` shows them).
+ISA ?= avx2
+ifeq ($(ISA),avx2)
+ifneq ($(shell grep -m1 -ow avx2 /proc/cpuinfo 2>/dev/null),)
+export ONEDNN_MAX_CPU_ISA ?= AVX2
+export ATEN_CPU_CAPABILITY ?= avx2
+export OPENBLAS_CORETYPE ?= Haswell
+endif
+else ifneq ($(ISA),native)
+$(error ISA must be avx2 (the default) or native, got '$(ISA)')
+endif
+
+.PHONY: book test unit unit-light heavy-after-smoke checks-after-smoke lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint bundle pins
 
 venv: $(VENV)/.installed
 
@@ -58,6 +76,10 @@ bundle: venv
 ## them with the reference machine's: do pinned kernels give another CPU the same numbers?
 fingerprint: venv
 	$(PY) -m normbook.tools.fingerprint --profile $(PROFILE)
+
+## The pins every computing process of this make gets (none: the CPU chooses).
+pins:
+	@env | grep -E '^(ONEDNN_MAX_CPU_ISA|ATEN_CPU_CAPABILITY|OPENBLAS_CORETYPE)=' | sort | grep . || echo "no pins: each library chooses its kernels (ISA=$(ISA))"
 
 ## Open the chapters in JupyterLab as notebooks (jupytext; installs the pinned `lab` extra
 ## once): right-click a chapter's .py, Open With > Jupytext Notebook, and run it.
@@ -122,6 +144,7 @@ smoke-build: venv
 
 smoke-checks: venv
 	$(PY) -m normbook.tools.refutable smoke
+	$(PY) -m normbook.tools.pins _build/smoke/cache
 	$(PY) -m normbook.publish.sitecheck _build/smoke/site/_build/html
 	$(PY) -m normbook.publish.browser _build/smoke/site/_build/html
 	$(PY) -m normbook.tools.reference --profile smoke --allow-changes --no-fingerprint --out _build/smoke/reference.json

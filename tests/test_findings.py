@@ -140,6 +140,21 @@ def test_the_scale_line_states_this_build_against_the_papers():
     assert "length 75, 4 normalization layers, 3 seeds (paper: 600, 32, 4)" in line
     assert "52%" in line and "85.99 %" in line
     assert "unverified copy of CIFAR-10 (rebuilt from JPEG)" in line
+    assert "kernels" not in line  # records without a machine say nothing of it
+
+
+def test_the_scale_line_says_whether_the_kernels_were_pinned():
+    pinned = {"isa": "Intel AVX2", "flags": {"ONEDNN_MAX_CPU_ISA": "AVX2"}}
+    a1 = {**_record("a1_localization", params={"seq_len": 75, "depth": 4, "seeds": [0]}),
+          "machine": pinned}  # fmt: skip
+    assert (
+        "kernels pinned to the reference machine's instruction set (`ONEDNN_MAX_CPU_ISA=AVX2`"
+        in findings.scale_line([a1], "cpu")
+    )
+    a1["machine"] = {"isa": "Intel AVX-512", "flags": {}}
+    assert "kernels as the CPU chose them (Intel AVX-512; no pins" in findings.scale_line(
+        [a1], "cpu"
+    )
 
 
 def test_the_recorded_note_says_how_to_make_a_paper_scale_record():

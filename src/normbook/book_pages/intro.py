@@ -242,6 +242,8 @@ def scale_line(recs: list[dict], profile: str) -> str:
         if unverified:
             how = " (rebuilt from JPEG)" if any("JPEG" in line for line in b1["provenance"]) else ""
             parts.append(f"an unverified copy of {' and '.join(unverified)}{how}")
+    if kernels := kernels_part(recs):
+        parts.append(kernels)
     if b := bundle_summary(profile):
         where = "; ".join(f"{m} ({n} entries)" for m, n in b["computed_on"].items())
         parts.append(f"{b['imported'] + b['kept']} of its cache entries (trained networks and "
@@ -250,6 +252,21 @@ def scale_line(recs: list[dict], profile: str) -> str:
     if not parts:
         return f"**Scale.** Profile `{profile}`; no chapter has a record yet."
     return f"**Scale** (`{profile}`): " + "; ".join(parts) + "."
+
+
+def kernels_part(recs: list[dict]) -> str:
+    """The kernels this build's chapters ran: pinned to the reference machine's instruction
+    set (the Makefile's default, ``make pins``) or as the CPU chose them."""
+    machines = [r["machine"] for r in recs if r.get("machine")]
+    if not machines:
+        return ""
+    flags = machines[0].get("flags") or {}
+    if flags:
+        pins = ", ".join(f"`{k}={v}`" for k, v in sorted(flags.items()))
+        return (f"kernels pinned to the reference machine's instruction set ({pins}; "
+                "`make book ISA=native` lets the CPU choose)")  # fmt: skip
+    return (f"kernels as the CPU chose them ({machines[0].get('isa', '?')}; no pins: "
+            "`ISA=native`, or a CPU without AVX2)")  # fmt: skip
 
 
 def bundle_summary(profile: str) -> dict | None:

@@ -437,6 +437,13 @@ def portability(profile: str, ref: dict) -> str:
              "pinned to AVX2.")  # fmt: skip
     if not mine:
         return text + " This machine's are not measured yet: `make fingerprint` measures them."
+    if mine.get("pinned") is None or theirs.get("pinned") is None:
+        return text + (
+            f" This machine ({machine_text(mine['machine'])}) hashes to "
+            f"{hashes(mine, 'as_is')} as it chooses, and cannot run the reference's "
+            f"pinned kernels ({mine.get('no_avx2') or 'not measured'}): the bundle of "
+            "the reference's networks gives its verdicts here (`make book BUNDLE=...`)."
+        )
     same = lambda k: (mine[k]["a"], mine[k]["b"]) == (theirs[k]["a"], theirs[k]["b"])  # noqa: E731
     cost = [mine["pinned"]["s_per_step"][k] / mine["as_is"]["s_per_step"][k] for k in "ab"]
     return text + (
@@ -444,9 +451,9 @@ def portability(profile: str, ref: dict) -> str:
         f"chooses ({'the same' if same('as_is') else 'other'} numbers), "
         f"{hashes(mine, 'pinned')} pinned ({'the same' if same('pinned') else 'other'} numbers; "
         f"pinned steps take {cost[0]:.2f}x and {cost[1]:.2f}x the time). "
-        + ("Pinned kernels make these two machines compute the same networks: "
-           "`ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 make book` should reproduce the "
-           "reference bit for bit." if same("pinned") and not same("as_is") else
+        + ("Pinned kernels make these two machines compute the same networks: `make book` "
+           "(pinned by default; `make pins` shows the pins) should reproduce the reference's "
+           "networks bit for bit." if same("pinned") and not same("as_is") else
            "" if same("pinned") else
            "Pinning does not make these machines agree; no switch can promise the same ledger.")
     )  # fmt: skip

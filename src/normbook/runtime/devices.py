@@ -64,8 +64,9 @@ def git_commit(short: bool = False) -> str:
     return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
-# The switches that change which kernels compute (and so the last bits of every result).
-ISA_FLAGS = ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "DNNL_MAX_CPU_ISA")
+# The switches that change which kernels compute (and so the last bits of every result): the
+# Makefile pins the first two and OpenBLAS's by default (`make pins`).
+ISA_FLAGS = ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "DNNL_MAX_CPU_ISA", "OPENBLAS_CORETYPE")
 
 
 @functools.cache
@@ -137,6 +138,20 @@ def versions() -> dict[str, str]:
             "scikit-learn": version("scikit-learn")}  # fmt: skip
 
 
+def blas_kernels() -> str:
+    """The kernels of the BLAS under numpy, scipy and scikit-learn ('Haswell', 'SkylakeX', ...:
+    OpenBLAS's choice, which ``OPENBLAS_CORETYPE`` pins), from threadpoolctl; 'unknown' where
+    it cannot say (a machine without scikit-learn, or another BLAS)."""
+    try:
+        import numpy  # noqa: F401  (loads the BLAS that threadpoolctl reads)
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown"
+    found = {i.get("architecture") for i in threadpool_info() if i.get("user_api") == "blas"}
+    found.discard(None)
+    return "+".join(sorted(found)) or "unknown"
+
+
 def machine() -> dict:
     """What a CPU result depends on beyond the code and the seed: the CPU, the instruction sets
     oneDNN and ATen chose, the versions, and the switches that pin them. Every chapter computes
@@ -146,6 +161,7 @@ def machine() -> dict:
         "cpu": cpu_model(),
         "isa": onednn_isa(),
         "aten_capability": torch.backends.cpu.get_cpu_capability(),
+        "blas": blas_kernels(),
         "torch": torch.__version__,
         "onednn": _onednn_version(),
         "versions": versions(),
@@ -179,10 +195,15 @@ def provenance() -> dict:
 
 
 def same_machine(a: dict, b: dict) -> bool:
-    """Whether two machines compute alike: the same CPU model, instruction sets and pins (the
-    versions are compared on their own, :func:`version_changes`). The thread count is recorded,
-    not compared: every computation of the book runs on one thread by construction."""
-    keys = ("cpu", "isa", "aten_capability", "flags")
+    """Whether two machines compute alike: the same CPU model and the same kernels, as oneDNN,
+    ATen and the BLAS chose them (the BLAS's where both recorded it). The pins are recorded,
+    not compared: they act through the kernels they leave (AVX2 pinned on a CPU that chooses
+    AVX2 anyway computes the same bits). The versions are compared on their own
+    (:func:`version_changes`); the thread count is recorded, not compared: every computation
+    of the book runs on one thread by construction."""
+    keys = ["cpu", "isa", "aten_capability"]
+    if a.get("blas", "unknown") != "unknown" and b.get("blas", "unknown") != "unknown":
+        keys.append("blas")
     return all(a.get(k) == b.get(k) for k in keys)
 
 

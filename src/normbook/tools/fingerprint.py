@@ -4,12 +4,15 @@ instruction set make this CPU compute what the reference's CPU computed, bit for
 Two small networks of the book's two families, a 1-D CNN with InstanceNorm (paper A) and a 2-D
 CNN with BatchNorm (paper B), are trained for a few hundred Adam steps on seeded data, on one
 thread, and their final weights hashed: once as the machine chooses its kernels, once with
-oneDNN and ATen pinned to AVX2 (``ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2``). Each runs
-in a fresh process, since both libraries choose their kernels once per process. The result is
-written to ``_build/<profile>/fingerprint.json``; ``make reference`` keeps the reference
-machine's in the reference ledger, and the *Build and compute* page compares the two: equal
-pinned hashes on two different CPUs are the evidence that pinning makes their ledgers agree;
-unequal ones, that it does not. Pinning is never the default without that evidence.
+the pins the Makefile sets by default (:data:`PINNED`, ``make pins``). Each runs in a fresh
+process, since the libraries choose their kernels once per process. The result is written to
+``_build/<profile>/fingerprint.json``; ``make reference`` keeps the reference machine's in the
+reference ledger, and the *Build and compute* page compares the two: equal pinned hashes on two
+different CPUs are the evidence that pinning makes their ledgers agree; unequal ones, that it
+does not. (On a Zen 4, pinned, they were equal to the Zen 3 reference's, and a whole pinned
+`cpu` book gave the reference's verdict for every claim; unpinned, three differed.) A CPU that
+cannot run the reference's kernels (no AVX2: ARM, older x86) is told so, and pointed to the
+bundle of the reference's networks (``make book BUNDLE=...``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,34 @@ import subprocess
 import sys
 import time
 
-PINNED = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
+# the Makefile's default pins (tested equal): the reference machine's kernels
+PINNED = {
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "OPENBLAS_CORETYPE": "Haswell",
+}
+NO_AVX2 = (
+    "this CPU has no AVX2 ({why}): pinning cannot give it the reference machine's kernels. "
+    "For the reference's verdicts, build from the bundle of its networks: "
+    "make book BUNDLE=<the bundle's file or URL> (README, 'The book from a bundle')"
+)
+
+
+def has_avx2(cpuinfo: str | None = None) -> tuple[bool, str]:
+    """Whether this CPU can run the pinned kernels, and why not (x86 with AVX2 only)."""
+    import platform
+
+    if cpuinfo is None:
+        try:
+            cpuinfo = open("/proc/cpuinfo").read()
+        except OSError:
+            return False, f"no /proc/cpuinfo on {platform.system()} {platform.machine()}"
+    flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
+    if "avx2" in flags.split():
+        return True, ""
+    return False, f"{platform.machine()}, no avx2 among its flags"
+
+
 STEPS = 200
 
 # Runs in a fresh interpreter: prints {"a": hash, "b": hash, "s_per_step": {...}} as JSON.
@@ -75,9 +105,10 @@ def measure(steps: int = STEPS) -> dict:
     """This machine's fingerprint: as it chooses its kernels, and pinned to AVX2."""
     from normbook.runtime.devices import machine
 
+    ok, why = has_avx2()
     return {"machine": machine(), "steps": steps, "date": time.strftime("%Y-%m-%d"),
-            "as_is": run({}, steps), "pinned": run(PINNED, steps),
-            "pinned_flags": PINNED}  # fmt: skip
+            "as_is": run({}, steps), "pinned": run(PINNED, steps) if ok else None,
+            "pinned_flags": PINNED, "no_avx2": None if ok else why}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     out = project.build_dir(args.profile) / "fingerprint.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     project.write_atomic(out, json.dumps(data, indent=1) + "\n")
+    if data["pinned"] is None:
+        print(f"[fingerprint] {out}: as is {data['as_is']['a']} {data['as_is']['b']}")
+        print("[fingerprint] " + NO_AVX2.format(why=data["no_avx2"]))
+        return 0
     print(f"[fingerprint] {out}: as is {data['as_is']['a']} {data['as_is']['b']}, pinned "
           f"{data['pinned']['a']} {data['pinned']['b']}")  # fmt: skip
     return 0
