@@ -122,11 +122,11 @@ unit: venv
 	$(PY) -m pytest
 
 unit-light: venv
-	$(PY) -m pytest -m "not heavy"
+	$(PY) -m pytest -m "not heavy" --durations=12
 
 # make test's lanes after the smoke build (-j3: the light tests go on beside both)
 heavy-after-smoke: smoke-build
-	$(PY) -m pytest -m heavy
+	$(PY) -m pytest -m heavy --durations=5
 
 checks-after-smoke: smoke-build
 	$(MAKE) --no-print-directory smoke-checks
