@@ -44,9 +44,7 @@
 # Adam at a fixed step budget, batch size and learning rate (this run: {glue:text}`a1_steps` steps
 # at {glue:text}`a1_lr`, {glue:text}`a1_schedule` learning-rate schedule, chosen by the
 # {ref}`budget calibration <calibration>` at seeds the book does not use; the `cpu` step budget is
-# {glue:text}`a1_budget` of the `paper` one, so `cpu` takes larger steps, and trains the paper's
-# four seeds, a fifth being the book's trade for its 60-minute ceiling, {ref}`compute-trade`);
-# the localization test
+# {glue:text}`a1_budget` of the `paper` one, so `cpu` takes larger steps); the localization test
 # (`detector`, this run: {glue:text}`a1_detector`) calls index $i$ localized when the mean outputs
 # at $i-1$ and $i+1$ differ, comparing predictions from *independent* inputs, a test whose
 # false-positive rate and power are measured before it grades anything ({ref}`methods-detector`);
@@ -84,7 +82,7 @@ device = None  # where networks train and run: 'auto' is cuda when available
 #   [smoke cpu · cpu cpu · paper auto]
 workers = None  # processes that train stacks side by side (0: one per core; results don't change)
 #   [smoke 2 · cpu 0 · paper 1]
-seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-3 · paper 0-4]
+seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 n_eval = None  # predictions per index for the Welch tests
 #   [smoke 2,048 · cpu 51,200 · paper 3,200,000]
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
@@ -100,7 +98,7 @@ probe_batches = None  # batches of fresh noise to fit each depth's linear probe
 paper_record = None  # the recorded paper-scale run the chapter reads (make paper-run writes it)
 #   [every profile: results/paper/a1.json]
 live_seeds = None  # seeds of each network the live view runs in the page (0: no view)
-#   [smoke 2 · cpu 4 · paper 1]
+#   [smoke 2 · cpu 5 · paper 1]
 live_draws = None  # noise draws behind the live view's mean prediction
 #   [smoke 16 · cpu 16 · paper 4]
 

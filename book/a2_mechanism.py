@@ -79,7 +79,7 @@ device = None  # where networks train and run: 'auto' is cuda when available
 #   [smoke cpu · cpu cpu · paper auto]
 workers = None  # processes that train stacks side by side (0: one per core; results don't change)
 #   [smoke 2 · cpu 0 · paper 1]
-seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-3 · paper 0-4]
+seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 n_eval = None  # predictions per index for the Welch tests
 #   [smoke 2,048 · cpu 51,200 · paper 3,200,000]
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)
@@ -113,7 +113,7 @@ pack_seeds = None  # PackNorm: seeds (one model per seed and overlap)
 n_test = None  # PackNorm: fresh test pairs per model [smoke 512 · cpu 8,192 · paper 100,000]
 transition_level = None  # accuracy that defines the transition overlap [every profile: 0.75]
 live_seeds = None  # seeds of each network the live view runs in the page (0: no view)
-#   [smoke 2 · cpu 4 · paper 1]
+#   [smoke 2 · cpu 5 · paper 1]
 live_draws = None  # noise draws behind the live view's mean prediction
 #   [smoke 16 · cpu 16 · paper 4]
 

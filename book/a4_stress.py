@@ -74,7 +74,7 @@ device = None  # where networks train and run: 'auto' is cuda when available
 #   [smoke cpu · cpu cpu · paper auto]
 workers = None  # processes that train stacks side by side (0: one per core; results don't change)
 #   [smoke 2 · cpu 0 · paper 1]
-seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-3 · paper 0-4]
+seeds = None  # training seeds (one model each) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 n_eval = None  # predictions per index for the Welch tests
 #   [smoke 2,048 · cpu 51,200 · paper 3,200,000]
 eval_batch_size = None  # evaluation batch size (matters for BatchNorm minibatch statistics)

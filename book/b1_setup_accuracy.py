@@ -47,15 +47,13 @@
 # few epochs (this run: {glue:text}`b1_run_train` training images per dataset,
 # {glue:text}`b1_run_seeds` seeds), so their accuracies are far below the paper's. What this
 # profile can test is the *comparison* between BN and no BN, not the paper's absolute numbers.
-# The `cpu` profile trains the paper's four seeds; a fifth (the `paper` profile's) was the
-# book's trade for its 60-minute ceiling ({ref}`compute-trade`).
 # :::
 #
 # **Run time** of this chapter: {{ cost_b1_setup_accuracy }}.
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
-seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-3 · paper 0-4]
+seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
 vgg_width = None
 #   VGG-16 channel multiplier (1 = 64 ... 512 channels) [smoke 0.0625 · cpu 0.125 · paper 1]

@@ -47,7 +47,7 @@
 
 # %% tags=["parameters", "hide-input"]
 profile = "cpu"  # smoke, cpu or paper; a knob left at None takes the profile's value
-seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-3 · paper 0-4]
+seeds = None  # training seeds (one model per seed and variant) [smoke [0, 1] · cpu 0-4 · paper 0-4]
 mnist_width = None  # standard CNN width k (channels k, 2k, 4k, 8k) [smoke 4 · cpu 8 · paper 64]
 vgg_width = None
 #   VGG-16 channel multiplier (1 = 64 ... 512 channels) [smoke 0.0625 · cpu 0.125 · paper 1]

@@ -49,27 +49,6 @@ class Cut:
     row_prefixes: tuple[str, ...] = ()  # and every row whose key starts with one of these
 
 
-def _seed(c: dict):
-    """A paper B entry's network seed (a training's own, an analysis's network's)."""
-    return c.get("seed", c.get("train", {}).get("seed"))
-
-
-def _a1_fifth_seed(c: dict) -> float:
-    """A paper A training of seed 4 (all of it), or an evaluation of several seeds with seed 4
-    among them (its share), at A1's steps: the fifth seed's cost (the study seeds of A3, A5
-    and the calibration never reach 4, and A4's other architectures are other kinds)."""
-    if c.get("train", {}).get("steps") != 5000:
-        return 0.0
-    if c.get("seed") == 4:
-        return 1.0
-    seeds = c.get("seeds", ())
-    return 1 / len(seeds) if 4 in seeds else 0.0
-
-
-def _a1_four_seeds(c: dict) -> bool:
-    return c.get("train", {}).get("steps") == 5000 and c.get("seeds") == [0, 1, 2, 3]
-
-
 def _analysis(c: dict) -> dict:
     a = c.get("analysis", {})
     return a.get("clusters", a) if "clusters" in a else a
@@ -143,24 +122,6 @@ CUTS = [
         rows=CLUSTER_ROWS,
         why="class DBI and k-means sweeps (k = 2-20) of every network, and the silhouettes",
         answers="see the rows"),
-    Cut("paper B's fifth seed", "b1_setup_accuracy", {"seeds": [0, 1, 2, 3, 4]},
-        ("b_train", "b_sparsity", "b_threshold", "b_clusters", "b_silhouette", "b_projection"),
-        before=lambda c: _seed(c) == 4, after=lambda c: False, rows=(),
-        row_prefixes=("b1_", "b2_", "b3_", "b4_"),
-        why="one network of every cell of paper B (seed 4: 9 networks, 7 on CIFAR-10) and "
-        "every analysis of them",
-        answers="four seeds, the paper's own number: every interval over seeds about 28 % "
-        "wider at the same spread (t quantile and square root of n), and each estimate drawn "
-        "from one seed fewer; see the rows"),
-    Cut("paper A's fifth seed", "a1_localization", {"seeds": [0, 1, 2, 3, 4], "live_seeds": 5},
-        ("a_train", "a_eval", "a_batchstats", "a_intervene"),
-        before=_a1_fifth_seed, after=lambda c: False, rows=(),
-        row_prefixes=("a1_", "a3_batchnorm", "a3_batch_size", "a4_circular", "a4_population",
-                      "a4_shuffled", "a4_interior", "a5_"),
-        why="chapter A1's networks of seed 4 (no norm, InstanceNorm, BatchNorm, the circular "
-        "control) and the evaluations that include it",
-        answers="four seeds, the paper's own number: see the rows of A1's networks (A1, A3's "
-        "BatchNorm, A4's controls, A5's base family)"),
     Cut("A5's 16-layer family", "a5_reach", {"reach_mix": [0, 1, 3]}, ("a_train", "a_eval"),
         before=lambda c: c.get("cnn", {}).get("mix") == 3, after=lambda c: False,
         rows=("a5_norm_layers",),
@@ -231,7 +192,9 @@ def touched(cut: Cut, before: dict, after: dict) -> list[str]:
     return list(dict.fromkeys([*cut.rows, *named]))
 
 
-def measure(profile: str, rev: str, before_cache: Path, before_timings: Path) -> dict:
+def measure(
+    profile: str, rev: str, before_cache: Path, before_timings: Path, after_note: str = ""
+) -> dict:
     check_profile(profile)
     show = ["git", "show", f"{rev}:results/{profile}/ledger.json"]
     old = subprocess.run(show, cwd=project.ROOT, capture_output=True, text=True, check=True).stdout
@@ -257,7 +220,8 @@ def measure(profile: str, rev: str, before_cache: Path, before_timings: Path) ->
         commit=devices.git_commit(), measured=datetime.now(UTC).isoformat(timespec="seconds"),
         machine=devices.provenance(), reference_before=rev,
         builds={"before": cold_build(before_timings),
-                "after": cold_build(project.build_dir(profile) / "timings.json")},
+                "after": {**cold_build(project.build_dir(profile) / "timings.json"),
+                          **({"note": after_note} if after_note else {})}},
         cuts=cuts,
     )  # fmt: skip
 
@@ -269,11 +233,17 @@ def main(argv=None) -> None:
     ap.add_argument("--before-cache", type=Path, required=True)
     ap.add_argument("--before-timings", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--after-note",
+        default="",
+        help="how the build after differs from the "
+        "committed profile, where it does (shown beside its time)",
+    )
     a = ap.parse_args(argv)
     for p in (a.before_cache, a.before_timings):
         if not p.exists():
             raise SystemExit(f"error: {p} does not exist")
-    record = measure(a.profile, a.before_rev, a.before_cache, a.before_timings)
+    record = measure(a.profile, a.before_rev, a.before_cache, a.before_timings, a.after_note)
     out = a.out or project.ROOT / "results" / a.profile / "trade.json"
     write_atomic(out, json.dumps(record, indent=1) + "\n")
     for c in record["cuts"]:

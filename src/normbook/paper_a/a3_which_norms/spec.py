@@ -78,7 +78,7 @@ A3 = Spec(
         ),
         # cpu: chapter A1's configuration, so the no-norm and InstanceNorm networks are A1's.
         # The GroupNorm trend is a rank test over every (G, seed) model, valid with two seeds
-        # per G; the BatchNorm claims are paired tests over all of A1's seeds. All six of
+        # per G; the BatchNorm claims are paired tests over all five seeds. All six of
         # Fig. 4's group counts (G = 32 = C is InstanceNorm, A1's networks). BatchNorm evaluated
         # with minibatch statistics at batches of 8 and 128, not 8, 32 and 128: the middle size
         # is part of the `cpu` book's trade for its 60-minute ceiling (chapter *Build and
