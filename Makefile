@@ -47,7 +47,7 @@ $(VENV)/.installed: pyproject.toml
 
 ## Execute every chapter at the cpu profile (stale ones only) and build the HTML
 ## (`make book CHAPTERS=a1_localization,a2_mechanism`: only those; independent chapters run
-## two at a time on two cores or more, `JOBS=1` one at a time). `make book BUNDLE=<file or URL>`
+## three at a time on two cores or more, `JOBS=1` one at a time). `make book BUNDLE=<file or URL>`
 ## first imports a bundle's trained networks and analyses (`make bundle`): every file checked,
 ## only the entries this checkout computes, nothing of a damaged one; the build computes the rest.
 book: venv

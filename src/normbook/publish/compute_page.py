@@ -103,7 +103,7 @@ def pages_section(profile: str) -> tuple[str, list[str]]:
         "(compute-pages)=\n## Each page's execution\n\n"
         "A *cold* run computed cache entries (trained networks, evaluations, analyses); a "
         "*cached* run loaded every entry it needed. `make book` executes independent chapters "
-        "side by side (two at a time on two cores or more), so each time was measured with "
+        "side by side (three at a time on two cores or more), so each time was measured with "
         "another chapter beside it, and chapters share networks: one trains what the next "
         "loads. The sums are work, not the book's wall time, which follows. *CPU s*: the CPU "
         "seconds of the chapter's processes (its kernel and its workers), on every core: the "

@@ -211,7 +211,7 @@ def _edit_cost(ex: Exercise, timings: dict) -> str:
         if measured:
             total = (f"about {duration(sum(r['seconds'] for r in measured))} of chapter time "
                      f"at {p} (the sum of their cold runs on {machine(measured[0])}; `make "
-                     f"book` runs two chapters side by side)")  # fmt: skip
+                     f"book` runs three chapters side by side)")  # fmt: skip
         gaps = f"; not measured yet: {', '.join(missing)}" if measured and missing else ""
         return f"{ex.edit_note}: {total}{gaps}"
     cold, cached = (_run(timings, ex.chapter, k) for k in ("cold", "cached"))
