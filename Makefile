@@ -60,8 +60,10 @@ book: venv
 ## `make book` at PROFILE (cpu by default): every claim's verdicts, effect, interval, p-values
 ## and stability, every check, and the build's commit, code hashes and machine. Every later
 ## build compares itself with it (the intro, the ledger and the Build and compute page); the
-## pages that compare are rebuilt at once.
+## pages that compare are rebuilt at once. It writes none whose rows no data could decide
+## (`normbook.tools.refutable`: seeds that tie below the sign test's floor, undeclared blocks).
 reference: venv
+	$(PY) -m normbook.tools.refutable $(PROFILE)
 	$(PY) -m normbook.tools.reference --profile $(PROFILE)
 	$(BUILD) book --profile $(PROFILE)
 

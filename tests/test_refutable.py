@@ -59,3 +59,31 @@ def test_with_nothing_declared_every_blocked_row_fails(monkeypatch):
         f"blocked by construction and not declared: {SECTION}: {START}"
     ]
     assert refutable.problems([{"claims": [_claim("x-verdict", "free")]}]) == []
+
+
+def _tied(n, verdict=NOT_SHOWN, parts=()):
+    test = "paired t test, one-sided against the SESOI, seeds" + " " + refutable.SIGN_TEST
+    return {**_claim("x-verdict", f"tied at {n}", True, verdict), "n": n, "test": test,
+            "parts": list(parts)}  # fmt: skip
+
+
+def test_seeds_that_tie_below_the_sign_tests_floor_are_undecidable():
+    """Four tied seeds: 2^-4 = 0.0625 is above the level, whatever the effect; five: 0.031."""
+    (msg,) = refutable.floored([{"claims": [_tied(4), _tied(5)]}])
+    assert msg.startswith("undecidable with 4 units") and "0.0625" in msg
+    t_test = {**_tied(4), "test": "paired t test, one-sided against the SESOI, 4 seeds"}
+    assert refutable.floored([{"claims": [t_test]}]) == []  # a t test's p has no floor
+    part = {"name": "last layer", "n": 3, "test": _tied(3)["test"]}
+    (msg,) = refutable.floored([{"claims": [{**_claim("x-verdict", "parts"), "parts": [part]}]}])
+    assert "(part last layer)" in msg
+    assert refutable.floored([{"claims": [_tied(4, NOT_TESTABLE)]}]) == []
+
+
+def test_the_floor_fails_the_check_except_at_smoke(monkeypatch, capsys):
+    recs = [{"claims": [{**_tied(4), "code": []}]}]
+    monkeypatch.setattr(refutable.claims_ledger, "records", lambda profile: recs)
+    monkeypatch.setattr(refutable, "unlinked", lambda recs: [])
+    assert refutable.main(["cpu"]) == 1
+    assert "undecidable with 4 units" in capsys.readouterr().out
+    assert refutable.main(["smoke"]) == 0
+    assert "1 tied below the sign test's floor: not failed at smoke" in capsys.readouterr().out

@@ -11,6 +11,12 @@ are exempt. It also fails when a claim has no key, or shares one (the prose name
 verdict by its key), and when a claim's row does not link the rule that graded it, the function
 that measured its effect and its SESOI (where it has one), each to a definition the book's
 source pages anchor (:func:`unlinked`).
+
+A row can also be blocked by its number of units: where they tie (integer effects often do),
+the exact sign test's smallest p is 2^-n, and with n = 4 that is 0.0625, above the level, so
+no data could decide it either way (:func:`floored`). ``make reference`` runs the check at
+``cpu`` and writes no reference with such a row; at ``smoke`` (two seeds, whose floor 0.25
+decides nothing) the rows are counted, not failed.
 """
 
 from __future__ import annotations
@@ -18,7 +24,11 @@ from __future__ import annotations
 import sys
 
 from normbook.book_pages import ledger as claims_ledger
+from normbook.grading.claims import ALPHA
 from normbook.grading.verdicts import MOOT, NOT_TESTABLE
+
+SIGN_TEST = "(no spread: sign test)"  # how grading.claims.mean_test names its tie branch
+FLOOR_EXEMPT = ("smoke",)  # profiles whose seeds are for speed: their floored rows are counted
 
 # (section, start of the claim as tested): the measurement that would unblock it.
 AWAITING: dict[tuple[str, str], str] = {}
@@ -34,6 +44,29 @@ def blocked(recs: list[dict]) -> list[dict]:
     exempt = (NOT_TESTABLE, MOOT)
     return [c for r in recs for c in r["claims"]
             if not c.get("refutable", True) and c["graded"] not in exempt]  # fmt: skip
+
+
+def floor_p(test: dict) -> float:
+    """The smallest p the test of a row (or of one part) could have given: 2^-n where its units
+    had no spread and the exact sign test replaced the t test; 0 for every other test."""
+    name, n = str(test.get("test") or ""), test.get("n") or 0
+    return 0.5**n if SIGN_TEST in name and n else 0.0
+
+
+def floored(recs: list[dict]) -> list[str]:
+    """Rows (or parts) that no data could have decided: their test's smallest p is above the
+    level (not testable and moot rows exempt)."""
+    out = []
+    for r in recs:
+        for c in r["claims"]:
+            if c["graded"] in (NOT_TESTABLE, MOOT):
+                continue
+            for what, t in [("", c)] + [(f" (part {p['name']})", p) for p in c.get("parts", [])]:
+                if floor_p(t) > ALPHA:
+                    out.append(f"undecidable with {t['n']} units{what}: they tie, and the sign "
+                               f"test's smallest p, 2^-{t['n']} = {floor_p(t):.4g}, is above "
+                               f"the level {ALPHA:g}: {_row(c)}")  # fmt: skip
+    return out
 
 
 def declared(c: dict) -> bool:
@@ -96,11 +129,14 @@ def problems(recs: list[dict]) -> list[str]:
 def main(argv: list[str]) -> int:
     profile = argv[0] if argv else "smoke"
     recs = claims_ledger.records(profile)
-    found = problems(recs) + unlinked(recs)
+    floors = floored(recs)
+    found = problems(recs) + unlinked(recs) + ([] if profile in FLOOR_EXEMPT else floors)
     n = sum(len(r["claims"]) for r in recs)
+    counted = f" ({len(floors)} tied below the sign test's floor: not failed at {profile})"
     print(
         f"[refutable] {n} claims at {profile}; {len(blocked(recs))} blocked by construction, "
-        f"all declared; every one linked to its rule, effect and SESOI"
+        f"all declared; {'none' if not floors else len(floors)} undecidable by their units"
+        f"{counted if floors else ''}; every one linked to its rule, effect and SESOI"
         if not found
         else "\n".join(f"[refutable] {p}" for p in found)
     )
