@@ -46,7 +46,6 @@ class Cut:
     answers: str = ""  # what the cut costs in answers, in words
     trade: bool = True  # False: a speed-up that changes no number
     extra: dict = field(default_factory=dict)
-    row_prefixes: tuple[str, ...] = ()  # and every row whose key starts with one of these
 
 
 def _analysis(c: dict) -> dict:
@@ -147,15 +146,13 @@ def entry_seconds(path: Path) -> float:
 
 def cost(root: Path, kinds, pick) -> dict:
     """Entries of ``kinds`` under cache ``root`` whose config ``pick`` selects: how many, and
-    their seconds (``pick`` may return a share instead of True: an evaluation of five seeds
-    counts a fifth of its seconds to one of them)."""
+    their seconds."""
     n, secs = 0, 0.0
     for kind in kinds:
         for d in sorted((root / kind).glob("*/")):
             meta = json.loads((d / "meta.json").read_text())
-            share = float(pick(meta.get("config", {})))
-            if share:
-                n, secs = n + 1, secs + share * entry_seconds(d)
+            if pick(meta.get("config", {})):
+                n, secs = n + 1, secs + entry_seconds(d)
     return {"entries": n, "seconds": round(secs, 1)}
 
 
@@ -186,12 +183,6 @@ def check_profile(profile: str) -> None:
                 raise SystemExit(f"error: {cut.chapter}'s {p} is still {old} at {profile}")
 
 
-def touched(cut: Cut, before: dict, after: dict) -> list[str]:
-    """The rows a cut touches: its own list, then those its prefixes name, in ledger order."""
-    named = [k for k in {**before, **after} if k.startswith(cut.row_prefixes or ("\0",))]
-    return list(dict.fromkeys([*cut.rows, *named]))
-
-
 def measure(
     profile: str, rev: str, before_cache: Path, before_timings: Path, after_note: str = ""
 ) -> dict:
@@ -213,7 +204,7 @@ def measure(
             "after": cost(now_cache, cut.kinds, cut.after),
             "rows": {k: {"before": row_view(before_rows.get(k)),
                          "after": row_view(after_rows.get(k))}
-                     for k in touched(cut, before_rows, after_rows)},
+                     for k in cut.rows},
         })  # fmt: skip
     return dict(
         format=1, profile=profile, ceiling_min=60,
