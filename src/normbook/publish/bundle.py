@@ -108,6 +108,18 @@ def entries_read(profile: str) -> list[tuple[str, str]]:
     return [tuple(n.split("/", 1)) for n in sorted(names)]
 
 
+def bundle_name(profile: str, commit: str) -> str:
+    """A bundle's name, without ``.tar.gz``: its profile and its commit's first 10 digits."""
+    return f"normbook-{profile}-{commit[:10]}"
+
+
+def published_url(repo_url: str, profile: str, commit: str) -> str:
+    """Where the README says to publish the bundle of ``commit``: a release asset of the
+    project's repository, in a release tagged with the bundle's name."""
+    name = bundle_name(profile, commit)
+    return f"{repo_url.rstrip('/')}/releases/download/{name}/{name}.tar.gz"
+
+
 def export(profile: str, out: Path | None = None) -> Path:
     """Pack the entries of the profile's last build; returns the bundle's path."""
     root, commit = cache.cache_root(), devices.git_commit()
@@ -131,7 +143,7 @@ def export(profile: str, out: Path | None = None) -> Path:
         "reference": json.loads(ref.read_text()) if ref.exists() else None,
         "entries": listed,
     }  # fmt: skip
-    out = out or project.build_dir(profile) / f"normbook-{profile}-{commit[:10]}.tar.gz"
+    out = out or project.build_dir(profile) / f"{bundle_name(profile, commit)}.tar.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".part")
     os.close(fd)

@@ -10,6 +10,10 @@ chapters as jupytext ``.py`` files only, so the buttons are retargeted:
   published site holds (``_sources/book/<chapter>.ipynb`` on the branch named by
   ``normbook_pages_branch``, where the site is published); the build gives that copy a first,
   hidden cell that installs the library when it runs in Colab (:func:`colab_cell`).
+
+With the project's URL set, the download menu of every page also links the build's bundle of
+trained networks and analyses (``normbook_bundle_url``, set by :func:`.costs.bundle_link`: a
+release asset of the build's commit, as the README says to publish it).
 """
 
 from __future__ import annotations
@@ -70,8 +74,24 @@ def _retarget_buttons(app, pagename, templatename, context, doctree) -> None:
                 )
 
 
+def bundle_button(url: str) -> dict:
+    """The download menu's entry for the build's bundle (the theme's button format)."""
+    return {"type": "link", "url": url, "text": "bundle", "icon": "fas fa-box-archive",
+            "tooltip": "Download this build's trained networks and analyses (make book BUNDLE=)",
+            "label": "download-bundle-button"}  # fmt: skip
+
+
+def _add_bundle(app, pagename, templatename, context, doctree) -> None:
+    url = app.config.normbook_bundle_url
+    for group in context.get("header_buttons", []) if url else []:
+        if group.get("label") == "download-buttons":
+            group["buttons"].append(bundle_button(url))
+
+
 def setup(app):
     app.add_config_value("normbook_pages_branch", PAGES_BRANCH, "html")
+    app.add_config_value("normbook_bundle_url", "", "html")
+    app.connect("html-page-context", _add_bundle, priority=600)
     app.connect("config-inited", _launch_needs_repository, priority=900)
     app.connect("html-page-context", _retarget_buttons, priority=600)  # after the theme's 501
     return {"parallel_read_safe": True, "parallel_write_safe": True}
