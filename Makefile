@@ -52,8 +52,7 @@ $(VENV)/.installed: pyproject.toml
 ## only the entries this checkout computes, nothing of a damaged one; the build computes the rest.
 book: venv
 	$(if $(BUNDLE),$(PY) -m normbook.publish.bundle import '$(BUNDLE)' --profile $(PROFILE))
-	$(BUILD) params --write
-	$(BUILD) book --profile $(PROFILE) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(JOBS),--jobs $(JOBS))
+	$(BUILD) book --profile $(PROFILE) --write-params $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(JOBS),--jobs $(JOBS))
 	$(PY) -m normbook.publish.sitecheck _build/$(PROFILE)/site/_build/html
 
 ## Write the reference ledger, results/<profile>/ledger.json (commit it), from the last
@@ -167,8 +166,7 @@ commands: venv
 ##   make chapter CHAPTER=book/a1_localization.py PARAMS='-p seq_len 200 -p norm group'
 chapter: venv
 	@test -n "$(CHAPTER)" || { echo "error: set CHAPTER=book/<chapter>.py"; exit 2; }
-	$(BUILD) params --write
-	$(BUILD) chapter $(CHAPTER) --profile $(PROFILE) $(PARAMS)
+	$(BUILD) chapter $(CHAPTER) --profile $(PROFILE) $(PARAMS) --write-params
 
 ## A chapter over a parameter grid, on Dask (a local cluster, one worker per core, or
 ## SCHEDULER=tcp://host:8786), and a sweep page in the book:

@@ -169,6 +169,30 @@ def test_a_drifted_parameters_cell_is_reported_and_rewritten(chapter, monkeypatc
     )
 
 
+def test_book_and_chapter_rewrite_drifted_cells_first_with_write_params(chapter, monkeypatch):
+    """``make book`` and ``make chapter`` regenerate the cells in their own process (one import
+    of the library, not two), before anything else; without the flag they do not."""
+    chapter.write_text(chapter.read_text().replace("seq_len = None", "seq_length = None"))
+    monkeypatch.setattr(build, "chapters", lambda: [chapter])
+
+    class Stop(Exception):
+        pass
+
+    def stop(*a, **k):
+        raise Stop
+
+    monkeypatch.setattr(build, "selected", stop)  # book's first step after the cells
+    with pytest.raises(Stop):
+        build.main(["book", "--profile", "smoke"])
+    assert param_cells.parameter_drift(chapter) is not None  # no flag: left as it was
+    with pytest.raises(Stop):
+        build.main(["book", "--profile", "smoke", "--write-params"])
+    assert param_cells.parameter_drift(chapter) is None
+    chapter.write_text(chapter.read_text().replace("seq_len = None", "seq_length = None"))
+    assert build.main(["chapter", "nowhere.py", "--write-params"]) == 2  # not a chapter ...
+    assert param_cells.parameter_drift(chapter) is None  # ... but its cells were rewritten first
+
+
 def test_progress_outside_a_terminal_logs_to_stderr_and_summarizes_once(capsys):
     for _ in progress.progress(range(5), desc="train models", every=0.0):
         pass
