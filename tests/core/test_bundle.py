@@ -72,6 +72,12 @@ def test_a_bundle_imports_into_an_empty_cache_byte_for_byte(built, monkeypatch):
     page = compute_page.bundle_section("cpu")[0]  # Build and compute says where they came from
     assert f"imported `{out.name}`" in page and "0 of its 3 entries imported, 3 already" in page
     assert "(3 entries)" in page and "left out (this build computes them): none" in page
+    # a fresh clone: no build folder yet, the import makes it (found by trying it as a user)
+    monkeypatch.setenv("NORMBOOK_BUILD_DIR", str(built / "fresh" / "_build"))
+    _fresh_cache(built, monkeypatch, "fresh_cache")
+    assert bundle.import_bundle(str(out), "cpu")["imported"] == 3
+    assert (built / "fresh" / "_build" / "cpu" / "bundle.json").exists()
+    assert out.stat().st_mode & 0o444 == 0o444  # readable by all, as a published file is
 
 
 def test_without_a_bundle_the_page_says_how_to_make_and_use_one(tmp_path, monkeypatch):

@@ -112,3 +112,11 @@ def test_a_networks_training_seconds_are_read_and_a_pick_selects(tmp_path):
     )
     fifth = lambda c: 4 in c.get("seeds", ()) or c.get("seed") == 4  # noqa: E731
     assert trade.cost(tmp_path, ("a_eval", "b_train"), fifth) == {"entries": 2, "seconds": 170.0}
+
+
+def test_a_build_still_over_the_ceiling_says_so_with_what_it_would_take():
+    over = compute_page.over_ceiling({"seconds": 4000.0, "cpu_s": 7600.0}, 60)
+    assert "still over the ceiling**, by 6.7 min" in over
+    assert "need 63.3 min on 2 cores even fully used (95% used here)" in over
+    assert "about 760 CPU seconds less" in over  # 7,600 x (1 - 3,600 / 4,000)
+    assert compute_page.over_ceiling({"seconds": 3500.0, "cpu_s": 6600.0}, 60) == ""

@@ -156,6 +156,7 @@ def export(profile: str, out: Path | None = None) -> Path:
             for e in listed:
                 for f in e["files"]:
                     tar.add(root / e["kind"] / e["key"] / f, f"{e['kind']}/{e['key']}/{f}")
+        os.chmod(tmp, 0o644)  # a file to publish (mkstemp made it readable by its owner only)
         os.replace(tmp, out)
     finally:
         Path(tmp).unlink(missing_ok=True)

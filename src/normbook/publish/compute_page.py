@@ -285,6 +285,24 @@ def _row_cell(r: dict | None) -> str:
     return f"{r['verdict']}: {eff:.3g}{iv}" if eff is not None else r["verdict"]
 
 
+def over_ceiling(after: dict, ceiling_min: float, cores: int = 2) -> str:
+    """What the build after the cuts says about the ceiling, from its own numbers: over it or
+    not, and (over it) the least its chapters need on the cores even fully used."""
+    secs, cpu_s = after["seconds"], after.get("cpu_s")
+    if secs <= 60 * ceiling_min or not cpu_s:
+        return ""
+    floor = cpu_s / cores
+    need = cpu_s * (1 - 60 * ceiling_min / secs)  # CPU s to drop at this build's use
+    return (
+        f"**It is still over the ceiling**, by {(secs - 60 * ceiling_min) / 60:.1f} min. Its "
+        f"chapters' {cpu_s:,.0f} CPU seconds need {floor / 60:.1f} min on {cores} cores even "
+        f"fully used ({cpu_s / secs / cores:.0%} used here), so fitting it means about "
+        f"{need:,.0f} CPU seconds less than this build spent. The book keeps its remaining "
+        "families instead: each grades a claim or draws a figure, and answers come before "
+        "minutes.\n\n"
+    )
+
+
 def trade_section(profile: str) -> tuple[str, list[str]]:
     """The profile's trade for its ceiling (the committed record of :mod:`normbook.tools.trade`):
     each cut, what its computations cost before and now, and the rows it touched."""
@@ -312,6 +330,7 @@ def trade_section(profile: str) -> tuple[str, list[str]]:
         f"commit `{tr['commit'][:10]}`, against the reference of `{tr['reference_before']}`."
         "\n\n"
     )  # fmt: skip
+    text += over_ceiling(a, tr["ceiling_min"])
     rows = []
     for c in tr["cuts"]:
         params = (

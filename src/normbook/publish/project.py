@@ -245,6 +245,9 @@ def bundle_digest(profile: str) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (its folder made, as a fresh clone's
+    ``_build`` is not there yet)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
