@@ -218,17 +218,26 @@ def worked_examples(sesoi: float = 0.05) -> str:
     return table(rows)
 
 
+def power_step():
+    """The power simulation's cached step, declared on the first call (its code, with scipy,
+    is imported here, not with the page's tables; a bundle's import calls it too)."""
+    from normbook.grading import claims, power
+    from normbook.runtime import cache, seeding
+
+    return cache.step("m_power", claims, power, seeding)
+
+
 def simulated_power(draws: int, ns=(4, 5, 6), seed: int = 0):
     """:func:`normbook.grading.power.simulate_power`, cached (a DataFrame: n, ratio,
     simulated, analytic)."""
     import numpy as np
     import pandas as pd
 
-    from normbook.grading import claims, power
-    from normbook.runtime import cache, seeding
+    from normbook.grading import power
+    from normbook.runtime import cache
 
     ratios = np.linspace(0.0, 3.0, 7)
-    step = cache.step("m_power", claims, power, seeding)
+    step = power_step()
     config = {"draws": draws, "ns": list(ns), "ratios": ratios.tolist(), "seed": seed}
 
     def compute():
