@@ -286,13 +286,11 @@ def _row_cell(r: dict | None) -> str:
 
 
 def over_ceiling(after: dict, ceiling_min: float, cores: int = 2) -> str:
-    """What the build after the cuts says about the ceiling, from its own numbers: over it or
-    not, and (over it) the least its chapters need on the cores even fully used."""
+    """Over the ceiling or not, from the build's own numbers, and what fitting would take."""
     secs, cpu_s = after["seconds"], after.get("cpu_s")
     if secs <= 60 * ceiling_min or not cpu_s:
         return ""
-    floor = cpu_s / cores
-    need = cpu_s * (1 - 60 * ceiling_min / secs)  # CPU s to drop at this build's use
+    floor, need = cpu_s / cores, cpu_s * (1 - 60 * ceiling_min / secs)  # need: at its use
     return (
         f"**It is still over the ceiling**, by {(secs - 60 * ceiling_min) / 60:.1f} min. Its "
         f"chapters' {cpu_s:,.0f} CPU seconds need {floor / 60:.1f} min on {cores} cores even "

@@ -59,7 +59,7 @@ def floored(recs: list[dict]) -> list[str]:
     out = []
     for r in recs:
         for c in r["claims"]:
-            if c["graded"] in (NOT_TESTABLE, MOOT):
+            if c.get("graded") in (NOT_TESTABLE, MOOT):
                 continue
             for what, t in [("", c)] + [(f" (part {p['name']})", p) for p in c.get("parts", [])]:
                 if floor_p(t) > ALPHA:
