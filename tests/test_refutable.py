@@ -87,3 +87,15 @@ def test_the_floor_fails_the_check_except_at_smoke(monkeypatch, capsys):
     assert "undecidable with 4 units" in capsys.readouterr().out
     assert refutable.main(["smoke"]) == 0
     assert "1 tied below the sign test's floor: not failed at smoke" in capsys.readouterr().out
+
+
+def test_the_floor_check_reads_the_name_the_grading_gives_its_tie_branch():
+    """refutable finds tied rows by the test's name: the name mean_test gives them must hold it
+    (a renamed branch would otherwise hide every tied row from the check)."""
+    from normbook.grading.claims import mean_test
+
+    tied = mean_test([1.0, 1.0, 1.0, 1.0], 0.5, "null")
+    assert refutable.SIGN_TEST in tied.test and tied.n == 4
+    assert refutable.floor_p({"test": tied.test, "n": tied.n}) == 0.0625
+    spread = mean_test([1.0, 1.2, 0.9, 1.1], 0.5, "null")
+    assert refutable.floor_p({"test": spread.test, "n": spread.n}) == 0.0
