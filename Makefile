@@ -35,7 +35,7 @@ else ifneq ($(ISA),native)
 $(error ISA must be avx2 (the default) or native, got '$(ISA)')
 endif
 
-.PHONY: book test unit unit-light heavy-after-smoke checks-after-smoke lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint bundle pins
+.PHONY: book test unit unit-light heavy-after-smoke shape-after-smoke site-checks-after-smoke checks-after-smoke smoke-site-checks smoke-ledger-checks lint format params smoke smoke-build smoke-checks chapter sweep exercises clean clean-cache venv benchmark plan paper-shape paper-run paper-commit lab commands reference fingerprint bundle pins
 
 venv: $(VENV)/.installed
 
@@ -96,15 +96,23 @@ $(VENV)/.lab-installed: $(VENV)/.installed
 ## opened in headless Chromium (needs Debian's chromium and chromium-driver; .ci/run installs them),
 ## chapters re-executed from the cache that must reproduce the smoke build's ledger exactly, then
 ## the README's commands run at smoke, the exercises' checked (`make commands RUN=readme`).
-## The unit tests and the smoke build run side by side: the light unit tests in one lane; the
-## smoke build in the other, then the heavy tests (marked `heavy`: they build or train for a
-## minute or more) beside the checks of the smoke build, while the light tests go on. Measured on
-## 2 Zen 3 cores (2026-12-07): the light tests 10.6 min, the build 6.8, the heavy tests 5 and the
-## checks 5; with the checks after both lanes, they ran alone for their 5 minutes and make test
-## took 17-18 min (user + system 1,643 CPU s). Nothing reads what another writes: every test has
-## its own cache and build folder, and the checks read only the smoke build's.
+## The unit tests and the smoke build run side by side: the light unit tests in one lane, the
+## smoke build in the other; after the build, four lanes share the cores while the light tests go
+## on: the heavy tests (marked `heavy`: they build or train for a minute or more), the paper-shape
+## test apart from them, the site's checks (offline, browser) and the ledger's (reference,
+## re-execution, README commands). Measured on 2 Zen 3 cores (2026-12-08), each lane's CPU
+## seconds with its children: light tests 533, smoke build 485, heavy 349, checks 338 (1,713 in
+## all: 14.3 min of two cores at best); with one heavy lane and one lane of checks after the
+## build, the heavy lane ran alone at the end and make test took 16.7 min. With this layout, a
+## paper-shape test cut to two seeds and one batch, and a README sweep that trains nothing
+## (about 100 CPU s less, each measured alone), the next run took 17.1 min: its light tests and
+## smoke build took 13 % and 8 % longer than in the run before, so this machine's speed varied by
+## more than the change saves. Nothing reads what another writes: every test has its own cache
+## and build folder, and the checks read only the smoke build's (the site's checks its HTML;
+## the ledger's its records and cache).
 test: lint params
-	$(MAKE) --no-print-directory -j3 unit-light heavy-after-smoke checks-after-smoke
+	$(MAKE) --no-print-directory -j5 unit-light heavy-after-smoke shape-after-smoke \
+		site-checks-after-smoke checks-after-smoke
 
 lint: venv
 	$(VENV)/bin/ruff check .
@@ -125,12 +133,18 @@ unit: venv
 unit-light: venv
 	$(PY) -m pytest -m "not heavy" --durations=12
 
-# make test's lanes after the smoke build (-j3: the light tests go on beside both)
+# make test's lanes after the smoke build (-j5: the light tests go on beside them)
 heavy-after-smoke: smoke-build
-	$(PY) -m pytest -m heavy --durations=5
+	$(PY) -m pytest -m heavy --durations=5 --ignore=tests/test_paper_shape.py
+
+shape-after-smoke: smoke-build
+	$(PY) -m pytest -m heavy --durations=5 tests/test_paper_shape.py
+
+site-checks-after-smoke: smoke-build
+	$(MAKE) --no-print-directory smoke-site-checks
 
 checks-after-smoke: smoke-build
-	$(MAKE) --no-print-directory smoke-checks
+	$(MAKE) --no-print-directory smoke-ledger-checks
 
 # Chapters `make smoke` re-executes from the cache after writing the smoke build's reference
 # ledger: the rebuild must reproduce it exactly (A1's networks, and B3's single-start k-means,
@@ -143,11 +157,15 @@ smoke-build: venv
 	rm -rf _build/smoke/cache
 	NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) book --profile smoke --strict --force $(if $(JOBS),--jobs $(JOBS))
 
-smoke-checks: venv
-	$(PY) -m normbook.tools.refutable smoke
-	$(PY) -m normbook.tools.pins _build/smoke/cache
+smoke-checks: smoke-site-checks smoke-ledger-checks
+
+smoke-site-checks: venv
 	$(PY) -m normbook.publish.sitecheck _build/smoke/site/_build/html
 	$(PY) -m normbook.publish.browser _build/smoke/site/_build/html
+
+smoke-ledger-checks: venv
+	$(PY) -m normbook.tools.refutable smoke
+	$(PY) -m normbook.tools.pins _build/smoke/cache
 	$(PY) -m normbook.tools.reference --profile smoke --allow-changes --no-fingerprint --out _build/smoke/reference.json
 	$(foreach ch,$(REPRODUCE),NORMBOOK_CACHE=$(CURDIR)/_build/smoke/cache $(BUILD) execute book/$(ch).py --profile smoke --force &&) true
 	$(PY) -m normbook.tools.reference --profile smoke --check _build/smoke/reference.json
@@ -170,7 +188,7 @@ chapter: venv
 
 ## A chapter over a parameter grid, on Dask (a local cluster, one worker per core, or
 ## SCHEDULER=tcp://host:8786), and a sweep page in the book:
-##   make sweep CHAPTER=book/a3_which_norms.py GRID='-p group_counts 1,2,4,8,16,32'
+##   make sweep CHAPTER=book/a1_localization.py GRID='-p detector span,neighbour,definition'
 ##   make sweep GRID_FILE=grid.yml
 sweep: venv
 	$(PY) -m normbook.publish.sweep $(if $(GRID_FILE),--grid $(GRID_FILE),$(CHAPTER) --profile $(PROFILE) $(GRID)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
