@@ -245,3 +245,27 @@ def test_the_recorded_profile_ratios_and_epochs_are_tabled_from_their_records(bo
     assert "12.0 GFLOP/s, 20% of this thread's kernel peak (60.0 GFLOP/s)" in text
     assert "| batch 128 | 0.700 | 1.43x | not taken at `cpu`" in text
     assert "| cifar10 | no BN | 0.0001 | 100 | 13 | 11.5 | early stopping |  | 185 s |" in text
+
+
+def test_paper_as_stacked_training_profile_is_tabled_from_its_record(book):
+    """The paper-A part reads ``speed_a.json``: each phase's share, the top operators, the
+    evaluation, and each candidate against today's step; without the record it says so."""
+    (book / "results" / "cpu").mkdir(parents=True)
+    text = compute_page.page("cpu")
+    assert "paper A's training profile: `python -m normbook.tools.speed_a --profile cpu`" in text
+    top = [{"op": "aten::convolution_backward", "self_s": 2.5, "calls": 9}]
+    rec = {
+        "started": "2026-12-08T01:40:00+00:00", "commit": "abcdef1234567", "steps": 300,
+        "machine": {"cpu": "AMD EPYC (cpu family 25, model 1)", "isa": "Intel AVX2"},
+        "network": "chapter A5's family", "top_ops": top,
+        "phases_wall_s": {"data": 1.0, "forward": 3.0, "backward": 5.0, "optimizer": 1.0},
+        "evaluation": {"samples": 2048, "probe_batches": 64, "wall_s": 4.25, "top_ops": top},
+        "ratios": {"today": {"ms_per_step": 33.3, "speed_vs_today": 1.0},
+                   "head as a matmul": {"ms_per_step": 30.0, "speed_vs_today": 1.11}},
+    }  # fmt: skip
+    (book / "results" / "cpu" / "speed_a.json").write_text(json.dumps(rec))
+    text = compute_page.page("cpu").split("### Paper A: one stacked training")[1]
+    assert "| backward | 5.00 s | 50% |" in text and "`aten::convolution_backward` 2.50 s" in text
+    assert "on 2,048 samples (64 probe batches) took 4.25 s" in text
+    assert "| head as a matmul | 30.00 | 1.11x |" in text
+    assert "paper A's training profile" not in compute_page.page("cpu")

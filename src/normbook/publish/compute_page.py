@@ -1,11 +1,10 @@
 """The appendix page *Build and compute*, generated from measured records whenever the site is
-assembled (:func:`normbook.publish.site.assemble_site` writes it into the site's source as
-``book/build_and_compute.md``; it is in no git tree and no chapter: nothing executes it). Its
-numbers are read from files runs wrote, never typed: ``_build/<profile>/timings.json``
-(:mod:`.timings`: each page's last cold and last cached execution, and the whole book's),
-``_build/<profile>/benchmark.json`` (``make benchmark``, :mod:`normbook.tools.benchmark`) and
-the paper-scale records ``results/paper/*.json`` (:mod:`normbook.runtime.records`). What is
-missing is said, with the command that measures it.
+assembled (:func:`normbook.publish.site.assemble_site` writes it as ``book/build_and_compute.md``
+into the site's source; no chapter executes it). Its numbers are read from files runs wrote,
+never typed: ``_build/<profile>/timings.json`` (:mod:`.timings`: each page's last cold and last
+cached execution, and the whole book's), ``_build/<profile>/benchmark.json`` (``make
+benchmark``), the committed ``results/<profile>/*.json`` and the paper-scale records
+``results/paper/*.json``. What is missing is said, with the command that measures it.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from normbook.book_pages import ledger as claims_ledger
 from normbook.book_pages import reference
 from normbook.book_pages.reference import machine_text
 from normbook.grading.ledger import ledger_dir
-from normbook.publish import project
+from normbook.publish import compute_speed_a, project
 from normbook.publish.timings import duration, load_builds, load_timings, machine
 from normbook.runtime.records import RecordError, load
 
@@ -178,8 +177,7 @@ def load_result(profile: str, name: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-# what the book does with each candidate speed-up that is faster than today's loop, and why;
-# one that is slower is not taken, and the page says so (the numbers are the record's)
+# what the book does with each faster candidate, and why (a slower one: not taken, page says so)
 WHY_NOT = {
     "today": "the book's loop: channels-last images and weights, a fused optimizer, one "
     "thread per network",
@@ -207,8 +205,8 @@ def kept_text(name: str, speed: float) -> str:
 
 
 def speed_section(profile: str) -> tuple[str, list[str]]:
-    """Where one paper B network's time goes, the candidate speed-ups against today's loop,
-    and the epochs each network needs (the committed records of :mod:`normbook.tools.speed`
+    """Where one paper B network's and one paper A stack's time goes, the candidate speed-ups,
+    and the epochs each network needs (the records of :mod:`normbook.tools.speed`, ``speed_a``
     and :mod:`normbook.tools.epochs_needed`)."""
     text = "(compute-speed)=\n## Where a network's time goes\n\n"
     sp = load_result(profile, "speed")
@@ -237,6 +235,8 @@ def speed_section(profile: str) -> tuple[str, list[str]]:
                  kept_text(name, r["speed_vs_today"]))
                 for name, r in sp["ratios"].items()]  # fmt: skip
         text += table(("candidate", "ms per image", "speed vs today", "kept?"), rows) + "\n\n"
+    a_text, a_gaps = compute_speed_a.section(profile, load_result, table, machine_text)
+    text, gaps = text + "\n" + a_text + "\n", gaps + a_gaps
     records = [r for r in (load_result(profile, f.stem) for f in sorted(
         (project.ROOT / "results" / profile).glob("epochs_needed*.json"))) if r]  # fmt: skip
     if not records:
@@ -490,7 +490,7 @@ def page(profile: str) -> str:
         f"`_build/{profile}/timings.json` (each page's last cold and last cached execution, and "
         f"the whole book's), `_build/{profile}/benchmark.json` (`make benchmark`), the reference "
         f"ledger `results/{profile}/ledger.json` (`make reference`), the recorded training "
-        f"profile and epochs `results/{profile}/speed.json` and "
+        f"profiles and epochs `results/{profile}/speed.json`, `speed_a.json` and "
         f"`results/{profile}/epochs_needed.json`, the trade for the ceiling "
         f"`results/{profile}/trade.json`, and the paper-scale records in "
         f"`results/paper/`. Profile: `{profile}`."

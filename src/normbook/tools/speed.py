@@ -59,7 +59,7 @@ def one_epoch(cfg, splits, seed: int = 100, wall: dict | None = None):
     wall = {} if wall is None else wall
 
     def phase(name):
-        return _Timed(name, wall)
+        return Timed(name, wall)
 
     with phase("setup"):  # once per network: images to tensors, the model, its optimizer
         x_tr, y_tr = splits.tensors("train")
@@ -91,7 +91,7 @@ def one_epoch(cfg, splits, seed: int = 100, wall: dict | None = None):
     return model
 
 
-class _Timed(record_function):
+class Timed(record_function):
     """A ``record_function`` block that also adds its wall seconds to ``wall[name]``."""
 
     def __init__(self, name: str, wall: dict):
