@@ -235,15 +235,14 @@ def speed_section(profile: str) -> tuple[str, list[str]]:
                  kept_text(name, r["speed_vs_today"]))
                 for name, r in sp["ratios"].items()]  # fmt: skip
         text += table(("candidate", "ms per image", "speed vs today", "kept?"), rows) + "\n\n"
-    a_text, a_gaps = compute_speed_a.section(profile, load_result, table, machine_text)
-    text, gaps = text + "\n" + a_text + "\n", gaps + a_gaps
     records = [r for r in (load_result(profile, f.stem) for f in sorted(
         (project.ROOT / "results" / profile).glob("epochs_needed*.json"))) if r]  # fmt: skip
     if not records:
         gaps.append("the epochs each network needs: `python -m normbook.tools.epochs_needed`")
     for ep in records:
         text += epochs_table(ep) + "\n\n"
-    return text.rstrip() + "\n", gaps
+    a_text, a_gaps = compute_speed_a.section(profile, load_result, table, machine_text)
+    return text + a_text.rstrip() + "\n", gaps + a_gaps
 
 
 def bundle_section(profile: str) -> tuple[str, list[str]]:
