@@ -55,7 +55,10 @@ def family(profile: str) -> reach.Family:
 
 
 def _forward(net: StackedCNN, x: torch.Tensor, variant: str) -> torch.Tensor:
-    """The stack's forward pass, with the head or the first layer computed another way."""
+    """The stack's forward pass: the book's own for "today", else with the head or the first
+    layer computed another way."""
+    if variant == VARIANTS[0]:
+        return net(x)
     m, h = net.n_models, x
     for d, (conv, norm) in enumerate(zip(net.convs, net.norms)):
         if d == 0 and variant == VARIANTS[2]:
