@@ -105,9 +105,10 @@ $(VENV)/.lab-installed: $(VENV)/.installed
 ## all: 14.3 min of two cores at best); with one heavy lane and one lane of checks after the
 ## build, the heavy lane ran alone at the end and make test took 16.7 min. With this layout, a
 ## paper-shape test cut to two seeds and one batch, and a README sweep that trains nothing
-## (about 100 CPU s less, each measured alone), the next run took 17.1 min: its light tests and
-## smoke build took 13 % and 8 % longer than in the run before, so this machine's speed varied by
-## more than the change saves. Nothing reads what another writes: every test has its own cache
+## (about 100 CPU s less, each measured alone), the next four runs took 17.1, 17.7, 16.6 and
+## 16.1 min: their light tests and smoke build, the same work in both layouts, took 5-15 % longer
+## than in the run before, so this machine's speed varied by more than the change saves; scaled
+## by them, the lanes after the build took 13-27 % less time. Nothing reads what another writes: every test has its own cache
 ## and build folder, and the checks read only the smoke build's (the site's checks its HTML;
 ## the ledger's its records and cache).
 test: lint params
