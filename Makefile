@@ -108,9 +108,9 @@ $(VENV)/.lab-installed: $(VENV)/.installed
 ## (about 100 CPU s less, each measured alone), the next four runs took 17.1, 17.7, 16.6 and
 ## 16.1 min: their light tests and smoke build, the same work in both layouts, took 5-15 % longer
 ## than in the run before, so this machine's speed varied by more than the change saves; scaled
-## by them, the lanes after the build took 13-27 % less time. Nothing reads what another writes: every test has its own cache
-## and build folder, and the checks read only the smoke build's (the site's checks its HTML;
-## the ledger's its records and cache).
+## by them, the lanes after the build took 13-27 % less time. Nothing reads what another
+## writes: every test has its own cache and build folder, and the checks read only the smoke
+## build's (the site's checks its HTML; the ledger's its records and cache).
 test: lint params
 	$(MAKE) --no-print-directory -j5 unit-light heavy-after-smoke shape-after-smoke \
 		site-checks-after-smoke checks-after-smoke

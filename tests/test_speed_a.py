@@ -41,6 +41,6 @@ def test_the_record_has_every_phase_the_evaluation_and_each_ratio(tmp_path, caps
     assert f"[speed_a] {out}" in capsys.readouterr().out
 
 
-def test_a_profile_without_a_cpu_record_is_refused_before_any_compute():
+def test_a_profile_the_tool_does_not_measure_is_refused_before_any_compute():
     with pytest.raises(SystemExit):
         speed_a.main(["--profile", "paper"])

@@ -36,8 +36,7 @@ def section(profile: str, load: Callable, table: Callable, machine_text: Callabl
         f"took {ev['wall_s']:.2f} s; its top operators: {ops(ev['top_ops'])}. Each candidate, "
         "milliseconds per training step, against today's step in the same run (best of "
         "interleaved rounds). None is the book's: each changes the last bits of every paper-A "
-        "network, so adopting one retrains them all, for less than the ceiling's "
-        "gap (the trade below):\n\n"
+        "network, so adopting one retrains them all:\n\n"
     )
     rows = [(name, f"{r['ms_per_step']:.2f}", f"{r['speed_vs_today']:.2f}x")
             for name, r in sp["ratios"].items()]  # fmt: skip
